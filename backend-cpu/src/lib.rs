@@ -1,0 +1,277 @@
+//! # murk-cpu
+//!
+//! The CPU reference backend of murk: every pass of DESIGN section 3 in
+//! plain integer Rust, parallel over rows with rayon. It is the backend that
+//! writes the conformance goldens; every other backend must match its bytes.
+//!
+//! Results do not depend on the thread count: every pass writes each texel
+//! from inputs that no other thread writes, and the only reductions are
+//! order-free (`max`, `or`).
+//!
+//! ```
+//! use murk_core::{FogSubsystem, Backend};
+//! let fog = FogSubsystem::new(Box::new(murk_cpu::CpuBackend::new(2).unwrap()));
+//! assert_eq!(fog.backend_name(), "cpu[threads=2]");
+//! ```
+
+pub mod passes;
+
+use murk_core::backend::{InstanceDims, InstanceKey, Stage, StageData, StageImage};
+use murk_core::fixed::HEIGHT_FLOOR;
+use murk_core::{Backend, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result};
+use passes::compose::ComposeParams;
+use passes::visibility::Occlusion;
+use std::collections::BTreeMap;
+
+/// Textures of one instance.
+struct CpuInstance {
+    dims: InstanceDims,
+    coverage: Vec<u8>,
+    height: Vec<i32>,
+    mips: Vec<(u32, u32, Vec<u8>)>,
+    distance_field: (u32, u32, Vec<u32>),
+    visibility: Vec<u16>,
+    blurred: Vec<u16>,
+    scratch: Vec<u16>,
+    memory: Vec<u16>,
+    composed: Vec<u16>,
+    upscaled: Vec<u16>,
+    start: Vec<u16>,
+    final_mask: Vec<u16>,
+}
+
+impl CpuInstance {
+    fn new(dims: InstanceDims) -> Self {
+        let n = (dims.width * dims.height) as usize;
+        let on = (dims.out_width * dims.out_height) as usize;
+        Self {
+            dims,
+            coverage: vec![0; n],
+            height: vec![HEIGHT_FLOOR; n],
+            mips: Vec::new(),
+            distance_field: (0, 0, Vec::new()),
+            visibility: vec![0; n],
+            blurred: vec![0; n],
+            scratch: vec![0; n],
+            memory: vec![0; n],
+            composed: vec![0; n],
+            upscaled: vec![0; on],
+            start: vec![0; on],
+            final_mask: vec![0; on],
+        }
+    }
+}
+
+/// The CPU reference backend.
+pub struct CpuBackend {
+    pool: rayon::ThreadPool,
+    threads: usize,
+    instances: BTreeMap<InstanceKey, CpuInstance>,
+}
+
+impl CpuBackend {
+    /// A backend running on `threads` worker threads (at least 1).
+    pub fn new(threads: usize) -> Result<Self> {
+        if threads == 0 {
+            return Err(MurkError::invalid("threads", 0, "must be at least 1"));
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("murk-cpu-{i}"))
+            .build()
+            .map_err(|e| MurkError::Backend {
+                backend: "cpu".into(),
+                message: e.to_string(),
+            })?;
+        Ok(Self {
+            pool,
+            threads,
+            instances: BTreeMap::new(),
+        })
+    }
+
+    /// Splits the backend into its pool and one instance's textures.
+    fn parts(&mut self, key: InstanceKey) -> Result<(&rayon::ThreadPool, &mut CpuInstance)> {
+        let inst = self
+            .instances
+            .get_mut(&key)
+            .ok_or_else(|| MurkError::Backend {
+                backend: "cpu".into(),
+                message: format!("no instance with key {key}"),
+            })?;
+        Ok((&self.pool, inst))
+    }
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> String {
+        format!("cpu[threads={}]", self.threads)
+    }
+
+    fn create_instance(&mut self, key: InstanceKey, dims: InstanceDims) -> Result<()> {
+        self.instances.insert(key, CpuInstance::new(dims));
+        Ok(())
+    }
+
+    fn destroy_instance(&mut self, key: InstanceKey) {
+        self.instances.remove(&key);
+    }
+
+    fn build_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput) -> Result<()> {
+        let (pool, inst) = self.parts(key)?;
+        if (input.width, input.height) != (inst.dims.width, inst.dims.height) {
+            return Err(MurkError::Backend {
+                backend: "cpu".into(),
+                message: format!(
+                    "occlusion input is {}x{}, instance is {}x{}",
+                    input.width, input.height, inst.dims.width, inst.dims.height
+                ),
+            });
+        }
+        pool.install(|| {
+            passes::rasterize::rasterize(input, &mut inst.coverage, &mut inst.height);
+            inst.mips = if input.build_mips {
+                passes::mips::build_mips(&inst.coverage, input.width, input.height)
+            } else {
+                Vec::new()
+            };
+            inst.distance_field = if input.distance_field_scale > 0 {
+                passes::distance_field::distance_field(
+                    &inst.coverage,
+                    input.width,
+                    input.height,
+                    input.distance_field_scale,
+                )
+            } else {
+                (0, 0, Vec::new())
+            };
+        });
+        Ok(())
+    }
+
+    fn recompute(&mut self, key: InstanceKey, input: &RecomputeInput) -> Result<RecomputeReport> {
+        let (pool, inst) = self.parts(key)?;
+        let (w, h) = (inst.dims.width, inst.dims.height);
+        let changed = pool.install(|| {
+            let occ = Occlusion {
+                width: w,
+                height: h,
+                coverage: &inst.coverage,
+                heights: &inst.height,
+                mips: &inst.mips,
+                distance_field: (
+                    inst.distance_field.0,
+                    inst.distance_field.1,
+                    &inst.distance_field.2,
+                ),
+            };
+            passes::visibility::visibility(input, &occ, &mut inst.visibility);
+            passes::blur::blur(
+                &input.blur,
+                w,
+                h,
+                &inst.visibility,
+                &mut inst.blurred,
+                &mut inst.scratch,
+            );
+            let memory_changed = passes::memory::memory(
+                &inst.blurred,
+                &mut inst.memory,
+                input.forget_step,
+                input.freeze_memory,
+            );
+            let params = ComposeParams {
+                fade_in_step: input.fade_in_step,
+                relax_step: input.relax_step,
+                explored_value: input.explored_value,
+                show_memory_alpha: input.show_memory_alpha,
+            };
+            let composed_changed =
+                passes::compose::compose(&inst.blurred, &inst.memory, &mut inst.composed, params);
+            passes::upscale::upscale(
+                &inst.composed,
+                w,
+                h,
+                inst.dims.out_width / w,
+                &mut inst.upscaled,
+            );
+            inst.start.copy_from_slice(&inst.final_mask);
+            memory_changed || composed_changed
+        });
+        Ok(RecomputeReport { changed })
+    }
+
+    fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()> {
+        let (pool, inst) = self.parts(key)?;
+        pool.install(|| passes::blend::blend(&inst.start, &inst.upscaled, t, &mut inst.final_mask));
+        Ok(())
+    }
+
+    fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage> {
+        let (_, inst) = self.parts(key)?;
+        let d = inst.dims;
+        let (width, height, data) = match stage {
+            Stage::Coverage => (d.width, d.height, StageData::U8(inst.coverage.clone())),
+            Stage::Height => (d.width, d.height, StageData::I32(inst.height.clone())),
+            Stage::Mips => {
+                // Levels side by side, level 1 at the left.
+                let (w, h) = (d.width.div_ceil(2).max(1), d.height.div_ceil(2).max(1));
+                let total_w: u32 = inst.mips.iter().map(|l| l.0).sum::<u32>().max(w);
+                let mut atlas = vec![0u8; (total_w * h) as usize];
+                let mut x0 = 0;
+                for (lw, lh, texels) in &inst.mips {
+                    for y in 0..*lh {
+                        for x in 0..*lw {
+                            atlas[(y * total_w + x0 + x) as usize] = texels[(y * lw + x) as usize];
+                        }
+                    }
+                    x0 += lw;
+                }
+                (total_w, h, StageData::U8(atlas))
+            }
+            Stage::DistanceField => (
+                inst.distance_field.0,
+                inst.distance_field.1,
+                StageData::U32(inst.distance_field.2.clone()),
+            ),
+            Stage::Visibility => (d.width, d.height, StageData::U16(inst.visibility.clone())),
+            Stage::Blur => (d.width, d.height, StageData::U16(inst.blurred.clone())),
+            Stage::Memory => (d.width, d.height, StageData::U16(inst.memory.clone())),
+            Stage::Compose => (d.width, d.height, StageData::U16(inst.composed.clone())),
+            Stage::Upscale => (
+                d.out_width,
+                d.out_height,
+                StageData::U16(inst.upscaled.clone()),
+            ),
+            Stage::Final => (
+                d.out_width,
+                d.out_height,
+                StageData::U16(inst.final_mask.clone()),
+            ),
+        };
+        Ok(StageImage {
+            width,
+            height,
+            data,
+        })
+    }
+
+    fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
+        let (_, inst) = self.parts(key)?;
+        let d = inst.dims;
+        texels
+            .iter()
+            .map(|&[x, y]| {
+                if x < d.out_width && y < d.out_height {
+                    Ok(inst.final_mask[(y * d.out_width + x) as usize])
+                } else {
+                    Err(MurkError::invalid(
+                        "texel",
+                        format!("({x}, {y})"),
+                        format!("must lie inside {}x{}", d.out_width, d.out_height),
+                    ))
+                }
+            })
+            .collect()
+    }
+}

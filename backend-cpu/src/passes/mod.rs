@@ -1,0 +1,24 @@
+//! The passes of DESIGN section 3, one file each; every file names its GPU twin.
+
+pub mod blend;
+pub mod blur;
+pub mod compose;
+pub mod distance_field;
+pub mod memory;
+pub mod mips;
+pub mod rasterize;
+pub mod upscale;
+pub mod visibility;
+
+/// Pass names in pipeline order (the same list the GPU backend keeps).
+pub const PASS_NAMES: [&str; 9] = [
+    "rasterize",
+    "mips",
+    "distance_field",
+    "visibility",
+    "blur",
+    "memory",
+    "compose",
+    "upscale",
+    "blend",
+];

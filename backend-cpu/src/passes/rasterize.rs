@@ -1,0 +1,171 @@
+//! Pass 1, rasterize: blockers and the height capture -> coverage + height.
+//!
+//! Inputs: circles and polygons in Q3 texel space, captured heights per texel.
+//! Outputs: `coverage` (1 where a shape holds the texel centre or the capture
+//! has a height) and `height` (the highest top there, `HEIGHT_FLOOR` elsewhere).
+//! Invariant: the result does not depend on shape order (OR and max).
+//! Twin: `backend-gpu/shaders/rasterize.wgsl`.
+
+use murk_core::fixed::{HEIGHT_FLOOR, TEXEL_ONE};
+use murk_core::frame::CAPTURE_EMPTY;
+use murk_core::OcclusionInput;
+use rayon::prelude::*;
+
+/// Q3 coordinate of the centre of texel `i`.
+pub fn centre_q(i: u32) -> i64 {
+    i64::from(i) * i64::from(TEXEL_ONE) + i64::from(TEXEL_ONE / 2)
+}
+
+/// Whether `(px, py)` lies inside the polygon (even-odd rule, exact integers).
+pub fn polygon_contains(vertices: &[[i32; 2]], px: i64, py: i64) -> bool {
+    let mut inside = false;
+    let n = vertices.len();
+    for i in 0..n {
+        let a = vertices[i];
+        let b = vertices[(i + 1) % n];
+        let (ax, ay, bx, by) = (
+            i64::from(a[0]),
+            i64::from(a[1]),
+            i64::from(b[0]),
+            i64::from(b[1]),
+        );
+        if (ay > py) != (by > py) {
+            // Crossing x of the edge at py lies right of px?
+            let lhs = (px - ax) * (by - ay);
+            let rhs = (py - ay) * (bx - ax);
+            let right = if by > ay { lhs < rhs } else { lhs > rhs };
+            if right {
+                inside = !inside;
+            }
+        }
+    }
+    inside
+}
+
+/// Rasterizes `input` into `coverage` and `height` (row-major, `width * height`).
+pub fn rasterize(input: &OcclusionInput, coverage: &mut [u8], height: &mut [i32]) {
+    let w = input.width as usize;
+    coverage
+        .par_chunks_mut(w)
+        .zip(height.par_chunks_mut(w))
+        .enumerate()
+        .for_each(|(row, (cov, hgt))| rasterize_row(input, row as u32, cov, hgt));
+}
+
+fn rasterize_row(input: &OcclusionInput, row: u32, cov: &mut [u8], hgt: &mut [i32]) {
+    let w = input.width;
+    let py = centre_q(row);
+    cov.fill(0);
+    hgt.fill(HEIGHT_FLOOR);
+    let mut mark = |x: u32, top: i32| {
+        let i = x as usize;
+        if cov[i] == 0 || hgt[i] < top {
+            hgt[i] = if cov[i] == 0 { top } else { hgt[i].max(top) };
+        }
+        cov[i] = 1;
+    };
+    if let Some(capture) = &input.capture {
+        let base = (row * w) as usize;
+        for x in 0..w {
+            let c = capture[base + x as usize];
+            if c != CAPTURE_EMPTY {
+                mark(x, c);
+            }
+        }
+    }
+    for c in &input.circles {
+        let (cx, cy, r) = (i64::from(c.x), i64::from(c.y), i64::from(c.radius));
+        let dy = py - cy;
+        if dy.abs() > r {
+            continue;
+        }
+        let Some((x0, x1)) = murk_core::binning::texel_span(c.x, c.radius, w) else {
+            continue;
+        };
+        for x in x0..=x1 {
+            let dx = centre_q(x) - cx;
+            if dx * dx + dy * dy <= r * r {
+                mark(x, c.height);
+            }
+        }
+    }
+    for p in &input.polygons {
+        let verts = &input.vertices[p.first as usize..(p.first + p.count) as usize];
+        let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (i32::MAX, i32::MIN, i32::MAX, i32::MIN);
+        for v in verts {
+            x_lo = x_lo.min(v[0]);
+            x_hi = x_hi.max(v[0]);
+            y_lo = y_lo.min(v[1]);
+            y_hi = y_hi.max(v[1]);
+        }
+        if py < i64::from(y_lo) || py > i64::from(y_hi) {
+            continue;
+        }
+        let x0 = ((x_lo - TEXEL_ONE / 2).div_euclid(TEXEL_ONE)).max(0);
+        let x1 = ((x_hi - TEXEL_ONE / 2).div_euclid(TEXEL_ONE) + 1).min(w as i32 - 1);
+        for x in x0..=x1 {
+            if polygon_contains(verts, centre_q(x as u32), py) {
+                mark(x as u32, p.height);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use murk_core::{CircleTexel, PolygonTexel};
+
+    #[test]
+    fn circle_and_square_cover_expected_texels() {
+        let input = OcclusionInput {
+            width: 16,
+            height: 16,
+            circles: vec![CircleTexel {
+                x: 4 * 8 + 4,
+                y: 4 * 8 + 4,
+                radius: 8 + 4,
+                height: 7,
+            }],
+            polygons: vec![PolygonTexel {
+                first: 0,
+                count: 4,
+                height: 9,
+                pad: 0,
+            }],
+            vertices: vec![[80, 80], [112, 80], [112, 112], [80, 112]],
+            ..Default::default()
+        };
+        let mut cov = vec![0u8; 256];
+        let mut hgt = vec![0i32; 256];
+        rasterize(&input, &mut cov, &mut hgt);
+        // Circle of radius 1.5 texels around texel (4,4): the 3x3 block minus nothing
+        // (corners are at sqrt(2) < 1.5).
+        for y in 0..16 {
+            for x in 0..16 {
+                let in_circle = (3..=5).contains(&x) && (3..=5).contains(&y);
+                let in_square = (10..14).contains(&x) && (10..14).contains(&y);
+                let i = y * 16 + x;
+                assert_eq!(cov[i] == 1, in_circle || in_square, "texel {x},{y}");
+                let expect = if in_circle {
+                    7
+                } else if in_square {
+                    9
+                } else {
+                    HEIGHT_FLOOR
+                };
+                assert_eq!(hgt[i], expect, "height at {x},{y}");
+            }
+        }
+    }
+
+    #[test]
+    fn concave_polygon_even_odd() {
+        // An L shape.
+        let v = [[0, 0], [24, 0], [24, 8], [8, 8], [8, 24], [0, 24]];
+        assert!(polygon_contains(&v, 4, 4));
+        assert!(polygon_contains(&v, 20, 4));
+        assert!(polygon_contains(&v, 4, 20));
+        assert!(!polygon_contains(&v, 20, 20));
+    }
+}

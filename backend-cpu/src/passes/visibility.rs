@@ -1,0 +1,333 @@
+//! Pass 5, visibility: per texel, the strongest reveal of the sources in its tile.
+//!
+//! Inputs: sources (Q3 texel space) binned per tile, coverage, height, and the
+//! mips or distance field when the ray method reads them. Output: raw
+//! visibility, `0..=65535`.
+//!
+//! Per source and texel, in this order (every step integer):
+//! 1. range: the texel centre lies strictly inside the radius;
+//! 2. cone: `dot(d, cone) >= cos(half) * |d|` (Q14);
+//! 3. falloff: full inside `inner_radius`, then linear to 0 at `radius`;
+//! 4. Z strength: times the source's Z-overlap factor;
+//! 5. ray: from the source's texel to the target texel over the occlusion
+//!    textures. A covered texel `c` at step `k` (Chebyshev distance from the
+//!    source texel) of a ray of `n` steps blocks when
+//!    `(height(c) - eye) * n > (target - eye) * k`, i.e. it rises above the
+//!    line from the eye to the target (the target is its ground height plus
+//!    the profile's target height). Uncovered texels never block. The target
+//!    texel itself never blocks its own ray, so walls are lit.
+//!
+//! Sources combine by max, so the order of sources does not matter.
+//! Twin: `backend-gpu/shaders/visibility.wgsl`.
+
+use murk_core::fixed::{hash2, isqrt, mask_mul, HEIGHT_FLOOR, TEXEL_ONE};
+use murk_core::frame::SOURCE_HAS_CONE;
+use murk_core::{RayMethod, RecomputeInput, SourceTexel};
+use rayon::prelude::*;
+
+use super::rasterize::centre_q;
+
+/// The occlusion textures the visibility pass reads.
+pub struct Occlusion<'a> {
+    /// Grid width.
+    pub width: u32,
+    /// Grid height.
+    pub height: u32,
+    /// 0/1 coverage.
+    pub coverage: &'a [u8],
+    /// Heights (height units).
+    pub heights: &'a [i32],
+    /// Coverage pyramid levels 1.. (width, height, texels).
+    pub mips: &'a [(u32, u32, Vec<u8>)],
+    /// Distance field (width, height, squared distances).
+    pub distance_field: (u32, u32, &'a [u32]),
+}
+
+impl Occlusion<'_> {
+    fn covered(&self, x: i32, y: i32) -> bool {
+        x >= 0
+            && y >= 0
+            && (x as u32) < self.width
+            && (y as u32) < self.height
+            && self.coverage[(y as u32 * self.width + x as u32) as usize] != 0
+    }
+    fn height_at(&self, x: i32, y: i32) -> i32 {
+        if x >= 0 && y >= 0 && (x as u32) < self.width && (y as u32) < self.height {
+            self.heights[(y as u32 * self.width + x as u32) as usize]
+        } else {
+            HEIGHT_FLOOR
+        }
+    }
+    /// Whether the block of mip level `level` holding texel `(x, y)` is empty.
+    fn mip_empty(&self, level: usize, x: i32, y: i32) -> bool {
+        let (w, h, texels) = &self.mips[level - 1];
+        let (bx, by) = (x >> level, y >> level);
+        bx < 0
+            || by < 0
+            || bx as u32 >= *w
+            || by as u32 >= *h
+            || texels[(by as u32 * w + bx as u32) as usize] == 0
+    }
+}
+
+/// One ray: from the source texel `(sx, sy)` to the target `(tx, ty)`.
+struct Ray {
+    sx: i32,
+    sy: i32,
+    tx: i32,
+    ty: i32,
+    n: i64,
+    eye: i64,
+    rise: i64,
+}
+
+impl Ray {
+    /// Whether texel `(x, y)` blocks this ray.
+    fn blocks(&self, occ: &Occlusion, x: i32, y: i32) -> bool {
+        if !occ.covered(x, y) {
+            return false;
+        }
+        let k = i64::from((x - self.sx).abs().max((y - self.sy).abs()));
+        (i64::from(occ.height_at(x, y)) - self.eye) * self.n > self.rise * k
+    }
+}
+
+/// Computes the visibility of every texel into `out`.
+pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
+    let w = occ.width as usize;
+    out.par_chunks_mut(w).enumerate().for_each(|(row, line)| {
+        for (x, o) in line.iter_mut().enumerate() {
+            *o = texel_visibility(input, occ, x as u32, row as u32);
+        }
+    });
+}
+
+/// The visibility of one texel: max over the sources of its tile.
+pub fn texel_visibility(input: &RecomputeInput, occ: &Occlusion, x: u32, y: u32) -> u16 {
+    let mut best = 0u16;
+    for &i in input.bins.sources_at(x, y) {
+        let v = source_value(input, occ, &input.sources[i as usize], x, y);
+        best = best.max(v);
+        if best == u16::MAX {
+            break;
+        }
+    }
+    best
+}
+
+/// The reveal of one source at one texel.
+pub fn source_value(
+    input: &RecomputeInput,
+    occ: &Occlusion,
+    s: &SourceTexel,
+    x: u32,
+    y: u32,
+) -> u16 {
+    let dx = centre_q(x) - i64::from(s.x);
+    let dy = centre_q(y) - i64::from(s.y);
+    let r = i64::from(s.radius);
+    if dx.abs() >= r || dy.abs() >= r {
+        return 0;
+    }
+    let d2 = dx * dx + dy * dy;
+    if d2 >= r * r {
+        return 0;
+    }
+    if s.flags & SOURCE_HAS_CONE != 0 && d2 > 0 {
+        let d = i64::from(isqrt(d2 as u32));
+        if dx * i64::from(s.cone_x) + dy * i64::from(s.cone_y) < i64::from(s.cone_cos) * d {
+            return 0;
+        }
+    }
+    let inner = i64::from(s.inner_radius);
+    let mut v = if d2 <= inner * inner {
+        u16::MAX
+    } else {
+        let d = i64::from(isqrt(d2 as u32));
+        ((r - d) * 65535 / (r - inner)) as u16
+    };
+    v = mask_mul(v, s.strength as u16);
+    if v == 0 {
+        return 0;
+    }
+    let (sx, sy) = (s.x >> 3, s.y >> 3);
+    let (tx, ty) = (x as i32, y as i32);
+    if (sx, sy) == (tx, ty) {
+        return v;
+    }
+    let target = i64::from(occ.height_at(tx, ty)) + i64::from(input.target_height);
+    let eye = i64::from(s.eye);
+    let ray = Ray {
+        sx,
+        sy,
+        tx,
+        ty,
+        n: i64::from((tx - sx).abs().max((ty - sy).abs())),
+        eye,
+        rise: target - eye,
+    };
+    let light = match input.method {
+        RayMethod::None => u16::MAX,
+        RayMethod::StepScan => hard(step_scan(&ray, occ)),
+        RayMethod::Dda => hard(dda(&ray, occ, false)),
+        RayMethod::HierarchicalDda => hard(dda(&ray, occ, true)),
+        RayMethod::DistanceField => distance_field_march(&ray, occ, input),
+    };
+    mask_mul(v, light)
+}
+
+fn hard(visible: bool) -> u16 {
+    if visible {
+        u16::MAX
+    } else {
+        0
+    }
+}
+
+/// Step Scan: one texel per step along the major axis, the texel nearest the
+/// line (ties away from the source's axis). True when nothing blocks.
+fn step_scan(ray: &Ray, occ: &Occlusion) -> bool {
+    let (ddx, ddy) = (i64::from(ray.tx - ray.sx), i64::from(ray.ty - ray.sy));
+    let (nx, ny) = (ddx.abs(), ddy.abs());
+    let n = nx.max(ny);
+    for k in 1..n {
+        // Minor coordinate: round(k * minor / n), half away from zero.
+        let (x, y) = if nx >= ny {
+            (
+                i64::from(ray.sx) + ddx.signum() * k,
+                i64::from(ray.sy) + ddy.signum() * ((2 * k * ny + n) / (2 * n)),
+            )
+        } else {
+            (
+                i64::from(ray.sx) + ddx.signum() * ((2 * k * nx + n) / (2 * n)),
+                i64::from(ray.sy) + ddy.signum() * k,
+            )
+        };
+        if ray.blocks(occ, x as i32, y as i32) {
+            return false;
+        }
+    }
+    true
+}
+
+/// DDA: every texel the segment between the texel centres passes through.
+/// At an exact corner crossing the ray is blocked only when both texels
+/// beside the corner block. With `hierarchical`, texels inside an empty
+/// block of the mip chain are skipped without reading coverage; the result
+/// is the same by construction. True when nothing blocks.
+fn dda(ray: &Ray, occ: &Occlusion, hierarchical: bool) -> bool {
+    let (ddx, ddy) = (ray.tx - ray.sx, ray.ty - ray.sy);
+    let (nx, ny) = (i64::from(ddx.abs()), i64::from(ddy.abs()));
+    let (stx, sty) = (ddx.signum(), ddy.signum());
+    let (mut x, mut y) = (ray.sx, ray.sy);
+    let (mut ix, mut iy) = (0i64, 0i64);
+    // The largest empty mip block we are inside: (level, block x, block y).
+    let mut empty: Option<(usize, i32, i32)> = None;
+    let mut check = |x: i32, y: i32| -> bool {
+        if hierarchical {
+            if let Some((l, bx, by)) = empty {
+                if (x >> l, y >> l) == (bx, by) {
+                    return false;
+                }
+            }
+            empty = None;
+            let mut level = 0;
+            while level < occ.mips.len() && occ.mip_empty(level + 1, x, y) {
+                level += 1;
+            }
+            if level > 0 {
+                empty = Some((level, x >> level, y >> level));
+                return false;
+            }
+        }
+        ray.blocks(occ, x, y)
+    };
+    loop {
+        let a = (2 * ix + 1) * ny;
+        let b = (2 * iy + 1) * nx;
+        if a == b {
+            let side_x = check(x + stx, y);
+            let side_y = check(x, y + sty);
+            if side_x && side_y {
+                return false;
+            }
+            x += stx;
+            y += sty;
+            ix += 1;
+            iy += 1;
+        } else if a < b {
+            x += stx;
+            ix += 1;
+        } else {
+            y += sty;
+            iy += 1;
+        }
+        if ix == nx && iy == ny {
+            return true;
+        }
+        if check(x, y) {
+            return false;
+        }
+    }
+}
+
+/// Distance Field: sphere tracing from the source texel centre toward the
+/// target centre, stepping by the distance to the nearest covered DF texel
+/// less a margin of 1.5 DF texels (at least half a texel), optionally
+/// jittered by a hash of the texel. On a covered texel the height test
+/// decides. Soft shadows darken by `k * distance / travelled`. Returns the
+/// light factor, mask scale.
+fn distance_field_march(ray: &Ray, occ: &Occlusion, input: &RecomputeInput) -> u16 {
+    let (dfw, dfh, df) = occ.distance_field;
+    let scale = i64::from(input.df_scale);
+    let one = i64::from(TEXEL_ONE);
+    let dxq = i64::from(ray.tx - ray.sx) * one;
+    let dyq = i64::from(ray.ty - ray.sy) * one;
+    let len = i64::from(isqrt((dxq * dxq + dyq * dyq) as u32));
+    let (ox, oy) = (
+        i64::from(ray.sx) * one + one / 2,
+        i64::from(ray.sy) * one + one / 2,
+    );
+    let mut travelled = 0i64;
+    let mut light = i64::from(u16::MAX);
+    let k_q8 = i64::from(input.soft_shadow_k_q8);
+    let jitter = i64::from(input.df_jitter);
+    while travelled < len {
+        let px = ox + dxq * travelled / len;
+        let py = oy + dyq * travelled / len;
+        let (cx, cy) = ((px >> 3) as i32, (py >> 3) as i32);
+        if (cx, cy) == (ray.tx, ray.ty) {
+            break;
+        }
+        let (gx, gy) = (
+            i64::from(cx).div_euclid(scale),
+            i64::from(cy).div_euclid(scale),
+        );
+        let d2 = if gx < 0 || gy < 0 || gx >= i64::from(dfw) || gy >= i64::from(dfh) {
+            u32::MAX
+        } else {
+            df[(gy * i64::from(dfw) + gx) as usize]
+        };
+        let mut step;
+        if d2 == 0 && (cx, cy) != (ray.sx, ray.sy) {
+            if ray.blocks(occ, cx, cy) {
+                return 0;
+            }
+            step = one / 2;
+        } else {
+            let dist = i64::from(isqrt(d2.min(1 << 30))) * scale * one;
+            step = (dist - 3 * scale * one / 2).max(one / 2);
+            if k_q8 > 0 && travelled > 0 && d2 > 0 {
+                let ratio = (k_q8 * dist / travelled).min(256);
+                light = light.min(ratio * 65535 / 256);
+            }
+        }
+        if jitter > 0 {
+            let h = i64::from(hash2(cx, cy) & 0xffff);
+            let factor = 65536 - jitter + ((jitter * h) >> 15);
+            step = ((step * (factor >> 4)) >> 12).max(1);
+        }
+        travelled += step;
+    }
+    light as u16
+}

@@ -1,0 +1,140 @@
+//! PNG output and `summary.json`.
+
+use murk_core::movingai::MovingAiMap;
+use murk_core::scenario::{ScenarioRunner, TickRecord};
+use murk_core::{MurkError, Stage};
+use serde_json::{json, Value};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+fn png_writer(
+    path: &Path,
+    width: u32,
+    height: u32,
+    color: png::ColorType,
+    depth: png::BitDepth,
+) -> Result<png::Writer<BufWriter<File>>, String> {
+    let file = File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut enc = png::Encoder::new(BufWriter::new(file), width, height);
+    enc.set_color(color);
+    enc.set_depth(depth);
+    enc.write_header()
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Writes a 16-bit grayscale PNG.
+pub fn write_gray16(path: &Path, width: u32, height: u32, texels: &[u16]) -> Result<(), String> {
+    let mut w = png_writer(
+        path,
+        width,
+        height,
+        png::ColorType::Grayscale,
+        png::BitDepth::Sixteen,
+    )?;
+    let bytes: Vec<u8> = texels.iter().flat_map(|v| v.to_be_bytes()).collect();
+    w.write_image_data(&bytes)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Writes the map in colour under the final mask (dark where unexplored).
+pub fn write_overlay(
+    path: &Path,
+    map: &MovingAiMap,
+    width: u32,
+    height: u32,
+    mask: &[u16],
+) -> Result<(), String> {
+    let mut rgb = Vec::with_capacity((width * height * 3) as usize);
+    for y in 0..height {
+        for x in 0..width {
+            let (c, r) = (x * map.width / width, y * map.height / height);
+            let base: [f64; 3] = match map.cells[(r * map.width + c) as usize] {
+                b'@' | b'O' => [40.0, 36.0, 48.0],
+                b'T' => [46.0, 120.0, 60.0],
+                b'W' => [50.0, 90.0, 170.0],
+                b'S' => [90.0, 110.0, 70.0],
+                _ => [196.0, 180.0, 140.0],
+            };
+            let light = 0.12 + 0.88 * f64::from(mask[(y * width + x) as usize]) / 65535.0;
+            rgb.extend(base.iter().map(|v| (v * light).round() as u8));
+        }
+    }
+    let mut w = png_writer(
+        path,
+        width,
+        height,
+        png::ColorType::Rgb,
+        png::BitDepth::Eight,
+    )?;
+    w.write_image_data(&rgb)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn err(e: MurkError) -> String {
+    e.to_string()
+}
+
+/// Writes `<instance>.final.png` for every instance, and with `stages` one
+/// `<instance>.<stage>.png` per stage.
+pub fn write_outputs(
+    runner: &mut ScenarioRunner,
+    out: &Path,
+    stages: bool,
+) -> Result<Vec<PathBuf>, String> {
+    let mut written = Vec::new();
+    for name in runner.fog().instance_names() {
+        let list: Vec<Stage> = if stages {
+            Stage::ALL.to_vec()
+        } else {
+            vec![Stage::Final]
+        };
+        for stage in list {
+            let img = runner.fog().read_stage(&name, stage).map_err(err)?;
+            if img.width == 0 || img.height == 0 {
+                continue;
+            }
+            let path = out.join(format!("{name}.{}.png", stage.name()));
+            write_gray16(&path, img.width, img.height, &img.to_gray16())?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+/// The `summary.json` document.
+pub fn summary(
+    runner: &mut ScenarioRunner,
+    backend: &str,
+    threads: usize,
+    records: &[TickRecord],
+) -> Result<Value, String> {
+    let mut instances = Vec::new();
+    for name in runner.fog().instance_names() {
+        let desc = runner.fog().instance(&name).map_err(err)?.clone();
+        let dims = runner.fog().dims(&name).map_err(err)?;
+        let stats = runner.fog().stats(&name).map_err(err)?;
+        instances.push(json!({
+            "name": name,
+            "area": desc.area,
+            "resolution": desc.resolution,
+            "lod": desc.lod,
+            "internal_size": [dims.width, dims.height],
+            "output_size": [dims.out_width, dims.out_height],
+            "observed_teams": format!("{:#010x}", desc.observed_teams.0),
+            "profile": desc.profile,
+            "stats": stats,
+        }));
+    }
+    let s = runner.scenario();
+    Ok(json!({
+        "scenario": s.name,
+        "backend": backend,
+        "backend_detail": runner.backend_name(),
+        "threads": threads,
+        "tick_us": runner.scenario().tick_us,
+        "ticks": records.len(),
+        "settings": { "instances": instances },
+        "per_tick": records,
+    }))
+}

@@ -1,0 +1,157 @@
+//! The small trait every backend implements.
+//!
+//! A backend owns the per-instance textures (coverage, height, mips, distance
+//! field, visibility, memory, composed, final) and runs the passes over them.
+//! Core decides *when* (dirty rules, cadence) and *with what* (inputs already
+//! in texel space); the backend decides *how*. No wgpu or rayon type appears
+//! here.
+
+use crate::error::Result;
+use crate::frame::{OcclusionInput, RecomputeInput, RecomputeReport};
+
+/// Identifies an instance's resources inside a backend.
+pub type InstanceKey = u32;
+
+/// Texture sizes of an instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstanceDims {
+    /// Internal (LOD) width.
+    pub width: u32,
+    /// Internal (LOD) height.
+    pub height: u32,
+    /// Output width (the render target).
+    pub out_width: u32,
+    /// Output height.
+    pub out_height: u32,
+}
+
+/// A readable intermediate or final texture, named after the pass that writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    /// rasterize: 0/1 coverage.
+    Coverage,
+    /// rasterize: height units.
+    Height,
+    /// mips: the coverage max pyramid, levels 1.. side by side.
+    Mips,
+    /// distance_field: squared distance to the nearest covered texel (DF texels).
+    DistanceField,
+    /// visibility: raw visibility.
+    Visibility,
+    /// blur: blurred visibility.
+    Blur,
+    /// memory: explored memory.
+    Memory,
+    /// compose: composed mask (internal resolution).
+    Compose,
+    /// upscale: composed mask at output resolution.
+    Upscale,
+    /// blend: the final mask materials sample.
+    Final,
+}
+
+impl Stage {
+    /// Every stage, in pipeline order.
+    pub const ALL: [Stage; 10] = [
+        Stage::Coverage,
+        Stage::Height,
+        Stage::Mips,
+        Stage::DistanceField,
+        Stage::Visibility,
+        Stage::Blur,
+        Stage::Memory,
+        Stage::Compose,
+        Stage::Upscale,
+        Stage::Final,
+    ];
+    /// File-name form (`<instance>.<name>.png`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Coverage => "coverage",
+            Stage::Height => "height",
+            Stage::Mips => "mips",
+            Stage::DistanceField => "distance_field",
+            Stage::Visibility => "visibility",
+            Stage::Blur => "blur",
+            Stage::Memory => "memory",
+            Stage::Compose => "compose",
+            Stage::Upscale => "upscale",
+            Stage::Final => "final",
+        }
+    }
+}
+
+/// Texel data of a stage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StageData {
+    /// Coverage and mips.
+    U8(Vec<u8>),
+    /// Masks.
+    U16(Vec<u16>),
+    /// Heights.
+    I32(Vec<i32>),
+    /// Squared distances.
+    U32(Vec<u32>),
+}
+
+/// A stage read back from a backend.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageImage {
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Row-major texels.
+    pub data: StageData,
+}
+
+impl StageImage {
+    /// Little-endian bytes of the texels (what goldens and hashes use).
+    pub fn bytes(&self) -> Vec<u8> {
+        match &self.data {
+            StageData::U8(v) => v.clone(),
+            StageData::U16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            StageData::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            StageData::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        }
+    }
+
+    /// A 16-bit grayscale rendering for pictures (not for comparison):
+    /// coverage 0/1 becomes 0/65535, heights are offset to mid-gray, squared
+    /// distances become distances scaled by 1024.
+    pub fn to_gray16(&self) -> Vec<u16> {
+        match &self.data {
+            StageData::U8(v) => v.iter().map(|&x| if x > 0 { 65535 } else { 0 }).collect(),
+            StageData::U16(v) => v.clone(),
+            StageData::I32(v) => v
+                .iter()
+                .map(|&h| (h.clamp(-32768, 32767) + 32768) as u16)
+                .collect(),
+            StageData::U32(v) => v
+                .iter()
+                .map(|&d| (f64::from(d).sqrt() * 1024.0).min(65535.0) as u16)
+                .collect(),
+        }
+    }
+}
+
+/// A fog backend: runs the passes of DESIGN section 3 on its own resources.
+pub trait Backend: Send {
+    /// Short name (`cpu`, `gpu`) with its configuration (`cpu[threads=2]`).
+    fn name(&self) -> String;
+    /// Allocates an instance's textures (all masks zero).
+    fn create_instance(&mut self, key: InstanceKey, dims: InstanceDims) -> Result<()>;
+    /// Frees an instance's textures; unknown keys are ignored.
+    fn destroy_instance(&mut self, key: InstanceKey);
+    /// Passes 1-3: rasterize, mips (if asked), distance field (if asked).
+    fn build_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput) -> Result<()>;
+    /// Passes 5-9: visibility, blur, memory, compose, upscale. Also records
+    /// the current final mask as the start of the next blend.
+    fn recompute(&mut self, key: InstanceKey, input: &RecomputeInput) -> Result<RecomputeReport>;
+    /// Pass 10: `final = lerp(start, upscaled, t / 65536)`.
+    fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()>;
+    /// Reads a stage back (for conformance, pictures and snapshots).
+    fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage>;
+    /// Samples the final mask at texels (batched queries); CPU backends answer at once.
+    fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>>;
+}

@@ -1,0 +1,209 @@
+//! Plain-data components a game puts on its `hecs` entities.
+//!
+//! murk reads them each tick; behaviour lives in [`crate::FogSubsystem`].
+
+use glam::{Vec2, Vec3};
+use serde::{Deserialize, Serialize};
+
+/// World position of an entity (sources, blockers, capture members).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Position(pub Vec3);
+
+/// A vision cone: the source sees only within `half_angle_degrees` of `yaw_degrees`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cone {
+    /// Direction in the ground plane, degrees counter-clockwise from world +X.
+    pub yaw_degrees: f32,
+    /// Half opening angle in degrees, `0..=180`.
+    pub half_angle_degrees: f32,
+}
+
+/// Height-layer participation of a source or blocker (Z layering).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeightLayer {
+    /// Vertical extent above the entity's Z that takes part (world units).
+    pub vertical_extent: f32,
+}
+
+/// A vision source: reveals a disk (or cone) around its [`Position`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VisionSource {
+    /// Reveal radius in world units.
+    pub radius: f32,
+    /// Edge softness: the outer fraction (`0..=1`) of the radius fades out
+    /// linearly; `None` takes the instance profile's `smooth_falloff`.
+    #[serde(default)]
+    pub falloff: Option<f32>,
+    /// Eye height above the position (world units).
+    #[serde(default = "default_eye_height")]
+    pub eye_height: f32,
+    /// Optional view cone.
+    #[serde(default)]
+    pub cone: Option<Cone>,
+    /// Team (0..=31); instances observe a set of teams.
+    #[serde(default)]
+    pub team: u8,
+    /// Height-layer participation; `None` behaves as 2D (always participates).
+    #[serde(default)]
+    pub height_layer: Option<HeightLayer>,
+}
+
+fn default_eye_height() -> f32 {
+    1.5
+}
+
+impl VisionSource {
+    /// A source of `radius` with the default falloff and eye height.
+    pub fn new(radius: f32) -> Self {
+        Self {
+            radius,
+            falloff: None,
+            eye_height: default_eye_height(),
+            cone: None,
+            team: 0,
+            height_layer: None,
+        }
+    }
+}
+
+/// A transient reveal (a sound ping, a flare): the entity is despawned after
+/// `remaining_ticks` ticks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransientReveal {
+    /// Ticks left, counting this one.
+    pub remaining_ticks: u32,
+}
+
+/// Blocker outline, relative to the entity's [`Position`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum BlockerShape {
+    /// A disk.
+    Circle {
+        /// Radius in world units.
+        radius: f32,
+    },
+    /// An oriented rectangle.
+    Rect {
+        /// Full size (x, y) in world units.
+        size: Vec2,
+        /// Rotation, degrees counter-clockwise.
+        #[serde(default)]
+        yaw_degrees: f32,
+    },
+    /// A simple polygon (even-odd rule), points relative to the position.
+    Polygon {
+        /// At least three points.
+        points: Vec<Vec2>,
+    },
+}
+
+/// Whether a blocker is expected to move (informational: murk detects
+/// changes of either kind and rebuilds occlusion when any blocker changed).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mobility {
+    /// Placed once.
+    #[default]
+    Static,
+    /// Moves at run time.
+    Dynamic,
+}
+
+/// An occluder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Blocker {
+    /// Outline.
+    pub shape: BlockerShape,
+    /// Height above the position's Z; `None` is a wall nothing sees over.
+    #[serde(default)]
+    pub height: Option<f32>,
+    /// Height-layer participation (Z layering): the column
+    /// `z .. z + height` must overlap an instance's slab.
+    #[serde(default)]
+    pub use_height_layer: bool,
+    /// Static or dynamic.
+    #[serde(default)]
+    pub mobility: Mobility,
+}
+
+impl Blocker {
+    /// A wall of the given shape.
+    pub fn wall(shape: BlockerShape) -> Self {
+        Self {
+            shape,
+            height: None,
+            use_height_layer: false,
+            mobility: Mobility::Static,
+        }
+    }
+}
+
+/// How a height capture decides when to recapture (spec: "Capture Writer").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaptureMode {
+    /// Everything contributes: recaptured on every recompute.
+    FullScene,
+    /// Only the registered member entities contribute.
+    ShowOnly {
+        /// Registered entities (their [`Position`] is watched).
+        #[serde(skip)]
+        members: Vec<hecs::Entity>,
+        /// Recapture only when a member moved or the member list changed.
+        update_only_if_transform_changed: bool,
+    },
+}
+
+/// A top-down height raster the engine renders and murk consumes.
+///
+/// Cell `(c, r)` covers world `origin + (c, r) * cell_size` to one cell
+/// further; `NaN` cells are empty, `+inf` cells are walls, others hold an
+/// absolute world height.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeightCapture {
+    /// World XY of the corner of cell (0, 0).
+    pub origin: Vec2,
+    /// Cell size in world units.
+    pub cell_size: f32,
+    /// Cells per row.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// Row-major heights (`NaN` = nothing there).
+    pub cells: Vec<f32>,
+    /// Recapture policy.
+    pub mode: CaptureMode,
+}
+
+/// Teams an instance observes, as a bit set of team ids 0..=31.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamMask(pub u32);
+
+impl TeamMask {
+    /// Every team.
+    pub const ALL: TeamMask = TeamMask(u32::MAX);
+    /// Whether `team` is in the set.
+    pub fn contains(self, team: u8) -> bool {
+        team < 32 && self.0 & (1 << team) != 0
+    }
+    /// The set of the listed teams.
+    pub fn of(teams: &[u8]) -> TeamMask {
+        TeamMask(
+            teams
+                .iter()
+                .filter(|&&t| t < 32)
+                .fold(0, |m, &t| m | (1 << t)),
+        )
+    }
+}
+
+impl Default for TeamMask {
+    fn default() -> Self {
+        Self::ALL
+    }
+}

@@ -1,0 +1,93 @@
+//! The error type of murk-core.
+
+/// Everything that can go wrong at murk-core's boundary.
+///
+/// Messages name the offending field and value, so a game developer can find
+/// the bad input without a debugger.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MurkError {
+    /// A value is out of its documented range, not finite, or inconsistent.
+    #[error("invalid {field} = {value}: {reason}")]
+    InvalidValue {
+        /// The field, as a path (`instances[0].area.extents.x`).
+        field: String,
+        /// The offending value, printed.
+        value: String,
+        /// What the valid range is.
+        reason: String,
+    },
+    /// No fog instance has this name.
+    #[error("unknown instance `{0}`")]
+    UnknownInstance(String),
+    /// An instance with this name exists already.
+    #[error("duplicate instance `{0}`")]
+    DuplicateInstance(String),
+    /// An entity id that the world does not hold, or that lacks a component.
+    #[error("unknown entity `{0}`")]
+    UnknownEntity(String),
+    /// A scenario, profile, map or snapshot file could not be parsed.
+    #[error("cannot parse {what}: {message}")]
+    Parse {
+        /// The file or document.
+        what: String,
+        /// The parser's message, with line and column where it has them.
+        message: String,
+    },
+    /// A file could not be read or written.
+    #[error("cannot access {path}: {message}")]
+    Io {
+        /// The path.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
+    /// The backend failed (device lost, out of memory, ...).
+    #[error("backend {backend}: {message}")]
+    Backend {
+        /// The backend's name.
+        backend: String,
+        /// What failed.
+        message: String,
+    },
+}
+
+impl MurkError {
+    /// Shorthand for [`MurkError::InvalidValue`].
+    pub fn invalid(
+        field: impl Into<String>,
+        value: impl std::fmt::Display,
+        reason: impl Into<String>,
+    ) -> Self {
+        Self::InvalidValue {
+            field: field.into(),
+            value: value.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Result with [`MurkError`].
+pub type Result<T, E = MurkError> = std::result::Result<T, E>;
+
+/// Checks that `v` is finite; names `field` otherwise.
+pub fn finite(field: &str, v: f32) -> Result<f64> {
+    if v.is_finite() {
+        Ok(f64::from(v))
+    } else {
+        Err(MurkError::invalid(field, v, "must be a finite number"))
+    }
+}
+
+/// Checks that `v` is finite and inside `lo..=hi`.
+pub fn in_range(field: &str, v: f32, lo: f32, hi: f32) -> Result<f64> {
+    let x = finite(field, v)?;
+    if v < lo || v > hi {
+        return Err(MurkError::invalid(
+            field,
+            v,
+            format!("must be within {lo}..={hi}"),
+        ));
+    }
+    Ok(x)
+}

@@ -1,0 +1,191 @@
+//! What core hands a backend: inputs already projected to texel space.
+//!
+//! The `#[repr(C)]` structs here are the GPU-visible layout; the GPU backend
+//! mirrors them in WGSL. All fields are integers (see [`crate::fixed`]).
+
+use crate::binning::TileBins;
+use crate::fixed::Fnv64;
+use crate::profile::RayMethod;
+
+/// A vision source in texel space.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SourceTexel {
+    /// Position, Q3 texels.
+    pub x: i32,
+    /// Position, Q3 texels.
+    pub y: i32,
+    /// Reveal radius, Q3 texels (`<= MAX_RADIUS_TEXELS`).
+    pub radius: i32,
+    /// Radius inside which the source reveals fully, Q3 texels.
+    pub inner_radius: i32,
+    /// Eye height, height units.
+    pub eye: i32,
+    /// Cone direction, Q14 unit vector in texel axes.
+    pub cone_x: i32,
+    /// Cone direction, Q14 unit vector in texel axes.
+    pub cone_y: i32,
+    /// Cosine of the cone's half angle, Q14.
+    pub cone_cos: i32,
+    /// Reveal strength (Z-overlap factor), mask scale.
+    pub strength: u32,
+    /// Bit flags ([`SOURCE_HAS_CONE`]).
+    pub flags: u32,
+}
+
+/// [`SourceTexel::flags`]: the cone fields are in use.
+pub const SOURCE_HAS_CONE: u32 = 1;
+
+impl SourceTexel {
+    /// Feeds the source into a hash (field by field, little-endian).
+    pub fn hash_into(&self, h: &mut Fnv64) {
+        for v in [
+            self.x,
+            self.y,
+            self.radius,
+            self.inner_radius,
+            self.eye,
+            self.cone_x,
+            self.cone_y,
+            self.cone_cos,
+        ] {
+            h.write(&v.to_le_bytes());
+        }
+        h.write(&self.strength.to_le_bytes());
+        h.write(&self.flags.to_le_bytes());
+    }
+}
+
+/// A circular blocker in texel space.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CircleTexel {
+    /// Centre, Q3 texels.
+    pub x: i32,
+    /// Centre, Q3 texels.
+    pub y: i32,
+    /// Radius, Q3 texels.
+    pub radius: i32,
+    /// Top height, height units (or `HEIGHT_WALL`).
+    pub height: i32,
+}
+
+/// A polygon blocker: `count` vertices from `first` in [`OcclusionInput::vertices`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PolygonTexel {
+    /// First vertex index.
+    pub first: u32,
+    /// Vertex count (>= 3).
+    pub count: u32,
+    /// Top height, height units (or `HEIGHT_WALL`).
+    pub height: i32,
+    /// Padding to 16 bytes.
+    pub pad: u32,
+}
+
+/// Capture texel value for "nothing captured here".
+pub const CAPTURE_EMPTY: i32 = i32::MIN;
+
+/// Occlusion inputs of one instance at its internal resolution.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OcclusionInput {
+    /// Grid width (internal texels).
+    pub width: u32,
+    /// Grid height (internal texels).
+    pub height: u32,
+    /// Circles.
+    pub circles: Vec<CircleTexel>,
+    /// Polygons (rectangles arrive as 4-vertex polygons).
+    pub polygons: Vec<PolygonTexel>,
+    /// Polygon vertices, Q3 texels, clipped to the grid.
+    pub vertices: Vec<[i32; 2]>,
+    /// Captured heights per texel ([`CAPTURE_EMPTY`] where none), if a capture exists.
+    pub capture: Option<Vec<i32>>,
+    /// Build the coverage mip chain.
+    pub build_mips: bool,
+    /// Build the distance field at this downscale (0 = do not build).
+    pub distance_field_scale: u32,
+}
+
+/// Separable blur kernel: integer weights summing to 65536.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlurKernel {
+    /// Weights for offsets `-radius..=radius`.
+    pub weights: Vec<u32>,
+    /// How many X-then-Y passes.
+    pub iterations: u32,
+}
+
+impl BlurKernel {
+    /// A Gaussian of `radius` and `sigma`, quantized so the weights sum to
+    /// exactly 65536 (libm for the exponentials, so every platform agrees).
+    pub fn gaussian(radius: u32, sigma: f32, iterations: u32) -> Self {
+        if radius == 0 || iterations == 0 {
+            return Self {
+                weights: vec![65536],
+                iterations: 0,
+            };
+        }
+        let s = f64::from(sigma);
+        let r = radius as i32;
+        let raw: Vec<f64> = (-r..=r)
+            .map(|i| libm::exp(-f64::from(i * i) / (2.0 * s * s)))
+            .collect();
+        let total: f64 = raw.iter().sum();
+        let mut weights: Vec<u32> = raw
+            .iter()
+            .map(|w| (w / total * 65536.0).floor() as u32)
+            .collect();
+        let sum: u32 = weights.iter().sum();
+        weights[radius as usize] += 65536 - sum;
+        Self {
+            weights,
+            iterations,
+        }
+    }
+    /// Kernel radius.
+    pub fn radius(&self) -> usize {
+        self.weights.len() / 2
+    }
+}
+
+/// Inputs of one visibility recompute (visibility through upscale).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecomputeInput {
+    /// Sources, sorted by entity.
+    pub sources: Vec<SourceTexel>,
+    /// Tile bins over `sources`.
+    pub bins: TileBins,
+    /// Occlusion method.
+    pub method: RayMethod,
+    /// Height added to a target texel's ground, height units.
+    pub target_height: i32,
+    /// Distance-field downscale.
+    pub df_scale: u32,
+    /// Soft-shadow sharpness, Q8 (0 = hard shadows).
+    pub soft_shadow_k_q8: u32,
+    /// Step jitter amplitude, mask scale.
+    pub df_jitter: u16,
+    /// Blur kernel.
+    pub blur: BlurKernel,
+    /// Memory decay this recompute, mask units.
+    pub forget_step: u32,
+    /// Stop accumulating memory.
+    pub freeze_memory: bool,
+    /// Fade-in this recompute, mask units.
+    pub fade_in_step: u32,
+    /// Relax this recompute, mask units.
+    pub relax_step: u32,
+    /// Explored value, mask scale.
+    pub explored_value: u16,
+    /// Memory contribution, mask scale.
+    pub show_memory_alpha: u16,
+}
+
+/// What a recompute reports back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecomputeReport {
+    /// Memory or composed changed: the transition has not settled.
+    pub changed: bool,
+}

@@ -1,0 +1,60 @@
+//! # murk-core
+//!
+//! The backend-neutral heart of murk, a deterministic fog-of-war simulation
+//! core. A game keeps its vision sources, blockers and height captures as
+//! plain components in a [`hecs::World`]; a [`FogSubsystem`] turns them, each
+//! tick, into per-instance masks (visibility, explored memory, composed and
+//! final) computed by a [`Backend`].
+//!
+//! Goals, in order: **exact** (integer arithmetic end to end, the same bytes
+//! on every backend and thread count), **correct** (the spec's recompute
+//! rules, Z layering and cadence), then **fast**.
+//!
+//! ```no_run
+//! use murk_core::{Area, FogSubsystem, InstanceDesc, Position, Profile, TeamMask, VisionSource};
+//! # fn backend() -> Box<dyn murk_core::Backend> { unimplemented!() }
+//! let mut fog = FogSubsystem::new(backend());
+//! fog.create_instance(InstanceDesc {
+//!     name: "main".into(),
+//!     area: Area { center: glam::Vec3::new(64.0, 64.0, 5.0), extents: glam::Vec3::new(128.0, 128.0, 10.0), yaw_degrees: 0.0 },
+//!     resolution: 128,
+//!     lod: 0,
+//!     observed_teams: TeamMask::ALL,
+//!     profile: Profile::default(),
+//! })?;
+//! let mut world = hecs::World::new();
+//! world.spawn((Position(glam::Vec3::new(20.0, 30.0, 0.0)), VisionSource::new(16.0)));
+//! fog.tick(&mut world, 33_333)?;
+//! let final_mask: Vec<u16> = fog.final_mask("main")?;
+//! # Ok::<(), murk_core::MurkError>(())
+//! ```
+
+pub mod backend;
+pub mod binning;
+pub mod components;
+pub mod error;
+pub mod fixed;
+pub mod frame;
+pub mod movingai;
+pub mod profile;
+pub mod scenario;
+pub mod subsystem;
+pub mod transform;
+pub mod zlayer;
+
+pub use backend::{Backend, InstanceDims, InstanceKey, Stage, StageData, StageImage};
+pub use binning::{bin_sources, TileBins};
+pub use components::{
+    Blocker, BlockerShape, CaptureMode, Cone, HeightCapture, HeightLayer, Mobility, Position,
+    TeamMask, TransientReveal, VisionSource,
+};
+pub use error::{MurkError, Result};
+pub use frame::{
+    BlurKernel, CircleTexel, OcclusionInput, PolygonTexel, RecomputeInput, RecomputeReport,
+    SourceTexel,
+};
+pub use glam;
+pub use hecs;
+pub use profile::{Profile, ProfileQ, RayMethod};
+pub use subsystem::{FogSubsystem, InstanceDesc, InstanceStats, InstanceTick};
+pub use transform::{Area, AreaTransform};

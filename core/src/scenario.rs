@@ -1,0 +1,856 @@
+//! Scenario files: a scripted world for `murk run`, the conformance corpus
+//! and the benches. JSON or RON; `docs/scenario.md` is the reference.
+//!
+//! A [`ScenarioRunner`] owns a `hecs::World` and a [`FogSubsystem`], moves
+//! entities along their waypoints, spawns and despawns them, applies the
+//! scripted events and ticks.
+
+use crate::backend::Backend;
+use crate::components::{Blocker, CaptureMode, Position, TeamMask, TransientReveal, VisionSource};
+use crate::error::{finite, MurkError, Result};
+use crate::movingai::MovingAiMap;
+use crate::profile::{Profile, RayMethod};
+use crate::subsystem::{FogSubsystem, InstanceDesc};
+use crate::transform::Area;
+use glam::{Vec2, Vec3};
+use hecs::{Entity, World};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Largest tick count a scenario may ask for.
+pub const MAX_TICKS: u32 = 1_000_000;
+
+/// A scenario file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Name (used in reports).
+    pub name: String,
+    /// Tick length in microseconds.
+    #[serde(default = "default_tick_us")]
+    pub tick_us: u32,
+    /// Ticks to run.
+    pub ticks: u32,
+    /// A Moving AI map loaded as a height capture.
+    #[serde(default)]
+    pub map: Option<MapSpec>,
+    /// Fog instances.
+    pub instances: Vec<ScenarioInstance>,
+    /// Vision sources.
+    #[serde(default)]
+    pub sources: Vec<ScenarioSource>,
+    /// Blockers.
+    #[serde(default)]
+    pub blockers: Vec<ScenarioBlocker>,
+    /// Scripted changes.
+    #[serde(default)]
+    pub events: Vec<ScenarioEvent>,
+    /// Ticks (0-based) after which every stage is recorded (conformance, `--stages`).
+    #[serde(default)]
+    pub stage_ticks: Vec<u32>,
+}
+
+fn default_tick_us() -> u32 {
+    33_333
+}
+
+/// A Moving AI map used as the world's height capture.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MapSpec {
+    /// Path of the `.map` file, relative to the scenario file.
+    pub file: String,
+    /// World size of one map cell.
+    #[serde(default = "one")]
+    pub cell_size: f32,
+    /// World XY of the corner of cell (0, 0).
+    #[serde(default)]
+    pub origin: Vec2,
+    /// Ground Z.
+    #[serde(default)]
+    pub ground_z: f32,
+    /// Height of `T` cells above the ground.
+    #[serde(default = "default_tree_height")]
+    pub tree_height: f32,
+}
+
+fn one() -> f32 {
+    1.0
+}
+fn default_tree_height() -> f32 {
+    4.0
+}
+
+/// A fog instance of a scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioInstance {
+    /// Unique name (output files are `<name>.final.png`).
+    pub name: String,
+    /// Covered area.
+    pub area: Area,
+    /// Output texels along the area's X side.
+    pub resolution: u32,
+    /// Internal downscale.
+    #[serde(default)]
+    pub lod: u32,
+    /// Observed teams (all when absent).
+    #[serde(default)]
+    pub observed_teams: Option<Vec<u8>>,
+    /// Inline settings.
+    #[serde(default)]
+    pub profile: Option<Profile>,
+    /// Settings file (JSON, RON or TOML), relative to the scenario file.
+    #[serde(default)]
+    pub profile_file: Option<String>,
+}
+
+/// Scripted movement shared by sources and blockers.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Motion {
+    /// Points visited after the start position, in order.
+    #[serde(default)]
+    pub waypoints: Vec<Vec3>,
+    /// World units per second along the path.
+    #[serde(default)]
+    pub speed: f32,
+    /// Return to the start and go round again.
+    #[serde(default)]
+    pub looped: bool,
+}
+
+/// A vision source of a scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSource {
+    /// Unique id among sources and blockers.
+    pub id: String,
+    /// Start position.
+    pub position: Vec3,
+    /// The source component.
+    pub source: VisionSource,
+    /// Movement.
+    #[serde(default)]
+    pub motion: Motion,
+    /// First tick it exists.
+    #[serde(default)]
+    pub spawn_tick: u32,
+    /// Tick at which it is removed.
+    #[serde(default)]
+    pub despawn_tick: Option<u32>,
+    /// A transient reveal lasting this many ticks.
+    #[serde(default)]
+    pub transient_ticks: Option<u32>,
+}
+
+/// A blocker of a scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioBlocker {
+    /// Unique id among sources and blockers.
+    pub id: String,
+    /// Start position.
+    pub position: Vec3,
+    /// The blocker component.
+    pub blocker: Blocker,
+    /// Movement.
+    #[serde(default)]
+    pub motion: Motion,
+    /// First tick it exists.
+    #[serde(default)]
+    pub spawn_tick: u32,
+    /// Tick at which it is removed.
+    #[serde(default)]
+    pub despawn_tick: Option<u32>,
+}
+
+/// A scripted change at a tick (applied before that tick runs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioEvent {
+    /// Tick (0-based).
+    pub tick: u32,
+    /// What happens.
+    pub action: Action,
+}
+
+/// Boolean settings that [`Action::Toggle`] can set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Setting {
+    /// [`Profile::enabled`].
+    Enabled,
+    /// [`Profile::show_fog`].
+    ShowFog,
+    /// [`Profile::freeze_state`].
+    FreezeState,
+    /// [`Profile::show_memory`].
+    ShowMemory,
+    /// [`Profile::freeze_memory`].
+    FreezeMemory,
+    /// [`Profile::soft_shadows`].
+    SoftShadows,
+    /// [`Profile::z_layering`].
+    ZLayering,
+}
+
+/// Scripted changes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Action {
+    /// Replace an instance's profile.
+    SetProfile {
+        /// Instance name.
+        instance: String,
+        /// The new profile (absent fields take defaults).
+        profile: Profile,
+    },
+    /// Set one boolean setting.
+    Toggle {
+        /// Instance name.
+        instance: String,
+        /// Which setting.
+        setting: Setting,
+        /// New value.
+        value: bool,
+    },
+    /// Change the ray method.
+    SetRayMethod {
+        /// Instance name.
+        instance: String,
+        /// New method.
+        method: RayMethod,
+    },
+    /// Move or resize an instance.
+    SetArea {
+        /// Instance name.
+        instance: String,
+        /// New area.
+        area: Area,
+    },
+    /// Grow an instance's area to include a point.
+    ExpandArea {
+        /// Instance name.
+        instance: String,
+        /// World point.
+        point: Vec3,
+    },
+    /// Change the teams an instance observes.
+    SetObservedTeams {
+        /// Instance name.
+        instance: String,
+        /// Teams.
+        teams: Vec<u8>,
+    },
+    /// Teleport a source or blocker (its path restarts from there, stopped).
+    Move {
+        /// Source or blocker id.
+        id: String,
+        /// New position.
+        position: Vec3,
+    },
+    /// Remove a source or blocker now.
+    Despawn {
+        /// Source or blocker id.
+        id: String,
+    },
+    /// Force a recapture of the map capture.
+    MarkCaptureDirty,
+}
+
+impl Scenario {
+    /// Parses scenario text (`json` or `ron`); `what` names it in errors.
+    pub fn parse(text: &str, format: &str, what: &str) -> Result<Scenario> {
+        let parse_err = |message: String| MurkError::Parse {
+            what: what.to_string(),
+            message,
+        };
+        match format {
+            "json" => serde_json::from_str(text).map_err(|e| parse_err(e.to_string())),
+            "ron" => ron::from_str(text).map_err(|e| parse_err(e.to_string())),
+            other => Err(MurkError::invalid(
+                format!("{what} format"),
+                other,
+                "scenarios are json or ron",
+            )),
+        }
+    }
+
+    /// Loads a scenario file (format by extension).
+    pub fn load(path: &Path) -> Result<Scenario> {
+        let what = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| MurkError::Io {
+            path: what.clone(),
+            message: e.to_string(),
+        })?;
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        Self::parse(&text, &ext, &what)
+    }
+}
+
+/// Reads a file relative to a base directory.
+fn read_relative(base: &Path, file: &str) -> Result<(PathBuf, String)> {
+    let path = base.join(file);
+    let text = std::fs::read_to_string(&path).map_err(|e| MurkError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    Ok((path, text))
+}
+
+/// Files a scenario refers to, loaded: the map and profile files.
+#[derive(Clone, Debug, Default)]
+pub struct ScenarioFiles {
+    /// The map, if the scenario has one.
+    pub map: Option<MovingAiMap>,
+    /// Profiles loaded from `profile_file`, by instance name.
+    pub profiles: BTreeMap<String, Profile>,
+}
+
+impl ScenarioFiles {
+    /// Loads what `scenario` refers to, relative to `base`.
+    pub fn load(scenario: &Scenario, base: &Path) -> Result<Self> {
+        let mut files = ScenarioFiles::default();
+        if let Some(spec) = &scenario.map {
+            let (path, text) = read_relative(base, &spec.file)?;
+            files.map = Some(MovingAiMap::parse(&text, &path.display().to_string())?);
+        }
+        for inst in &scenario.instances {
+            if let Some(file) = &inst.profile_file {
+                files
+                    .profiles
+                    .insert(inst.name.clone(), Profile::load(&base.join(file))?);
+            }
+        }
+        Ok(files)
+    }
+}
+
+/// Where an id lives in the world.
+#[derive(Clone, Debug)]
+struct Tracked {
+    entity: Option<Entity>,
+    start: Vec3,
+    start_tick: u32,
+    motion: Motion,
+    spawn_tick: u32,
+    despawn_tick: Option<u32>,
+    removed: bool,
+}
+
+/// Runs a scenario tick by tick.
+pub struct ScenarioRunner {
+    scenario: Scenario,
+    world: World,
+    fog: FogSubsystem,
+    tracked: BTreeMap<String, Tracked>,
+    tick: u32,
+}
+
+/// One tick's outcome: state hash per instance.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TickRecord {
+    /// Tick index (0-based).
+    pub tick: u32,
+    /// Lockstep hash per instance (hex).
+    pub hashes: BTreeMap<String, String>,
+    /// Instances that recomputed visibility this tick.
+    pub recomputed: Vec<String>,
+}
+
+impl ScenarioRunner {
+    /// Validates `scenario` and builds its world on `backend`.
+    pub fn new(
+        scenario: Scenario,
+        files: &ScenarioFiles,
+        backend: Box<dyn Backend>,
+    ) -> Result<Self> {
+        validate(&scenario, files)?;
+        let mut fog = FogSubsystem::new(backend);
+        for (i, inst) in scenario.instances.iter().enumerate() {
+            let profile = files
+                .profiles
+                .get(&inst.name)
+                .cloned()
+                .or_else(|| inst.profile.clone())
+                .unwrap_or_default();
+            let desc = InstanceDesc {
+                name: inst.name.clone(),
+                area: inst.area,
+                resolution: inst.resolution,
+                lod: inst.lod,
+                observed_teams: inst
+                    .observed_teams
+                    .as_deref()
+                    .map_or(TeamMask::ALL, TeamMask::of),
+                profile,
+            };
+            fog.create_instance(desc).map_err(|e| {
+                rename(
+                    e,
+                    &format!("instance `{}`", inst.name),
+                    &format!("instances[{i}]"),
+                )
+            })?;
+        }
+        let mut world = World::new();
+        if let (Some(spec), Some(map)) = (&scenario.map, &files.map) {
+            let capture = map.to_capture(
+                spec.origin,
+                spec.cell_size,
+                spec.ground_z,
+                spec.tree_height,
+                CaptureMode::ShowOnly {
+                    members: Vec::new(),
+                    update_only_if_transform_changed: true,
+                },
+            );
+            world.spawn((capture,));
+        }
+        let mut tracked = BTreeMap::new();
+        for s in &scenario.sources {
+            tracked.insert(
+                s.id.clone(),
+                Tracked::new(s.position, &s.motion, s.spawn_tick, s.despawn_tick),
+            );
+        }
+        for b in &scenario.blockers {
+            tracked.insert(
+                b.id.clone(),
+                Tracked::new(b.position, &b.motion, b.spawn_tick, b.despawn_tick),
+            );
+        }
+        Ok(Self {
+            scenario,
+            world,
+            fog,
+            tracked,
+            tick: 0,
+        })
+    }
+
+    /// The scenario.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// The subsystem (read masks and stages through it).
+    pub fn fog(&mut self) -> &mut FogSubsystem {
+        &mut self.fog
+    }
+
+    /// The backend's name.
+    pub fn backend_name(&self) -> String {
+        self.fog.backend_name()
+    }
+
+    /// The world (for games and tests that add their own entities).
+    pub fn world(&mut self) -> &mut World {
+        &mut self.world
+    }
+
+    /// Ticks run so far.
+    pub fn ticks_done(&self) -> u32 {
+        self.tick
+    }
+
+    /// Whether every scripted tick has run.
+    pub fn finished(&self) -> bool {
+        self.tick >= self.scenario.ticks
+    }
+
+    /// Runs one tick: events, spawns, movement, despawns, then the fog tick.
+    pub fn step(&mut self) -> Result<TickRecord> {
+        let tick = self.tick;
+        let events: Vec<Action> = self
+            .scenario
+            .events
+            .iter()
+            .filter(|e| e.tick == tick)
+            .map(|e| e.action.clone())
+            .collect();
+        for action in events {
+            self.apply(action)?;
+        }
+        self.place_entities(tick)?;
+        let report = self.fog.tick(&mut self.world, self.scenario.tick_us)?;
+        let mut hashes = BTreeMap::new();
+        for name in self.fog.instance_names() {
+            hashes.insert(
+                name.clone(),
+                format!("{:016x}", self.fog.state_hash(&name)?),
+            );
+        }
+        self.tick += 1;
+        Ok(TickRecord {
+            tick,
+            hashes,
+            recomputed: report
+                .into_iter()
+                .filter(|(_, t)| t.recomputed)
+                .map(|(n, _)| n)
+                .collect(),
+        })
+    }
+
+    fn place_entities(&mut self, tick: u32) -> Result<()> {
+        let tick_us = u64::from(self.scenario.tick_us);
+        let sources: BTreeMap<&str, &ScenarioSource> = self
+            .scenario
+            .sources
+            .iter()
+            .map(|s| (s.id.as_str(), s))
+            .collect();
+        let blockers: BTreeMap<&str, &ScenarioBlocker> = self
+            .scenario
+            .blockers
+            .iter()
+            .map(|b| (b.id.as_str(), b))
+            .collect();
+        for (id, t) in &mut self.tracked {
+            if t.removed {
+                continue;
+            }
+            if t.despawn_tick.is_some_and(|d| tick >= d) {
+                if let Some(e) = t.entity.take() {
+                    // A transient reveal may already have removed itself.
+                    let _ = self.world.despawn(e);
+                }
+                t.removed = true;
+                continue;
+            }
+            if tick < t.spawn_tick {
+                continue;
+            }
+            let pos = Position(t.position_at(tick, tick_us));
+            match t.entity {
+                Some(e) => {
+                    if let Ok(mut p) = self.world.get::<&mut Position>(e) {
+                        *p = pos;
+                    } else {
+                        // Gone: a transient reveal that expired.
+                        t.entity = None;
+                        t.removed = true;
+                    }
+                }
+                None => {
+                    let e = if let Some(s) = sources.get(id.as_str()) {
+                        let e = self.world.spawn((pos, s.source));
+                        if let Some(n) = s.transient_ticks {
+                            self.world
+                                .insert_one(e, TransientReveal { remaining_ticks: n })
+                                .map_err(|_| MurkError::UnknownEntity(id.clone()))?;
+                        }
+                        e
+                    } else {
+                        let b = blockers
+                            .get(id.as_str())
+                            .ok_or_else(|| MurkError::UnknownEntity(id.clone()))?;
+                        self.world.spawn((pos, b.blocker.clone()))
+                    };
+                    t.entity = Some(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, action: Action) -> Result<()> {
+        match action {
+            Action::SetProfile { instance, profile } => self.fog.apply_profile(&instance, profile),
+            Action::Toggle {
+                instance,
+                setting,
+                value,
+            } => {
+                let mut p = self.fog.instance(&instance)?.profile.clone();
+                match setting {
+                    Setting::Enabled => p.enabled = value,
+                    Setting::ShowFog => p.show_fog = value,
+                    Setting::FreezeState => p.freeze_state = value,
+                    Setting::ShowMemory => p.show_memory = value,
+                    Setting::FreezeMemory => p.freeze_memory = value,
+                    Setting::SoftShadows => p.soft_shadows = value,
+                    Setting::ZLayering => p.z_layering = value,
+                }
+                self.fog.apply_profile(&instance, p)
+            }
+            Action::SetRayMethod { instance, method } => {
+                let mut p = self.fog.instance(&instance)?.profile.clone();
+                p.ray_method = method;
+                self.fog.apply_profile(&instance, p)
+            }
+            Action::SetArea { instance, area } => self.fog.set_area(&instance, area),
+            Action::ExpandArea { instance, point } => {
+                self.fog.expand_area_to_include(&instance, point)
+            }
+            Action::SetObservedTeams { instance, teams } => {
+                self.fog.set_observed_teams(&instance, TeamMask::of(&teams))
+            }
+            Action::Move { id, position } => {
+                let t = self
+                    .tracked
+                    .get_mut(&id)
+                    .ok_or_else(|| MurkError::UnknownEntity(id.clone()))?;
+                t.start = position;
+                t.start_tick = self.tick;
+                t.motion = Motion::default();
+                Ok(())
+            }
+            Action::Despawn { id } => {
+                let t = self
+                    .tracked
+                    .get_mut(&id)
+                    .ok_or_else(|| MurkError::UnknownEntity(id.clone()))?;
+                t.despawn_tick = Some(self.tick);
+                Ok(())
+            }
+            Action::MarkCaptureDirty => {
+                self.fog.mark_capture_dirty();
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Tracked {
+    fn new(start: Vec3, motion: &Motion, spawn_tick: u32, despawn_tick: Option<u32>) -> Self {
+        Self {
+            entity: None,
+            start,
+            start_tick: spawn_tick,
+            motion: motion.clone(),
+            spawn_tick,
+            despawn_tick,
+            removed: false,
+        }
+    }
+
+    /// Position along the path at `tick` (f64 arithmetic, the same everywhere).
+    fn position_at(&self, tick: u32, tick_us: u64) -> Vec3 {
+        let m = &self.motion;
+        if m.waypoints.is_empty() || m.speed <= 0.0 {
+            return self.start;
+        }
+        let mut points: Vec<[f64; 3]> = std::iter::once(self.start)
+            .chain(m.waypoints.iter().copied())
+            .map(|p| [f64::from(p.x), f64::from(p.y), f64::from(p.z)])
+            .collect();
+        if m.looped {
+            points.push(points[0]);
+        }
+        let seg_len = |a: [f64; 3], b: [f64; 3]| {
+            ((b[0] - a[0]).powi(2) + (b[1] - a[1]).powi(2) + (b[2] - a[2]).powi(2)).sqrt()
+        };
+        let total: f64 = points.windows(2).map(|w| seg_len(w[0], w[1])).sum();
+        let elapsed = f64::from(tick.saturating_sub(self.start_tick)) * tick_us as f64 / 1.0e6;
+        let mut dist = f64::from(m.speed) * elapsed;
+        if total <= 0.0 {
+            return self.start;
+        }
+        if m.looped {
+            dist %= total;
+        } else if dist >= total {
+            let last = points[points.len() - 1];
+            return Vec3::new(last[0] as f32, last[1] as f32, last[2] as f32);
+        }
+        for w in points.windows(2) {
+            let l = seg_len(w[0], w[1]);
+            if dist <= l && l > 0.0 {
+                let f = dist / l;
+                let p = [0, 1, 2].map(|i| w[0][i] + (w[1][i] - w[0][i]) * f);
+                return Vec3::new(p[0] as f32, p[1] as f32, p[2] as f32);
+            }
+            dist -= l;
+        }
+        let last = points[points.len() - 1];
+        Vec3::new(last[0] as f32, last[1] as f32, last[2] as f32)
+    }
+}
+
+fn rename(e: MurkError, from: &str, to: &str) -> MurkError {
+    match e {
+        MurkError::InvalidValue {
+            field,
+            value,
+            reason,
+        } => MurkError::InvalidValue {
+            field: field.replacen(from, to, 1),
+            value,
+            reason,
+        },
+        other => other,
+    }
+}
+
+fn check_vec3(field: &str, v: Vec3) -> Result<()> {
+    finite(&format!("{field}.x"), v.x)?;
+    finite(&format!("{field}.y"), v.y)?;
+    finite(&format!("{field}.z"), v.z)?;
+    Ok(())
+}
+
+fn check_motion(field: &str, m: &Motion) -> Result<()> {
+    let speed = finite(&format!("{field}.motion.speed"), m.speed)?;
+    if speed < 0.0 {
+        return Err(MurkError::invalid(
+            format!("{field}.motion.speed"),
+            m.speed,
+            "must not be negative",
+        ));
+    }
+    for (i, w) in m.waypoints.iter().enumerate() {
+        check_vec3(&format!("{field}.motion.waypoints[{i}]"), *w)?;
+    }
+    Ok(())
+}
+
+/// Checks what the subsystem cannot: ids, references, ticks.
+fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
+    if s.tick_us == 0 {
+        return Err(MurkError::invalid("tick_us", 0, "must be positive"));
+    }
+    if s.ticks > MAX_TICKS {
+        return Err(MurkError::invalid(
+            "ticks",
+            s.ticks,
+            format!("must be at most {MAX_TICKS}"),
+        ));
+    }
+    if s.instances.is_empty() {
+        return Err(MurkError::invalid(
+            "instances",
+            "[]",
+            "a scenario needs at least one instance",
+        ));
+    }
+    if let Some(m) = &s.map {
+        let cell = finite("map.cell_size", m.cell_size)?;
+        if cell <= 0.0 {
+            return Err(MurkError::invalid(
+                "map.cell_size",
+                m.cell_size,
+                "must be positive",
+            ));
+        }
+        finite("map.tree_height", m.tree_height)?;
+        finite("map.ground_z", m.ground_z)?;
+        finite("map.origin.x", m.origin.x)?;
+        finite("map.origin.y", m.origin.y)?;
+        if files.map.is_none() {
+            return Err(MurkError::invalid("map.file", &m.file, "was not loaded"));
+        }
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for (i, inst) in s.instances.iter().enumerate() {
+        if !names.insert(inst.name.as_str()) {
+            return Err(MurkError::invalid(
+                format!("instances[{i}].name"),
+                &inst.name,
+                "is used twice",
+            ));
+        }
+        if inst.profile.is_some() && inst.profile_file.is_some() {
+            return Err(MurkError::invalid(
+                format!("instances[{i}].profile_file"),
+                inst.profile_file.as_deref().unwrap_or(""),
+                "give profile or profile_file, not both",
+            ));
+        }
+        if let Some(teams) = &inst.observed_teams {
+            if let Some(t) = teams.iter().find(|&&t| t >= 32) {
+                return Err(MurkError::invalid(
+                    format!("instances[{i}].observed_teams"),
+                    t,
+                    "teams are 0..=31",
+                ));
+            }
+        }
+    }
+    let mut ids = std::collections::BTreeSet::new();
+    for (i, src) in s.sources.iter().enumerate() {
+        let f = format!("sources[{i}]");
+        if !ids.insert(src.id.as_str()) {
+            return Err(MurkError::invalid(
+                format!("{f}.id"),
+                &src.id,
+                "is used twice",
+            ));
+        }
+        check_vec3(&format!("{f}.position"), src.position)?;
+        check_motion(&f, &src.motion)?;
+        let r = finite(&format!("{f}.source.radius"), src.source.radius)?;
+        if r < 0.0 {
+            return Err(MurkError::invalid(
+                format!("{f}.source.radius"),
+                src.source.radius,
+                "must not be negative",
+            ));
+        }
+        if src.transient_ticks == Some(0) {
+            return Err(MurkError::invalid(
+                format!("{f}.transient_ticks"),
+                0,
+                "must be at least 1",
+            ));
+        }
+    }
+    for (i, b) in s.blockers.iter().enumerate() {
+        let f = format!("blockers[{i}]");
+        if !ids.insert(b.id.as_str()) {
+            return Err(MurkError::invalid(
+                format!("{f}.id"),
+                &b.id,
+                "is used twice",
+            ));
+        }
+        check_vec3(&format!("{f}.position"), b.position)?;
+        check_motion(&f, &b.motion)?;
+    }
+    for (i, e) in s.events.iter().enumerate() {
+        let f = format!("events[{i}].action");
+        match &e.action {
+            Action::SetProfile { instance, .. }
+            | Action::Toggle { instance, .. }
+            | Action::SetRayMethod { instance, .. }
+            | Action::SetArea { instance, .. }
+            | Action::ExpandArea { instance, .. }
+            | Action::SetObservedTeams { instance, .. } => {
+                if !names.contains(instance.as_str()) {
+                    return Err(MurkError::invalid(
+                        format!("{f}.instance"),
+                        instance,
+                        "names no instance",
+                    ));
+                }
+            }
+            Action::Move { id, position } => {
+                if !ids.contains(id.as_str()) {
+                    return Err(MurkError::invalid(
+                        format!("{f}.id"),
+                        id,
+                        "names no source or blocker",
+                    ));
+                }
+                check_vec3(&format!("{f}.position"), *position)?;
+            }
+            Action::Despawn { id } => {
+                if !ids.contains(id.as_str()) {
+                    return Err(MurkError::invalid(
+                        format!("{f}.id"),
+                        id,
+                        "names no source or blocker",
+                    ));
+                }
+            }
+            Action::MarkCaptureDirty => {}
+        }
+    }
+    Ok(())
+}

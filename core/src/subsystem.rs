@@ -1,0 +1,962 @@
+//! The fog subsystem: one per game world. It creates and destroys instances,
+//! applies profiles at run time, and ticks: it gathers the world's sources,
+//! blockers and captures, applies the recompute rules and the cadence, and
+//! drives the backend.
+//!
+//! Recompute rules (spec, "Recompute Rules"):
+//!
+//! ```text
+//! capture dirty ──> recapture ──> occlusion dirty ──> rebuild occlusion ─┐
+//! blockers changed ───────────────────^                                  v
+//! sources changed / occlusion rebuilt / not settled ──> recompute visibility..upscale
+//! every tick ──> blend(start, upscaled, t)
+//! ```
+//!
+//! A tick validates every input of every instance before it touches any
+//! state: a rejected input leaves all masks as they were.
+
+use crate::backend::{Backend, InstanceDims, InstanceKey, Stage, StageData, StageImage};
+use crate::binning::bin_sources;
+use crate::components::{
+    Blocker, BlockerShape, CaptureMode, HeightCapture, Position, TeamMask, TransientReveal,
+    VisionSource,
+};
+use crate::error::{finite, in_range, MurkError, Result};
+use crate::fixed::{
+    Fnv64, HEIGHT_LIMIT, HEIGHT_UNITS_PER_SLAB, HEIGHT_WALL, MAX_RADIUS_TEXELS, TEXEL_ONE, UNIT_ONE,
+};
+use crate::frame::{
+    BlurKernel, CircleTexel, OcclusionInput, PolygonTexel, RecomputeInput, SourceTexel,
+    CAPTURE_EMPTY, SOURCE_HAS_CONE,
+};
+use crate::profile::{Profile, ProfileQ};
+use crate::transform::{grid_size, sin_cos_degrees, Area, AreaTransform};
+use crate::zlayer::Slab;
+use hecs::{Entity, World};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// What a fog instance is made of.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstanceDesc {
+    /// Unique name.
+    pub name: String,
+    /// Covered area.
+    pub area: Area,
+    /// Output texels along the area's X side (rows follow from the aspect).
+    pub resolution: u32,
+    /// Internal downscale: passes run at `resolution >> lod`.
+    #[serde(default)]
+    pub lod: u32,
+    /// Teams whose sources reveal this instance.
+    #[serde(default)]
+    pub observed_teams: TeamMask,
+    /// Settings.
+    #[serde(default)]
+    pub profile: Profile,
+}
+
+/// Counters of an instance (what the recompute rules decided).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct InstanceStats {
+    /// Ticks the instance was enabled.
+    pub ticks: u64,
+    /// Height captures resampled.
+    pub recaptures: u64,
+    /// Occlusion builds.
+    pub occlusion_builds: u64,
+    /// Visibility recomputes.
+    pub recomputes: u64,
+    /// Recomputes the cadence asked for but the rules skipped (nothing changed, settled).
+    pub skipped_recomputes: u64,
+}
+
+struct Slot {
+    key: InstanceKey,
+    desc: InstanceDesc,
+    q: ProfileQ,
+    transform: AreaTransform,
+    dims: InstanceDims,
+    blocker_hash: Option<u64>,
+    capture_signature: Option<u64>,
+    capture: Option<Vec<i32>>,
+    source_hash: Option<u64>,
+    occlusion_dirty: bool,
+    capture_dirty: bool,
+    settled: bool,
+    built_for: Option<(bool, u32)>,
+    recomputed_profile: Option<ProfileQ>,
+    rate_since_us: u64,
+    blend_since_us: u64,
+    has_recomputed: bool,
+    stats: InstanceStats,
+}
+
+/// What one instance needs from the world this tick, gathered before any state changes.
+struct Gathered {
+    occlusion: OcclusionInput,
+    blocker_hash: u64,
+    capture: Option<(Option<u64>, Option<Vec<i32>>)>,
+    sources: Vec<SourceTexel>,
+    source_hash: u64,
+}
+
+/// Per-tick outcome of one instance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InstanceTick {
+    /// Occlusion rebuilt this tick.
+    pub occlusion_built: bool,
+    /// Visibility recomputed this tick.
+    pub recomputed: bool,
+}
+
+/// The fog-of-war subsystem of one world.
+pub struct FogSubsystem {
+    backend: Box<dyn Backend>,
+    instances: BTreeMap<String, Slot>,
+    next_key: InstanceKey,
+    tick: u64,
+}
+
+impl FogSubsystem {
+    /// A subsystem running its passes on `backend`.
+    pub fn new(backend: Box<dyn Backend>) -> Self {
+        Self {
+            backend,
+            instances: BTreeMap::new(),
+            next_key: 0,
+            tick: 0,
+        }
+    }
+
+    /// The backend's name.
+    pub fn backend_name(&self) -> String {
+        self.backend.name()
+    }
+
+    /// Ticks run so far.
+    pub fn tick_count(&self) -> u64 {
+        self.tick
+    }
+
+    /// Instance names, sorted.
+    pub fn instance_names(&self) -> Vec<String> {
+        self.instances.keys().cloned().collect()
+    }
+
+    /// Creates an instance. Errors name the bad field; nothing is created then.
+    pub fn create_instance(&mut self, desc: InstanceDesc) -> Result<()> {
+        if self.instances.contains_key(&desc.name) {
+            return Err(MurkError::DuplicateInstance(desc.name));
+        }
+        let prefix = format!("instance `{}`", desc.name);
+        let (q, transform, dims) = Self::validate_desc(&desc, &prefix)?;
+        let key = self.next_key;
+        self.backend.create_instance(key, dims)?;
+        self.next_key += 1;
+        let slot = Slot {
+            key,
+            desc,
+            q,
+            transform,
+            dims,
+            blocker_hash: None,
+            capture_signature: None,
+            capture: None,
+            source_hash: None,
+            occlusion_dirty: true,
+            capture_dirty: true,
+            settled: false,
+            built_for: None,
+            recomputed_profile: None,
+            rate_since_us: 0,
+            blend_since_us: 0,
+            has_recomputed: false,
+            stats: InstanceStats::default(),
+        };
+        self.instances.insert(slot.desc.name.clone(), slot);
+        Ok(())
+    }
+
+    fn validate_desc(
+        desc: &InstanceDesc,
+        prefix: &str,
+    ) -> Result<(ProfileQ, AreaTransform, InstanceDims)> {
+        desc.area.validate(&format!("{prefix}.area"))?;
+        let q = desc.profile.quantize(&format!("{prefix}.profile"))?;
+        let (out_w, out_h) = grid_size(&desc.area, desc.resolution, desc.lod)
+            .map_err(|e| prefix_error(e, prefix))?;
+        let (w, h) = (out_w >> desc.lod, out_h >> desc.lod);
+        let transform = AreaTransform::new(&desc.area, w, h);
+        target_height_units(desc).map_err(|e| prefix_error(e, prefix))?;
+        Ok((
+            q,
+            transform,
+            InstanceDims {
+                width: w,
+                height: h,
+                out_width: out_w,
+                out_height: out_h,
+            },
+        ))
+    }
+
+    /// Destroys an instance and frees its textures.
+    pub fn destroy_instance(&mut self, name: &str) -> Result<()> {
+        let slot = self
+            .instances
+            .remove(name)
+            .ok_or_else(|| MurkError::UnknownInstance(name.to_string()))?;
+        self.backend.destroy_instance(slot.key);
+        Ok(())
+    }
+
+    fn slot(&self, name: &str) -> Result<&Slot> {
+        self.instances
+            .get(name)
+            .ok_or_else(|| MurkError::UnknownInstance(name.to_string()))
+    }
+
+    fn slot_mut(&mut self, name: &str) -> Result<&mut Slot> {
+        self.instances
+            .get_mut(name)
+            .ok_or_else(|| MurkError::UnknownInstance(name.to_string()))
+    }
+
+    /// The instance's description (area, resolution, profile, teams).
+    pub fn instance(&self, name: &str) -> Result<&InstanceDesc> {
+        Ok(&self.slot(name)?.desc)
+    }
+
+    /// The instance's counters.
+    pub fn stats(&self, name: &str) -> Result<InstanceStats> {
+        Ok(self.slot(name)?.stats)
+    }
+
+    /// The instance's internal and output texture sizes.
+    pub fn dims(&self, name: &str) -> Result<InstanceDims> {
+        Ok(self.slot(name)?.dims)
+    }
+
+    /// The instance's world-to-texel mapping at its internal resolution.
+    pub fn transform(&self, name: &str) -> Result<AreaTransform> {
+        Ok(self.slot(name)?.transform)
+    }
+
+    /// Applies a profile at run time. The masks are kept; occlusion is rebuilt
+    /// if the ray method needs other textures.
+    pub fn apply_profile(&mut self, name: &str, profile: Profile) -> Result<()> {
+        let mut desc = self.slot(name)?.desc.clone();
+        desc.profile = profile;
+        let (q, _, _) = Self::validate_desc(&desc, &format!("instance `{name}`"))?;
+        let slot = self.slot_mut(name)?;
+        slot.q = q;
+        slot.desc = desc;
+        slot.settled = false;
+        Ok(())
+    }
+
+    /// Changes the teams an instance observes.
+    pub fn set_observed_teams(&mut self, name: &str, teams: TeamMask) -> Result<()> {
+        let slot = self.slot_mut(name)?;
+        slot.desc.observed_teams = teams;
+        Ok(())
+    }
+
+    /// Moves or resizes an instance's area. When the texture size changes the
+    /// masks start over; otherwise they are kept in texel space.
+    pub fn set_area(&mut self, name: &str, area: Area) -> Result<()> {
+        let slot = self.slot(name)?;
+        let mut desc = slot.desc.clone();
+        desc.area = area;
+        let (_, transform, dims) = Self::validate_desc(&desc, &format!("instance `{name}`"))?;
+        let key = slot.key;
+        if dims != slot.dims {
+            self.backend.destroy_instance(key);
+            self.backend.create_instance(key, dims)?;
+        }
+        let slot = self.slot_mut(name)?;
+        slot.desc = desc;
+        slot.transform = transform;
+        if dims != slot.dims {
+            slot.has_recomputed = false;
+        }
+        slot.dims = dims;
+        slot.capture_dirty = true;
+        slot.occlusion_dirty = true;
+        slot.settled = false;
+        Ok(())
+    }
+
+    /// Grows an instance's area to include a world point (yaw and slab kept).
+    pub fn expand_area_to_include(&mut self, name: &str, point: glam::Vec3) -> Result<()> {
+        for (axis, v) in [("x", point.x), ("y", point.y), ("z", point.z)] {
+            finite(&format!("point.{axis}"), v)?;
+        }
+        let area = self.slot(name)?.desc.area.expanded_to_include(point);
+        self.set_area(name, area)
+    }
+
+    /// Forces a recapture of the height captures on the next recompute (for
+    /// games that change captured geometry without moving its members).
+    pub fn mark_capture_dirty(&mut self) {
+        for slot in self.instances.values_mut() {
+            slot.capture_dirty = true;
+        }
+    }
+
+    /// Advances every instance by `dt_us` microseconds.
+    ///
+    /// Validates all inputs first: on error nothing changed (masks, memory,
+    /// cadence and transient reveals are as before the call).
+    pub fn tick(
+        &mut self,
+        world: &mut World,
+        dt_us: u32,
+    ) -> Result<BTreeMap<String, InstanceTick>> {
+        let dt = u64::from(dt_us);
+        // Phase 1: gather and validate everything.
+        let mut gathered: BTreeMap<String, Gathered> = BTreeMap::new();
+        for (name, slot) in &self.instances {
+            if !slot.desc.profile.enabled || slot.desc.profile.freeze_state {
+                continue;
+            }
+            let due = !slot.has_recomputed || slot.rate_since_us >= slot.q.update_interval_us;
+            if due {
+                gathered.insert(name.clone(), gather(slot, world)?);
+            }
+        }
+        // Phase 2: apply.
+        let mut report = BTreeMap::new();
+        for (name, slot) in &mut self.instances {
+            if !slot.desc.profile.enabled {
+                continue;
+            }
+            slot.stats.ticks += 1;
+            let mut outcome = InstanceTick::default();
+            if let Some(g) = gathered.remove(name) {
+                outcome = apply(self.backend.as_mut(), slot, g, dt)?;
+            }
+            slot.rate_since_us += dt;
+            slot.blend_since_us += dt;
+            let t = if slot.q.update_interval_us == 0 {
+                65536
+            } else {
+                (slot.blend_since_us.saturating_mul(65536) / slot.q.update_interval_us).min(65536)
+                    as u32
+            };
+            if slot.has_recomputed {
+                self.backend.blend(slot.key, t)?;
+            }
+            report.insert(name.clone(), outcome);
+        }
+        // Transient reveals count down after they revealed this tick.
+        let mut expired = Vec::new();
+        for (e, reveal) in world.query_mut::<&mut TransientReveal>() {
+            reveal.remaining_ticks = reveal.remaining_ticks.saturating_sub(1);
+            if reveal.remaining_ticks == 0 {
+                expired.push(e);
+            }
+        }
+        for e in expired {
+            // The entity was just listed by the query, so it exists.
+            let _ = world.despawn(e);
+        }
+        self.tick += 1;
+        Ok(report)
+    }
+
+    /// Reads a stage of an instance.
+    pub fn read_stage(&mut self, name: &str, stage: Stage) -> Result<StageImage> {
+        let key = self.slot(name)?.key;
+        self.backend.read_stage(key, stage)
+    }
+
+    /// The final mask (output resolution, row-major).
+    pub fn final_mask(&mut self, name: &str) -> Result<Vec<u16>> {
+        match self.read_stage(name, Stage::Final)?.data {
+            StageData::U16(v) => Ok(v),
+            other => Err(MurkError::Backend {
+                backend: self.backend.name(),
+                message: format!("final mask has type {other:?}"),
+            }),
+        }
+    }
+
+    /// Lockstep state hash of an instance: final mask, explored memory and
+    /// composed mask, FNV-1a 64.
+    pub fn state_hash(&mut self, name: &str) -> Result<u64> {
+        let mut h = Fnv64::default();
+        for stage in [Stage::Final, Stage::Memory, Stage::Compose] {
+            h.write(&self.read_stage(name, stage)?.bytes());
+        }
+        Ok(h.finish())
+    }
+}
+
+fn prefix_error(e: MurkError, prefix: &str) -> MurkError {
+    match e {
+        MurkError::InvalidValue {
+            field,
+            value,
+            reason,
+        } => MurkError::InvalidValue {
+            field: format!("{prefix}.{field}"),
+            value,
+            reason,
+        },
+        other => other,
+    }
+}
+
+/// The profile's target height in height units, checked against the height range.
+fn target_height_units(desc: &InstanceDesc) -> Result<i32> {
+    let units = f64::from(desc.profile.target_height)
+        / (f64::from(desc.area.extents.z) / HEIGHT_UNITS_PER_SLAB);
+    if units.abs() > f64::from(HEIGHT_LIMIT) {
+        return Err(MurkError::invalid(
+            "profile.target_height",
+            desc.profile.target_height,
+            "must stay within 256 slab heights (extents.z)",
+        ));
+    }
+    Ok(units.round() as i32)
+}
+
+fn entity_label(e: Entity) -> String {
+    format!("entity {}", e.id())
+}
+
+fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
+    let profile = &slot.desc.profile;
+    let t = &slot.transform;
+    let slab = Slab::logical(&slot.desc.area, profile.z_layering_area_scale);
+    let (w, h) = (slot.dims.width, slot.dims.height);
+
+    // Height captures.
+    let mut captures: Vec<(Entity, HeightCapture)> = world
+        .query::<&HeightCapture>()
+        .iter()
+        .map(|(e, c)| (e, c.clone()))
+        .collect();
+    captures.sort_by_key(|(e, _)| e.to_bits());
+    let capture = if captures.is_empty() {
+        None
+    } else {
+        let signature = capture_signature(world, &captures)?;
+        let dirty =
+            slot.capture_dirty || signature.is_none() || signature != slot.capture_signature;
+        let texels = if dirty {
+            Some(resample_captures(
+                &captures,
+                t,
+                &slab,
+                profile.z_layering,
+                w,
+                h,
+            )?)
+        } else {
+            None
+        };
+        Some((signature, texels))
+    };
+
+    // Blockers.
+    let mut blockers: Vec<(Entity, Position, Blocker)> = world
+        .query::<(&Position, &Blocker)>()
+        .iter()
+        .map(|(e, (p, b))| (e, *p, b.clone()))
+        .collect();
+    blockers.sort_by_key(|(e, _, _)| e.to_bits());
+    let mut occlusion = OcclusionInput {
+        width: w,
+        height: h,
+        build_mips: profile.ray_method.needs_mips(),
+        distance_field_scale: if profile.ray_method.needs_distance_field() {
+            profile.df_scale
+        } else {
+            0
+        },
+        ..Default::default()
+    };
+    let mut bh = Fnv64::default();
+    for (e, pos, b) in &blockers {
+        let label = entity_label(*e);
+        let z = finite(&format!("{label}.position.z"), pos.0.z)?;
+        let height = match b.height {
+            None => None,
+            Some(v) => {
+                let v = finite(&format!("{label}.blocker.height"), v)?;
+                if v < 0.0 {
+                    return Err(MurkError::invalid(
+                        format!("{label}.blocker.height"),
+                        v,
+                        "must not be negative",
+                    ));
+                }
+                Some(v)
+            }
+        };
+        let x = finite(&format!("{label}.position.x"), pos.0.x)?;
+        let y = finite(&format!("{label}.position.y"), pos.0.y)?;
+        if profile.z_layering && b.use_height_layer && !slab.holds_column(z, height) {
+            continue;
+        }
+        let top = match height {
+            None => HEIGHT_WALL,
+            Some(v) => t.height_q(&format!("{label}.blocker.height"), z + v)?,
+        };
+        match &b.shape {
+            BlockerShape::Circle { radius } => {
+                let r = t.length_q(&format!("{label}.blocker.shape.circle.radius"), *radius)?;
+                let (tx, ty) = t.world_to_texel(x, y);
+                let rt = f64::from(r) / f64::from(TEXEL_ONE);
+                if tx + rt < 0.0
+                    || ty + rt < 0.0
+                    || tx - rt > f64::from(w)
+                    || ty - rt > f64::from(h)
+                {
+                    continue;
+                }
+                let [cx, cy] = AreaTransform::texel_q(tx, ty);
+                let c = CircleTexel {
+                    x: cx,
+                    y: cy,
+                    radius: r,
+                    height: top,
+                };
+                bh.write(&[0]);
+                for v in [c.x, c.y, c.radius, c.height] {
+                    bh.write(&v.to_le_bytes());
+                }
+                occlusion.circles.push(c);
+            }
+            BlockerShape::Rect { size, yaw_degrees } => {
+                let sx = finite(&format!("{label}.blocker.shape.rect.size.x"), size.x)?;
+                let sy = finite(&format!("{label}.blocker.shape.rect.size.y"), size.y)?;
+                if sx <= 0.0 || sy <= 0.0 {
+                    let v = if sx <= 0.0 { size.x } else { size.y };
+                    return Err(MurkError::invalid(
+                        format!("{label}.blocker.shape.rect.size"),
+                        v,
+                        "must be positive",
+                    ));
+                }
+                let yaw = finite(
+                    &format!("{label}.blocker.shape.rect.yaw_degrees"),
+                    *yaw_degrees,
+                )?;
+                let (s, c) = sin_cos_degrees(yaw);
+                let corners: Vec<(f64, f64)> = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
+                    .iter()
+                    .map(|(u, v)| {
+                        let (lx, ly) = (u * sx / 2.0, v * sy / 2.0);
+                        t.world_to_texel(x + lx * c - ly * s, y + lx * s + ly * c)
+                    })
+                    .collect();
+                push_polygon(&mut occlusion, &mut bh, &corners, top, w, h);
+            }
+            BlockerShape::Polygon { points } => {
+                if points.len() < 3 {
+                    return Err(MurkError::invalid(
+                        format!("{label}.blocker.shape.polygon.points"),
+                        points.len(),
+                        "needs at least 3 points",
+                    ));
+                }
+                let mut corners = Vec::with_capacity(points.len());
+                for (i, p) in points.iter().enumerate() {
+                    let px = finite(&format!("{label}.blocker.shape.polygon.points[{i}].x"), p.x)?;
+                    let py = finite(&format!("{label}.blocker.shape.polygon.points[{i}].y"), p.y)?;
+                    corners.push(t.world_to_texel(x + px, y + py));
+                }
+                push_polygon(&mut occlusion, &mut bh, &corners, top, w, h);
+            }
+        }
+    }
+
+    // Sources.
+    let mut sources_in: Vec<(Entity, Position, VisionSource)> = world
+        .query::<(&Position, &VisionSource)>()
+        .iter()
+        .map(|(e, (p, s))| (e, *p, *s))
+        .collect();
+    sources_in.sort_by_key(|(e, _, _)| e.to_bits());
+    let mut sources = Vec::with_capacity(sources_in.len());
+    let mut sh = Fnv64::default();
+    for (e, pos, s) in &sources_in {
+        let label = entity_label(*e);
+        if let Some(src) = project_source(&label, pos, s, slot, &slab)? {
+            src.hash_into(&mut sh);
+            sources.push(src);
+        }
+    }
+    Ok(Gathered {
+        occlusion,
+        blocker_hash: bh.finish(),
+        capture,
+        sources,
+        source_hash: sh.finish(),
+    })
+}
+
+/// Projects one source into texel space; `None` when it does not take part
+/// (other team, outside the slab, or too far to touch the grid).
+fn project_source(
+    label: &str,
+    pos: &Position,
+    s: &VisionSource,
+    slot: &Slot,
+    slab: &Slab,
+) -> Result<Option<SourceTexel>> {
+    let t = &slot.transform;
+    let profile = &slot.desc.profile;
+    let x = finite(&format!("{label}.position.x"), pos.0.x)?;
+    let y = finite(&format!("{label}.position.y"), pos.0.y)?;
+    let z = finite(&format!("{label}.position.z"), pos.0.z)?;
+    let radius = t.length_q(&format!("{label}.source.radius"), s.radius)?;
+    if radius > MAX_RADIUS_TEXELS * TEXEL_ONE {
+        return Err(MurkError::invalid(
+            format!("{label}.source.radius"),
+            s.radius,
+            format!(
+                "is {} texels at this instance's resolution; at most {MAX_RADIUS_TEXELS}",
+                radius / TEXEL_ONE
+            ),
+        ));
+    }
+    let falloff = match s.falloff {
+        Some(f) => in_range(&format!("{label}.source.falloff"), f, 0.0, 1.0)?,
+        None => f64::from(profile.smooth_falloff),
+    };
+    let eye_offset = finite(&format!("{label}.source.eye_height"), s.eye_height)?;
+    if s.team >= 32 {
+        return Err(MurkError::invalid(
+            format!("{label}.source.team"),
+            s.team,
+            "must be within 0..=31",
+        ));
+    }
+    let cone = match s.cone {
+        None => None,
+        Some(c) => {
+            let yaw = finite(&format!("{label}.source.cone.yaw_degrees"), c.yaw_degrees)?;
+            let half = in_range(
+                &format!("{label}.source.cone.half_angle_degrees"),
+                c.half_angle_degrees,
+                0.0,
+                180.0,
+            )?;
+            Some((yaw, half))
+        }
+    };
+    let mut strength = u32::from(u16::MAX);
+    if let Some(layer) = s.height_layer {
+        let extent = finite(
+            &format!("{label}.source.height_layer.vertical_extent"),
+            layer.vertical_extent,
+        )?;
+        if extent < 0.0 {
+            return Err(MurkError::invalid(
+                format!("{label}.source.height_layer.vertical_extent"),
+                extent,
+                "must not be negative",
+            ));
+        }
+        if profile.z_layering {
+            match slab.source_strength(z, extent) {
+                None => return Ok(None),
+                Some(f) => strength = u32::from(f),
+            }
+        }
+    }
+    if !slot.desc.observed_teams.contains(s.team) {
+        return Ok(None);
+    }
+    let (tx, ty) = t.world_to_texel(x, y);
+    let rt = f64::from(radius) / f64::from(TEXEL_ONE);
+    if tx + rt < 0.0
+        || ty + rt < 0.0
+        || tx - rt > f64::from(t.width())
+        || ty - rt > f64::from(t.height())
+    {
+        return Ok(None);
+    }
+    let [qx, qy] = AreaTransform::texel_q(tx, ty);
+    let eye = t.height_q(&format!("{label}.source.eye_height"), z + eye_offset)?;
+    let inner = radius - (f64::from(radius) * falloff).round() as i32;
+    let mut src = SourceTexel {
+        x: qx,
+        y: qy,
+        radius,
+        inner_radius: inner,
+        eye,
+        strength,
+        ..Default::default()
+    };
+    if let Some((yaw, half)) = cone {
+        if half < 180.0 {
+            let (s, c) = sin_cos_degrees(yaw);
+            let (dx, dy) = t.direction_to_texel(c, s);
+            let unit = f64::from(UNIT_ONE);
+            src.cone_x = (dx * unit).round() as i32;
+            src.cone_y = (dy * unit).round() as i32;
+            src.cone_cos = (sin_cos_degrees(half).1 * unit).round() as i32;
+            src.flags |= SOURCE_HAS_CONE;
+        }
+    }
+    Ok(Some(src))
+}
+
+fn push_polygon(
+    occ: &mut OcclusionInput,
+    hash: &mut Fnv64,
+    corners: &[(f64, f64)],
+    top: i32,
+    w: u32,
+    h: u32,
+) {
+    let clipped = clip_to_rect(corners, f64::from(w), f64::from(h));
+    if clipped.len() < 3 {
+        return;
+    }
+    let first = occ.vertices.len() as u32;
+    hash.write(&[1]);
+    for &(x, y) in &clipped {
+        let q = AreaTransform::texel_q(x, y);
+        hash.write(&q[0].to_le_bytes());
+        hash.write(&q[1].to_le_bytes());
+        occ.vertices.push(q);
+    }
+    hash.write(&top.to_le_bytes());
+    occ.polygons.push(PolygonTexel {
+        first,
+        count: clipped.len() as u32,
+        height: top,
+        pad: 0,
+    });
+}
+
+/// Sutherland-Hodgman clip of a polygon to `[0, w] x [0, h]` (texel units).
+///
+/// Texel centres lie strictly inside the rectangle, so clipping never
+/// changes which centres a polygon holds; it keeps the vertex values small
+/// enough for 32-bit cross products.
+fn clip_to_rect(poly: &[(f64, f64)], w: f64, h: f64) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = poly.to_vec();
+    let planes: [(usize, f64, bool); 4] =
+        [(0, 0.0, true), (0, w, false), (1, 0.0, true), (1, h, false)];
+    for (axis, bound, keep_above) in planes {
+        let input = std::mem::take(&mut out);
+        if input.is_empty() {
+            break;
+        }
+        let coord = |p: (f64, f64)| if axis == 0 { p.0 } else { p.1 };
+        let inside = |p: (f64, f64)| {
+            if keep_above {
+                coord(p) >= bound
+            } else {
+                coord(p) <= bound
+            }
+        };
+        for i in 0..input.len() {
+            let cur = input[i];
+            let prev = input[(i + input.len() - 1) % input.len()];
+            let (ci, pi) = (inside(cur), inside(prev));
+            if ci != pi {
+                let s = (bound - coord(prev)) / (coord(cur) - coord(prev));
+                out.push((prev.0 + (cur.0 - prev.0) * s, prev.1 + (cur.1 - prev.1) * s));
+            }
+            if ci {
+                out.push(cur);
+            }
+        }
+    }
+    out
+}
+
+/// Signature of the capture inputs for the show-only transform rule, or
+/// `None` when the capture must be redone every recompute.
+fn capture_signature(world: &World, captures: &[(Entity, HeightCapture)]) -> Result<Option<u64>> {
+    let mut h = Fnv64::default();
+    for (e, c) in captures {
+        match &c.mode {
+            CaptureMode::FullScene
+            | CaptureMode::ShowOnly {
+                update_only_if_transform_changed: false,
+                ..
+            } => return Ok(None),
+            CaptureMode::ShowOnly {
+                members,
+                update_only_if_transform_changed: true,
+            } => {
+                h.write(&e.to_bits().get().to_le_bytes());
+                for f in [c.origin.x, c.origin.y, c.cell_size] {
+                    h.write(&f.to_bits().to_le_bytes());
+                }
+                h.write(&c.width.to_le_bytes());
+                h.write(&c.height.to_le_bytes());
+                for m in members {
+                    h.write(&m.to_bits().get().to_le_bytes());
+                    let pos = world.get::<&Position>(*m).map_err(|_| {
+                        MurkError::UnknownEntity(format!(
+                            "{} (capture member of {})",
+                            entity_label(*m),
+                            entity_label(*e)
+                        ))
+                    })?;
+                    for f in [pos.0.x, pos.0.y, pos.0.z] {
+                        h.write(&f.to_bits().to_le_bytes());
+                    }
+                }
+            }
+        }
+    }
+    Ok(Some(h.finish()))
+}
+
+fn resample_captures(
+    captures: &[(Entity, HeightCapture)],
+    t: &AreaTransform,
+    slab: &Slab,
+    z_layering: bool,
+    w: u32,
+    h: u32,
+) -> Result<Vec<i32>> {
+    for (e, c) in captures {
+        let label = entity_label(*e);
+        let cell = finite(&format!("{label}.capture.cell_size"), c.cell_size)?;
+        if cell <= 0.0 {
+            return Err(MurkError::invalid(
+                format!("{label}.capture.cell_size"),
+                cell,
+                "must be positive",
+            ));
+        }
+        finite(&format!("{label}.capture.origin.x"), c.origin.x)?;
+        finite(&format!("{label}.capture.origin.y"), c.origin.y)?;
+        let expected = u64::from(c.width) * u64::from(c.height);
+        if c.cells.len() as u64 != expected {
+            return Err(MurkError::invalid(
+                format!("{label}.capture.cells"),
+                c.cells.len(),
+                format!("must hold width * height = {expected} cells"),
+            ));
+        }
+    }
+    let mut out = vec![CAPTURE_EMPTY; (w * h) as usize];
+    for row in 0..h {
+        for col in 0..w {
+            let (x, y) = t.texel_to_world(f64::from(col) + 0.5, f64::from(row) + 0.5);
+            let mut best = CAPTURE_EMPTY;
+            for (e, c) in captures {
+                let cell = f64::from(c.cell_size);
+                let cx = ((x - f64::from(c.origin.x)) / cell).floor();
+                let cy = ((y - f64::from(c.origin.y)) / cell).floor();
+                if cx < 0.0 || cy < 0.0 || cx >= f64::from(c.width) || cy >= f64::from(c.height) {
+                    continue;
+                }
+                let i = cy as usize * c.width as usize + cx as usize;
+                let z = f64::from(c.cells[i]);
+                if z.is_nan() {
+                    continue;
+                }
+                // +inf is a wall: a column from below every slab to above every eye.
+                let q = if z == f64::INFINITY {
+                    HEIGHT_WALL
+                } else {
+                    if z_layering && !slab.holds_height(z) {
+                        continue;
+                    }
+                    t.height_q(&format!("{}.capture.cells[{i}]", entity_label(*e)), z)?
+                };
+                best = best.max(q);
+            }
+            out[(row * w + col) as usize] = best;
+        }
+    }
+    Ok(out)
+}
+
+/// Applies a gathered tick to one instance.
+fn apply(backend: &mut dyn Backend, slot: &mut Slot, g: Gathered, dt: u64) -> Result<InstanceTick> {
+    let mut outcome = InstanceTick::default();
+    if let Some((signature, texels)) = g.capture {
+        if let Some(texels) = texels {
+            slot.stats.recaptures += 1;
+            slot.capture = Some(texels);
+            slot.occlusion_dirty = true;
+        }
+        slot.capture_signature = signature;
+        slot.capture_dirty = false;
+    } else if slot.capture.take().is_some() {
+        slot.occlusion_dirty = true;
+    }
+    if slot.blocker_hash != Some(g.blocker_hash) {
+        slot.occlusion_dirty = true;
+    }
+    let needs = (g.occlusion.build_mips, g.occlusion.distance_field_scale);
+    if slot.built_for != Some(needs) {
+        slot.occlusion_dirty = true;
+    }
+    if slot.occlusion_dirty {
+        let mut input = g.occlusion;
+        input.capture = slot.capture.clone();
+        backend.build_occlusion(slot.key, &input)?;
+        slot.blocker_hash = Some(g.blocker_hash);
+        slot.built_for = Some(needs);
+        slot.occlusion_dirty = false;
+        slot.stats.occlusion_builds += 1;
+        outcome.occlusion_built = true;
+    }
+    let unchanged = !outcome.occlusion_built
+        && slot.source_hash == Some(g.source_hash)
+        && slot.settled
+        && slot.recomputed_profile == Some(slot.q)
+        && slot.has_recomputed;
+    if unchanged {
+        slot.stats.skipped_recomputes += 1;
+        slot.rate_since_us = 0;
+        return Ok(outcome);
+    }
+    let elapsed = if slot.has_recomputed {
+        slot.rate_since_us
+    } else {
+        dt
+    };
+    let step =
+        |per_s: u32| (u64::from(per_s) * elapsed / 1_000_000).min(u64::from(u32::MAX)) as u32;
+    let p = &slot.desc.profile;
+    let bins = bin_sources(&g.sources, slot.dims.width, slot.dims.height, p.tile_size);
+    let input = RecomputeInput {
+        sources: g.sources,
+        bins,
+        method: p.ray_method,
+        target_height: target_height_units(&slot.desc)?,
+        df_scale: p.df_scale,
+        soft_shadow_k_q8: if p.soft_shadows {
+            slot.q.soft_shadow_k_q8
+        } else {
+            0
+        },
+        df_jitter: slot.q.df_jitter,
+        blur: BlurKernel::gaussian(p.blur_radius, p.blur_sigma, p.blur_iterations),
+        forget_step: step(slot.q.forget_per_s),
+        freeze_memory: p.freeze_memory,
+        fade_in_step: step(slot.q.fade_in_per_s),
+        relax_step: step(slot.q.relax_per_s),
+        explored_value: slot.q.explored_value,
+        show_memory_alpha: slot.q.show_memory_alpha,
+    };
+    let report = backend.recompute(slot.key, &input)?;
+    slot.settled = !report.changed;
+    slot.source_hash = Some(g.source_hash);
+    slot.recomputed_profile = Some(slot.q);
+    slot.has_recomputed = true;
+    slot.rate_since_us = 0;
+    slot.blend_since_us = 0;
+    slot.stats.recomputes += 1;
+    outcome.recomputed = true;
+    Ok(outcome)
+}
