@@ -1,0 +1,513 @@
+//! Hand-worked expectations for each pass, driven through the public API.
+
+use murk_core::glam::{Vec2, Vec3};
+use murk_core::hecs::World;
+use murk_core::{
+    Area, Blocker, BlockerShape, Cone, FogSubsystem, HeightLayer, InstanceDesc, Position, Profile,
+    RayMethod, Stage, StageData, TeamMask, VisionSource,
+};
+use murk_cpu::CpuBackend;
+
+/// A 64x64 instance over world [0, 64]^2, slab z in [0, 10], one texel per unit.
+fn fog_with(profile: Profile) -> FogSubsystem {
+    let mut fog = FogSubsystem::new(Box::new(CpuBackend::new(2).unwrap()));
+    fog.create_instance(InstanceDesc {
+        name: "i".into(),
+        area: Area {
+            center: Vec3::new(32.0, 32.0, 5.0),
+            extents: Vec3::new(64.0, 64.0, 10.0),
+            yaw_degrees: 0.0,
+        },
+        resolution: 64,
+        lod: 0,
+        observed_teams: TeamMask::ALL,
+        profile,
+    })
+    .unwrap();
+    fog
+}
+
+/// A profile whose visibility is unblurred and whose composed mask follows it at once.
+fn raw_profile() -> Profile {
+    Profile {
+        blur_iterations: 0,
+        fade_in_rate: 1.0e4,
+        relax_rate: 1.0e4,
+        ..Profile::default()
+    }
+}
+
+fn u16s(img: murk_core::StageImage) -> Vec<u16> {
+    match img.data {
+        StageData::U16(v) => v,
+        other => panic!("expected a u16 stage, got {other:?}"),
+    }
+}
+
+fn vis(fog: &mut FogSubsystem) -> Vec<u16> {
+    u16s(fog.read_stage("i", Stage::Visibility).unwrap())
+}
+
+fn at(v: &[u16], x: usize, y: usize) -> u16 {
+    v[y * 64 + x]
+}
+
+#[test]
+fn lone_source_on_empty_map_is_a_disk_with_linear_falloff() {
+    let mut fog = fog_with(raw_profile());
+    let mut world = World::new();
+    let mut src = VisionSource::new(20.0);
+    src.falloff = Some(0.5);
+    world.spawn((Position(Vec3::new(32.5, 32.5, 0.0)), src));
+    fog.tick(&mut world, 100_000).unwrap();
+    let v = vis(&mut fog);
+    for y in 0..64 {
+        for x in 0..64 {
+            let d = ((x as f64 - 32.0).powi(2) + (y as f64 - 32.0).powi(2)).sqrt();
+            let got = f64::from(at(&v, x, y));
+            let expected = if d <= 10.0 {
+                65535.0
+            } else if d >= 20.0 {
+                0.0
+            } else {
+                (20.0 - d) / 10.0 * 65535.0
+            };
+            // Distances are floored to 1/8 texel: at most 1/80 of the ramp.
+            assert!(
+                (got - expected).abs() <= 65535.0 / 80.0 + 1.0,
+                "texel {x},{y}: got {got}, expected {expected}"
+            );
+            if d >= 20.0 {
+                assert_eq!(got, 0.0, "outside the radius at {x},{y}");
+            }
+            if d <= 10.0 {
+                assert_eq!(got, 65535.0, "inside the full-strength disk at {x},{y}");
+            }
+        }
+    }
+    // The final mask follows at once with these rates and the default cadence.
+    assert_eq!(
+        fog.final_mask("i").unwrap(),
+        u16s(fog.read_stage("i", Stage::Compose).unwrap())
+    );
+}
+
+/// Whether the segment a-b crosses the axis-aligned box [x0,x1]x[y0,y1] with
+/// at least `margin` inside it (sampled finely: an independent check).
+fn segment_inside_box(a: (f64, f64), b: (f64, f64), bx: (f64, f64, f64, f64), margin: f64) -> bool {
+    (0..=2000).any(|i| {
+        let t = f64::from(i) / 2000.0;
+        let (x, y) = (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
+        x > bx.0 + margin && x < bx.1 - margin && y > bx.2 + margin && y < bx.3 - margin
+    })
+}
+
+#[test]
+fn a_wall_casts_the_expected_shadow_and_is_itself_lit() {
+    for method in [
+        RayMethod::Dda,
+        RayMethod::HierarchicalDda,
+        RayMethod::StepScan,
+    ] {
+        let mut fog = fog_with(Profile {
+            ray_method: method,
+            ..raw_profile()
+        });
+        let mut world = World::new();
+        let mut src = VisionSource::new(30.0);
+        src.falloff = Some(0.0);
+        world.spawn((Position(Vec3::new(32.5, 32.5, 0.0)), src));
+        // Wall covering texels x = 40, y = 20..=43.
+        world.spawn((
+            Position(Vec3::new(40.5, 32.0, 0.0)),
+            Blocker::wall(BlockerShape::Rect {
+                size: Vec2::new(1.0, 24.0),
+                yaw_degrees: 0.0,
+            }),
+        ));
+        fog.tick(&mut world, 100_000).unwrap();
+        let v = vis(&mut fog);
+        let wall = (40.0, 41.0, 20.0, 44.0);
+        let mut dark = 0;
+        for y in 0..64 {
+            for x in 0..64 {
+                let c = (x as f64 + 0.5, y as f64 + 0.5);
+                let d = ((c.0 - 32.5).powi(2) + (c.1 - 32.5).powi(2)).sqrt();
+                if d >= 29.0 || x == 40 {
+                    continue;
+                }
+                // DDA visits every texel the segment touches; Step Scan one per
+                // major-axis step, so it may clip a corner by up to half a texel.
+                let end = if method == RayMethod::StepScan {
+                    0.5
+                } else {
+                    0.0
+                };
+                if segment_inside_box(
+                    (32.5, 32.5),
+                    c,
+                    (wall.0, wall.1, wall.2 + end, wall.3 - end),
+                    0.05,
+                ) && x > 40
+                {
+                    assert_eq!(
+                        at(&v, x, y),
+                        0,
+                        "{method:?}: texel {x},{y} is behind the wall"
+                    );
+                    dark += 1;
+                } else if !segment_inside_box(
+                    (32.5, 32.5),
+                    c,
+                    (wall.0 - 0.75, wall.1 + 0.75, wall.2 - 0.75, wall.3 + 0.75),
+                    0.0,
+                ) {
+                    assert_eq!(
+                        at(&v, x, y),
+                        65535,
+                        "{method:?}: texel {x},{y} sees the source"
+                    );
+                }
+            }
+        }
+        assert!(dark > 100, "{method:?}: the shadow has {dark} texels");
+        // The wall's face toward the source is lit.
+        assert_eq!(at(&v, 40, 32), 65535, "{method:?}: wall face");
+    }
+}
+
+#[test]
+fn an_eye_above_a_low_wall_sees_over_it_but_not_over_a_tall_one() {
+    // Source at x = 10.5, wall one texel wide at x = 15 (k = 5), targets behind it.
+    let cases = [
+        // (wall height, eye height, target x, visible?)
+        (1.0, 1.5, 18usize, false), // n = 8: the ray is at 1.5 - 1.5*5/8 = 0.94 < 1 at the wall
+        (1.0, 1.5, 30, true),       // n = 20: 1.125 > 1
+        (1.0, 10.0, 18, true),      // high eye: 3.75 > 1
+        (20.0, 10.0, 18, false),    // tall wall
+        (20.0, 10.0, 30, false),
+    ];
+    for (wall_h, eye, tx, visible) in cases {
+        let mut fog = fog_with(Profile {
+            ray_method: RayMethod::Dda,
+            ..raw_profile()
+        });
+        let mut world = World::new();
+        let mut src = VisionSource::new(40.0);
+        src.falloff = Some(0.0);
+        src.eye_height = eye;
+        world.spawn((Position(Vec3::new(10.5, 32.5, 0.0)), src));
+        let mut wall = Blocker::wall(BlockerShape::Rect {
+            size: Vec2::new(1.0, 30.0),
+            yaw_degrees: 0.0,
+        });
+        wall.height = Some(wall_h);
+        world.spawn((Position(Vec3::new(15.5, 32.0, 0.0)), wall));
+        fog.tick(&mut world, 100_000).unwrap();
+        let v = vis(&mut fog);
+        assert_eq!(
+            at(&v, tx, 32) == 65535,
+            visible,
+            "wall {wall_h}, eye {eye}, target x {tx}: got {}",
+            at(&v, tx, 32)
+        );
+        for m in [
+            RayMethod::HierarchicalDda,
+            RayMethod::StepScan,
+            RayMethod::DistanceField,
+        ] {
+            let mut p = Profile {
+                ray_method: m,
+                ..raw_profile()
+            };
+            p.df_jitter = 0.0;
+            fog.apply_profile("i", p).unwrap();
+            fog.tick(&mut world, 100_000).unwrap();
+            let v = vis(&mut fog);
+            assert_eq!(
+                at(&v, tx, 32) > 0,
+                visible,
+                "{m:?}: wall {wall_h}, eye {eye}, target x {tx}"
+            );
+        }
+    }
+}
+
+#[test]
+fn cones_reveal_only_inside_their_half_angle() {
+    let mut fog = fog_with(raw_profile());
+    let mut world = World::new();
+    let mut src = VisionSource::new(25.0);
+    src.falloff = Some(0.0);
+    src.cone = Some(Cone {
+        yaw_degrees: 90.0,
+        half_angle_degrees: 30.0,
+    });
+    world.spawn((Position(Vec3::new(32.5, 32.5, 0.0)), src));
+    fog.tick(&mut world, 100_000).unwrap();
+    let v = vis(&mut fog);
+    // World +y is texel +row.
+    assert_eq!(at(&v, 32, 50), 65535);
+    assert_eq!(at(&v, 32, 15), 0);
+    assert_eq!(at(&v, 50, 32), 0);
+    // 20 degrees off axis is inside, 40 is outside.
+    let p = |deg: f64| {
+        (
+            32.5 + 15.0 * (90.0f64 - deg).to_radians().cos(),
+            32.5 + 15.0 * (90.0f64 - deg).to_radians().sin(),
+        )
+    };
+    let (x, y) = p(20.0);
+    assert_eq!(at(&v, x as usize, y as usize), 65535);
+    let (x, y) = p(40.0);
+    assert_eq!(at(&v, x as usize, y as usize), 0);
+}
+
+#[test]
+fn z_gating_and_overlap_strength() {
+    let profile = Profile {
+        z_layering: true,
+        ..raw_profile()
+    };
+    let layered = |z: f32| {
+        let mut s = VisionSource::new(10.0);
+        s.falloff = Some(0.0);
+        s.height_layer = Some(HeightLayer {
+            vertical_extent: 2.0,
+        });
+        (Position(Vec3::new(32.5, 32.5, z)), s)
+    };
+    // Above the slab [0, 10]: no contribution.
+    let mut fog = fog_with(profile.clone());
+    let mut world = World::new();
+    world.spawn(layered(20.0));
+    fog.tick(&mut world, 100_000).unwrap();
+    assert!(vis(&mut fog).iter().all(|&v| v == 0));
+    // Half inside: half strength.
+    let mut world = World::new();
+    world.spawn(layered(9.0));
+    fog.tick(&mut world, 100_000).unwrap();
+    assert_eq!(at(&vis(&mut fog), 32, 32), 32768);
+    // Fully inside: full strength.
+    let mut world = World::new();
+    world.spawn(layered(3.0));
+    fog.tick(&mut world, 100_000).unwrap();
+    assert_eq!(at(&vis(&mut fog), 32, 32), 65535);
+    // Without the height layer a source behaves as 2D and always participates.
+    let mut world = World::new();
+    let (p, mut s) = layered(20.0);
+    s.height_layer = None;
+    world.spawn((p, s));
+    fog.tick(&mut world, 100_000).unwrap();
+    assert_eq!(at(&vis(&mut fog), 32, 32), 65535);
+    // The area scale widens the logical slab: z = 20 participates with scale 5 (slab -20..30).
+    let mut fog = fog_with(Profile {
+        z_layering_area_scale: 5.0,
+        ..profile
+    });
+    let mut world = World::new();
+    world.spawn(layered(20.0));
+    fog.tick(&mut world, 100_000).unwrap();
+    assert_eq!(at(&vis(&mut fog), 32, 32), 65535);
+}
+
+#[test]
+fn height_layer_blockers_occlude_only_their_slab() {
+    let profile = Profile {
+        z_layering: true,
+        ..raw_profile()
+    };
+    for (blocker_z, blocks) in [(0.0, true), (30.0, false)] {
+        let mut fog = fog_with(profile.clone());
+        let mut world = World::new();
+        world.spawn((
+            Position(Vec3::new(20.5, 32.5, 0.0)),
+            VisionSource::new(30.0),
+        ));
+        let mut wall = Blocker::wall(BlockerShape::Rect {
+            size: Vec2::new(1.0, 20.0),
+            yaw_degrees: 0.0,
+        });
+        wall.height = Some(5.0);
+        wall.use_height_layer = true;
+        world.spawn((Position(Vec3::new(25.5, 32.0, blocker_z)), wall));
+        fog.tick(&mut world, 100_000).unwrap();
+        let cov = fog.read_stage("i", Stage::Coverage).unwrap();
+        let StageData::U8(cov) = cov.data else {
+            panic!("coverage is u8")
+        };
+        assert_eq!(cov[32 * 64 + 25] == 1, blocks, "blocker at z {blocker_z}");
+        assert_eq!(
+            at(&vis(&mut fog), 35, 32) == 0,
+            blocks,
+            "behind the blocker at z {blocker_z}"
+        );
+    }
+}
+
+#[test]
+fn memory_decays_at_the_forget_rate_and_freezes() {
+    // 100 ms ticks, forget 1/s: 6553 per recompute.
+    let mut fog = fog_with(Profile {
+        forget_rate: 1.0,
+        ..raw_profile()
+    });
+    let mut world = World::new();
+    let mut s = VisionSource::new(5.0);
+    s.falloff = Some(0.0);
+    let e = world.spawn((Position(Vec3::new(32.5, 32.5, 0.0)), s));
+    fog.tick(&mut world, 100_000).unwrap();
+    let mem =
+        |fog: &mut FogSubsystem| u16s(fog.read_stage("i", Stage::Memory).unwrap())[32 * 64 + 32];
+    assert_eq!(mem(&mut fog), 65535);
+    world.despawn(e).unwrap();
+    for k in 1..=3u16 {
+        fog.tick(&mut world, 100_000).unwrap();
+        assert_eq!(mem(&mut fog), 65535 - 6553 * k);
+    }
+    let mut p = fog.instance("i").unwrap().profile.clone();
+    p.freeze_memory = true;
+    fog.apply_profile("i", p).unwrap();
+    fog.tick(&mut world, 100_000).unwrap();
+    assert_eq!(mem(&mut fog), 65535 - 6553 * 3);
+}
+
+#[test]
+fn fade_in_and_relax_follow_their_rates_over_ticks() {
+    // fade 2/s and relax 1/s at 100 ms: +13107 and -6553 per recompute.
+    let p = Profile {
+        fade_in_rate: 2.0,
+        relax_rate: 1.0,
+        blur_iterations: 0,
+        explored_value: 0.5,
+        ..Profile::default()
+    };
+    let mut fog = fog_with(p);
+    let mut world = World::new();
+    let mut s = VisionSource::new(5.0);
+    s.falloff = Some(0.0);
+    let e = world.spawn((Position(Vec3::new(32.5, 32.5, 0.0)), s));
+    let composed =
+        |fog: &mut FogSubsystem| u16s(fog.read_stage("i", Stage::Compose).unwrap())[32 * 64 + 32];
+    let mut expected = 0u32;
+    for _ in 0..6 {
+        fog.tick(&mut world, 100_000).unwrap();
+        expected = (expected + 13107).min(65535);
+        assert_eq!(u32::from(composed(&mut fog)), expected);
+    }
+    world.despawn(e).unwrap();
+    // Relax toward explored * memory = 0.5 (32768).
+    for _ in 0..6 {
+        fog.tick(&mut world, 100_000).unwrap();
+        expected = expected.saturating_sub(6553).max(32768);
+        assert_eq!(u32::from(composed(&mut fog)), expected);
+    }
+    assert_eq!(expected, 32768);
+}
+
+#[test]
+fn cadence_recomputes_every_update_rate_and_blends_every_tick() {
+    // Update every 0.3 s with 0.1 s ticks: recompute on ticks 0, 3, 6; blend in thirds.
+    let p = Profile {
+        update_rate: 0.3,
+        fade_in_rate: 1.0e4,
+        blur_iterations: 0,
+        ..Profile::default()
+    };
+    let mut fog = fog_with(p);
+    let mut world = World::new();
+    let mut s = VisionSource::new(5.0);
+    s.falloff = Some(0.0);
+    world.spawn((Position(Vec3::new(32.5, 32.5, 0.0)), s));
+    let mut finals = Vec::new();
+    let mut recomputes = Vec::new();
+    for _ in 0..4 {
+        let r = fog.tick(&mut world, 100_000).unwrap();
+        recomputes.push(r["i"].recomputed);
+        finals.push(fog.final_mask("i").unwrap()[32 * 64 + 32]);
+    }
+    assert_eq!(recomputes, [true, false, false, true]);
+    // t = 1/3, 2/3, 1 of the way from 0 to 65535 (Q16 t, rounded toward the start).
+    assert_eq!(finals[..3], [21844, 43689, 65535]);
+    assert_eq!(finals[3], 65535);
+}
+
+#[test]
+fn teams_filter_sources() {
+    let mut fog = fog_with(raw_profile());
+    fog.set_observed_teams("i", TeamMask::of(&[1])).unwrap();
+    let mut world = World::new();
+    let mut a = VisionSource::new(5.0);
+    a.team = 0;
+    let mut b = VisionSource::new(5.0);
+    b.team = 1;
+    world.spawn((Position(Vec3::new(10.5, 10.5, 0.0)), a));
+    world.spawn((Position(Vec3::new(50.5, 50.5, 0.0)), b));
+    fog.tick(&mut world, 100_000).unwrap();
+    let v = vis(&mut fog);
+    assert_eq!(at(&v, 10, 10), 0);
+    assert_eq!(at(&v, 50, 50), 65535);
+}
+
+#[test]
+fn a_crowded_tile_drops_no_source() {
+    // 3000 sources of radius 1 in one 32x32 tile, then one more at its far corner.
+    let mut fog = fog_with(raw_profile());
+    let mut world = World::new();
+    for i in 0..3000 {
+        let mut s = VisionSource::new(0.6);
+        s.falloff = Some(0.0);
+        world.spawn((Position(Vec3::new(2.5 + (i % 3) as f32, 2.5, 0.0)), s));
+    }
+    let mut last = VisionSource::new(0.6);
+    last.falloff = Some(0.0);
+    world.spawn((Position(Vec3::new(30.5, 30.5, 0.0)), last));
+    fog.tick(&mut world, 100_000).unwrap();
+    let v = vis(&mut fog);
+    assert_eq!(at(&v, 30, 30), 65535);
+    assert_eq!(at(&v, 3, 2), 65535);
+    assert_eq!(v.iter().filter(|&&x| x > 0).count(), 4);
+}
+
+#[test]
+fn lod_upscales_bilinearly_to_the_output() {
+    let mut fog = FogSubsystem::new(Box::new(CpuBackend::new(1).unwrap()));
+    fog.create_instance(InstanceDesc {
+        name: "i".into(),
+        area: Area {
+            center: Vec3::new(32.0, 32.0, 5.0),
+            extents: Vec3::new(64.0, 64.0, 10.0),
+            yaw_degrees: 0.0,
+        },
+        resolution: 64,
+        lod: 1,
+        observed_teams: TeamMask::ALL,
+        profile: raw_profile(),
+    })
+    .unwrap();
+    let dims = fog.dims("i").unwrap();
+    assert_eq!(
+        (dims.width, dims.height, dims.out_width, dims.out_height),
+        (32, 32, 64, 64)
+    );
+    let mut world = World::new();
+    world.spawn((
+        Position(Vec3::new(32.0, 32.0, 0.0)),
+        VisionSource::new(20.0),
+    ));
+    fog.tick(&mut world, 100_000).unwrap();
+    let up = u16s(fog.read_stage("i", Stage::Upscale).unwrap());
+    let composed = u16s(fog.read_stage("i", Stage::Compose).unwrap());
+    // Output texel (2x+1, 2y+1) sits 3/4 of the way from internal (x, y) to (x+1, y+1).
+    for (x, y) in [(10usize, 10usize), (20, 12), (5, 25)] {
+        let c = |cx: usize, cy: usize| f64::from(composed[cy * 32 + cx]);
+        let top = c(x, y) * 0.25 + c(x + 1, y) * 0.75;
+        let bottom = c(x, y + 1) * 0.25 + c(x + 1, y + 1) * 0.75;
+        let expected = top * 0.25 + bottom * 0.75;
+        let got = f64::from(up[(2 * y + 1) * 64 + 2 * x + 1]);
+        assert!(
+            (got - expected).abs() <= 1.0,
+            "{x},{y}: {got} vs {expected}"
+        );
+    }
+}
