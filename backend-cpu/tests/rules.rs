@@ -187,7 +187,7 @@ fn transient_reveals_expire_after_their_ticks() {
         .all(|&b| b == 0));
 }
 
-fn rejects(world_edit: impl FnOnce(&mut World), needle: &str) {
+fn rejects<R>(world_edit: impl FnOnce(&mut World) -> R, needle: &str) {
     let mut fog = fog(fast());
     let mut world = World::new();
     world.spawn((
@@ -220,32 +220,32 @@ fn rejects(world_edit: impl FnOnce(&mut World), needle: &str) {
 fn bad_world_input_is_an_error_naming_the_field_and_loses_nothing() {
     rejects(
         |w| {
-            drop(w.spawn((
+            w.spawn((
                 Position(Vec3::new(f32::NAN, 1.0, 0.0)),
                 VisionSource::new(3.0),
-            )))
+            ))
         },
         "position.x = NaN",
     );
     rejects(
         |w| {
-            drop(w.spawn((
+            w.spawn((
                 Position(Vec3::new(1.0, f32::INFINITY, 0.0)),
                 VisionSource::new(3.0),
-            )))
+            ))
         },
         "position.y = inf",
     );
     rejects(
-        |w| drop(w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), VisionSource::new(-3.0)))),
+        |w| w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), VisionSource::new(-3.0))),
         "source.radius = -3",
     );
     rejects(
         |w| {
-            drop(w.spawn((
+            w.spawn((
                 Position(Vec3::new(1.0, 1.0, 0.0)),
                 VisionSource::new(5000.0),
-            )))
+            ))
         },
         "source.radius = 5000",
     );
@@ -253,27 +253,27 @@ fn bad_world_input_is_an_error_naming_the_field_and_loses_nothing() {
         |w| {
             let mut s = VisionSource::new(3.0);
             s.falloff = Some(1.5);
-            drop(w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), s)));
+            w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), s))
         },
         "source.falloff = 1.5",
     );
     rejects(
         |w| {
-            drop(w.spawn((
+            w.spawn((
                 Position(Vec3::new(1.0, 1.0, 0.0)),
                 Blocker::wall(BlockerShape::Circle { radius: f32::NAN }),
-            )))
+            ))
         },
         "circle.radius = NaN",
     );
     rejects(
         |w| {
-            drop(w.spawn((
+            w.spawn((
                 Position(Vec3::new(1.0, 1.0, 0.0)),
                 Blocker::wall(BlockerShape::Polygon {
                     points: vec![Vec2::ZERO, Vec2::X],
                 }),
-            )))
+            ))
         },
         "polygon.points = 2",
     );

@@ -340,12 +340,12 @@ impl FogSubsystem {
             }
             slot.rate_since_us += dt;
             slot.blend_since_us += dt;
-            let t = if slot.q.update_interval_us == 0 {
-                65536
-            } else {
-                (slot.blend_since_us.saturating_mul(65536) / slot.q.update_interval_us).min(65536)
-                    as u32
-            };
+            // An interval of 0 recomputes every tick: the blend lands at once.
+            let t = slot
+                .blend_since_us
+                .saturating_mul(65536)
+                .checked_div(slot.q.update_interval_us)
+                .map_or(65536, |t| t.min(65536) as u32);
             if slot.has_recomputed {
                 self.backend.blend(slot.key, t)?;
             }

@@ -77,31 +77,28 @@ pub fn distance_field(
 
 /// One row of the lower envelope; `g[q] == inf` means no covered texel in column `q`.
 fn envelope_row(g: &[i64], inf: i64, out: &mut [u32]) {
-    let n = g.len();
     let f = |q: usize| g[q] * g[q] + (q as i64) * (q as i64);
-    let mut v: Vec<usize> = Vec::with_capacity(n);
-    let mut z: Vec<i64> = Vec::with_capacity(n + 1);
-    for q in 0..n {
-        if g[q] >= inf {
+    let mut v: Vec<usize> = Vec::with_capacity(g.len());
+    let mut z: Vec<i64> = Vec::with_capacity(g.len() + 1);
+    for (q, &gq) in g.iter().enumerate() {
+        if gq >= inf {
             continue;
         }
-        loop {
-            let Some(&last) = v.last() else { break };
+        // Drop parabolas that the new one hides from their left boundary on.
+        let mut boundary = i64::MIN;
+        while let Some(&last) = v.last() {
             // Floor of the intersection of the parabolas of `last` and `q`.
             let s = (f(q) - f(last)).div_euclid(2 * (q as i64 - last as i64));
             if s <= *z.last().expect("z has one entry per vertex") {
                 v.pop();
                 z.pop();
             } else {
-                v.push(q);
-                z.push(s);
+                boundary = s;
                 break;
             }
         }
-        if v.is_empty() {
-            v.push(q);
-            z.push(i64::MIN);
-        }
+        v.push(q);
+        z.push(boundary);
     }
     if v.is_empty() {
         out.fill(FAR);
