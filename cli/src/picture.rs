@@ -102,6 +102,13 @@ pub fn write_outputs(
     Ok(written)
 }
 
+/// A value as JSON, with `f32` fields printed in their shortest form
+/// (`0.4`, not `0.4000000059604645`).
+fn shortest<T: serde::Serialize>(v: &T) -> Result<Value, String> {
+    let text = serde_json::to_string(v).map_err(|e| e.to_string())?;
+    serde_json::from_str(&text).map_err(|e| e.to_string())
+}
+
 /// The `summary.json` document.
 pub fn summary(
     runner: &mut ScenarioRunner,
@@ -116,13 +123,13 @@ pub fn summary(
         let stats = runner.fog().stats(&name).map_err(err)?;
         instances.push(json!({
             "name": name,
-            "area": desc.area,
+            "area": shortest(&desc.area)?,
             "resolution": desc.resolution,
             "lod": desc.lod,
             "internal_size": [dims.width, dims.height],
             "output_size": [dims.out_width, dims.out_height],
             "observed_teams": format!("{:#010x}", desc.observed_teams.0),
-            "profile": desc.profile,
+            "profile": shortest(&desc.profile)?,
             "stats": stats,
         }));
     }
