@@ -1,7 +1,11 @@
 //! # murk-conformance
 //!
-//! The referee every backend answers to: shared workloads (the scenes the
-//! benches time) and the harness that runs scenario files on a backend and
-//! compares every pass.
+//! The referee every backend answers to (DESIGN section 6): the scenario
+//! corpus in `cases/`, the goldens in `goldens/` (written only by the CPU
+//! reference through `murk-bless`), the harness that runs every case on a
+//! backend variant and compares each pass exactly, the contact sheet, and the
+//! workloads the benches share with the tests.
 
+pub mod harness;
+pub mod sheet;
 pub mod workloads;

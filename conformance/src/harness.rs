@@ -1,0 +1,420 @@
+//! The harness: run a case on a backend, record every pass at the case's
+//! stage ticks, and compare with the goldens.
+//!
+//! Goldens are written only by the CPU reference, through `murk-bless`. Each
+//! recorded pass is held by its hash in `goldens/manifest.json`; the final
+//! mask of the last stage tick is also stored as a 16-bit PNG, for people and
+//! the contact sheet. A mismatch is reported at the first pass (in pipeline
+//! order) that differs, with the case, tick, instance and first differing
+//! texel, and writes actual, expected and difference images.
+
+use murk_core::fixed::Fnv64;
+use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
+use murk_core::{Backend, InstanceStats, RayMethod, Stage, StageData, StageImage};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The corpus folder.
+pub fn cases_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases")
+}
+
+/// The goldens folder.
+pub fn goldens_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("goldens")
+}
+
+/// Where mismatch images go.
+pub fn failures_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/conformance-failures")
+}
+
+/// Every case file, sorted by name.
+pub fn case_files() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(cases_dir())
+        .expect("conformance/cases exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("json" | "ron")))
+        .collect();
+    v.sort();
+    v
+}
+
+/// A case's name: its file stem.
+pub fn case_name(path: &Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .expect("case files have UTF-8 names")
+        .to_string()
+}
+
+/// A backend configuration the corpus runs on.
+pub struct Variant {
+    /// Name, as in reports (`cpu-1`).
+    pub name: String,
+    /// Builds a fresh backend.
+    pub make: Box<dyn Fn() -> Box<dyn Backend>>,
+}
+
+/// The CPU reference on 1 thread (the golden writer) and on 3 threads.
+pub fn cpu_variants() -> Vec<Variant> {
+    [1usize, 3]
+        .into_iter()
+        .map(|threads| Variant {
+            name: format!("cpu-{threads}"),
+            make: Box::new(move || {
+                Box::new(murk_cpu::CpuBackend::new(threads).expect("thread pool"))
+                    as Box<dyn Backend>
+            }),
+        })
+        .collect()
+}
+
+/// One recorded pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageRecord {
+    /// Tick after which it was read.
+    pub tick: u32,
+    /// Instance.
+    pub instance: String,
+    /// The stage.
+    pub stage: Stage,
+    /// The texels.
+    pub image: StageImage,
+}
+
+impl StageRecord {
+    /// FNV-1a 64 of the dimensions and texel bytes, hex.
+    pub fn hash(&self) -> String {
+        let mut h = Fnv64::default();
+        h.write(&self.image.width.to_le_bytes());
+        h.write(&self.image.height.to_le_bytes());
+        h.write(&self.image.bytes());
+        format!("{:016x}", h.finish())
+    }
+
+    /// Key in the manifest: `t<tick>/<instance>/<stage>`.
+    pub fn key(&self) -> String {
+        format!("t{}/{}/{}", self.tick, self.instance, self.stage.name())
+    }
+}
+
+/// Everything a case produced.
+pub struct CaseRun {
+    /// Recorded passes, by tick, then instance, then pipeline order.
+    pub records: Vec<StageRecord>,
+    /// Counters per instance at the end (the recompute rules' decisions).
+    pub stats: BTreeMap<String, InstanceStats>,
+}
+
+/// Stages recorded for an instance using `method`: the mips and the distance
+/// field only when the method builds them.
+fn recorded_stages(method: RayMethod) -> Vec<Stage> {
+    Stage::ALL
+        .into_iter()
+        .filter(|s| match s {
+            Stage::Mips => method.needs_mips(),
+            Stage::DistanceField => method.needs_distance_field(),
+            _ => true,
+        })
+        .collect()
+}
+
+/// Runs a case file on `backend`.
+pub fn run_case(path: &Path, backend: Box<dyn Backend>) -> Result<CaseRun, String> {
+    let scenario = Scenario::load(path).map_err(|e| e.to_string())?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let files = ScenarioFiles::load(&scenario, base).map_err(|e| e.to_string())?;
+    let stage_ticks = scenario.stage_ticks.clone();
+    let mut runner = ScenarioRunner::new(scenario, &files, backend).map_err(|e| e.to_string())?;
+    let mut records = Vec::new();
+    while !runner.finished() {
+        let tick = runner.ticks_done();
+        runner.step().map_err(|e| format!("tick {tick}: {e}"))?;
+        if !stage_ticks.contains(&tick) {
+            continue;
+        }
+        for instance in runner.fog().instance_names() {
+            let method = runner
+                .fog()
+                .instance(&instance)
+                .map_err(|e| e.to_string())?
+                .profile
+                .ray_method;
+            for stage in recorded_stages(method) {
+                let image = runner
+                    .fog()
+                    .read_stage(&instance, stage)
+                    .map_err(|e| e.to_string())?;
+                records.push(StageRecord {
+                    tick,
+                    instance: instance.clone(),
+                    stage,
+                    image,
+                });
+            }
+        }
+    }
+    let mut stats = BTreeMap::new();
+    for instance in runner.fog().instance_names() {
+        stats.insert(
+            instance.clone(),
+            runner.fog().stats(&instance).map_err(|e| e.to_string())?,
+        );
+    }
+    Ok(CaseRun { records, stats })
+}
+
+/// The golden final-mask images of a run: `(relative path, image)` for
+/// every instance at the last stage tick.
+pub fn golden_images(case: &str, run: &CaseRun) -> Vec<(String, StageImage)> {
+    let Some(last) = run.records.iter().map(|r| r.tick).max() else {
+        return Vec::new();
+    };
+    run.records
+        .iter()
+        .filter(|r| r.tick == last && r.stage == Stage::Final)
+        .map(|r| {
+            (
+                format!("{case}/{}.t{}.final.png", r.instance, r.tick),
+                r.image.clone(),
+            )
+        })
+        .collect()
+}
+
+/// The manifest entry of a run.
+pub fn manifest_entry(case: &str, run: &CaseRun) -> Value {
+    let hashes: BTreeMap<String, String> =
+        run.records.iter().map(|r| (r.key(), r.hash())).collect();
+    let images: Vec<String> = golden_images(case, run)
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    json!({ "hashes": hashes, "stats": run.stats, "images": images })
+}
+
+/// Loads `goldens/manifest.json`.
+pub fn load_manifest() -> Result<Value, String> {
+    let path = goldens_dir().join("manifest.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e} (run murk-bless)", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("cannot parse {}: {e}", path.display()))
+}
+
+/// Size in bytes of one texel of a stage.
+fn texel_size(image: &StageImage) -> usize {
+    match image.data {
+        StageData::U8(_) => 1,
+        StageData::U16(_) => 2,
+        StageData::I32(_) | StageData::U32(_) => 4,
+    }
+}
+
+/// The first texel at which two images differ, as `(x, y)`.
+pub fn first_difference(a: &StageImage, b: &StageImage) -> Option<(u32, u32)> {
+    if (a.width, a.height) != (b.width, b.height) {
+        return Some((0, 0));
+    }
+    let (x, y) = (a.bytes(), b.bytes());
+    let size = texel_size(a);
+    let i = x
+        .chunks(size)
+        .zip(y.chunks(size))
+        .position(|(p, q)| p != q)?;
+    Some((i as u32 % a.width.max(1), i as u32 / a.width.max(1)))
+}
+
+/// Writes a 16-bit grayscale PNG.
+pub fn write_png16(path: &Path, width: u32, height: u32, texels: &[u16]) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let file = std::fs::File::create(path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), width.max(1), height.max(1));
+    enc.set_color(png::ColorType::Grayscale);
+    enc.set_depth(png::BitDepth::Sixteen);
+    let mut w = enc
+        .write_header()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut bytes: Vec<u8> = texels.iter().flat_map(|v| v.to_be_bytes()).collect();
+    bytes.resize((width.max(1) * height.max(1) * 2) as usize, 0);
+    w.write_image_data(&bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Reads a 16-bit grayscale PNG.
+pub fn read_png16(path: &Path) -> Result<(u32, u32, Vec<u16>), String> {
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader
+        .next_frame(&mut buf)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if info.bit_depth != png::BitDepth::Sixteen || info.color_type != png::ColorType::Grayscale {
+        return Err(format!("{} is not 16-bit grayscale", path.display()));
+    }
+    let texels = buf[..info.buffer_size()]
+        .chunks(2)
+        .map(|c| u16::from_be_bytes([c[0], c[1]]))
+        .collect();
+    Ok((info.width, info.height, texels))
+}
+
+/// Writes actual, expected and difference images of a mismatch; returns the folder.
+fn write_mismatch_images(
+    variant: &str,
+    case: &str,
+    actual: &StageRecord,
+    expected: &StageImage,
+) -> Result<PathBuf, String> {
+    let dir = failures_dir().join(variant).join(case);
+    let stem = format!(
+        "{}.t{}.{}",
+        actual.instance,
+        actual.tick,
+        actual.stage.name()
+    );
+    let a = actual.image.to_gray16();
+    let e = expected.to_gray16();
+    write_png16(
+        &dir.join(format!("{stem}-actual.png")),
+        actual.image.width,
+        actual.image.height,
+        &a,
+    )?;
+    write_png16(
+        &dir.join(format!("{stem}-expected.png")),
+        expected.width,
+        expected.height,
+        &e,
+    )?;
+    if a.len() == e.len() {
+        let diff: Vec<u16> = a
+            .iter()
+            .zip(&e)
+            .map(|(x, y)| {
+                if x == y {
+                    0
+                } else {
+                    (x.abs_diff(*y)).max(16384)
+                }
+            })
+            .collect();
+        write_png16(
+            &dir.join(format!("{stem}-difference.png")),
+            expected.width,
+            expected.height,
+            &diff,
+        )?;
+    }
+    Ok(dir)
+}
+
+/// Runs a case on a variant and compares it with the manifest. The error
+/// names the first differing pass.
+pub fn check_case(path: &Path, variant: &Variant, manifest: &Value) -> Result<(), String> {
+    let case = case_name(path);
+    let entry = &manifest["cases"][&case];
+    if entry.is_null() {
+        return Err(format!("{case}: no goldens (run murk-bless)"));
+    }
+    let run =
+        run_case(path, (variant.make)()).map_err(|e| format!("{case} on {}: {e}", variant.name))?;
+    let expected_keys: Vec<&String> = entry["hashes"]
+        .as_object()
+        .map(|o| o.keys().collect())
+        .unwrap_or_default();
+    let actual_keys: Vec<String> = run.records.iter().map(StageRecord::key).collect();
+    if expected_keys.len() != actual_keys.len() {
+        return Err(format!(
+            "{case} on {}: recorded {} passes, the goldens have {}",
+            variant.name,
+            actual_keys.len(),
+            expected_keys.len()
+        ));
+    }
+    for record in &run.records {
+        let want = entry["hashes"][record.key()].as_str().unwrap_or("");
+        if record.hash() == want {
+            continue;
+        }
+        // Recompute the expected image with the reference to show the difference.
+        let reference = run_case(
+            path,
+            Box::new(murk_cpu::CpuBackend::new(1).map_err(|e| e.to_string())?),
+        )?;
+        let expected = reference
+            .records
+            .iter()
+            .find(|r| r.key() == record.key())
+            .map(|r| r.image.clone());
+        let (texel, images) = match &expected {
+            Some(e) => (
+                first_difference(&record.image, e),
+                write_mismatch_images(&variant.name, &case, record, e)
+                    .map(|d| d.display().to_string()),
+            ),
+            None => (None, Err("the reference does not record this pass".into())),
+        };
+        let texel = match texel {
+            Some((x, y)) => format!("first differing texel ({x}, {y})"),
+            None => "the reference reproduces this output, so the golden is stale (run murk-bless)"
+                .into(),
+        };
+        return Err(format!(
+            "{case} on {}: pass `{}` of instance `{}` at tick {} differs from the golden (hash {} != {}); {texel}; images: {}",
+            variant.name,
+            record.stage.name(),
+            record.instance,
+            record.tick,
+            record.hash(),
+            want,
+            images.unwrap_or_else(|e| e)
+        ));
+    }
+    let stats = serde_json::to_value(&run.stats).map_err(|e| e.to_string())?;
+    if stats != entry["stats"] {
+        return Err(format!(
+            "{case} on {}: recompute counters {stats} differ from the goldens' {}",
+            variant.name, entry["stats"]
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_difference_names_the_texel() {
+        let a = StageImage {
+            width: 4,
+            height: 3,
+            data: StageData::U16(vec![0; 12]),
+        };
+        let mut v = vec![0u16; 12];
+        v[2 * 4 + 1] = 7;
+        v[2 * 4 + 3] = 9;
+        let b = StageImage {
+            width: 4,
+            height: 3,
+            data: StageData::U16(v),
+        };
+        assert_eq!(first_difference(&a, &b), Some((1, 2)));
+        assert_eq!(first_difference(&a, &a), None);
+        let c = StageImage {
+            width: 2,
+            height: 6,
+            data: StageData::U16(vec![0; 12]),
+        };
+        assert_eq!(first_difference(&a, &c), Some((0, 0)));
+    }
+}
