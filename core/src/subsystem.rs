@@ -306,6 +306,17 @@ impl FogSubsystem {
         }
     }
 
+    /// Forces a full rebuild of an instance on its next recompute: recapture,
+    /// occlusion and visibility, as if nothing were cached. (Incremental
+    /// recompute must give the same bytes; the property tests compare them.)
+    pub fn invalidate(&mut self, name: &str) -> Result<()> {
+        let slot = self.slot_mut(name)?;
+        slot.capture_dirty = true;
+        slot.occlusion_dirty = true;
+        slot.settled = false;
+        Ok(())
+    }
+
     /// Advances every instance by `dt_us` microseconds.
     ///
     /// Validates all inputs first: on error nothing changed (masks, memory,

@@ -1,0 +1,416 @@
+//! Properties of the pipeline over generated worlds (DESIGN section 6).
+//!
+//! Worlds use one world unit per texel and coordinates that are odd multiples
+//! of 1/8, so no input sits exactly on a texel edge or centre; that keeps the
+//! mirror relation exact (flooring is not symmetric at exact edges).
+
+use murk_core::glam::{Vec2, Vec3};
+use murk_core::hecs::World;
+use murk_core::{
+    Area, Blocker, BlockerShape, Cone, FogSubsystem, HeightLayer, InstanceDesc, Position, Profile,
+    RayMethod, Stage, StageData, TeamMask, VisionSource,
+};
+use murk_cpu::CpuBackend;
+use proptest::prelude::*;
+
+#[derive(Clone, Debug)]
+struct GenSource {
+    x: i32,
+    y: i32,
+    radius: f32,
+    eye: f32,
+    falloff: f32,
+    cone: Option<(f32, f32)>,
+}
+
+#[derive(Clone, Debug)]
+enum GenShape {
+    Circle(f32),
+    Rect(f32, f32, f32),
+    Polygon(Vec<(i32, i32)>),
+}
+
+#[derive(Clone, Debug)]
+struct GenBlocker {
+    x: i32,
+    y: i32,
+    shape: GenShape,
+    height: Option<f32>,
+}
+
+#[derive(Clone, Debug)]
+struct GenWorld {
+    width: u32,
+    rows: u32,
+    sources: Vec<GenSource>,
+    blockers: Vec<GenBlocker>,
+    method: RayMethod,
+    blur_radius: u32,
+    forget_rate: f32,
+    fade_in_rate: f32,
+}
+
+/// An odd multiple of 1/8 inside `-half..half`, as eighths.
+fn coord(half: u32) -> impl Strategy<Value = i32> {
+    let h = half as i32 * 4 - 1;
+    (-h..h).prop_map(|k| 2 * k + 1)
+}
+
+fn source(w: u32, h: u32) -> impl Strategy<Value = GenSource> {
+    (
+        coord(w),
+        coord(h),
+        2.0f32..20.0,
+        0.5f32..6.0,
+        0.0f32..0.8,
+        prop::option::of((0i32..360, 10i32..170)),
+    )
+        .prop_map(|(x, y, radius, eye, falloff, cone)| GenSource {
+            x,
+            y,
+            radius,
+            eye,
+            falloff,
+            cone: cone.map(|(a, h)| (a as f32, h as f32)),
+        })
+}
+
+fn shape() -> impl Strategy<Value = GenShape> {
+    prop_oneof![
+        (1.0f32..5.0).prop_map(GenShape::Circle),
+        (1.0f32..12.0, 1.0f32..4.0, 0i32..180).prop_map(|(a, b, y)| GenShape::Rect(a, b, y as f32)),
+        prop::collection::vec((-40i32..40, -40i32..40), 3..7).prop_map(|v| GenShape::Polygon(
+            v.into_iter().map(|(x, y)| (2 * x + 1, 2 * y + 1)).collect()
+        )),
+    ]
+}
+
+fn blocker(w: u32, h: u32, walls_only: bool) -> impl Strategy<Value = GenBlocker> {
+    let height = if walls_only {
+        Just(None).boxed()
+    } else {
+        prop::option::of(0.5f32..8.0).boxed()
+    };
+    (
+        coord(w.saturating_sub(12).max(4)),
+        coord(h.saturating_sub(12).max(4)),
+        shape(),
+        height,
+    )
+        .prop_map(|(x, y, shape, height)| GenBlocker {
+            x,
+            y,
+            shape,
+            height,
+        })
+}
+
+fn method() -> impl Strategy<Value = RayMethod> {
+    prop_oneof![
+        Just(RayMethod::None),
+        Just(RayMethod::StepScan),
+        Just(RayMethod::Dda),
+        Just(RayMethod::HierarchicalDda),
+        Just(RayMethod::DistanceField)
+    ]
+}
+
+fn world_with(
+    walls_only: bool,
+    methods: BoxedStrategy<RayMethod>,
+) -> impl Strategy<Value = GenWorld> {
+    (
+        prop_oneof![Just(32u32), Just(48), Just(64)],
+        prop_oneof![Just(32u32), Just(40), Just(64)],
+    )
+        .prop_flat_map(move |(w, h)| {
+            (
+                prop::collection::vec(source(w, h), 1..6),
+                prop::collection::vec(blocker(w, h, walls_only), 0..6),
+                methods.clone(),
+                0u32..3,
+                prop_oneof![Just(0.0f32), Just(0.7)],
+                prop_oneof![Just(3.0f32), Just(1.0e4)],
+            )
+                .prop_map(
+                    move |(sources, blockers, method, blur_radius, forget_rate, fade_in_rate)| {
+                        GenWorld {
+                            width: w,
+                            rows: h,
+                            sources,
+                            blockers,
+                            method,
+                            blur_radius,
+                            forget_rate,
+                            fade_in_rate,
+                        }
+                    },
+                )
+        })
+}
+
+/// A rigid motion of the world (and the area with it).
+#[derive(Clone, Copy, Debug)]
+struct Motion {
+    quarter_turns: i32,
+    mirror: bool,
+    shift: Vec2,
+}
+
+const IDENTITY: Motion = Motion {
+    quarter_turns: 0,
+    mirror: false,
+    shift: Vec2::ZERO,
+};
+
+impl Motion {
+    fn vec(self, mut p: Vec2) -> Vec2 {
+        if self.mirror {
+            p.x = -p.x;
+        }
+        for _ in 0..self.quarter_turns {
+            p = Vec2::new(-p.y, p.x);
+        }
+        p
+    }
+    fn point(self, p: Vec2) -> Vec2 {
+        self.vec(p) + self.shift
+    }
+    fn yaw(self, deg: f32) -> f32 {
+        let d = if self.mirror { 180.0 - deg } else { deg };
+        d + 90.0 * self.quarter_turns as f32
+    }
+}
+
+fn eighths(k: i32) -> f32 {
+    k as f32 / 8.0
+}
+
+fn spawn_world(g: &GenWorld, m: Motion, world: &mut World) {
+    for s in &g.sources {
+        let mut v = VisionSource::new(s.radius);
+        v.eye_height = s.eye;
+        v.falloff = Some(s.falloff);
+        v.cone = s.cone.map(|(a, h)| Cone {
+            yaw_degrees: m.yaw(a),
+            half_angle_degrees: h,
+        });
+        let p = m.point(Vec2::new(eighths(s.x), eighths(s.y)));
+        world.spawn((Position(Vec3::new(p.x, p.y, 0.0)), v));
+    }
+    for b in &g.blockers {
+        let shape = match &b.shape {
+            GenShape::Circle(r) => BlockerShape::Circle { radius: *r },
+            GenShape::Rect(a, c, yaw) => BlockerShape::Rect {
+                size: Vec2::new(*a, *c),
+                yaw_degrees: m.yaw(*yaw),
+            },
+            GenShape::Polygon(pts) => BlockerShape::Polygon {
+                points: pts
+                    .iter()
+                    .map(|&(x, y)| m.vec(Vec2::new(eighths(x), eighths(y))))
+                    .collect(),
+            },
+        };
+        let p = m.point(Vec2::new(eighths(b.x), eighths(b.y)));
+        let mut blk = Blocker::wall(shape);
+        blk.height = b.height;
+        world.spawn((Position(Vec3::new(p.x, p.y, 0.0)), blk));
+    }
+}
+
+fn profile(g: &GenWorld) -> Profile {
+    Profile {
+        ray_method: g.method,
+        blur_radius: g.blur_radius,
+        forget_rate: g.forget_rate,
+        fade_in_rate: g.fade_in_rate,
+        df_jitter: 0.2,
+        soft_shadows: true,
+        ..Profile::default()
+    }
+}
+
+fn fog_for(g: &GenWorld, m: Motion, threads: usize) -> FogSubsystem {
+    let mut fog = FogSubsystem::new(Box::new(CpuBackend::new(threads).unwrap()));
+    let c = m.point(Vec2::ZERO);
+    fog.create_instance(InstanceDesc {
+        name: "i".into(),
+        area: Area {
+            center: Vec3::new(c.x, c.y, 5.0),
+            extents: Vec3::new(g.width as f32, g.rows as f32, 10.0),
+            yaw_degrees: m.yaw(0.0),
+        },
+        resolution: g.width,
+        lod: 0,
+        observed_teams: TeamMask::ALL,
+        profile: profile(g),
+    })
+    .unwrap();
+    fog
+}
+
+/// Runs two ticks of the world seen through `m` and returns every stage.
+fn run(g: &GenWorld, m: Motion, threads: usize) -> Vec<(Stage, murk_core::StageImage)> {
+    let mut fog = fog_for(g, m, threads);
+    let mut world = World::new();
+    spawn_world(g, m, &mut world);
+    fog.tick(&mut world, 50_000).unwrap();
+    fog.tick(&mut world, 50_000).unwrap();
+    Stage::ALL
+        .iter()
+        .map(|&s| (s, fog.read_stage("i", s).unwrap()))
+        .collect()
+}
+
+fn u16s(img: &murk_core::StageImage) -> &[u16] {
+    match &img.data {
+        StageData::U16(v) => v,
+        other => panic!("not a mask: {other:?}"),
+    }
+}
+
+fn flip_rows(img: &murk_core::StageImage) -> Vec<u16> {
+    let v = u16s(img);
+    v.chunks(img.width as usize)
+        .rev()
+        .flatten()
+        .copied()
+        .collect()
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: 48,
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn translating_world_and_area_together_changes_nothing(g in world_with(false, method().boxed()), dx in -200i32..200, dy in -200i32..200) {
+        let shifted = Motion { shift: Vec2::new(dx as f32 * 0.25, dy as f32 * 0.5), ..IDENTITY };
+        prop_assert_eq!(run(&g, IDENTITY, 2), run(&g, shifted, 2));
+    }
+
+    #[test]
+    fn rotating_world_and_area_by_quarter_turns_changes_nothing(g in world_with(false, method().boxed()), k in 1i32..4) {
+        prop_assert_eq!(run(&g, IDENTITY, 2), run(&g, Motion { quarter_turns: k, ..IDENTITY }, 2));
+    }
+
+    #[test]
+    fn mirroring_the_world_mirrors_the_masks(
+        g in world_with(false, prop_oneof![Just(RayMethod::None), Just(RayMethod::StepScan), Just(RayMethod::Dda), Just(RayMethod::HierarchicalDda)].boxed())
+    ) {
+        // Mirroring world X with the area flips the area's handedness: texel rows reverse.
+        let a = run(&g, IDENTITY, 2);
+        let b = run(&g, Motion { mirror: true, ..IDENTITY }, 2);
+        for ((stage, x), (_, y)) in a.iter().zip(&b) {
+            if matches!(stage, Stage::Visibility | Stage::Blur | Stage::Memory | Stage::Compose | Stage::Upscale | Stage::Final) {
+                prop_assert_eq!(u16s(x), &flip_rows(y)[..], "stage {}", stage.name());
+            }
+        }
+    }
+
+    #[test]
+    fn thread_count_does_not_change_a_byte(g in world_with(false, method().boxed())) {
+        prop_assert_eq!(run(&g, IDENTITY, 1), run(&g, IDENTITY, 4));
+    }
+
+    #[test]
+    fn hierarchical_dda_equals_dda(g in world_with(false, Just(RayMethod::Dda).boxed())) {
+        let mut h = g.clone();
+        h.method = RayMethod::HierarchicalDda;
+        let (a, b) = (run(&g, IDENTITY, 2), run(&h, IDENTITY, 2));
+        for ((stage, x), (_, y)) in a.iter().zip(&b) {
+            if !matches!(stage, Stage::Mips) {
+                prop_assert_eq!(x, y, "stage {}", stage.name());
+            }
+        }
+    }
+
+    #[test]
+    fn adding_a_source_never_lowers_visibility(g in world_with(false, method().boxed()), extra in source(64, 64)) {
+        let mut more = g.clone();
+        more.sources.push(extra);
+        let (a, b) = (run(&g, IDENTITY, 2), run(&more, IDENTITY, 2));
+        let (va, vb) = (u16s(&a[4].1), u16s(&b[4].1));
+        prop_assert_eq!(a[4].0, Stage::Visibility);
+        for (i, (x, y)) in va.iter().zip(vb).enumerate() {
+            prop_assert!(y >= x, "texel {} fell from {} to {}", i, x, y);
+        }
+    }
+
+    #[test]
+    fn adding_a_wall_never_raises_visibility(
+        g in world_with(true, prop_oneof![Just(RayMethod::StepScan), Just(RayMethod::Dda), Just(RayMethod::HierarchicalDda)].boxed()),
+        extra in blocker(64, 64, true)
+    ) {
+        let mut more = g.clone();
+        more.blockers.push(extra);
+        let (a, b) = (run(&g, IDENTITY, 2), run(&more, IDENTITY, 2));
+        for (i, (x, y)) in u16s(&a[4].1).iter().zip(u16s(&b[4].1)).enumerate() {
+            prop_assert!(y <= x, "texel {} rose from {} to {}", i, x, y);
+        }
+    }
+
+    #[test]
+    fn incremental_recompute_equals_full_recompute(g in world_with(false, method().boxed()), edits in prop::collection::vec((0u8..5, any::<u16>(), -30i32..30, -30i32..30), 1..8)) {
+        // Two subsystems see the same edits; one is invalidated before every tick.
+        let mut inc = fog_for(&g, IDENTITY, 2);
+        let mut full = fog_for(&g, IDENTITY, 2);
+        let mut world = World::new();
+        spawn_world(&g, IDENTITY, &mut world);
+        for (kind, pick, dx, dy) in edits {
+            let sources: Vec<_> = world.query::<&VisionSource>().iter().map(|(e, _)| e).collect();
+            let blockers: Vec<_> = world.query::<&Blocker>().iter().map(|(e, _)| e).collect();
+            match kind {
+                0 if !sources.is_empty() => {
+                    let e = sources[pick as usize % sources.len()];
+                    let mut p = world.get::<&mut Position>(e).unwrap();
+                    p.0 += Vec3::new(eighths(dx), eighths(dy), 0.0);
+                }
+                1 if !blockers.is_empty() => {
+                    let e = blockers[pick as usize % blockers.len()];
+                    let mut p = world.get::<&mut Position>(e).unwrap();
+                    p.0 += Vec3::new(eighths(dx), eighths(dy), 0.0);
+                }
+                2 if !blockers.is_empty() => {
+                    world.despawn(blockers[pick as usize % blockers.len()]).unwrap();
+                }
+                3 => {
+                    world.spawn((Position(Vec3::new(eighths(2 * dx + 1), eighths(2 * dy + 1), 0.0)), Blocker::wall(BlockerShape::Circle { radius: 1.5 })));
+                }
+                _ => {}
+            }
+            full.invalidate("i").unwrap();
+            inc.tick(&mut world, 50_000).unwrap();
+            full.tick(&mut world, 50_000).unwrap();
+            for s in Stage::ALL {
+                prop_assert_eq!(inc.read_stage("i", s).unwrap(), full.read_stage("i", s).unwrap(), "stage {}", s.name());
+            }
+        }
+    }
+
+    #[test]
+    fn a_source_outside_the_slab_changes_nothing(g in world_with(false, method().boxed()), extra in source(64, 64), z in prop_oneof![-40.0f32..-2.5, 10.5f32..40.0]) {
+        // The instance's slab is z 0..10; the extra source's column z..z+2 misses it.
+        let layered = |with_extra: bool| {
+            let mut fog = fog_for(&g, IDENTITY, 2);
+            fog.apply_profile("i", Profile { z_layering: true, ..profile(&g) }).unwrap();
+            let mut world = World::new();
+            spawn_world(&g, IDENTITY, &mut world);
+            if with_extra {
+                let mut v = VisionSource::new(extra.radius);
+                v.height_layer = Some(HeightLayer { vertical_extent: 2.0 });
+                world.spawn((Position(Vec3::new(eighths(extra.x), eighths(extra.y), z)), v));
+            }
+            fog.tick(&mut world, 50_000).unwrap();
+            fog.tick(&mut world, 50_000).unwrap();
+            Stage::ALL.iter().map(|&s| fog.read_stage("i", s).unwrap()).collect::<Vec<_>>()
+        };
+        prop_assert_eq!(layered(false), layered(true));
+    }
+}
