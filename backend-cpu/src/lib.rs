@@ -23,6 +23,10 @@ use passes::compose::ComposeParams;
 use passes::visibility::Occlusion;
 use std::collections::BTreeMap;
 
+fn backend_error(message: String) -> MurkError {
+    MurkError::Backend { backend: "cpu".into(), message }
+}
+
 /// Textures of one instance.
 struct CpuInstance {
     dims: InstanceDims,
@@ -79,26 +83,13 @@ impl CpuBackend {
             .num_threads(threads)
             .thread_name(|i| format!("murk-cpu-{i}"))
             .build()
-            .map_err(|e| MurkError::Backend {
-                backend: "cpu".into(),
-                message: e.to_string(),
-            })?;
-        Ok(Self {
-            pool,
-            threads,
-            instances: BTreeMap::new(),
-        })
+            .map_err(|e| MurkError::Backend { backend: "cpu".into(), message: e.to_string() })?;
+        Ok(Self { pool, threads, instances: BTreeMap::new() })
     }
 
     /// Splits the backend into its pool and one instance's textures.
     fn parts(&mut self, key: InstanceKey) -> Result<(&rayon::ThreadPool, &mut CpuInstance)> {
-        let inst = self
-            .instances
-            .get_mut(&key)
-            .ok_or_else(|| MurkError::Backend {
-                backend: "cpu".into(),
-                message: format!("no instance with key {key}"),
-            })?;
+        let inst = self.instances.get_mut(&key).ok_or_else(|| backend_error(format!("no instance with key {key}")))?;
         Ok((&self.pool, inst))
     }
 }
@@ -122,30 +113,35 @@ impl Backend for CpuBackend {
         if (input.width, input.height) != (inst.dims.width, inst.dims.height) {
             return Err(MurkError::Backend {
                 backend: "cpu".into(),
-                message: format!(
-                    "occlusion input is {}x{}, instance is {}x{}",
-                    input.width, input.height, inst.dims.width, inst.dims.height
-                ),
+                message: format!("occlusion input is {}x{}, instance is {}x{}", input.width, input.height, inst.dims.width, inst.dims.height),
             });
         }
         pool.install(|| {
             passes::rasterize::rasterize(input, &mut inst.coverage, &mut inst.height);
-            inst.mips = if input.build_mips {
-                passes::mips::build_mips(&inst.coverage, input.width, input.height)
-            } else {
-                Vec::new()
-            };
+            inst.mips = if input.build_mips { passes::mips::build_mips(&inst.coverage, input.width, input.height) } else { Vec::new() };
             inst.distance_field = if input.distance_field_scale > 0 {
-                passes::distance_field::distance_field(
-                    &inst.coverage,
-                    input.width,
-                    input.height,
-                    input.distance_field_scale,
-                )
+                passes::distance_field::distance_field(&inst.coverage, input.width, input.height, input.distance_field_scale)
             } else {
                 (0, 0, Vec::new())
             };
         });
+        Ok(())
+    }
+
+    fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
+        let src = self.instances.get(&from).ok_or_else(|| backend_error(format!("no instance with key {from}")))?;
+        let (coverage, height, mips, df, dims) = (src.coverage.clone(), src.height.clone(), src.mips.clone(), src.distance_field.clone(), src.dims);
+        let (_, dst) = self.parts(to)?;
+        if (dst.dims.width, dst.dims.height) != (dims.width, dims.height) {
+            return Err(backend_error(format!(
+                "cannot share occlusion between {}x{} and {}x{}",
+                dims.width, dims.height, dst.dims.width, dst.dims.height
+            )));
+        }
+        dst.coverage = coverage;
+        dst.height = height;
+        dst.mips = mips;
+        dst.distance_field = df;
         Ok(())
     }
 
@@ -159,42 +155,19 @@ impl Backend for CpuBackend {
                 coverage: &inst.coverage,
                 heights: &inst.height,
                 mips: &inst.mips,
-                distance_field: (
-                    inst.distance_field.0,
-                    inst.distance_field.1,
-                    &inst.distance_field.2,
-                ),
+                distance_field: (inst.distance_field.0, inst.distance_field.1, &inst.distance_field.2),
             };
             passes::visibility::visibility(input, &occ, &mut inst.visibility);
-            passes::blur::blur(
-                &input.blur,
-                w,
-                h,
-                &inst.visibility,
-                &mut inst.blurred,
-                &mut inst.scratch,
-            );
-            let memory_changed = passes::memory::memory(
-                &inst.blurred,
-                &mut inst.memory,
-                input.forget_step,
-                input.freeze_memory,
-            );
+            passes::blur::blur(&input.blur, w, h, &inst.visibility, &mut inst.blurred, &mut inst.scratch);
+            let memory_changed = passes::memory::memory(&inst.blurred, &mut inst.memory, input.forget_step, input.freeze_memory);
             let params = ComposeParams {
                 fade_in_step: input.fade_in_step,
                 relax_step: input.relax_step,
                 explored_value: input.explored_value,
                 show_memory_alpha: input.show_memory_alpha,
             };
-            let composed_changed =
-                passes::compose::compose(&inst.blurred, &inst.memory, &mut inst.composed, params);
-            passes::upscale::upscale(
-                &inst.composed,
-                w,
-                h,
-                inst.dims.out_width / w,
-                &mut inst.upscaled,
-            );
+            let composed_changed = passes::compose::compose(&inst.blurred, &inst.memory, &mut inst.composed, params);
+            passes::upscale::upscale(&inst.composed, w, h, inst.dims.out_width / w, &mut inst.upscaled);
             inst.start.copy_from_slice(&inst.final_mask);
             memory_changed || composed_changed
         });
@@ -229,31 +202,70 @@ impl Backend for CpuBackend {
                 }
                 (total_w, h, StageData::U8(atlas))
             }
-            Stage::DistanceField => (
-                inst.distance_field.0,
-                inst.distance_field.1,
-                StageData::U32(inst.distance_field.2.clone()),
-            ),
+            Stage::DistanceField => (inst.distance_field.0, inst.distance_field.1, StageData::U32(inst.distance_field.2.clone())),
             Stage::Visibility => (d.width, d.height, StageData::U16(inst.visibility.clone())),
             Stage::Blur => (d.width, d.height, StageData::U16(inst.blurred.clone())),
             Stage::Memory => (d.width, d.height, StageData::U16(inst.memory.clone())),
             Stage::Compose => (d.width, d.height, StageData::U16(inst.composed.clone())),
-            Stage::Upscale => (
-                d.out_width,
-                d.out_height,
-                StageData::U16(inst.upscaled.clone()),
-            ),
-            Stage::Final => (
-                d.out_width,
-                d.out_height,
-                StageData::U16(inst.final_mask.clone()),
-            ),
+            Stage::Upscale => (d.out_width, d.out_height, StageData::U16(inst.upscaled.clone())),
+            Stage::Final => (d.out_width, d.out_height, StageData::U16(inst.final_mask.clone())),
         };
-        Ok(StageImage {
-            width,
-            height,
-            data,
-        })
+        Ok(StageImage { width, height, data })
+    }
+
+    fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
+        let (_, inst) = self.parts(key)?;
+        let d = inst.dims;
+        let img = |w: u32, h: u32, data: StageData| StageImage { width: w, height: h, data };
+        let mut out = vec![
+            ("coverage".to_string(), img(d.width, d.height, StageData::U8(inst.coverage.clone()))),
+            ("height".to_string(), img(d.width, d.height, StageData::I32(inst.height.clone()))),
+        ];
+        for (i, (w, h, texels)) in inst.mips.iter().enumerate() {
+            out.push((format!("mip{}", i + 1), img(*w, *h, StageData::U8(texels.clone()))));
+        }
+        let (dw, dh, df) = &inst.distance_field;
+        out.push(("distance_field".into(), img(*dw, *dh, StageData::U32(df.clone()))));
+        for (name, v) in [("visibility", &inst.visibility), ("blur", &inst.blurred), ("memory", &inst.memory), ("compose", &inst.composed)] {
+            out.push((name.into(), img(d.width, d.height, StageData::U16(v.clone()))));
+        }
+        for (name, v) in [("upscale", &inst.upscaled), ("start", &inst.start), ("final", &inst.final_mask)] {
+            out.push((name.into(), img(d.out_width, d.out_height, StageData::U16(v.clone()))));
+        }
+        Ok(out)
+    }
+
+    fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()> {
+        let (_, inst) = self.parts(key)?;
+        let d = inst.dims;
+        let mut next = CpuInstance::new(d);
+        let mut mips = Vec::new();
+        for (name, image) in textures {
+            let internal = (image.width, image.height) == (d.width, d.height);
+            let output = (image.width, image.height) == (d.out_width, d.out_height);
+            let wrong = || backend_error(format!("snapshot texture `{name}` is {}x{} of the wrong type or size", image.width, image.height));
+            match (name.as_str(), &image.data) {
+                ("coverage", StageData::U8(v)) if internal => next.coverage.clone_from(v),
+                ("height", StageData::I32(v)) if internal => next.height.clone_from(v),
+                (m, StageData::U8(v)) if m.starts_with("mip") && v.len() == (image.width * image.height) as usize => {
+                    mips.push((image.width, image.height, v.clone()))
+                }
+                ("distance_field", StageData::U32(v)) if v.len() == (image.width * image.height) as usize => {
+                    next.distance_field = (image.width, image.height, v.clone())
+                }
+                ("visibility", StageData::U16(v)) if internal => next.visibility.clone_from(v),
+                ("blur", StageData::U16(v)) if internal => next.blurred.clone_from(v),
+                ("memory", StageData::U16(v)) if internal => next.memory.clone_from(v),
+                ("compose", StageData::U16(v)) if internal => next.composed.clone_from(v),
+                ("upscale", StageData::U16(v)) if output => next.upscaled.clone_from(v),
+                ("start", StageData::U16(v)) if output => next.start.clone_from(v),
+                ("final", StageData::U16(v)) if output => next.final_mask.clone_from(v),
+                _ => return Err(wrong()),
+            }
+        }
+        next.mips = mips;
+        *inst = next;
+        Ok(())
     }
 
     fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
@@ -265,11 +277,7 @@ impl Backend for CpuBackend {
                 if x < d.out_width && y < d.out_height {
                     Ok(inst.final_mask[(y * d.out_width + x) as usize])
                 } else {
-                    Err(MurkError::invalid(
-                        "texel",
-                        format!("({x}, {y})"),
-                        format!("must lie inside {}x{}", d.out_width, d.out_height),
-                    ))
+                    Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {}x{}", d.out_width, d.out_height)))
                 }
             })
             .collect()

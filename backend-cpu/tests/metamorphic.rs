@@ -4,8 +4,8 @@
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::{
-    Area, Blocker, BlockerShape, CaptureMode, Cone, FogSubsystem, HeightCapture, InstanceDesc,
-    Position, Profile, RayMethod, Stage, TeamMask, VisionSource,
+    Area, Blocker, BlockerShape, CaptureMode, Cone, FogSubsystem, HeightCapture, InstanceDesc, Position, Profile, RayMethod, Stage, TeamMask,
+    VisionSource,
 };
 use murk_cpu::CpuBackend;
 
@@ -59,22 +59,14 @@ fn scene(m: Motion, method: RayMethod, base_yaw: f32, threads: usize) -> FogSubs
     let profile = Profile {
         ray_method: method,
         soft_shadows: method == RayMethod::DistanceField,
-        df_jitter: if method == RayMethod::DistanceField {
-            0.3
-        } else {
-            0.0
-        },
+        df_jitter: if method == RayMethod::DistanceField { 0.3 } else { 0.0 },
         blur_radius: 2,
         forget_rate: 0.5,
         ..Profile::default()
     };
     fog.create_instance(InstanceDesc {
         name: "i".into(),
-        area: Area {
-            center: m.p3(Vec3::new(40.0, 30.0, 5.0)),
-            extents: Vec3::new(64.0, 48.0, 10.0),
-            yaw_degrees: m.yaw(base_yaw),
-        },
+        area: Area { center: m.p3(Vec3::new(40.0, 30.0, 5.0)), extents: Vec3::new(64.0, 48.0, 10.0), yaw_degrees: m.yaw(base_yaw) },
         resolution: 64,
         lod: 0,
         observed_teams: TeamMask::ALL,
@@ -83,59 +75,30 @@ fn scene(m: Motion, method: RayMethod, base_yaw: f32, threads: usize) -> FogSubs
     .unwrap();
     let mut world = World::new();
     let mut cone = VisionSource::new(18.0);
-    cone.cone = Some(Cone {
-        yaw_degrees: m.yaw(200.0),
-        half_angle_degrees: 50.0,
-    });
+    cone.cone = Some(Cone { yaw_degrees: m.yaw(200.0), half_angle_degrees: 50.0 });
     world.spawn((Position(m.p3(Vec3::new(45.25, 28.5, 0.0))), cone));
     let mut tall = VisionSource::new(22.0);
     tall.eye_height = 6.0;
     tall.falloff = Some(0.4);
     world.spawn((Position(m.p3(Vec3::new(22.75, 36.125, 0.0))), tall));
-    world.spawn((
-        Position(m.p3(Vec3::new(58.5, 44.0, 0.0))),
-        VisionSource::new(12.5),
-    ));
+    world.spawn((Position(m.p3(Vec3::new(58.5, 44.0, 0.0))), VisionSource::new(12.5)));
     let mut low = Blocker::wall(BlockerShape::Circle { radius: 2.5 });
     low.height = Some(2.0);
     world.spawn((Position(m.p3(Vec3::new(33.0, 33.0, 0.0))), low));
     world.spawn((
         Position(m.p3(Vec3::new(50.0, 20.0, 0.0))),
-        Blocker::wall(BlockerShape::Rect {
-            size: Vec2::new(10.0, 1.5),
-            yaw_degrees: m.yaw(15.0),
-        }),
+        Blocker::wall(BlockerShape::Rect { size: Vec2::new(10.0, 1.5), yaw_degrees: m.yaw(15.0) }),
     ));
-    let l_shape = [
-        (0.0, 0.0),
-        (6.0, 0.0),
-        (6.0, 2.0),
-        (2.0, 2.0),
-        (2.0, 7.0),
-        (0.0, 7.0),
-    ];
-    let points = l_shape
-        .iter()
-        .map(|&(x, y)| m.point(Vec2::new(x, y)) - m.shift)
-        .collect();
-    world.spawn((
-        Position(m.p3(Vec3::new(28.0, 20.0, 0.0))),
-        Blocker::wall(BlockerShape::Polygon { points }),
-    ));
+    let l_shape = [(0.0, 0.0), (6.0, 0.0), (6.0, 2.0), (2.0, 2.0), (2.0, 7.0), (0.0, 7.0)];
+    let points = l_shape.iter().map(|&(x, y)| m.point(Vec2::new(x, y)) - m.shift).collect();
+    world.spawn((Position(m.p3(Vec3::new(28.0, 20.0, 0.0))), Blocker::wall(BlockerShape::Polygon { points })));
     let mut cells = vec![f32::NAN; 16 * 12];
     for (i, c) in cells.iter_mut().enumerate() {
         if i % 7 == 3 {
             *c = 3.0;
         }
     }
-    let capture = HeightCapture {
-        origin: Vec2::new(10.0, 40.0),
-        cell_size: 1.0,
-        width: 16,
-        height: 12,
-        cells,
-        mode: CaptureMode::FullScene,
-    };
+    let capture = HeightCapture { origin: Vec2::new(10.0, 40.0), cell_size: 1.0, width: 16, height: 12, cells, mode: CaptureMode::FullScene };
     world.spawn((m.capture(&capture),));
     for _ in 0..3 {
         fog.tick(&mut world, 50_000).unwrap();
@@ -144,53 +107,26 @@ fn scene(m: Motion, method: RayMethod, base_yaw: f32, threads: usize) -> FogSubs
 }
 
 fn stages(fog: &mut FogSubsystem) -> Vec<(Stage, Vec<u8>)> {
-    Stage::ALL
-        .iter()
-        .map(|&s| (s, fog.read_stage("i", s).unwrap().bytes()))
-        .collect()
+    Stage::ALL.iter().map(|&s| (s, fog.read_stage("i", s).unwrap().bytes())).collect()
 }
 
 fn assert_same(a: &[(Stage, Vec<u8>)], b: &[(Stage, Vec<u8>)], what: &str) {
     for ((stage, x), (_, y)) in a.iter().zip(b) {
         if x != y {
             let first = x.iter().zip(y).position(|(p, q)| p != q);
-            panic!(
-                "{what}: stage {} differs (first differing byte {first:?})",
-                stage.name()
-            );
+            panic!("{what}: stage {} differs (first differing byte {first:?})", stage.name());
         }
     }
 }
 
-const METHODS: [RayMethod; 4] = [
-    RayMethod::Dda,
-    RayMethod::HierarchicalDda,
-    RayMethod::StepScan,
-    RayMethod::DistanceField,
-];
+const METHODS: [RayMethod; 4] = [RayMethod::Dda, RayMethod::HierarchicalDda, RayMethod::StepScan, RayMethod::DistanceField];
 
 #[test]
 fn translating_world_and_area_together_changes_no_mask() {
     for method in METHODS {
         for yaw in [0.0, 30.0] {
-            let base = stages(&mut scene(
-                Motion {
-                    quarter_turns: 0,
-                    shift: Vec2::ZERO,
-                },
-                method,
-                yaw,
-                2,
-            ));
-            let moved = stages(&mut scene(
-                Motion {
-                    quarter_turns: 0,
-                    shift: Vec2::new(13.25, -7.5),
-                },
-                method,
-                yaw,
-                2,
-            ));
+            let base = stages(&mut scene(Motion { quarter_turns: 0, shift: Vec2::ZERO }, method, yaw, 2));
+            let moved = stages(&mut scene(Motion { quarter_turns: 0, shift: Vec2::new(13.25, -7.5) }, method, yaw, 2));
             assert_same(&base, &moved, &format!("{method:?} yaw {yaw} translated"));
         }
     }
@@ -200,35 +136,11 @@ fn translating_world_and_area_together_changes_no_mask() {
 fn rotating_world_and_area_by_quarter_turns_changes_no_mask() {
     for method in METHODS {
         for yaw in [0.0, 30.0] {
-            let base = stages(&mut scene(
-                Motion {
-                    quarter_turns: 0,
-                    shift: Vec2::ZERO,
-                },
-                method,
-                yaw,
-                2,
-            ));
-            assert!(
-                base.iter()
-                    .any(|(s, b)| *s == Stage::Final && b.iter().any(|&x| x != 0)),
-                "the scene reveals something"
-            );
+            let base = stages(&mut scene(Motion { quarter_turns: 0, shift: Vec2::ZERO }, method, yaw, 2));
+            assert!(base.iter().any(|(s, b)| *s == Stage::Final && b.iter().any(|&x| x != 0)), "the scene reveals something");
             for k in 1..4 {
-                let turned = stages(&mut scene(
-                    Motion {
-                        quarter_turns: k,
-                        shift: Vec2::ZERO,
-                    },
-                    method,
-                    yaw,
-                    2,
-                ));
-                assert_same(
-                    &base,
-                    &turned,
-                    &format!("{method:?} yaw {yaw} turned {k} quarter(s)"),
-                );
+                let turned = stages(&mut scene(Motion { quarter_turns: k, shift: Vec2::ZERO }, method, yaw, 2));
+                assert_same(&base, &turned, &format!("{method:?} yaw {yaw} turned {k} quarter(s)"));
             }
         }
     }
@@ -237,25 +149,9 @@ fn rotating_world_and_area_by_quarter_turns_changes_no_mask() {
 #[test]
 fn one_two_and_four_threads_give_identical_bytes() {
     for method in METHODS {
-        let one = stages(&mut scene(
-            Motion {
-                quarter_turns: 0,
-                shift: Vec2::ZERO,
-            },
-            method,
-            30.0,
-            1,
-        ));
+        let one = stages(&mut scene(Motion { quarter_turns: 0, shift: Vec2::ZERO }, method, 30.0, 1));
         for threads in [2, 4] {
-            let many = stages(&mut scene(
-                Motion {
-                    quarter_turns: 0,
-                    shift: Vec2::ZERO,
-                },
-                method,
-                30.0,
-                threads,
-            ));
+            let many = stages(&mut scene(Motion { quarter_turns: 0, shift: Vec2::ZERO }, method, 30.0, threads));
             assert_same(&one, &many, &format!("{method:?} on {threads} threads"));
         }
     }
@@ -263,36 +159,9 @@ fn one_two_and_four_threads_give_identical_bytes() {
 
 #[test]
 fn hierarchical_dda_equals_dda() {
-    let mut a = scene(
-        Motion {
-            quarter_turns: 0,
-            shift: Vec2::ZERO,
-        },
-        RayMethod::Dda,
-        30.0,
-        2,
-    );
-    let mut b = scene(
-        Motion {
-            quarter_turns: 0,
-            shift: Vec2::ZERO,
-        },
-        RayMethod::HierarchicalDda,
-        30.0,
-        2,
-    );
-    for s in [
-        Stage::Visibility,
-        Stage::Blur,
-        Stage::Memory,
-        Stage::Compose,
-        Stage::Final,
-    ] {
-        assert_eq!(
-            a.read_stage("i", s).unwrap(),
-            b.read_stage("i", s).unwrap(),
-            "{}",
-            s.name()
-        );
+    let mut a = scene(Motion { quarter_turns: 0, shift: Vec2::ZERO }, RayMethod::Dda, 30.0, 2);
+    let mut b = scene(Motion { quarter_turns: 0, shift: Vec2::ZERO }, RayMethod::HierarchicalDda, 30.0, 2);
+    for s in [Stage::Visibility, Stage::Blur, Stage::Memory, Stage::Compose, Stage::Final] {
+        assert_eq!(a.read_stage("i", s).unwrap(), b.read_stage("i", s).unwrap(), "{}", s.name());
     }
 }

@@ -3,8 +3,8 @@
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::{
-    Area, Blocker, BlockerShape, Cone, FogSubsystem, HeightLayer, InstanceDesc, Position, Profile,
-    RayMethod, Stage, StageData, TeamMask, VisionSource,
+    Area, Blocker, BlockerShape, Cone, FogSubsystem, HeightLayer, InstanceDesc, Position, Profile, RayMethod, Stage, StageData, TeamMask,
+    VisionSource,
 };
 use murk_cpu::CpuBackend;
 
@@ -13,11 +13,7 @@ fn fog_with(profile: Profile) -> FogSubsystem {
     let mut fog = FogSubsystem::new(Box::new(CpuBackend::new(2).unwrap()));
     fog.create_instance(InstanceDesc {
         name: "i".into(),
-        area: Area {
-            center: Vec3::new(32.0, 32.0, 5.0),
-            extents: Vec3::new(64.0, 64.0, 10.0),
-            yaw_degrees: 0.0,
-        },
+        area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
         resolution: 64,
         lod: 0,
         observed_teams: TeamMask::ALL,
@@ -29,12 +25,7 @@ fn fog_with(profile: Profile) -> FogSubsystem {
 
 /// A profile whose visibility is unblurred and whose composed mask follows it at once.
 fn raw_profile() -> Profile {
-    Profile {
-        blur_iterations: 0,
-        fade_in_rate: 1.0e4,
-        relax_rate: 1.0e4,
-        ..Profile::default()
-    }
+    Profile { blur_iterations: 0, fade_in_rate: 1.0e4, relax_rate: 1.0e4, ..Profile::default() }
 }
 
 fn u16s(img: murk_core::StageImage) -> Vec<u16> {
@@ -73,10 +64,7 @@ fn lone_source_on_empty_map_is_a_disk_with_linear_falloff() {
                 (20.0 - d) / 10.0 * 65535.0
             };
             // Distances are floored to 1/8 texel: at most 1/80 of the ramp.
-            assert!(
-                (got - expected).abs() <= 65535.0 / 80.0 + 1.0,
-                "texel {x},{y}: got {got}, expected {expected}"
-            );
+            assert!((got - expected).abs() <= 65535.0 / 80.0 + 1.0, "texel {x},{y}: got {got}, expected {expected}");
             if d >= 20.0 {
                 assert_eq!(got, 0.0, "outside the radius at {x},{y}");
             }
@@ -86,10 +74,7 @@ fn lone_source_on_empty_map_is_a_disk_with_linear_falloff() {
         }
     }
     // The final mask follows at once with these rates and the default cadence.
-    assert_eq!(
-        fog.final_mask("i").unwrap(),
-        u16s(fog.read_stage("i", Stage::Compose).unwrap())
-    );
+    assert_eq!(fog.final_mask("i").unwrap(), u16s(fog.read_stage("i", Stage::Compose).unwrap()));
 }
 
 /// Whether the segment a-b crosses the axis-aligned box [x0,x1]x[y0,y1] with
@@ -104,27 +89,14 @@ fn segment_inside_box(a: (f64, f64), b: (f64, f64), bx: (f64, f64, f64, f64), ma
 
 #[test]
 fn a_wall_casts_the_expected_shadow_and_is_itself_lit() {
-    for method in [
-        RayMethod::Dda,
-        RayMethod::HierarchicalDda,
-        RayMethod::StepScan,
-    ] {
-        let mut fog = fog_with(Profile {
-            ray_method: method,
-            ..raw_profile()
-        });
+    for method in [RayMethod::Dda, RayMethod::HierarchicalDda, RayMethod::StepScan] {
+        let mut fog = fog_with(Profile { ray_method: method, ..raw_profile() });
         let mut world = World::new();
         let mut src = VisionSource::new(30.0);
         src.falloff = Some(0.0);
         world.spawn((Position(Vec3::new(32.5, 32.5, 0.0)), src));
         // Wall covering texels x = 40, y = 20..=43.
-        world.spawn((
-            Position(Vec3::new(40.5, 32.0, 0.0)),
-            Blocker::wall(BlockerShape::Rect {
-                size: Vec2::new(1.0, 24.0),
-                yaw_degrees: 0.0,
-            }),
-        ));
+        world.spawn((Position(Vec3::new(40.5, 32.0, 0.0)), Blocker::wall(BlockerShape::Rect { size: Vec2::new(1.0, 24.0), yaw_degrees: 0.0 })));
         fog.tick(&mut world, 100_000).unwrap();
         let v = vis(&mut fog);
         let wall = (40.0, 41.0, 20.0, 44.0);
@@ -138,35 +110,12 @@ fn a_wall_casts_the_expected_shadow_and_is_itself_lit() {
                 }
                 // DDA visits every texel the segment touches; Step Scan one per
                 // major-axis step, so it may clip a corner by up to half a texel.
-                let end = if method == RayMethod::StepScan {
-                    0.5
-                } else {
-                    0.0
-                };
-                if segment_inside_box(
-                    (32.5, 32.5),
-                    c,
-                    (wall.0, wall.1, wall.2 + end, wall.3 - end),
-                    0.05,
-                ) && x > 40
-                {
-                    assert_eq!(
-                        at(&v, x, y),
-                        0,
-                        "{method:?}: texel {x},{y} is behind the wall"
-                    );
+                let end = if method == RayMethod::StepScan { 0.5 } else { 0.0 };
+                if segment_inside_box((32.5, 32.5), c, (wall.0, wall.1, wall.2 + end, wall.3 - end), 0.05) && x > 40 {
+                    assert_eq!(at(&v, x, y), 0, "{method:?}: texel {x},{y} is behind the wall");
                     dark += 1;
-                } else if !segment_inside_box(
-                    (32.5, 32.5),
-                    c,
-                    (wall.0 - 0.75, wall.1 + 0.75, wall.2 - 0.75, wall.3 + 0.75),
-                    0.0,
-                ) {
-                    assert_eq!(
-                        at(&v, x, y),
-                        65535,
-                        "{method:?}: texel {x},{y} sees the source"
-                    );
+                } else if !segment_inside_box((32.5, 32.5), c, (wall.0 - 0.75, wall.1 + 0.75, wall.2 - 0.75, wall.3 + 0.75), 0.0) {
+                    assert_eq!(at(&v, x, y), 65535, "{method:?}: texel {x},{y} sees the source");
                 }
             }
         }
@@ -188,47 +137,25 @@ fn an_eye_above_a_low_wall_sees_over_it_but_not_over_a_tall_one() {
         (20.0, 10.0, 30, false),
     ];
     for (wall_h, eye, tx, visible) in cases {
-        let mut fog = fog_with(Profile {
-            ray_method: RayMethod::Dda,
-            ..raw_profile()
-        });
+        let mut fog = fog_with(Profile { ray_method: RayMethod::Dda, ..raw_profile() });
         let mut world = World::new();
         let mut src = VisionSource::new(40.0);
         src.falloff = Some(0.0);
         src.eye_height = eye;
         world.spawn((Position(Vec3::new(10.5, 32.5, 0.0)), src));
-        let mut wall = Blocker::wall(BlockerShape::Rect {
-            size: Vec2::new(1.0, 30.0),
-            yaw_degrees: 0.0,
-        });
+        let mut wall = Blocker::wall(BlockerShape::Rect { size: Vec2::new(1.0, 30.0), yaw_degrees: 0.0 });
         wall.height = Some(wall_h);
         world.spawn((Position(Vec3::new(15.5, 32.0, 0.0)), wall));
         fog.tick(&mut world, 100_000).unwrap();
         let v = vis(&mut fog);
-        assert_eq!(
-            at(&v, tx, 32) == 65535,
-            visible,
-            "wall {wall_h}, eye {eye}, target x {tx}: got {}",
-            at(&v, tx, 32)
-        );
-        for m in [
-            RayMethod::HierarchicalDda,
-            RayMethod::StepScan,
-            RayMethod::DistanceField,
-        ] {
-            let mut p = Profile {
-                ray_method: m,
-                ..raw_profile()
-            };
+        assert_eq!(at(&v, tx, 32) == 65535, visible, "wall {wall_h}, eye {eye}, target x {tx}: got {}", at(&v, tx, 32));
+        for m in [RayMethod::HierarchicalDda, RayMethod::StepScan, RayMethod::DistanceField] {
+            let mut p = Profile { ray_method: m, ..raw_profile() };
             p.df_jitter = 0.0;
             fog.apply_profile("i", p).unwrap();
             fog.tick(&mut world, 100_000).unwrap();
             let v = vis(&mut fog);
-            assert_eq!(
-                at(&v, tx, 32) > 0,
-                visible,
-                "{m:?}: wall {wall_h}, eye {eye}, target x {tx}"
-            );
+            assert_eq!(at(&v, tx, 32) > 0, visible, "{m:?}: wall {wall_h}, eye {eye}, target x {tx}");
         }
     }
 }
@@ -239,10 +166,7 @@ fn cones_reveal_only_inside_their_half_angle() {
     let mut world = World::new();
     let mut src = VisionSource::new(25.0);
     src.falloff = Some(0.0);
-    src.cone = Some(Cone {
-        yaw_degrees: 90.0,
-        half_angle_degrees: 30.0,
-    });
+    src.cone = Some(Cone { yaw_degrees: 90.0, half_angle_degrees: 30.0 });
     world.spawn((Position(Vec3::new(32.5, 32.5, 0.0)), src));
     fog.tick(&mut world, 100_000).unwrap();
     let v = vis(&mut fog);
@@ -251,12 +175,7 @@ fn cones_reveal_only_inside_their_half_angle() {
     assert_eq!(at(&v, 32, 15), 0);
     assert_eq!(at(&v, 50, 32), 0);
     // 20 degrees off axis is inside, 40 is outside.
-    let p = |deg: f64| {
-        (
-            32.5 + 15.0 * (90.0f64 - deg).to_radians().cos(),
-            32.5 + 15.0 * (90.0f64 - deg).to_radians().sin(),
-        )
-    };
+    let p = |deg: f64| (32.5 + 15.0 * (90.0f64 - deg).to_radians().cos(), 32.5 + 15.0 * (90.0f64 - deg).to_radians().sin());
     let (x, y) = p(20.0);
     assert_eq!(at(&v, x as usize, y as usize), 65535);
     let (x, y) = p(40.0);
@@ -265,16 +184,11 @@ fn cones_reveal_only_inside_their_half_angle() {
 
 #[test]
 fn z_gating_and_overlap_strength() {
-    let profile = Profile {
-        z_layering: true,
-        ..raw_profile()
-    };
+    let profile = Profile { z_layering: true, ..raw_profile() };
     let layered = |z: f32| {
         let mut s = VisionSource::new(10.0);
         s.falloff = Some(0.0);
-        s.height_layer = Some(HeightLayer {
-            vertical_extent: 2.0,
-        });
+        s.height_layer = Some(HeightLayer { vertical_extent: 2.0 });
         (Position(Vec3::new(32.5, 32.5, z)), s)
     };
     // Above the slab [0, 10]: no contribution.
@@ -301,10 +215,7 @@ fn z_gating_and_overlap_strength() {
     fog.tick(&mut world, 100_000).unwrap();
     assert_eq!(at(&vis(&mut fog), 32, 32), 65535);
     // The area scale widens the logical slab: z = 20 participates with scale 5 (slab -20..30).
-    let mut fog = fog_with(Profile {
-        z_layering_area_scale: 5.0,
-        ..profile
-    });
+    let mut fog = fog_with(Profile { z_layering_area_scale: 5.0, ..profile });
     let mut world = World::new();
     world.spawn(layered(20.0));
     fog.tick(&mut world, 100_000).unwrap();
@@ -313,52 +224,33 @@ fn z_gating_and_overlap_strength() {
 
 #[test]
 fn height_layer_blockers_occlude_only_their_slab() {
-    let profile = Profile {
-        z_layering: true,
-        ..raw_profile()
-    };
+    let profile = Profile { z_layering: true, ..raw_profile() };
     for (blocker_z, blocks) in [(0.0, true), (30.0, false)] {
         let mut fog = fog_with(profile.clone());
         let mut world = World::new();
-        world.spawn((
-            Position(Vec3::new(20.5, 32.5, 0.0)),
-            VisionSource::new(30.0),
-        ));
-        let mut wall = Blocker::wall(BlockerShape::Rect {
-            size: Vec2::new(1.0, 20.0),
-            yaw_degrees: 0.0,
-        });
+        world.spawn((Position(Vec3::new(20.5, 32.5, 0.0)), VisionSource::new(30.0)));
+        let mut wall = Blocker::wall(BlockerShape::Rect { size: Vec2::new(1.0, 20.0), yaw_degrees: 0.0 });
         wall.height = Some(5.0);
         wall.use_height_layer = true;
         world.spawn((Position(Vec3::new(25.5, 32.0, blocker_z)), wall));
         fog.tick(&mut world, 100_000).unwrap();
         let cov = fog.read_stage("i", Stage::Coverage).unwrap();
-        let StageData::U8(cov) = cov.data else {
-            panic!("coverage is u8")
-        };
+        let StageData::U8(cov) = cov.data else { panic!("coverage is u8") };
         assert_eq!(cov[32 * 64 + 25] == 1, blocks, "blocker at z {blocker_z}");
-        assert_eq!(
-            at(&vis(&mut fog), 35, 32) == 0,
-            blocks,
-            "behind the blocker at z {blocker_z}"
-        );
+        assert_eq!(at(&vis(&mut fog), 35, 32) == 0, blocks, "behind the blocker at z {blocker_z}");
     }
 }
 
 #[test]
 fn memory_decays_at_the_forget_rate_and_freezes() {
     // 100 ms ticks, forget 1/s: 6553 per recompute.
-    let mut fog = fog_with(Profile {
-        forget_rate: 1.0,
-        ..raw_profile()
-    });
+    let mut fog = fog_with(Profile { forget_rate: 1.0, ..raw_profile() });
     let mut world = World::new();
     let mut s = VisionSource::new(5.0);
     s.falloff = Some(0.0);
     let e = world.spawn((Position(Vec3::new(32.5, 32.5, 0.0)), s));
     fog.tick(&mut world, 100_000).unwrap();
-    let mem =
-        |fog: &mut FogSubsystem| u16s(fog.read_stage("i", Stage::Memory).unwrap())[32 * 64 + 32];
+    let mem = |fog: &mut FogSubsystem| u16s(fog.read_stage("i", Stage::Memory).unwrap())[32 * 64 + 32];
     assert_eq!(mem(&mut fog), 65535);
     world.despawn(e).unwrap();
     for k in 1..=3u16 {
@@ -375,20 +267,13 @@ fn memory_decays_at_the_forget_rate_and_freezes() {
 #[test]
 fn fade_in_and_relax_follow_their_rates_over_ticks() {
     // fade 2/s and relax 1/s at 100 ms: +13107 and -6553 per recompute.
-    let p = Profile {
-        fade_in_rate: 2.0,
-        relax_rate: 1.0,
-        blur_iterations: 0,
-        explored_value: 0.5,
-        ..Profile::default()
-    };
+    let p = Profile { fade_in_rate: 2.0, relax_rate: 1.0, blur_iterations: 0, explored_value: 0.5, ..Profile::default() };
     let mut fog = fog_with(p);
     let mut world = World::new();
     let mut s = VisionSource::new(5.0);
     s.falloff = Some(0.0);
     let e = world.spawn((Position(Vec3::new(32.5, 32.5, 0.0)), s));
-    let composed =
-        |fog: &mut FogSubsystem| u16s(fog.read_stage("i", Stage::Compose).unwrap())[32 * 64 + 32];
+    let composed = |fog: &mut FogSubsystem| u16s(fog.read_stage("i", Stage::Compose).unwrap())[32 * 64 + 32];
     let mut expected = 0u32;
     for _ in 0..6 {
         fog.tick(&mut world, 100_000).unwrap();
@@ -408,12 +293,7 @@ fn fade_in_and_relax_follow_their_rates_over_ticks() {
 #[test]
 fn cadence_recomputes_every_update_rate_and_blends_every_tick() {
     // Update every 0.3 s with 0.1 s ticks: recompute on ticks 0, 3, 6; blend in thirds.
-    let p = Profile {
-        update_rate: 0.3,
-        fade_in_rate: 1.0e4,
-        blur_iterations: 0,
-        ..Profile::default()
-    };
+    let p = Profile { update_rate: 0.3, fade_in_rate: 1.0e4, blur_iterations: 0, ..Profile::default() };
     let mut fog = fog_with(p);
     let mut world = World::new();
     let mut s = VisionSource::new(5.0);
@@ -423,7 +303,7 @@ fn cadence_recomputes_every_update_rate_and_blends_every_tick() {
     let mut recomputes = Vec::new();
     for _ in 0..4 {
         let r = fog.tick(&mut world, 100_000).unwrap();
-        recomputes.push(r["i"].recomputed);
+        recomputes.push(r.instances["i"].recomputed);
         finals.push(fog.final_mask("i").unwrap()[32 * 64 + 32]);
     }
     assert_eq!(recomputes, [true, false, false, true]);
@@ -474,11 +354,7 @@ fn lod_upscales_bilinearly_to_the_output() {
     let mut fog = FogSubsystem::new(Box::new(CpuBackend::new(1).unwrap()));
     fog.create_instance(InstanceDesc {
         name: "i".into(),
-        area: Area {
-            center: Vec3::new(32.0, 32.0, 5.0),
-            extents: Vec3::new(64.0, 64.0, 10.0),
-            yaw_degrees: 0.0,
-        },
+        area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
         resolution: 64,
         lod: 1,
         observed_teams: TeamMask::ALL,
@@ -486,15 +362,9 @@ fn lod_upscales_bilinearly_to_the_output() {
     })
     .unwrap();
     let dims = fog.dims("i").unwrap();
-    assert_eq!(
-        (dims.width, dims.height, dims.out_width, dims.out_height),
-        (32, 32, 64, 64)
-    );
+    assert_eq!((dims.width, dims.height, dims.out_width, dims.out_height), (32, 32, 64, 64));
     let mut world = World::new();
-    world.spawn((
-        Position(Vec3::new(32.0, 32.0, 0.0)),
-        VisionSource::new(20.0),
-    ));
+    world.spawn((Position(Vec3::new(32.0, 32.0, 0.0)), VisionSource::new(20.0)));
     fog.tick(&mut world, 100_000).unwrap();
     let up = u16s(fog.read_stage("i", Stage::Upscale).unwrap());
     let composed = u16s(fog.read_stage("i", Stage::Compose).unwrap());
@@ -505,9 +375,6 @@ fn lod_upscales_bilinearly_to_the_output() {
         let bottom = c(x, y + 1) * 0.25 + c(x + 1, y + 1) * 0.75;
         let expected = top * 0.25 + bottom * 0.75;
         let got = f64::from(up[(2 * y + 1) * 64 + 2 * x + 1]);
-        assert!(
-            (got - expected).abs() <= 1.0,
-            "{x},{y}: {got} vs {expected}"
-        );
+        assert!((got - expected).abs() <= 1.0, "{x},{y}: {got} vs {expected}");
     }
 }

@@ -4,19 +4,15 @@ use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
 use murk_core::{
-    Area, Blocker, BlockerShape, CaptureMode, FogSubsystem, HeightCapture, InstanceDesc, MurkError,
-    Position, Profile, Stage, TeamMask, TransientReveal, VisionSource,
+    Area, Blocker, BlockerShape, CaptureMode, FogSubsystem, HeightCapture, InstanceDesc, MurkError, Position, Profile, Stage, TeamMask,
+    TransientReveal, VisionSource,
 };
 use murk_cpu::CpuBackend;
 
 fn desc(profile: Profile) -> InstanceDesc {
     InstanceDesc {
         name: "i".into(),
-        area: Area {
-            center: Vec3::new(32.0, 32.0, 5.0),
-            extents: Vec3::new(64.0, 64.0, 10.0),
-            yaw_degrees: 0.0,
-        },
+        area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
         resolution: 64,
         lod: 0,
         observed_teams: TeamMask::ALL,
@@ -31,25 +27,15 @@ fn fog(profile: Profile) -> FogSubsystem {
 }
 
 fn fast() -> Profile {
-    Profile {
-        fade_in_rate: 1.0e4,
-        relax_rate: 1.0e4,
-        ..Profile::default()
-    }
+    Profile { fade_in_rate: 1.0e4, relax_rate: 1.0e4, ..Profile::default() }
 }
 
 #[test]
 fn a_static_scene_skips_recomputes_once_settled() {
     let mut fog = fog(fast());
     let mut world = World::new();
-    world.spawn((
-        Position(Vec3::new(20.0, 20.0, 0.0)),
-        VisionSource::new(10.0),
-    ));
-    world.spawn((
-        Position(Vec3::new(25.0, 20.0, 0.0)),
-        Blocker::wall(BlockerShape::Circle { radius: 1.5 }),
-    ));
+    world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
+    world.spawn((Position(Vec3::new(25.0, 20.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: 1.5 })));
     for _ in 0..10 {
         fog.tick(&mut world, 33_333).unwrap();
     }
@@ -62,15 +48,9 @@ fn a_static_scene_skips_recomputes_once_settled() {
 
 #[test]
 fn slow_fades_keep_recomputing_until_settled() {
-    let mut fog = fog(Profile {
-        fade_in_rate: 1.0,
-        ..Profile::default()
-    });
+    let mut fog = fog(Profile { fade_in_rate: 1.0, ..Profile::default() });
     let mut world = World::new();
-    world.spawn((
-        Position(Vec3::new(20.0, 20.0, 0.0)),
-        VisionSource::new(10.0),
-    ));
+    world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
     for _ in 0..10 {
         fog.tick(&mut world, 33_333).unwrap();
     }
@@ -81,63 +61,41 @@ fn slow_fades_keep_recomputing_until_settled() {
 fn moving_a_blocker_rebuilds_occlusion_and_moving_a_source_does_not() {
     let mut fog = fog(fast());
     let mut world = World::new();
-    let src = world.spawn((
-        Position(Vec3::new(20.0, 20.0, 0.0)),
-        VisionSource::new(10.0),
-    ));
-    let wall = world.spawn((
-        Position(Vec3::new(25.0, 20.0, 0.0)),
-        Blocker::wall(BlockerShape::Circle { radius: 1.5 }),
-    ));
+    let src = world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
+    let wall = world.spawn((Position(Vec3::new(25.0, 20.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: 1.5 })));
     fog.tick(&mut world, 33_333).unwrap();
     world.get::<&mut Position>(src).unwrap().0.x = 21.0;
     let r = fog.tick(&mut world, 33_333).unwrap();
-    assert!(r["i"].recomputed && !r["i"].occlusion_built);
+    assert!(r.instances["i"].recomputed && !r.instances["i"].occlusion_built);
     world.get::<&mut Position>(wall).unwrap().0.y = 22.0;
     let r = fog.tick(&mut world, 33_333).unwrap();
-    assert!(r["i"].recomputed && r["i"].occlusion_built);
+    assert!(r.instances["i"].recomputed && r.instances["i"].occlusion_built);
     world.despawn(wall).unwrap();
     let r = fog.tick(&mut world, 33_333).unwrap();
-    assert!(
-        r["i"].occlusion_built,
-        "removing a blocker dirties occlusion"
-    );
+    assert!(r.instances["i"].occlusion_built, "removing a blocker dirties occlusion");
     assert_eq!(fog.stats("i").unwrap().occlusion_builds, 3);
 }
 
 fn capture(mode: CaptureMode) -> HeightCapture {
     let mut cells = vec![f32::NAN; 64 * 64];
     cells[20 * 64 + 30] = 3.0;
-    HeightCapture {
-        origin: Vec2::ZERO,
-        cell_size: 1.0,
-        width: 64,
-        height: 64,
-        cells,
-        mode,
-    }
+    HeightCapture { origin: Vec2::ZERO, cell_size: 1.0, width: 64, height: 64, cells, mode }
 }
 
 #[test]
 fn show_only_capture_recaptures_only_when_a_member_moves() {
     let mut fog = fog(fast());
     let mut world = World::new();
-    world.spawn((
-        Position(Vec3::new(20.0, 20.0, 0.0)),
-        VisionSource::new(10.0),
-    ));
+    world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
     let member = world.spawn((Position(Vec3::new(30.0, 20.0, 0.0)),));
-    world.spawn((capture(CaptureMode::ShowOnly {
-        members: vec![member],
-        update_only_if_transform_changed: true,
-    }),));
+    world.spawn((capture(CaptureMode::ShowOnly { members: vec![member], update_only_if_transform_changed: true }),));
     for _ in 0..5 {
         fog.tick(&mut world, 33_333).unwrap();
     }
     assert_eq!(fog.stats("i").unwrap().recaptures, 1);
     world.get::<&mut Position>(member).unwrap().0.x = 31.0;
     let r = fog.tick(&mut world, 33_333).unwrap();
-    assert!(r["i"].occlusion_built);
+    assert!(r.instances["i"].occlusion_built);
     assert_eq!(fog.stats("i").unwrap().recaptures, 2);
     fog.tick(&mut world, 33_333).unwrap();
     assert_eq!(fog.stats("i").unwrap().recaptures, 2);
@@ -152,10 +110,7 @@ fn show_only_capture_recaptures_only_when_a_member_moves() {
 fn full_scene_capture_recaptures_every_recompute() {
     let mut fog = fog(fast());
     let mut world = World::new();
-    world.spawn((
-        Position(Vec3::new(20.0, 20.0, 0.0)),
-        VisionSource::new(10.0),
-    ));
+    world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
     world.spawn((capture(CaptureMode::FullScene),));
     for _ in 0..4 {
         fog.tick(&mut world, 33_333).unwrap();
@@ -168,87 +123,39 @@ fn full_scene_capture_recaptures_every_recompute() {
 fn transient_reveals_expire_after_their_ticks() {
     let mut fog = fog(fast());
     let mut world = World::new();
-    let flare = world.spawn((
-        Position(Vec3::new(20.5, 20.5, 0.0)),
-        VisionSource::new(5.0),
-        TransientReveal { remaining_ticks: 2 },
-    ));
+    let flare = world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(5.0), TransientReveal { remaining_ticks: 2 }));
     fog.tick(&mut world, 33_333).unwrap();
     fog.tick(&mut world, 33_333).unwrap();
     assert!(!world.contains(flare));
     let vis = fog.read_stage("i", Stage::Visibility).unwrap().bytes();
     assert!(vis.iter().any(|&b| b != 0), "revealed while alive");
     fog.tick(&mut world, 33_333).unwrap();
-    assert!(fog
-        .read_stage("i", Stage::Visibility)
-        .unwrap()
-        .bytes()
-        .iter()
-        .all(|&b| b == 0));
+    assert!(fog.read_stage("i", Stage::Visibility).unwrap().bytes().iter().all(|&b| b == 0));
 }
 
 fn rejects<R>(world_edit: impl FnOnce(&mut World) -> R, needle: &str) {
     let mut fog = fog(fast());
     let mut world = World::new();
-    world.spawn((
-        Position(Vec3::new(20.0, 20.0, 0.0)),
-        VisionSource::new(10.0),
-    ));
+    world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
     for _ in 0..3 {
         fog.tick(&mut world, 33_333).unwrap();
     }
-    let before: Vec<_> = Stage::ALL
-        .iter()
-        .map(|&s| fog.read_stage("i", s).unwrap())
-        .collect();
+    let before: Vec<_> = Stage::ALL.iter().map(|&s| fog.read_stage("i", s).unwrap()).collect();
     let stats = fog.stats("i").unwrap();
     world_edit(&mut world);
     let e = fog.tick(&mut world, 33_333).unwrap_err();
-    assert!(
-        e.to_string().contains(needle),
-        "`{e}` should mention `{needle}`"
-    );
-    let after: Vec<_> = Stage::ALL
-        .iter()
-        .map(|&s| fog.read_stage("i", s).unwrap())
-        .collect();
+    assert!(e.to_string().contains(needle), "`{e}` should mention `{needle}`");
+    let after: Vec<_> = Stage::ALL.iter().map(|&s| fog.read_stage("i", s).unwrap()).collect();
     assert_eq!(before, after, "a rejected tick changes no texture");
     assert_eq!(stats, fog.stats("i").unwrap());
 }
 
 #[test]
 fn bad_world_input_is_an_error_naming_the_field_and_loses_nothing() {
-    rejects(
-        |w| {
-            w.spawn((
-                Position(Vec3::new(f32::NAN, 1.0, 0.0)),
-                VisionSource::new(3.0),
-            ))
-        },
-        "position.x = NaN",
-    );
-    rejects(
-        |w| {
-            w.spawn((
-                Position(Vec3::new(1.0, f32::INFINITY, 0.0)),
-                VisionSource::new(3.0),
-            ))
-        },
-        "position.y = inf",
-    );
-    rejects(
-        |w| w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), VisionSource::new(-3.0))),
-        "source.radius = -3",
-    );
-    rejects(
-        |w| {
-            w.spawn((
-                Position(Vec3::new(1.0, 1.0, 0.0)),
-                VisionSource::new(5000.0),
-            ))
-        },
-        "source.radius = 5000",
-    );
+    rejects(|w| w.spawn((Position(Vec3::new(f32::NAN, 1.0, 0.0)), VisionSource::new(3.0))), "position.x = NaN");
+    rejects(|w| w.spawn((Position(Vec3::new(1.0, f32::INFINITY, 0.0)), VisionSource::new(3.0))), "position.y = inf");
+    rejects(|w| w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), VisionSource::new(-3.0))), "source.radius = -3");
+    rejects(|w| w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), VisionSource::new(5000.0))), "source.radius = 5000");
     rejects(
         |w| {
             let mut s = VisionSource::new(3.0);
@@ -257,34 +164,16 @@ fn bad_world_input_is_an_error_naming_the_field_and_loses_nothing() {
         },
         "source.falloff = 1.5",
     );
+    rejects(|w| w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: f32::NAN }))), "circle.radius = NaN");
     rejects(
-        |w| {
-            w.spawn((
-                Position(Vec3::new(1.0, 1.0, 0.0)),
-                Blocker::wall(BlockerShape::Circle { radius: f32::NAN }),
-            ))
-        },
-        "circle.radius = NaN",
-    );
-    rejects(
-        |w| {
-            w.spawn((
-                Position(Vec3::new(1.0, 1.0, 0.0)),
-                Blocker::wall(BlockerShape::Polygon {
-                    points: vec![Vec2::ZERO, Vec2::X],
-                }),
-            ))
-        },
+        |w| w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), Blocker::wall(BlockerShape::Polygon { points: vec![Vec2::ZERO, Vec2::X] }))),
         "polygon.points = 2",
     );
     rejects(
         |w| {
             let ghost = w.spawn((Position(Vec3::ZERO),));
             w.despawn(ghost).unwrap();
-            w.spawn((capture(CaptureMode::ShowOnly {
-                members: vec![ghost],
-                update_only_if_transform_changed: true,
-            }),));
+            w.spawn((capture(CaptureMode::ShowOnly { members: vec![ghost], update_only_if_transform_changed: true }),));
         },
         "unknown entity",
     );
@@ -296,126 +185,42 @@ fn bad_instances_and_profiles_are_errors_naming_the_field() {
     let mut d = desc(fast());
     d.name = "zero".into();
     d.area.extents.x = 0.0;
-    assert!(fog
-        .create_instance(d)
-        .unwrap_err()
-        .to_string()
-        .contains("area.extents.x = 0"));
+    assert!(fog.create_instance(d).unwrap_err().to_string().contains("area.extents.x = 0"));
     let mut d = desc(fast());
     d.name = "huge".into();
     d.resolution = 100_000;
-    assert!(fog
-        .create_instance(d)
-        .unwrap_err()
-        .to_string()
-        .contains("resolution = 100000"));
-    assert_eq!(
-        fog.create_instance(desc(fast())).unwrap_err(),
-        MurkError::DuplicateInstance("i".into())
-    );
-    assert_eq!(
-        fog.apply_profile("nope", fast()).unwrap_err(),
-        MurkError::UnknownInstance("nope".into())
-    );
-    assert_eq!(
-        fog.destroy_instance("nope").unwrap_err(),
-        MurkError::UnknownInstance("nope".into())
-    );
-    let e = fog
-        .apply_profile(
-            "i",
-            Profile {
-                blur_sigma: -1.0,
-                ..fast()
-            },
-        )
-        .unwrap_err();
+    assert!(fog.create_instance(d).unwrap_err().to_string().contains("resolution = 100000"));
+    assert_eq!(fog.create_instance(desc(fast())).unwrap_err(), MurkError::DuplicateInstance("i".into()));
+    assert_eq!(fog.apply_profile("nope", fast()).unwrap_err(), MurkError::UnknownInstance("nope".into()));
+    assert_eq!(fog.destroy_instance("nope").unwrap_err(), MurkError::UnknownInstance("nope".into()));
+    let e = fog.apply_profile("i", Profile { blur_sigma: -1.0, ..fast() }).unwrap_err();
     assert!(e.to_string().contains("profile.blur_sigma = -1"), "{e}");
-    assert_eq!(
-        fog.instance("i").unwrap().profile,
-        fast(),
-        "a rejected profile leaves the old one"
-    );
-    assert!(fog
-        .expand_area_to_include("i", Vec3::new(f32::NAN, 0.0, 0.0))
-        .unwrap_err()
-        .to_string()
-        .contains("point.x = NaN"));
+    assert_eq!(fog.instance("i").unwrap().profile, fast(), "a rejected profile leaves the old one");
+    assert!(fog.expand_area_to_include("i", Vec3::new(f32::NAN, 0.0, 0.0)).unwrap_err().to_string().contains("point.x = NaN"));
     assert_eq!(fog.instance_names(), vec!["i".to_string()]);
 }
 
 #[test]
 fn malformed_scenarios_are_errors_with_position_or_field() {
-    let e = Scenario::parse(
-        "{\"name\": \"x\", \"ticks\": 3,\n \"instances\": [}",
-        "json",
-        "bad.json",
-    )
-    .unwrap_err();
-    assert!(
-        e.to_string().contains("bad.json") && e.to_string().contains("line 2"),
-        "{e}"
-    );
-    let e = Scenario::parse(
-        "(name: \"x\", ticks: 1, instances: [], bogus: 3)",
-        "ron",
-        "bad.ron",
-    )
-    .unwrap_err();
+    let e = Scenario::parse("{\"name\": \"x\", \"ticks\": 3,\n \"instances\": [}", "json", "bad.json").unwrap_err();
+    assert!(e.to_string().contains("bad.json") && e.to_string().contains("line 2"), "{e}");
+    let e = Scenario::parse("(name: \"x\", ticks: 1, instances: [], bogus: 3)", "ron", "bad.ron").unwrap_err();
     assert!(e.to_string().contains("bogus"), "{e}");
     let base = r#"{"name": "x", "ticks": 2, "instances": [{"name": "i", "area": {"center": [0,0,0], "extents": [10,10,10]}, "resolution": 16}],
                    "sources": [{"id": "a", "position": [0,0,0], "source": {"radius": 3}}], "events": EVENTS}"#;
     let run = |events: &str| {
         let s = Scenario::parse(&base.replace("EVENTS", events), "json", "s.json").unwrap();
-        ScenarioRunner::new(
-            s,
-            &ScenarioFiles::default(),
-            Box::new(CpuBackend::new(1).unwrap()),
-        )
-        .err()
-        .map(|e| e.to_string())
+        ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).err().map(|e| e.to_string())
     };
     assert_eq!(run("[]"), None);
     let e = run(r#"[{"tick": 1, "action": {"move": {"id": "zz", "position": [0,0,0]}}}]"#).unwrap();
     assert!(e.contains("events[0].action.id = zz"), "{e}");
     let e = run(r#"[{"tick": 1, "action": {"toggle": {"instance": "j", "setting": "freeze_state", "value": true}}}]"#).unwrap();
     assert!(e.contains("events[0].action.instance = j"), "{e}");
-    let s = Scenario::parse(
-        &base
-            .replace("EVENTS", "[]")
-            .replace("\"radius\": 3", "\"radius\": -3"),
-        "json",
-        "s.json",
-    )
-    .unwrap();
-    let e = ScenarioRunner::new(
-        s,
-        &ScenarioFiles::default(),
-        Box::new(CpuBackend::new(1).unwrap()),
-    )
-    .err()
-    .unwrap();
-    assert!(
-        e.to_string().contains("sources[0].source.radius = -3"),
-        "{e}"
-    );
-    let s = Scenario::parse(
-        &base
-            .replace("EVENTS", "[]")
-            .replace("\"resolution\": 16", "\"resolution\": 9000"),
-        "json",
-        "s.json",
-    )
-    .unwrap();
-    let e = ScenarioRunner::new(
-        s,
-        &ScenarioFiles::default(),
-        Box::new(CpuBackend::new(1).unwrap()),
-    )
-    .err()
-    .unwrap();
-    assert!(
-        e.to_string().contains("instances[0].resolution = 9000"),
-        "{e}"
-    );
+    let s = Scenario::parse(&base.replace("EVENTS", "[]").replace("\"radius\": 3", "\"radius\": -3"), "json", "s.json").unwrap();
+    let e = ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).err().unwrap();
+    assert!(e.to_string().contains("sources[0].source.radius = -3"), "{e}");
+    let s = Scenario::parse(&base.replace("EVENTS", "[]").replace("\"resolution\": 16", "\"resolution\": 9000"), "json", "s.json").unwrap();
+    let e = ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).err().unwrap();
+    assert!(e.to_string().contains("instances[0].resolution = 9000"), "{e}");
 }

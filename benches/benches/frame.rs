@@ -27,16 +27,12 @@ fn frame(c: &mut Criterion) {
             // is re-applied, so the settled-skip rule cannot apply.
             let name = w.desc.name.clone();
             let profile = w.desc.profile.clone();
-            group.bench_with_input(
-                BenchmarkId::new(format!("{}/cpu", w.name), threads),
-                &threads,
-                |b, _| {
-                    b.iter(|| {
-                        fog.apply_profile(&name, profile.clone()).expect("profile");
-                        fog.tick(&mut w.world, 33_333).expect("tick")
-                    })
-                },
-            );
+            group.bench_with_input(BenchmarkId::new(format!("{}/cpu", w.name), threads), &threads, |b, _| {
+                b.iter(|| {
+                    fog.apply_profile(&name, profile.clone()).expect("profile");
+                    fog.tick(&mut w.world, 33_333).expect("tick")
+                })
+            });
         }
     }
     group.finish();

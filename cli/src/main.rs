@@ -64,40 +64,23 @@ fn default_threads() -> usize {
 
 fn parse_run(args: &[String]) -> Result<RunOptions, String> {
     let mut it = args.iter();
-    let mut opts = RunOptions {
-        scenario: PathBuf::new(),
-        backend: "cpu".into(),
-        threads: default_threads(),
-        ticks: None,
-        stages: false,
-        out: None,
-    };
+    let mut opts = RunOptions { scenario: PathBuf::new(), backend: "cpu".into(), threads: default_threads(), ticks: None, stages: false, out: None };
     let mut scenario = None;
     while let Some(a) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
+        let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
         match a.as_str() {
             "--backend" => opts.backend = value("--backend")?,
             "--threads" => {
                 let v = value("--threads")?;
-                opts.threads = v.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
-                    format!("invalid --threads = {v}: must be a positive integer")
-                })?;
+                opts.threads = v.parse().ok().filter(|&n| n > 0).ok_or_else(|| format!("invalid --threads = {v}: must be a positive integer"))?;
             }
             "--ticks" => {
                 let v = value("--ticks")?;
-                opts.ticks = Some(v.parse().map_err(|_| {
-                    format!("invalid --ticks = {v}: must be a non-negative integer")
-                })?);
+                opts.ticks = Some(v.parse().map_err(|_| format!("invalid --ticks = {v}: must be a non-negative integer"))?);
             }
             "--stages" => opts.stages = true,
             "--out" => opts.out = Some(PathBuf::from(value("--out")?)),
-            flag if flag.starts_with("--") => {
-                return Err(format!("unknown option `{flag}`\n\n{USAGE}"))
-            }
+            flag if flag.starts_with("--") => return Err(format!("unknown option `{flag}`\n\n{USAGE}")),
             path => {
                 if scenario.replace(PathBuf::from(path)).is_some() {
                     return Err("give one scenario file".into());
@@ -111,12 +94,8 @@ fn parse_run(args: &[String]) -> Result<RunOptions, String> {
 
 fn make_backend(name: &str, threads: usize) -> Result<Box<dyn Backend>, String> {
     match name {
-        "cpu" => Ok(Box::new(
-            murk_cpu::CpuBackend::new(threads).map_err(|e| e.to_string())?,
-        )),
-        other => Err(format!(
-            "invalid --backend = {other}: this build has the backend `cpu`"
-        )),
+        "cpu" => Ok(Box::new(murk_cpu::CpuBackend::new(threads).map_err(|e| e.to_string())?)),
+        other => Err(format!("invalid --backend = {other}: this build has the backend `cpu`")),
     }
 }
 
@@ -132,11 +111,7 @@ fn run_to_end(runner: &mut ScenarioRunner, ticks: u32) -> Result<Vec<TickRecord>
     for t in 0..ticks {
         records.push(runner.step().map_err(|e| format!("tick {t}: {e}"))?);
         if ticks >= 100 && (t + 1) % every == 0 {
-            eprintln!(
-                "  tick {}/{ticks} ({:.1} s)",
-                t + 1,
-                started.elapsed().as_secs_f64()
-            );
+            eprintln!("  tick {}/{ticks} ({:.1} s)", t + 1, started.elapsed().as_secs_f64());
         }
     }
     Ok(records)
@@ -152,30 +127,16 @@ fn run(opts: &RunOptions) -> Result<(), String> {
     let backend = make_backend(&opts.backend, opts.threads)?;
     let mut runner = ScenarioRunner::new(scenario, &files, backend).map_err(err)?;
     let ticks = runner.scenario().ticks;
-    let stem = opts
-        .scenario
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("scenario");
-    let out = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("murk-out").join(stem));
+    let stem = opts.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
+    let out = opts.out.clone().unwrap_or_else(|| PathBuf::from("murk-out").join(stem));
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    eprintln!(
-        "murk: running `{}` for {ticks} ticks on {}",
-        runner.scenario().name,
-        runner.backend_name()
-    );
+    eprintln!("murk: running `{}` for {ticks} ticks on {}", runner.scenario().name, runner.backend_name());
     let records = run_to_end(&mut runner, ticks)?;
     let written = picture::write_outputs(&mut runner, &out, opts.stages)?;
     let summary = picture::summary(&mut runner, &opts.backend, opts.threads, &records)?;
     let summary_path = out.join("summary.json");
-    std::fs::write(
-        &summary_path,
-        serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?,
-    )
-    .map_err(|e| format!("cannot write {}: {e}", summary_path.display()))?;
+    std::fs::write(&summary_path, serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?)
+        .map_err(|e| format!("cannot write {}: {e}", summary_path.display()))?;
     for p in written.iter().chain(std::iter::once(&summary_path)) {
         println!("wrote {}", p.display());
     }
@@ -187,36 +148,20 @@ const DEMO_MAP: &str = include_str!("../../assets/maps/lak303d.map");
 
 fn demo() -> Result<(), String> {
     let scenario = Scenario::parse(DEMO_SCENARIO, "json", "built-in demo").map_err(err)?;
-    let files = ScenarioFiles {
-        map: Some(murk_core::movingai::MovingAiMap::parse(DEMO_MAP, "lak303d.map").map_err(err)?),
-        ..Default::default()
-    };
+    let files = ScenarioFiles { map: Some(murk_core::movingai::MovingAiMap::parse(DEMO_MAP, "lak303d.map").map_err(err)?), ..Default::default() };
     let backend = make_backend("cpu", default_threads())?;
     let mut runner = ScenarioRunner::new(scenario, &files, backend).map_err(err)?;
     let ticks = runner.scenario().ticks;
     println!("murk demo: {}", runner.scenario().name);
-    println!(
-        "  {} ticks of {} ms on {}",
-        ticks,
-        runner.scenario().tick_us / 1000,
-        runner.backend_name()
-    );
+    println!("  {} ticks of {} ms on {}", ticks, runner.scenario().tick_us / 1000, runner.backend_name());
     let started = std::time::Instant::now();
     let records = run_to_end(&mut runner, ticks)?;
-    println!(
-        "  ran in {:.2} s; final state hash {}",
-        started.elapsed().as_secs_f64(),
-        records.last().map_or("-", |r| r.hashes["demo"].as_str())
-    );
+    println!("  ran in {:.2} s; final state hash {}", started.elapsed().as_secs_f64(), records.last().map_or("-", |r| r.hashes["demo"].as_str()));
     let out = PathBuf::from("murk-out").join("demo");
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let map = files.map.as_ref().ok_or("the demo has a map")?;
     let mut written = Vec::new();
-    for (stage, file) in [
-        (Stage::Visibility, "demo.visibility.png"),
-        (Stage::Memory, "demo.memory.png"),
-        (Stage::Final, "demo.final.png"),
-    ] {
+    for (stage, file) in [(Stage::Visibility, "demo.visibility.png"), (Stage::Memory, "demo.memory.png"), (Stage::Final, "demo.final.png")] {
         let img = runner.fog().read_stage("demo", stage).map_err(err)?;
         let path = out.join(file);
         picture::write_gray16(&path, img.width, img.height, &img.to_gray16())?;

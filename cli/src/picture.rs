@@ -8,43 +8,23 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-fn png_writer(
-    path: &Path,
-    width: u32,
-    height: u32,
-    color: png::ColorType,
-    depth: png::BitDepth,
-) -> Result<png::Writer<BufWriter<File>>, String> {
+fn png_writer(path: &Path, width: u32, height: u32, color: png::ColorType, depth: png::BitDepth) -> Result<png::Writer<BufWriter<File>>, String> {
     let file = File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     let mut enc = png::Encoder::new(BufWriter::new(file), width, height);
     enc.set_color(color);
     enc.set_depth(depth);
-    enc.write_header()
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    enc.write_header().map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Writes a 16-bit grayscale PNG.
 pub fn write_gray16(path: &Path, width: u32, height: u32, texels: &[u16]) -> Result<(), String> {
-    let mut w = png_writer(
-        path,
-        width,
-        height,
-        png::ColorType::Grayscale,
-        png::BitDepth::Sixteen,
-    )?;
+    let mut w = png_writer(path, width, height, png::ColorType::Grayscale, png::BitDepth::Sixteen)?;
     let bytes: Vec<u8> = texels.iter().flat_map(|v| v.to_be_bytes()).collect();
-    w.write_image_data(&bytes)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    w.write_image_data(&bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Writes the map in colour under the final mask (dark where unexplored).
-pub fn write_overlay(
-    path: &Path,
-    map: &MovingAiMap,
-    width: u32,
-    height: u32,
-    mask: &[u16],
-) -> Result<(), String> {
+pub fn write_overlay(path: &Path, map: &MovingAiMap, width: u32, height: u32, mask: &[u16]) -> Result<(), String> {
     let mut rgb = Vec::with_capacity((width * height * 3) as usize);
     for y in 0..height {
         for x in 0..width {
@@ -60,15 +40,8 @@ pub fn write_overlay(
             rgb.extend(base.iter().map(|v| (v * light).round() as u8));
         }
     }
-    let mut w = png_writer(
-        path,
-        width,
-        height,
-        png::ColorType::Rgb,
-        png::BitDepth::Eight,
-    )?;
-    w.write_image_data(&rgb)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    let mut w = png_writer(path, width, height, png::ColorType::Rgb, png::BitDepth::Eight)?;
+    w.write_image_data(&rgb).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn err(e: MurkError) -> String {
@@ -77,18 +50,10 @@ fn err(e: MurkError) -> String {
 
 /// Writes `<instance>.final.png` for every instance, and with `stages` one
 /// `<instance>.<stage>.png` per stage.
-pub fn write_outputs(
-    runner: &mut ScenarioRunner,
-    out: &Path,
-    stages: bool,
-) -> Result<Vec<PathBuf>, String> {
+pub fn write_outputs(runner: &mut ScenarioRunner, out: &Path, stages: bool) -> Result<Vec<PathBuf>, String> {
     let mut written = Vec::new();
     for name in runner.fog().instance_names() {
-        let list: Vec<Stage> = if stages {
-            Stage::ALL.to_vec()
-        } else {
-            vec![Stage::Final]
-        };
+        let list: Vec<Stage> = if stages { Stage::ALL.to_vec() } else { vec![Stage::Final] };
         for stage in list {
             let img = runner.fog().read_stage(&name, stage).map_err(err)?;
             if img.width == 0 || img.height == 0 {
@@ -110,12 +75,7 @@ fn shortest<T: serde::Serialize>(v: &T) -> Result<Value, String> {
 }
 
 /// The `summary.json` document.
-pub fn summary(
-    runner: &mut ScenarioRunner,
-    backend: &str,
-    threads: usize,
-    records: &[TickRecord],
-) -> Result<Value, String> {
+pub fn summary(runner: &mut ScenarioRunner, backend: &str, threads: usize, records: &[TickRecord]) -> Result<Value, String> {
     let mut instances = Vec::new();
     for name in runner.fog().instance_names() {
         let desc = runner.fog().instance(&name).map_err(err)?.clone();

@@ -24,10 +24,7 @@ fn read_png16(path: &Path) -> (u32, u32, Vec<u16>) {
     let info = reader.next_frame(&mut buf).unwrap();
     assert_eq!(info.bit_depth, png::BitDepth::Sixteen, "{}", path.display());
     assert_eq!(info.color_type, png::ColorType::Grayscale);
-    let px = buf[..info.buffer_size()]
-        .chunks(2)
-        .map(|c| u16::from_be_bytes([c[0], c[1]]))
-        .collect();
+    let px = buf[..info.buffer_size()].chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect();
     (info.width, info.height, px)
 }
 
@@ -35,79 +32,30 @@ fn read_png16(path: &Path) -> (u32, u32, Vec<u16>) {
 fn run_writes_final_masks_stages_and_a_summary() {
     let out = temp("outpost");
     let st = murk()
-        .args([
-            "run",
-            "scenarios/outpost.json",
-            "--threads",
-            "2",
-            "--ticks",
-            "12",
-            "--stages",
-            "--out",
-        ])
+        .args(["run", "scenarios/outpost.json", "--threads", "2", "--ticks", "12", "--stages", "--out"])
         .arg(&out)
         .current_dir(repo())
         .output()
         .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
     let (w, h, px) = read_png16(&out.join("ground.final.png"));
     assert_eq!((w, h), (216, 224));
-    assert!(
-        px.iter().any(|&v| v > 60000) && px.contains(&0),
-        "visible and unseen texels"
-    );
-    for pass in [
-        "coverage",
-        "height",
-        "mips",
-        "visibility",
-        "blur",
-        "memory",
-        "compose",
-        "upscale",
-        "final",
-    ] {
+    assert!(px.iter().any(|&v| v > 60000) && px.contains(&0), "visible and unseen texels");
+    for pass in ["coverage", "height", "mips", "visibility", "blur", "memory", "compose", "upscale", "final"] {
         assert!(out.join(format!("ground.{pass}.png")).exists(), "{pass}");
         assert!(out.join(format!("minimap.{pass}.png")).exists(), "{pass}");
     }
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["ticks"], 12);
     assert_eq!(summary["per_tick"].as_array().unwrap().len(), 12);
-    assert_eq!(
-        summary["per_tick"][11]["hashes"]["ground"]
-            .as_str()
-            .unwrap()
-            .len(),
-        16
-    );
-    assert_eq!(
-        summary["settings"]["instances"][0]["profile"]["explored_value"],
-        0.4
-    );
+    assert_eq!(summary["per_tick"][11]["hashes"]["ground"].as_str().unwrap().len(), 16);
+    assert_eq!(summary["settings"]["instances"][0]["profile"]["explored_value"], 0.4);
     // The same run on one thread gives the same hashes.
     let out1 = temp("outpost-1");
-    let st = murk()
-        .args([
-            "run",
-            "scenarios/outpost.json",
-            "--threads",
-            "1",
-            "--ticks",
-            "12",
-            "--out",
-        ])
-        .arg(&out1)
-        .current_dir(repo())
-        .output()
-        .unwrap();
+    let st =
+        murk().args(["run", "scenarios/outpost.json", "--threads", "1", "--ticks", "12", "--out"]).arg(&out1).current_dir(repo()).output().unwrap();
     assert!(st.status.success());
-    let s1: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out1.join("summary.json")).unwrap()).unwrap();
+    let s1: serde_json::Value = serde_json::from_slice(&std::fs::read(out1.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["per_tick"], s1["per_tick"]);
     let _ = std::fs::remove_dir_all(out);
     let _ = std::fs::remove_dir_all(out1);
@@ -125,18 +73,8 @@ fn ron_scenarios_run_too() {
             events: [(tick: 3, action: despawn(id: "a")), (tick: 2, action: mark_capture_dirty)])"#,
     )
     .unwrap();
-    let st = murk()
-        .args(["run"])
-        .arg(&file)
-        .arg("--out")
-        .arg(dir.join("out"))
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    let st = murk().args(["run"]).arg(&file).arg("--out").arg(dir.join("out")).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
     assert!(dir.join("out/i.final.png").exists());
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -150,22 +88,11 @@ fn bad_input_is_a_clear_error_not_a_panic() {
     let st = murk().arg("run").arg(&file).output().unwrap();
     assert!(!st.status.success());
     let err = String::from_utf8_lossy(&st.stderr);
-    assert!(
-        err.contains("cannot parse") && err.contains("line 2"),
-        "{err}"
-    );
+    assert!(err.contains("cannot parse") && err.contains("line 2"), "{err}");
     assert!(!err.contains("panicked"));
-    let st = murk()
-        .args(["run", "scenarios/outpost.json", "--threads", "0"])
-        .current_dir(repo())
-        .output()
-        .unwrap();
+    let st = murk().args(["run", "scenarios/outpost.json", "--threads", "0"]).current_dir(repo()).output().unwrap();
     assert!(String::from_utf8_lossy(&st.stderr).contains("--threads = 0"));
-    let st = murk()
-        .args(["run", "scenarios/outpost.json", "--backend", "quantum"])
-        .current_dir(repo())
-        .output()
-        .unwrap();
+    let st = murk().args(["run", "scenarios/outpost.json", "--backend", "quantum"]).current_dir(repo()).output().unwrap();
     assert!(String::from_utf8_lossy(&st.stderr).contains("--backend = quantum"));
     let st = murk().args(["run", "missing.json"]).output().unwrap();
     assert!(String::from_utf8_lossy(&st.stderr).contains("missing.json"));
@@ -177,27 +104,15 @@ fn the_demo_writes_its_pictures() {
     let dir = temp("demo");
     std::fs::create_dir_all(&dir).unwrap();
     let st = murk().current_dir(&dir).output().unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
     let stdout = String::from_utf8_lossy(&st.stdout);
-    for f in [
-        "demo.visibility.png",
-        "demo.memory.png",
-        "demo.final.png",
-        "demo.overlay.png",
-    ] {
+    for f in ["demo.visibility.png", "demo.memory.png", "demo.final.png", "demo.overlay.png"] {
         assert!(dir.join("murk-out/demo").join(f).exists(), "{f}");
         assert!(stdout.contains(f), "the demo says where {f} is");
     }
     let (w, h, px) = read_png16(&dir.join("murk-out/demo/demo.final.png"));
     assert_eq!((w, h), (388, 388));
     let explored = px.iter().filter(|&&v| v > 0).count();
-    assert!(
-        explored > 20_000 && explored < 140_000,
-        "{explored} explored texels"
-    );
+    assert!(explored > 20_000 && explored < 140_000, "{explored} explored texels");
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -43,10 +43,7 @@ pub fn case_files() -> Vec<PathBuf> {
 
 /// A case's name: its file stem.
 pub fn case_name(path: &Path) -> String {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .expect("case files have UTF-8 names")
-        .to_string()
+    path.file_stem().and_then(|s| s.to_str()).expect("case files have UTF-8 names").to_string()
 }
 
 /// A backend configuration the corpus runs on.
@@ -63,10 +60,7 @@ pub fn cpu_variants() -> Vec<Variant> {
         .into_iter()
         .map(|threads| Variant {
             name: format!("cpu-{threads}"),
-            make: Box::new(move || {
-                Box::new(murk_cpu::CpuBackend::new(threads).expect("thread pool"))
-                    as Box<dyn Backend>
-            }),
+            make: Box::new(move || Box::new(murk_cpu::CpuBackend::new(threads).expect("thread pool")) as Box<dyn Backend>),
         })
         .collect()
 }
@@ -136,32 +130,16 @@ pub fn run_case(path: &Path, backend: Box<dyn Backend>) -> Result<CaseRun, Strin
             continue;
         }
         for instance in runner.fog().instance_names() {
-            let method = runner
-                .fog()
-                .instance(&instance)
-                .map_err(|e| e.to_string())?
-                .profile
-                .ray_method;
+            let method = runner.fog().instance(&instance).map_err(|e| e.to_string())?.profile.ray_method;
             for stage in recorded_stages(method) {
-                let image = runner
-                    .fog()
-                    .read_stage(&instance, stage)
-                    .map_err(|e| e.to_string())?;
-                records.push(StageRecord {
-                    tick,
-                    instance: instance.clone(),
-                    stage,
-                    image,
-                });
+                let image = runner.fog().read_stage(&instance, stage).map_err(|e| e.to_string())?;
+                records.push(StageRecord { tick, instance: instance.clone(), stage, image });
             }
         }
     }
     let mut stats = BTreeMap::new();
     for instance in runner.fog().instance_names() {
-        stats.insert(
-            instance.clone(),
-            runner.fog().stats(&instance).map_err(|e| e.to_string())?,
-        );
+        stats.insert(instance.clone(), runner.fog().stats(&instance).map_err(|e| e.to_string())?);
     }
     Ok(CaseRun { records, stats })
 }
@@ -175,31 +153,21 @@ pub fn golden_images(case: &str, run: &CaseRun) -> Vec<(String, StageImage)> {
     run.records
         .iter()
         .filter(|r| r.tick == last && r.stage == Stage::Final)
-        .map(|r| {
-            (
-                format!("{case}/{}.t{}.final.png", r.instance, r.tick),
-                r.image.clone(),
-            )
-        })
+        .map(|r| (format!("{case}/{}.t{}.final.png", r.instance, r.tick), r.image.clone()))
         .collect()
 }
 
 /// The manifest entry of a run.
 pub fn manifest_entry(case: &str, run: &CaseRun) -> Value {
-    let hashes: BTreeMap<String, String> =
-        run.records.iter().map(|r| (r.key(), r.hash())).collect();
-    let images: Vec<String> = golden_images(case, run)
-        .into_iter()
-        .map(|(p, _)| p)
-        .collect();
+    let hashes: BTreeMap<String, String> = run.records.iter().map(|r| (r.key(), r.hash())).collect();
+    let images: Vec<String> = golden_images(case, run).into_iter().map(|(p, _)| p).collect();
     json!({ "hashes": hashes, "stats": run.stats, "images": images })
 }
 
 /// Loads `goldens/manifest.json`.
 pub fn load_manifest() -> Result<Value, String> {
     let path = goldens_dir().join("manifest.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e} (run murk-bless)", path.display()))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e} (run murk-bless)", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("cannot parse {}: {e}", path.display()))
 }
 
@@ -219,100 +187,49 @@ pub fn first_difference(a: &StageImage, b: &StageImage) -> Option<(u32, u32)> {
     }
     let (x, y) = (a.bytes(), b.bytes());
     let size = texel_size(a);
-    let i = x
-        .chunks(size)
-        .zip(y.chunks(size))
-        .position(|(p, q)| p != q)?;
+    let i = x.chunks(size).zip(y.chunks(size)).position(|(p, q)| p != q)?;
     Some((i as u32 % a.width.max(1), i as u32 / a.width.max(1)))
 }
 
 /// Writes a 16-bit grayscale PNG.
 pub fn write_png16(path: &Path, width: u32, height: u32, texels: &[u16]) -> Result<(), String> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    let file = std::fs::File::create(path)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let file = std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     let mut enc = png::Encoder::new(std::io::BufWriter::new(file), width.max(1), height.max(1));
     enc.set_color(png::ColorType::Grayscale);
     enc.set_depth(png::BitDepth::Sixteen);
-    let mut w = enc
-        .write_header()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut w = enc.write_header().map_err(|e| format!("{}: {e}", path.display()))?;
     let mut bytes: Vec<u8> = texels.iter().flat_map(|v| v.to_be_bytes()).collect();
     bytes.resize((width.max(1) * height.max(1) * 2) as usize, 0);
-    w.write_image_data(&bytes)
-        .map_err(|e| format!("{}: {e}", path.display()))
+    w.write_image_data(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Reads a 16-bit grayscale PNG.
 pub fn read_png16(path: &Path) -> Result<(u32, u32, Vec<u16>), String> {
-    let file =
-        std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
-        .read_info()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().map_err(|e| format!("{}: {e}", path.display()))?;
     let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader
-        .next_frame(&mut buf)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let info = reader.next_frame(&mut buf).map_err(|e| format!("{}: {e}", path.display()))?;
     if info.bit_depth != png::BitDepth::Sixteen || info.color_type != png::ColorType::Grayscale {
         return Err(format!("{} is not 16-bit grayscale", path.display()));
     }
-    let texels = buf[..info.buffer_size()]
-        .chunks(2)
-        .map(|c| u16::from_be_bytes([c[0], c[1]]))
-        .collect();
+    let texels = buf[..info.buffer_size()].chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect();
     Ok((info.width, info.height, texels))
 }
 
 /// Writes actual, expected and difference images of a mismatch; returns the folder.
-fn write_mismatch_images(
-    variant: &str,
-    case: &str,
-    actual: &StageRecord,
-    expected: &StageImage,
-) -> Result<PathBuf, String> {
+fn write_mismatch_images(variant: &str, case: &str, actual: &StageRecord, expected: &StageImage) -> Result<PathBuf, String> {
     let dir = failures_dir().join(variant).join(case);
-    let stem = format!(
-        "{}.t{}.{}",
-        actual.instance,
-        actual.tick,
-        actual.stage.name()
-    );
+    let stem = format!("{}.t{}.{}", actual.instance, actual.tick, actual.stage.name());
     let a = actual.image.to_gray16();
     let e = expected.to_gray16();
-    write_png16(
-        &dir.join(format!("{stem}-actual.png")),
-        actual.image.width,
-        actual.image.height,
-        &a,
-    )?;
-    write_png16(
-        &dir.join(format!("{stem}-expected.png")),
-        expected.width,
-        expected.height,
-        &e,
-    )?;
+    write_png16(&dir.join(format!("{stem}-actual.png")), actual.image.width, actual.image.height, &a)?;
+    write_png16(&dir.join(format!("{stem}-expected.png")), expected.width, expected.height, &e)?;
     if a.len() == e.len() {
-        let diff: Vec<u16> = a
-            .iter()
-            .zip(&e)
-            .map(|(x, y)| {
-                if x == y {
-                    0
-                } else {
-                    (x.abs_diff(*y)).max(16384)
-                }
-            })
-            .collect();
-        write_png16(
-            &dir.join(format!("{stem}-difference.png")),
-            expected.width,
-            expected.height,
-            &diff,
-        )?;
+        let diff: Vec<u16> = a.iter().zip(&e).map(|(x, y)| if x == y { 0 } else { (x.abs_diff(*y)).max(16384) }).collect();
+        write_png16(&dir.join(format!("{stem}-difference.png")), expected.width, expected.height, &diff)?;
     }
     Ok(dir)
 }
@@ -325,20 +242,11 @@ pub fn check_case(path: &Path, variant: &Variant, manifest: &Value) -> Result<()
     if entry.is_null() {
         return Err(format!("{case}: no goldens (run murk-bless)"));
     }
-    let run =
-        run_case(path, (variant.make)()).map_err(|e| format!("{case} on {}: {e}", variant.name))?;
-    let expected_keys: Vec<&String> = entry["hashes"]
-        .as_object()
-        .map(|o| o.keys().collect())
-        .unwrap_or_default();
+    let run = run_case(path, (variant.make)()).map_err(|e| format!("{case} on {}: {e}", variant.name))?;
+    let expected_keys: Vec<&String> = entry["hashes"].as_object().map(|o| o.keys().collect()).unwrap_or_default();
     let actual_keys: Vec<String> = run.records.iter().map(StageRecord::key).collect();
     if expected_keys.len() != actual_keys.len() {
-        return Err(format!(
-            "{case} on {}: recorded {} passes, the goldens have {}",
-            variant.name,
-            actual_keys.len(),
-            expected_keys.len()
-        ));
+        return Err(format!("{case} on {}: recorded {} passes, the goldens have {}", variant.name, actual_keys.len(), expected_keys.len()));
     }
     for record in &run.records {
         let want = entry["hashes"][record.key()].as_str().unwrap_or("");
@@ -346,27 +254,15 @@ pub fn check_case(path: &Path, variant: &Variant, manifest: &Value) -> Result<()
             continue;
         }
         // Recompute the expected image with the reference to show the difference.
-        let reference = run_case(
-            path,
-            Box::new(murk_cpu::CpuBackend::new(1).map_err(|e| e.to_string())?),
-        )?;
-        let expected = reference
-            .records
-            .iter()
-            .find(|r| r.key() == record.key())
-            .map(|r| r.image.clone());
+        let reference = run_case(path, Box::new(murk_cpu::CpuBackend::new(1).map_err(|e| e.to_string())?))?;
+        let expected = reference.records.iter().find(|r| r.key() == record.key()).map(|r| r.image.clone());
         let (texel, images) = match &expected {
-            Some(e) => (
-                first_difference(&record.image, e),
-                write_mismatch_images(&variant.name, &case, record, e)
-                    .map(|d| d.display().to_string()),
-            ),
+            Some(e) => (first_difference(&record.image, e), write_mismatch_images(&variant.name, &case, record, e).map(|d| d.display().to_string())),
             None => (None, Err("the reference does not record this pass".into())),
         };
         let texel = match texel {
             Some((x, y)) => format!("first differing texel ({x}, {y})"),
-            None => "the reference reproduces this output, so the golden is stale (run murk-bless)"
-                .into(),
+            None => "the reference reproduces this output, so the golden is stale (run murk-bless)".into(),
         };
         return Err(format!(
             "{case} on {}: pass `{}` of instance `{}` at tick {} differs from the golden (hash {} != {}); {texel}; images: {}",
@@ -381,10 +277,7 @@ pub fn check_case(path: &Path, variant: &Variant, manifest: &Value) -> Result<()
     }
     let stats = serde_json::to_value(&run.stats).map_err(|e| e.to_string())?;
     if stats != entry["stats"] {
-        return Err(format!(
-            "{case} on {}: recompute counters {stats} differ from the goldens' {}",
-            variant.name, entry["stats"]
-        ));
+        return Err(format!("{case} on {}: recompute counters {stats} differ from the goldens' {}", variant.name, entry["stats"]));
     }
     Ok(())
 }
@@ -395,26 +288,14 @@ mod tests {
 
     #[test]
     fn first_difference_names_the_texel() {
-        let a = StageImage {
-            width: 4,
-            height: 3,
-            data: StageData::U16(vec![0; 12]),
-        };
+        let a = StageImage { width: 4, height: 3, data: StageData::U16(vec![0; 12]) };
         let mut v = vec![0u16; 12];
         v[2 * 4 + 1] = 7;
         v[2 * 4 + 3] = 9;
-        let b = StageImage {
-            width: 4,
-            height: 3,
-            data: StageData::U16(v),
-        };
+        let b = StageImage { width: 4, height: 3, data: StageData::U16(v) };
         assert_eq!(first_difference(&a, &b), Some((1, 2)));
         assert_eq!(first_difference(&a, &a), None);
-        let c = StageImage {
-            width: 2,
-            height: 6,
-            data: StageData::U16(vec![0; 12]),
-        };
+        let c = StageImage { width: 2, height: 6, data: StageData::U16(vec![0; 12]) };
         assert_eq!(first_difference(&a, &c), Some((0, 0)));
     }
 }

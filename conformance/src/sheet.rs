@@ -76,17 +76,13 @@ pub fn contact_sheet(items: &[(String, StageImage)]) -> (u32, u32, Vec<u8>) {
         let (cx, cy) = ((i as u32 % COLUMNS) * CELL_W, (i as u32 / COLUMNS) * CELL_H);
         let gray = img.to_gray16();
         let scale = f64::from(THUMB) / f64::from(img.width.max(img.height).max(1));
-        let (tw, th) = (
-            (f64::from(img.width) * scale) as u32,
-            (f64::from(img.height) * scale) as u32,
-        );
+        let (tw, th) = ((f64::from(img.width) * scale) as u32, (f64::from(img.height) * scale) as u32);
         let (ox, oy) = (cx + (CELL_W - tw) / 2, cy + 2 + (THUMB - th) / 2);
         for y in 0..th {
             for x in 0..tw {
                 let sx = ((f64::from(x) / scale) as u32).min(img.width - 1);
                 let sy = ((f64::from(y) / scale) as u32).min(img.height - 1);
-                px[((oy + y) * w + ox + x) as usize] =
-                    (gray[(sy * img.width + sx) as usize] >> 8) as u8;
+                px[((oy + y) * w + ox + x) as usize] = (gray[(sy * img.width + sx) as usize] >> 8) as u8;
             }
         }
         let (case, rest) = label.split_once('/').unwrap_or((label, ""));

@@ -9,10 +9,7 @@ use murk_core::fixed::hash2;
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::movingai::MovingAiMap;
-use murk_core::{
-    Area, Blocker, BlockerShape, CaptureMode, InstanceDesc, Position, Profile, RayMethod, TeamMask,
-    VisionSource,
-};
+use murk_core::{Area, Blocker, BlockerShape, CaptureMode, InstanceDesc, Position, Profile, RayMethod, TeamMask, VisionSource};
 use std::path::PathBuf;
 
 /// The repository's `assets/maps` folder.
@@ -23,8 +20,7 @@ pub fn maps_dir() -> PathBuf {
 /// Loads a map from `assets/maps`.
 pub fn load_map(name: &str) -> MovingAiMap {
     let path = maps_dir().join(name);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     MovingAiMap::parse(&text, name).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -47,20 +43,11 @@ pub struct Workload {
 fn square_instance(name: &str, size: f32, resolution: u32, method: RayMethod) -> InstanceDesc {
     InstanceDesc {
         name: name.into(),
-        area: Area {
-            center: Vec3::new(size / 2.0, size / 2.0, 5.0),
-            extents: Vec3::new(size, size, 10.0),
-            yaw_degrees: 0.0,
-        },
+        area: Area { center: Vec3::new(size / 2.0, size / 2.0, 5.0), extents: Vec3::new(size, size, 10.0), yaw_degrees: 0.0 },
         resolution,
         lod: 0,
         observed_teams: TeamMask::ALL,
-        profile: Profile {
-            ray_method: method,
-            blur_radius: 2,
-            blur_sigma: 1.0,
-            ..Profile::default()
-        },
+        profile: Profile { ray_method: method, blur_radius: 2, blur_sigma: 1.0, ..Profile::default() },
     }
 }
 
@@ -81,71 +68,31 @@ pub fn passable_cells(map: &MovingAiMap, count: usize, seed: i32) -> Vec<(u32, u
 }
 
 /// A map scene: one cell per texel scaled by `cells_per_texel_inv`, `sources` sources of `radius` texels.
-fn map_scene(
-    name: &'static str,
-    map: MovingAiMap,
-    scale: u32,
-    sources: usize,
-    radius: u32,
-    method: RayMethod,
-) -> Workload {
+fn map_scene(name: &'static str, map: MovingAiMap, scale: u32, sources: usize, radius: u32, method: RayMethod) -> Workload {
     let size = (map.width * scale) as f32;
     let desc = square_instance(name, size, map.width * scale, method);
     let mut world = World::new();
-    let capture = map.to_capture(
-        Vec2::ZERO,
-        scale as f32,
-        0.0,
-        4.0,
-        CaptureMode::ShowOnly {
-            members: Vec::new(),
-            update_only_if_transform_changed: true,
-        },
-    );
+    let capture =
+        map.to_capture(Vec2::ZERO, scale as f32, 0.0, 4.0, CaptureMode::ShowOnly { members: Vec::new(), update_only_if_transform_changed: true });
     world.spawn((capture,));
     let cells = passable_cells(&map, sources, 7);
     for &(c, r) in &cells {
         let mut s = VisionSource::new(radius as f32);
         s.falloff = Some(0.25);
-        let p = Vec3::new(
-            (c * scale) as f32 + 0.5 * scale as f32,
-            (r * scale) as f32 + 0.5 * scale as f32,
-            0.0,
-        );
+        let p = Vec3::new((c * scale) as f32 + 0.5 * scale as f32, (r * scale) as f32 + 0.5 * scale as f32, 0.0);
         world.spawn((Position(p), s));
     }
-    Workload {
-        name,
-        desc,
-        world,
-        map: Some(map),
-        source_cells: cells,
-        radius,
-    }
+    Workload { name, desc, world, map: Some(map), source_cells: cells, radius }
 }
 
 /// `rts`: TheFrozenSea at 1024x1024, 1000 sources of radius 32, DDA, blur radius 2.
 pub fn rts() -> Workload {
-    map_scene(
-        "rts",
-        load_map("TheFrozenSea.map"),
-        1,
-        1000,
-        32,
-        RayMethod::Dda,
-    )
+    map_scene("rts", load_map("TheFrozenSea.map"), 1, 1000, 32, RayMethod::Dda)
 }
 
 /// `huge`: TheFrozenSea scaled to 4096x4096, 10 000 sources of radius 32.
 pub fn huge() -> Workload {
-    map_scene(
-        "huge",
-        load_map("TheFrozenSea.map"),
-        4,
-        10_000,
-        32,
-        RayMethod::Dda,
-    )
+    map_scene("huge", load_map("TheFrozenSea.map"), 4, 10_000, 32, RayMethod::Dda)
 }
 
 /// `small`: 256x256 with 64 sources and 24 blockers, no map.
@@ -157,32 +104,17 @@ pub fn small() -> Workload {
         let h = hash2(i, 3);
         let (x, y) = (h % 256, (h >> 8) % 256);
         cells.push((x, y));
-        world.spawn((
-            Position(Vec3::new(x as f32 + 0.5, y as f32 + 0.5, 0.0)),
-            VisionSource::new(24.0),
-        ));
+        world.spawn((Position(Vec3::new(x as f32 + 0.5, y as f32 + 0.5, 0.0)), VisionSource::new(24.0)));
     }
     for i in 0..24 {
         let h = hash2(i, 4);
         let (x, y) = ((h % 256) as f32, ((h >> 8) % 256) as f32);
         let shape = if i % 2 == 0 {
-            BlockerShape::Circle {
-                radius: 3.0 + (h % 5) as f32,
-            }
+            BlockerShape::Circle { radius: 3.0 + (h % 5) as f32 }
         } else {
-            BlockerShape::Rect {
-                size: Vec2::new(12.0, 2.0),
-                yaw_degrees: (h % 180) as f32,
-            }
+            BlockerShape::Rect { size: Vec2::new(12.0, 2.0), yaw_degrees: (h % 180) as f32 }
         };
         world.spawn((Position(Vec3::new(x, y, 0.0)), Blocker::wall(shape)));
     }
-    Workload {
-        name: "small",
-        desc,
-        world,
-        map: None,
-        source_cells: cells,
-        radius: 24,
-    }
+    Workload { name: "small", desc, world, map: None, source_cells: cells, radius: 24 }
 }

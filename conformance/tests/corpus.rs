@@ -1,19 +1,14 @@
 //! The corpus against the goldens, on every CPU variant; and the goldens
 //! against the corpus (no golden without a case).
 
-use murk_conformance::harness::{
-    case_files, case_name, check_case, cpu_variants, goldens_dir, load_manifest,
-};
+use murk_conformance::harness::{case_files, case_name, check_case, cpu_variants, goldens_dir, load_manifest};
 use std::collections::BTreeSet;
 
 #[test]
 fn the_corpus_is_large_enough() {
     let cases = case_files();
     assert!(cases.len() >= 40, "{} cases", cases.len());
-    let maps = cases
-        .iter()
-        .filter(|p| std::fs::read_to_string(p).unwrap().contains("\"map\""))
-        .count();
+    let maps = cases.iter().filter(|p| std::fs::read_to_string(p).unwrap().contains("\"map\"")).count();
     assert!(maps >= 6, "{maps} cases on real maps");
 }
 
@@ -28,39 +23,20 @@ fn every_case_matches_its_goldens_on_every_cpu_variant() {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
 }
 
 #[test]
 fn no_golden_lacks_a_case() {
     let manifest = load_manifest().unwrap();
     let cases: BTreeSet<String> = case_files().iter().map(|p| case_name(p)).collect();
-    let in_manifest: BTreeSet<String> = manifest["cases"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .cloned()
-        .collect();
-    assert_eq!(
-        in_manifest, cases,
-        "manifest cases vs case files (run murk-bless)"
-    );
+    let in_manifest: BTreeSet<String> = manifest["cases"].as_object().unwrap().keys().cloned().collect();
+    assert_eq!(in_manifest, cases, "manifest cases vs case files (run murk-bless)");
     let listed: BTreeSet<String> = manifest["cases"]
         .as_object()
         .unwrap()
         .values()
-        .flat_map(|c| {
-            c["images"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|i| i.as_str().unwrap().to_string())
-        })
+        .flat_map(|c| c["images"].as_array().unwrap().iter().map(|i| i.as_str().unwrap().to_string()))
         .collect();
     let mut on_disk = BTreeSet::new();
     for entry in std::fs::read_dir(goldens_dir()).unwrap() {
@@ -69,17 +45,10 @@ fn no_golden_lacks_a_case() {
         if path.is_dir() {
             assert!(cases.contains(&name), "golden folder `{name}` has no case");
             for img in std::fs::read_dir(&path).unwrap() {
-                on_disk.insert(format!(
-                    "{name}/{}",
-                    img.unwrap().file_name().to_str().unwrap()
-                ));
+                on_disk.insert(format!("{name}/{}", img.unwrap().file_name().to_str().unwrap()));
             }
         } else {
-            assert!(
-                ["manifest.json", "contact-sheet.png", "contact-sheet.html"]
-                    .contains(&name.as_str()),
-                "stray golden file `{name}`"
-            );
+            assert!(["manifest.json", "contact-sheet.png", "contact-sheet.html"].contains(&name.as_str()), "stray golden file `{name}`");
         }
     }
     assert_eq!(on_disk, listed, "golden images on disk vs in the manifest");
@@ -92,8 +61,7 @@ fn golden_images_match_the_hashed_final_masks() {
     for (case, entry) in manifest["cases"].as_object().unwrap() {
         for img in entry["images"].as_array().unwrap() {
             let rel = img.as_str().unwrap();
-            let (w, h, texels) =
-                murk_conformance::harness::read_png16(&goldens_dir().join(rel)).unwrap();
+            let (w, h, texels) = murk_conformance::harness::read_png16(&goldens_dir().join(rel)).unwrap();
             let file = rel.rsplit('/').next().unwrap();
             let mut parts = file.split('.');
             let (instance, tick) = (parts.next().unwrap(), parts.next().unwrap());
@@ -102,17 +70,9 @@ fn golden_images_match_the_hashed_final_masks() {
                 tick: tick[1..].parse().unwrap(),
                 instance: instance.into(),
                 stage: murk_core::Stage::Final,
-                image: murk_core::StageImage {
-                    width: w,
-                    height: h,
-                    data: murk_core::StageData::U16(texels),
-                },
+                image: murk_core::StageImage { width: w, height: h, data: murk_core::StageData::U16(texels) },
             };
-            assert_eq!(
-                entry["hashes"][&key].as_str().unwrap(),
-                record.hash(),
-                "{case}: {rel}"
-            );
+            assert_eq!(entry["hashes"][&key].as_str().unwrap(), record.hash(), "{case}: {rel}");
         }
     }
 }

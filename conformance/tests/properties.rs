@@ -7,8 +7,8 @@
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::{
-    Area, Blocker, BlockerShape, Cone, FogSubsystem, HeightLayer, InstanceDesc, Position, Profile,
-    RayMethod, Stage, StageData, TeamMask, VisionSource,
+    Area, Blocker, BlockerShape, Cone, FogSubsystem, HeightLayer, InstanceDesc, Position, Profile, RayMethod, Stage, StageData, TeamMask,
+    VisionSource,
 };
 use murk_cpu::CpuBackend;
 use proptest::prelude::*;
@@ -57,52 +57,27 @@ fn coord(half: u32) -> impl Strategy<Value = i32> {
 }
 
 fn source(w: u32, h: u32) -> impl Strategy<Value = GenSource> {
-    (
-        coord(w),
-        coord(h),
-        2.0f32..20.0,
-        0.5f32..6.0,
-        0.0f32..0.8,
-        prop::option::of((0i32..360, 10i32..170)),
-    )
-        .prop_map(|(x, y, radius, eye, falloff, cone)| GenSource {
-            x,
-            y,
-            radius,
-            eye,
-            falloff,
-            cone: cone.map(|(a, h)| (a as f32, h as f32)),
-        })
+    (coord(w), coord(h), 2.0f32..20.0, 0.5f32..6.0, 0.0f32..0.8, prop::option::of((0i32..360, 10i32..170)))
+        .prop_map(|(x, y, radius, eye, falloff, cone)| GenSource { x, y, radius, eye, falloff, cone: cone.map(|(a, h)| (a as f32, h as f32)) })
 }
 
 fn shape() -> impl Strategy<Value = GenShape> {
     prop_oneof![
         (1.0f32..5.0).prop_map(GenShape::Circle),
         (1.0f32..12.0, 1.0f32..4.0, 0i32..180).prop_map(|(a, b, y)| GenShape::Rect(a, b, y as f32)),
-        prop::collection::vec((-40i32..40, -40i32..40), 3..7).prop_map(|v| GenShape::Polygon(
-            v.into_iter().map(|(x, y)| (2 * x + 1, 2 * y + 1)).collect()
-        )),
+        prop::collection::vec((-40i32..40, -40i32..40), 3..7)
+            .prop_map(|v| GenShape::Polygon(v.into_iter().map(|(x, y)| (2 * x + 1, 2 * y + 1)).collect())),
     ]
 }
 
 fn blocker(w: u32, h: u32, walls_only: bool) -> impl Strategy<Value = GenBlocker> {
-    let height = if walls_only {
-        Just(None).boxed()
-    } else {
-        prop::option::of(0.5f32..8.0).boxed()
-    };
-    (
-        coord(w.saturating_sub(12).max(4)),
-        coord(h.saturating_sub(12).max(4)),
-        shape(),
+    let height = if walls_only { Just(None).boxed() } else { prop::option::of(0.5f32..8.0).boxed() };
+    (coord(w.saturating_sub(12).max(4)), coord(h.saturating_sub(12).max(4)), shape(), height).prop_map(|(x, y, shape, height)| GenBlocker {
+        x,
+        y,
+        shape,
         height,
-    )
-        .prop_map(|(x, y, shape, height)| GenBlocker {
-            x,
-            y,
-            shape,
-            height,
-        })
+    })
 }
 
 fn method() -> impl Strategy<Value = RayMethod> {
@@ -115,38 +90,27 @@ fn method() -> impl Strategy<Value = RayMethod> {
     ]
 }
 
-fn world_with(
-    walls_only: bool,
-    methods: BoxedStrategy<RayMethod>,
-) -> impl Strategy<Value = GenWorld> {
-    (
-        prop_oneof![Just(32u32), Just(48), Just(64)],
-        prop_oneof![Just(32u32), Just(40), Just(64)],
-    )
-        .prop_flat_map(move |(w, h)| {
-            (
-                prop::collection::vec(source(w, h), 1..6),
-                prop::collection::vec(blocker(w, h, walls_only), 0..6),
-                methods.clone(),
-                0u32..3,
-                prop_oneof![Just(0.0f32), Just(0.7)],
-                prop_oneof![Just(3.0f32), Just(1.0e4)],
-            )
-                .prop_map(
-                    move |(sources, blockers, method, blur_radius, forget_rate, fade_in_rate)| {
-                        GenWorld {
-                            width: w,
-                            rows: h,
-                            sources,
-                            blockers,
-                            method,
-                            blur_radius,
-                            forget_rate,
-                            fade_in_rate,
-                        }
-                    },
-                )
-        })
+fn world_with(walls_only: bool, methods: BoxedStrategy<RayMethod>) -> impl Strategy<Value = GenWorld> {
+    (prop_oneof![Just(32u32), Just(48), Just(64)], prop_oneof![Just(32u32), Just(40), Just(64)]).prop_flat_map(move |(w, h)| {
+        (
+            prop::collection::vec(source(w, h), 1..6),
+            prop::collection::vec(blocker(w, h, walls_only), 0..6),
+            methods.clone(),
+            0u32..3,
+            prop_oneof![Just(0.0f32), Just(0.7)],
+            prop_oneof![Just(3.0f32), Just(1.0e4)],
+        )
+            .prop_map(move |(sources, blockers, method, blur_radius, forget_rate, fade_in_rate)| GenWorld {
+                width: w,
+                rows: h,
+                sources,
+                blockers,
+                method,
+                blur_radius,
+                forget_rate,
+                fade_in_rate,
+            })
+    })
 }
 
 /// A rigid motion of the world (and the area with it).
@@ -157,11 +121,7 @@ struct Motion {
     shift: Vec2,
 }
 
-const IDENTITY: Motion = Motion {
-    quarter_turns: 0,
-    mirror: false,
-    shift: Vec2::ZERO,
-};
+const IDENTITY: Motion = Motion { quarter_turns: 0, mirror: false, shift: Vec2::ZERO };
 
 impl Motion {
     fn vec(self, mut p: Vec2) -> Vec2 {
@@ -191,26 +151,15 @@ fn spawn_world(g: &GenWorld, m: Motion, world: &mut World) {
         let mut v = VisionSource::new(s.radius);
         v.eye_height = s.eye;
         v.falloff = Some(s.falloff);
-        v.cone = s.cone.map(|(a, h)| Cone {
-            yaw_degrees: m.yaw(a),
-            half_angle_degrees: h,
-        });
+        v.cone = s.cone.map(|(a, h)| Cone { yaw_degrees: m.yaw(a), half_angle_degrees: h });
         let p = m.point(Vec2::new(eighths(s.x), eighths(s.y)));
         world.spawn((Position(Vec3::new(p.x, p.y, 0.0)), v));
     }
     for b in &g.blockers {
         let shape = match &b.shape {
             GenShape::Circle(r) => BlockerShape::Circle { radius: *r },
-            GenShape::Rect(a, c, yaw) => BlockerShape::Rect {
-                size: Vec2::new(*a, *c),
-                yaw_degrees: m.yaw(*yaw),
-            },
-            GenShape::Polygon(pts) => BlockerShape::Polygon {
-                points: pts
-                    .iter()
-                    .map(|&(x, y)| m.vec(Vec2::new(eighths(x), eighths(y))))
-                    .collect(),
-            },
+            GenShape::Rect(a, c, yaw) => BlockerShape::Rect { size: Vec2::new(*a, *c), yaw_degrees: m.yaw(*yaw) },
+            GenShape::Polygon(pts) => BlockerShape::Polygon { points: pts.iter().map(|&(x, y)| m.vec(Vec2::new(eighths(x), eighths(y)))).collect() },
         };
         let p = m.point(Vec2::new(eighths(b.x), eighths(b.y)));
         let mut blk = Blocker::wall(shape);
@@ -236,11 +185,7 @@ fn fog_for(g: &GenWorld, m: Motion, threads: usize) -> FogSubsystem {
     let c = m.point(Vec2::ZERO);
     fog.create_instance(InstanceDesc {
         name: "i".into(),
-        area: Area {
-            center: Vec3::new(c.x, c.y, 5.0),
-            extents: Vec3::new(g.width as f32, g.rows as f32, 10.0),
-            yaw_degrees: m.yaw(0.0),
-        },
+        area: Area { center: Vec3::new(c.x, c.y, 5.0), extents: Vec3::new(g.width as f32, g.rows as f32, 10.0), yaw_degrees: m.yaw(0.0) },
         resolution: g.width,
         lod: 0,
         observed_teams: TeamMask::ALL,
@@ -257,10 +202,7 @@ fn run(g: &GenWorld, m: Motion, threads: usize) -> Vec<(Stage, murk_core::StageI
     spawn_world(g, m, &mut world);
     fog.tick(&mut world, 50_000).unwrap();
     fog.tick(&mut world, 50_000).unwrap();
-    Stage::ALL
-        .iter()
-        .map(|&s| (s, fog.read_stage("i", s).unwrap()))
-        .collect()
+    Stage::ALL.iter().map(|&s| (s, fog.read_stage("i", s).unwrap())).collect()
 }
 
 fn u16s(img: &murk_core::StageImage) -> &[u16] {
@@ -272,18 +214,11 @@ fn u16s(img: &murk_core::StageImage) -> &[u16] {
 
 fn flip_rows(img: &murk_core::StageImage) -> Vec<u16> {
     let v = u16s(img);
-    v.chunks(img.width as usize)
-        .rev()
-        .flatten()
-        .copied()
-        .collect()
+    v.chunks(img.width as usize).rev().flatten().copied().collect()
 }
 
 fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: 48,
-        ..ProptestConfig::default()
-    }
+    ProptestConfig { cases: 48, ..ProptestConfig::default() }
 }
 
 proptest! {

@@ -123,14 +123,8 @@ impl StageImage {
         match &self.data {
             StageData::U8(v) => v.iter().map(|&x| if x > 0 { 65535 } else { 0 }).collect(),
             StageData::U16(v) => v.clone(),
-            StageData::I32(v) => v
-                .iter()
-                .map(|&h| (h.clamp(-32768, 32767) + 32768) as u16)
-                .collect(),
-            StageData::U32(v) => v
-                .iter()
-                .map(|&d| (f64::from(d).sqrt() * 1024.0).min(65535.0) as u16)
-                .collect(),
+            StageData::I32(v) => v.iter().map(|&h| (h.clamp(-32768, 32767) + 32768) as u16).collect(),
+            StageData::U32(v) => v.iter().map(|&d| (f64::from(d).sqrt() * 1024.0).min(65535.0) as u16).collect(),
         }
     }
 }
@@ -145,6 +139,10 @@ pub trait Backend: Send {
     fn destroy_instance(&mut self, key: InstanceKey);
     /// Passes 1-3: rasterize, mips (if asked), distance field (if asked).
     fn build_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput) -> Result<()>;
+    /// Copies the occlusion textures of `from` into `to` (instances over the
+    /// same area with the same inputs share one build). Both must have the
+    /// same internal size.
+    fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()>;
     /// Passes 5-9: visibility, blur, memory, compose, upscale. Also records
     /// the current final mask as the start of the next blend.
     fn recompute(&mut self, key: InstanceKey, input: &RecomputeInput) -> Result<RecomputeReport>;
@@ -154,4 +152,8 @@ pub trait Backend: Send {
     fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage>;
     /// Samples the final mask at texels (batched queries); CPU backends answer at once.
     fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>>;
+    /// Every texture of an instance, for snapshots: `(name, image)` in a fixed order.
+    fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>>;
+    /// Restores textures written by [`Backend::export_textures`]; checks names and sizes first.
+    fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()>;
 }

@@ -53,12 +53,7 @@ pub fn bin_sources(sources: &[SourceTexel], width: u32, height: u32, tile_size: 
     let tile_range = |s: &SourceTexel| {
         let (x0, x1) = texel_span(s.x, s.radius, width)?;
         let (y0, y1) = texel_span(s.y, s.radius, height)?;
-        Some((
-            x0 / tile_size,
-            x1 / tile_size,
-            y0 / tile_size,
-            y1 / tile_size,
-        ))
+        Some((x0 / tile_size, x1 / tile_size, y0 / tile_size, y1 / tile_size))
     };
     let mut counts = vec![0u32; (tiles_x * tiles_y) as usize + 1];
     for s in sources {
@@ -87,13 +82,7 @@ pub fn bin_sources(sources: &[SourceTexel], width: u32, height: u32, tile_size: 
             }
         }
     }
-    TileBins {
-        tile_size,
-        tiles_x,
-        tiles_y,
-        offsets,
-        indices,
-    }
+    TileBins { tile_size, tiles_x, tiles_y, offsets, indices }
 }
 
 #[cfg(test)]
@@ -101,13 +90,7 @@ mod tests {
     use super::*;
 
     fn src(x: i32, y: i32, r: i32) -> SourceTexel {
-        SourceTexel {
-            x: x * 8 + 4,
-            y: y * 8 + 4,
-            radius: r * 8,
-            strength: 65535,
-            ..Default::default()
-        }
+        SourceTexel { x: x * 8 + 4, y: y * 8 + 4, radius: r * 8, strength: 65535, ..Default::default() }
     }
 
     #[test]
@@ -121,12 +104,7 @@ mod tests {
 
     #[test]
     fn every_texel_in_range_is_in_a_tile_listing_the_source() {
-        let sources = vec![
-            src(10, 40, 9),
-            src(60, 2, 30),
-            src(-5, -5, 7),
-            src(200, 200, 4),
-        ];
+        let sources = vec![src(10, 40, 9), src(60, 2, 30), src(-5, -5, 7), src(200, 200, 4)];
         let bins = bin_sources(&sources, 64, 48, 16);
         for (i, s) in sources.iter().enumerate() {
             for y in 0..48u32 {
@@ -134,10 +112,7 @@ mod tests {
                     let dx = (x as i32 * 8 + 4 - s.x) as i64;
                     let dy = (y as i32 * 8 + 4 - s.y) as i64;
                     if dx * dx + dy * dy < i64::from(s.radius) * i64::from(s.radius) {
-                        assert!(
-                            bins.sources_at(x, y).contains(&(i as u32)),
-                            "source {i} missing at {x},{y}"
-                        );
+                        assert!(bins.sources_at(x, y).contains(&(i as u32)), "source {i} missing at {x},{y}");
                     }
                 }
             }

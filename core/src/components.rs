@@ -58,14 +58,7 @@ fn default_eye_height() -> f32 {
 impl VisionSource {
     /// A source of `radius` with the default falloff and eye height.
     pub fn new(radius: f32) -> Self {
-        Self {
-            radius,
-            falloff: None,
-            eye_height: default_eye_height(),
-            cone: None,
-            team: 0,
-            height_layer: None,
-        }
+        Self { radius, falloff: None, eye_height: default_eye_height(), cone: None, team: 0, height_layer: None }
     }
 }
 
@@ -134,12 +127,7 @@ pub struct Blocker {
 impl Blocker {
     /// A wall of the given shape.
     pub fn wall(shape: BlockerShape) -> Self {
-        Self {
-            shape,
-            height: None,
-            use_height_layer: false,
-            mobility: Mobility::Static,
-        }
+        Self { shape, height: None, use_height_layer: false, mobility: Mobility::Static }
     }
 }
 
@@ -193,12 +181,7 @@ impl TeamMask {
     }
     /// The set of the listed teams.
     pub fn of(teams: &[u8]) -> TeamMask {
-        TeamMask(
-            teams
-                .iter()
-                .filter(|&&t| t < 32)
-                .fold(0, |m, &t| m | (1 << t)),
-        )
+        TeamMask(teams.iter().filter(|&&t| t < 32).fold(0, |m, &t| m | (1 << t)))
     }
 }
 
@@ -206,4 +189,85 @@ impl Default for TeamMask {
     fn default() -> Self {
         Self::ALL
     }
+}
+
+/// Anti-vision: an area hidden from the teams it targets (a smoke screen, a
+/// cloaking field). Where it covers a texel of an instance that observes a
+/// targeted team, visibility there is scaled down by its strength, whatever
+/// the sources say. No occlusion applies to it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AntiVision {
+    /// Radius in world units.
+    pub radius: f32,
+    /// Outer fraction of the radius over which the concealment fades out.
+    #[serde(default)]
+    pub falloff: f32,
+    /// Teams it hides the area from.
+    #[serde(default)]
+    pub targets: TeamMask,
+}
+
+/// How a stealth actor reacts when it stops being visible.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HideMode {
+    /// Just hide the actor.
+    #[default]
+    Hide,
+    /// Hide it and leave a ghost at the last transform it was seen at.
+    FreezeWithGhost,
+}
+
+/// Who decides a stealth actor's visibility.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VisibilityPolicy {
+    /// The fog mask at the actor's position (the default).
+    #[default]
+    FogDriven,
+    /// Always visible.
+    AlwaysVisible,
+    /// Always hidden.
+    AlwaysHidden,
+}
+
+/// An actor whose visibility follows the fog (spec: "Stealth Actors").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StealthActor {
+    /// What happens when it is hidden.
+    #[serde(default)]
+    pub hide_mode: HideMode,
+    /// Who decides.
+    #[serde(default)]
+    pub policy: VisibilityPolicy,
+    /// Per-actor cutoff (`0..=1`); negative uses the instance's `visibility_cutoff`.
+    #[serde(default = "cutoff_off")]
+    pub cutoff_override: f32,
+    /// Seconds of the fade in and out (0 = instant).
+    #[serde(default)]
+    pub fade_seconds: f32,
+    /// The instance whose mask decides; `None` is the instance the actor stands
+    /// in (overlapping in X/Y, closest in Z).
+    #[serde(default)]
+    pub instance: Option<String>,
+}
+
+fn cutoff_off() -> f32 {
+    -1.0
+}
+
+impl Default for StealthActor {
+    fn default() -> Self {
+        Self { hide_mode: HideMode::Hide, policy: VisibilityPolicy::FogDriven, cutoff_override: -1.0, fade_seconds: 0.0, instance: None }
+    }
+}
+
+/// Marks a ghost entity murk spawned for a [`StealthActor`] in
+/// [`HideMode::FreezeWithGhost`]; it carries the last seen [`Position`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ghost {
+    /// The actor it stands in for.
+    pub actor: hecs::Entity,
 }

@@ -54,16 +54,8 @@ pub enum MurkError {
 
 impl MurkError {
     /// Shorthand for [`MurkError::InvalidValue`].
-    pub fn invalid(
-        field: impl Into<String>,
-        value: impl std::fmt::Display,
-        reason: impl Into<String>,
-    ) -> Self {
-        Self::InvalidValue {
-            field: field.into(),
-            value: value.to_string(),
-            reason: reason.into(),
-        }
+    pub fn invalid(field: impl Into<String>, value: impl std::fmt::Display, reason: impl Into<String>) -> Self {
+        Self::InvalidValue { field: field.into(), value: value.to_string(), reason: reason.into() }
     }
 }
 
@@ -83,11 +75,7 @@ pub fn finite(field: &str, v: f32) -> Result<f64> {
 pub fn in_range(field: &str, v: f32, lo: f32, hi: f32) -> Result<f64> {
     let x = finite(field, v)?;
     if v < lo || v > hi {
-        return Err(MurkError::invalid(
-            field,
-            v,
-            format!("must be within {lo}..={hi}"),
-        ));
+        return Err(MurkError::invalid(field, v, format!("must be within {lo}..={hi}")));
     }
     Ok(x)
 }

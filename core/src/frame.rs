@@ -9,7 +9,7 @@ use crate::profile::RayMethod;
 
 /// A vision source in texel space.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SourceTexel {
     /// Position, Q3 texels.
     pub x: i32,
@@ -35,20 +35,13 @@ pub struct SourceTexel {
 
 /// [`SourceTexel::flags`]: the cone fields are in use.
 pub const SOURCE_HAS_CONE: u32 = 1;
+/// [`SourceTexel::flags`]: anti-vision: conceals instead of revealing.
+pub const SOURCE_ANTI: u32 = 2;
 
 impl SourceTexel {
     /// Feeds the source into a hash (field by field, little-endian).
     pub fn hash_into(&self, h: &mut Fnv64) {
-        for v in [
-            self.x,
-            self.y,
-            self.radius,
-            self.inner_radius,
-            self.eye,
-            self.cone_x,
-            self.cone_y,
-            self.cone_cos,
-        ] {
+        for v in [self.x, self.y, self.radius, self.inner_radius, self.eye, self.cone_x, self.cone_y, self.cone_cos] {
             h.write(&v.to_le_bytes());
         }
         h.write(&self.strength.to_le_bytes());
@@ -58,7 +51,7 @@ impl SourceTexel {
 
 /// A circular blocker in texel space.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CircleTexel {
     /// Centre, Q3 texels.
     pub x: i32,
@@ -122,27 +115,16 @@ impl BlurKernel {
     /// exactly 65536 (libm for the exponentials, so every platform agrees).
     pub fn gaussian(radius: u32, sigma: f32, iterations: u32) -> Self {
         if radius == 0 || iterations == 0 {
-            return Self {
-                weights: vec![65536],
-                iterations: 0,
-            };
+            return Self { weights: vec![65536], iterations: 0 };
         }
         let s = f64::from(sigma);
         let r = radius as i32;
-        let raw: Vec<f64> = (-r..=r)
-            .map(|i| libm::exp(-f64::from(i * i) / (2.0 * s * s)))
-            .collect();
+        let raw: Vec<f64> = (-r..=r).map(|i| libm::exp(-f64::from(i * i) / (2.0 * s * s))).collect();
         let total: f64 = raw.iter().sum();
-        let mut weights: Vec<u32> = raw
-            .iter()
-            .map(|w| (w / total * 65536.0).floor() as u32)
-            .collect();
+        let mut weights: Vec<u32> = raw.iter().map(|w| (w / total * 65536.0).floor() as u32).collect();
         let sum: u32 = weights.iter().sum();
         weights[radius as usize] += 65536 - sum;
-        Self {
-            weights,
-            iterations,
-        }
+        Self { weights, iterations }
     }
     /// Kernel radius.
     pub fn radius(&self) -> usize {
@@ -188,4 +170,39 @@ pub struct RecomputeInput {
 pub struct RecomputeReport {
     /// Memory or composed changed: the transition has not settled.
     pub changed: bool,
+}
+
+impl OcclusionInput {
+    /// A hash of everything the occlusion textures depend on: instances whose
+    /// inputs hash alike share one build.
+    pub fn content_hash(&self) -> u64 {
+        let mut h = Fnv64::default();
+        for v in [self.width, self.height, u32::from(self.build_mips), self.distance_field_scale] {
+            h.write(&v.to_le_bytes());
+        }
+        for c in &self.circles {
+            for v in [c.x, c.y, c.radius, c.height] {
+                h.write(&v.to_le_bytes());
+            }
+        }
+        for p in &self.polygons {
+            for v in [p.first, p.count, p.height as u32] {
+                h.write(&v.to_le_bytes());
+            }
+        }
+        for v in &self.vertices {
+            h.write(&v[0].to_le_bytes());
+            h.write(&v[1].to_le_bytes());
+        }
+        match &self.capture {
+            Some(c) => {
+                h.write(&[1]);
+                for v in c {
+                    h.write(&v.to_le_bytes());
+                }
+            }
+            None => h.write(&[0]),
+        }
+        h.finish()
+    }
 }

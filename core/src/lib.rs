@@ -37,7 +37,9 @@ pub mod fixed;
 pub mod frame;
 pub mod movingai;
 pub mod profile;
+pub mod query;
 pub mod scenario;
+pub mod stealth;
 pub mod subsystem;
 pub mod transform;
 pub mod zlayer;
@@ -45,14 +47,10 @@ pub mod zlayer;
 pub use backend::{Backend, InstanceDims, InstanceKey, Stage, StageData, StageImage};
 pub use binning::{bin_sources, TileBins};
 pub use components::{
-    Blocker, BlockerShape, CaptureMode, Cone, HeightCapture, HeightLayer, Mobility, Position,
-    TeamMask, TransientReveal, VisionSource,
+    Blocker, BlockerShape, CaptureMode, Cone, HeightCapture, HeightLayer, Mobility, Position, TeamMask, TransientReveal, VisionSource,
 };
 pub use error::{MurkError, Result};
-pub use frame::{
-    BlurKernel, CircleTexel, OcclusionInput, PolygonTexel, RecomputeInput, RecomputeReport,
-    SourceTexel,
-};
+pub use frame::{BlurKernel, CircleTexel, OcclusionInput, PolygonTexel, RecomputeInput, RecomputeReport, SourceTexel};
 pub use glam;
 pub use hecs;
 pub use profile::{Profile, ProfileQ, RayMethod};

@@ -174,50 +174,25 @@ impl Profile {
         let forget = rate("forget_rate", self.forget_rate)?;
         in_range(&f("blur_sigma"), self.blur_sigma, 0.05, 64.0)?;
         if self.blur_radius > 32 {
-            return Err(MurkError::invalid(
-                f("blur_radius"),
-                self.blur_radius,
-                "must be within 0..=32",
-            ));
+            return Err(MurkError::invalid(f("blur_radius"), self.blur_radius, "must be within 0..=32"));
         }
         if self.blur_iterations > 16 {
-            return Err(MurkError::invalid(
-                f("blur_iterations"),
-                self.blur_iterations,
-                "must be within 0..=16",
-            ));
+            return Err(MurkError::invalid(f("blur_iterations"), self.blur_iterations, "must be within 0..=16"));
         }
         if ![1, 2, 4].contains(&self.df_scale) {
-            return Err(MurkError::invalid(
-                f("df_scale"),
-                self.df_scale,
-                "must be 1, 2 or 4",
-            ));
+            return Err(MurkError::invalid(f("df_scale"), self.df_scale, "must be 1, 2 or 4"));
         }
         if !(8..=256).contains(&self.tile_size) {
-            return Err(MurkError::invalid(
-                f("tile_size"),
-                self.tile_size,
-                "must be within 8..=256",
-            ));
+            return Err(MurkError::invalid(f("tile_size"), self.tile_size, "must be within 8..=256"));
         }
         let k = in_range(&f("soft_shadow_k"), self.soft_shadow_k, 1.0, 64.0)?;
         let jitter = in_range(&f("df_jitter"), self.df_jitter, 0.0, 0.5)?;
         in_range(&f("target_height"), self.target_height, -1.0e6, 1.0e6)?;
-        in_range(
-            &f("z_layering_area_scale"),
-            self.z_layering_area_scale,
-            1.0,
-            1.0e3,
-        )?;
+        in_range(&f("z_layering_area_scale"), self.z_layering_area_scale, 1.0, 1.0e3)?;
         Ok(ProfileQ {
             explored_value: unit_to_mask(explored),
             visibility_cutoff: unit_to_mask(cutoff),
-            show_memory_alpha: if self.show_memory {
-                unit_to_mask(alpha)
-            } else {
-                0
-            },
+            show_memory_alpha: if self.show_memory { unit_to_mask(alpha) } else { 0 },
             smooth_falloff: unit_to_mask(falloff),
             update_interval_us: (update * 1.0e6).round() as u64,
             fade_in_per_s: fade_in,
@@ -230,21 +205,12 @@ impl Profile {
 
     /// Parses a profile; `format` is `json`, `ron` or `toml`.
     pub fn parse(text: &str, format: &str, what: &str) -> Result<Profile> {
-        let parse_err = |message: String| MurkError::Parse {
-            what: what.to_string(),
-            message,
-        };
+        let parse_err = |message: String| MurkError::Parse { what: what.to_string(), message };
         let p: Profile = match format {
             "json" => serde_json::from_str(text).map_err(|e| parse_err(e.to_string()))?,
             "ron" => ron::from_str(text).map_err(|e| parse_err(e.to_string()))?,
             "toml" => toml::from_str(text).map_err(|e| parse_err(e.to_string()))?,
-            other => {
-                return Err(MurkError::invalid(
-                    format!("{what} format"),
-                    other,
-                    "must be json, ron or toml",
-                ))
-            }
+            other => return Err(MurkError::invalid(format!("{what} format"), other, "must be json, ron or toml")),
         };
         p.quantize(what)?;
         Ok(p)
@@ -253,15 +219,8 @@ impl Profile {
     /// Loads a profile file, choosing the format by extension.
     pub fn load(path: &Path) -> Result<Profile> {
         let what = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| MurkError::Io {
-            path: what.clone(),
-            message: e.to_string(),
-        })?;
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let text = std::fs::read_to_string(path).map_err(|e| MurkError::Io { path: what.clone(), message: e.to_string() })?;
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
         Self::parse(&text, &ext, &what)
     }
 }
@@ -273,8 +232,7 @@ mod tests {
     #[test]
     fn all_three_formats_load_the_same_profile() {
         let json = r#"{"explored_value": 0.4, "ray_method": "distance_field", "blur_radius": 3, "z_layering": true}"#;
-        let ron =
-            "(explored_value: 0.4, ray_method: distance_field, blur_radius: 3, z_layering: true)";
+        let ron = "(explored_value: 0.4, ray_method: distance_field, blur_radius: 3, z_layering: true)";
         let toml = "explored_value = 0.4\nray_method = \"distance_field\"\nblur_radius = 3\nz_layering = true\n";
         let a = Profile::parse(json, "json", "p.json").unwrap();
         let b = Profile::parse(ron, "ron", "p.ron").unwrap();

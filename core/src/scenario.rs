@@ -6,10 +6,12 @@
 //! scripted events and ticks.
 
 use crate::backend::Backend;
-use crate::components::{Blocker, CaptureMode, Position, TeamMask, TransientReveal, VisionSource};
+use crate::components::{AntiVision, Blocker, CaptureMode, Position, StealthActor, TeamMask, TransientReveal, VisionSource};
 use crate::error::{finite, MurkError, Result};
 use crate::movingai::MovingAiMap;
 use crate::profile::{Profile, RayMethod};
+use crate::query::MaskAnswer;
+use crate::stealth::StealthEvent;
 use crate::subsystem::{FogSubsystem, InstanceDesc};
 use crate::transform::Area;
 use glam::{Vec2, Vec3};
@@ -43,9 +45,18 @@ pub struct Scenario {
     /// Blockers.
     #[serde(default)]
     pub blockers: Vec<ScenarioBlocker>,
+    /// Stealth actors.
+    #[serde(default)]
+    pub actors: Vec<ScenarioActor>,
+    /// Anti-vision areas.
+    #[serde(default)]
+    pub anti_vision: Vec<ScenarioAntiVision>,
     /// Scripted changes.
     #[serde(default)]
     pub events: Vec<ScenarioEvent>,
+    /// Scripted queries; their answers land in `summary.json`.
+    #[serde(default)]
+    pub queries: Vec<ScriptedQuery>,
     /// Ticks (0-based) after which every stage is recorded (conformance, `--stages`).
     #[serde(default)]
     pub stage_ticks: Vec<u32>,
@@ -166,6 +177,67 @@ pub struct ScenarioBlocker {
     pub despawn_tick: Option<u32>,
 }
 
+/// A stealth actor of a scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioActor {
+    /// Unique id among all scripted entities.
+    pub id: String,
+    /// Start position.
+    pub position: Vec3,
+    /// The stealth component.
+    #[serde(default)]
+    pub stealth: StealthActor,
+    /// Movement.
+    #[serde(default)]
+    pub motion: Motion,
+    /// First tick it exists.
+    #[serde(default)]
+    pub spawn_tick: u32,
+    /// Tick at which it is removed.
+    #[serde(default)]
+    pub despawn_tick: Option<u32>,
+}
+
+/// An anti-vision area of a scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioAntiVision {
+    /// Unique id among all scripted entities.
+    pub id: String,
+    /// Start position.
+    pub position: Vec3,
+    /// The anti-vision component.
+    pub anti_vision: AntiVision,
+    /// Movement.
+    #[serde(default)]
+    pub motion: Motion,
+    /// First tick it exists.
+    #[serde(default)]
+    pub spawn_tick: u32,
+    /// Tick at which it is removed.
+    #[serde(default)]
+    pub despawn_tick: Option<u32>,
+}
+
+/// A query asked after a tick ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedQuery {
+    /// Tick (after it ran).
+    pub tick: u32,
+    /// Name in the results.
+    pub id: String,
+    /// World points.
+    pub points: Vec<Vec3>,
+    /// Cutoff override (`0..=1`) for the mask query.
+    #[serde(default)]
+    pub cutoff: Option<f32>,
+    /// Also ask the immediate query for these teams.
+    #[serde(default)]
+    pub immediate_teams: Option<Vec<u8>>,
+}
+
 /// A scripted change at a tick (applied before that tick runs).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -263,33 +335,19 @@ pub enum Action {
 impl Scenario {
     /// Parses scenario text (`json` or `ron`); `what` names it in errors.
     pub fn parse(text: &str, format: &str, what: &str) -> Result<Scenario> {
-        let parse_err = |message: String| MurkError::Parse {
-            what: what.to_string(),
-            message,
-        };
+        let parse_err = |message: String| MurkError::Parse { what: what.to_string(), message };
         match format {
             "json" => serde_json::from_str(text).map_err(|e| parse_err(e.to_string())),
             "ron" => ron::from_str(text).map_err(|e| parse_err(e.to_string())),
-            other => Err(MurkError::invalid(
-                format!("{what} format"),
-                other,
-                "scenarios are json or ron",
-            )),
+            other => Err(MurkError::invalid(format!("{what} format"), other, "scenarios are json or ron")),
         }
     }
 
     /// Loads a scenario file (format by extension).
     pub fn load(path: &Path) -> Result<Scenario> {
         let what = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| MurkError::Io {
-            path: what.clone(),
-            message: e.to_string(),
-        })?;
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let text = std::fs::read_to_string(path).map_err(|e| MurkError::Io { path: what.clone(), message: e.to_string() })?;
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
         Self::parse(&text, &ext, &what)
     }
 }
@@ -297,10 +355,7 @@ impl Scenario {
 /// Reads a file relative to a base directory.
 fn read_relative(base: &Path, file: &str) -> Result<(PathBuf, String)> {
     let path = base.join(file);
-    let text = std::fs::read_to_string(&path).map_err(|e| MurkError::Io {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    })?;
+    let text = std::fs::read_to_string(&path).map_err(|e| MurkError::Io { path: path.display().to_string(), message: e.to_string() })?;
     Ok((path, text))
 }
 
@@ -323,19 +378,28 @@ impl ScenarioFiles {
         }
         for inst in &scenario.instances {
             if let Some(file) = &inst.profile_file {
-                files
-                    .profiles
-                    .insert(inst.name.clone(), Profile::load(&base.join(file))?);
+                files.profiles.insert(inst.name.clone(), Profile::load(&base.join(file))?);
             }
         }
         Ok(files)
     }
 }
 
+/// What a scripted entity is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Kind {
+    Source(VisionSource, Option<u32>),
+    Blocker(Blocker),
+    Actor(StealthActor),
+    AntiVision(AntiVision),
+}
+
 /// Where an id lives in the world.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Tracked {
-    entity: Option<Entity>,
+    kind: Kind,
+    entity: Option<u64>,
     start: Vec3,
     start_tick: u32,
     motion: Motion,
@@ -358,46 +422,57 @@ pub struct ScenarioRunner {
 pub struct TickRecord {
     /// Tick index (0-based).
     pub tick: u32,
-    /// Lockstep hash per instance (hex).
+    /// Lockstep hash of the whole fog state (masks and stealth), hex.
+    pub lockstep: String,
+    /// State hash per instance (hex).
     pub hashes: BTreeMap<String, String>,
     /// Instances that recomputed visibility this tick.
     pub recomputed: Vec<String>,
+    /// Stealth transitions, by scenario id.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventRecord>,
+    /// Answers to the queries scripted for this tick.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queries: Vec<QueryRecord>,
+}
+
+/// A stealth event, naming the actor by its scenario id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EventRecord {
+    /// `revealed`, `hidden`, `ghost_spawned`, `ghost_removed`.
+    pub event: String,
+    /// Scenario id of the actor.
+    pub actor: String,
+}
+
+/// Answers to one scripted query.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct QueryRecord {
+    /// The query's id.
+    pub id: String,
+    /// Mask query answers, per point.
+    pub mask: Vec<MaskAnswer>,
+    /// Immediate query answers, per point, when asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub immediate: Option<Vec<bool>>,
 }
 
 impl ScenarioRunner {
     /// Validates `scenario` and builds its world on `backend`.
-    pub fn new(
-        scenario: Scenario,
-        files: &ScenarioFiles,
-        backend: Box<dyn Backend>,
-    ) -> Result<Self> {
+    pub fn new(scenario: Scenario, files: &ScenarioFiles, backend: Box<dyn Backend>) -> Result<Self> {
         validate(&scenario, files)?;
         let mut fog = FogSubsystem::new(backend);
         for (i, inst) in scenario.instances.iter().enumerate() {
-            let profile = files
-                .profiles
-                .get(&inst.name)
-                .cloned()
-                .or_else(|| inst.profile.clone())
-                .unwrap_or_default();
+            let profile = files.profiles.get(&inst.name).cloned().or_else(|| inst.profile.clone()).unwrap_or_default();
             let desc = InstanceDesc {
                 name: inst.name.clone(),
                 area: inst.area,
                 resolution: inst.resolution,
                 lod: inst.lod,
-                observed_teams: inst
-                    .observed_teams
-                    .as_deref()
-                    .map_or(TeamMask::ALL, TeamMask::of),
+                observed_teams: inst.observed_teams.as_deref().map_or(TeamMask::ALL, TeamMask::of),
                 profile,
             };
-            fog.create_instance(desc).map_err(|e| {
-                rename(
-                    e,
-                    &format!("instance `{}`", inst.name),
-                    &format!("instances[{i}]"),
-                )
-            })?;
+            fog.create_instance(desc).map_err(|e| rename(e, &format!("instance `{}`", inst.name), &format!("instances[{i}]")))?;
         }
         let mut world = World::new();
         if let (Some(spec), Some(map)) = (&scenario.map, &files.map) {
@@ -406,33 +481,25 @@ impl ScenarioRunner {
                 spec.cell_size,
                 spec.ground_z,
                 spec.tree_height,
-                CaptureMode::ShowOnly {
-                    members: Vec::new(),
-                    update_only_if_transform_changed: true,
-                },
+                CaptureMode::ShowOnly { members: Vec::new(), update_only_if_transform_changed: true },
             );
             world.spawn((capture,));
         }
         let mut tracked = BTreeMap::new();
         for s in &scenario.sources {
-            tracked.insert(
-                s.id.clone(),
-                Tracked::new(s.position, &s.motion, s.spawn_tick, s.despawn_tick),
-            );
+            let kind = Kind::Source(s.source, s.transient_ticks);
+            tracked.insert(s.id.clone(), Tracked::new(kind, s.position, &s.motion, s.spawn_tick, s.despawn_tick));
         }
         for b in &scenario.blockers {
-            tracked.insert(
-                b.id.clone(),
-                Tracked::new(b.position, &b.motion, b.spawn_tick, b.despawn_tick),
-            );
+            tracked.insert(b.id.clone(), Tracked::new(Kind::Blocker(b.blocker.clone()), b.position, &b.motion, b.spawn_tick, b.despawn_tick));
         }
-        Ok(Self {
-            scenario,
-            world,
-            fog,
-            tracked,
-            tick: 0,
-        })
+        for a in &scenario.actors {
+            tracked.insert(a.id.clone(), Tracked::new(Kind::Actor(a.stealth.clone()), a.position, &a.motion, a.spawn_tick, a.despawn_tick));
+        }
+        for a in &scenario.anti_vision {
+            tracked.insert(a.id.clone(), Tracked::new(Kind::AntiVision(a.anti_vision), a.position, &a.motion, a.spawn_tick, a.despawn_tick));
+        }
+        Ok(Self { scenario, world, fog, tracked, tick: 0 })
     }
 
     /// The scenario.
@@ -468,13 +535,7 @@ impl ScenarioRunner {
     /// Runs one tick: events, spawns, movement, despawns, then the fog tick.
     pub fn step(&mut self) -> Result<TickRecord> {
         let tick = self.tick;
-        let events: Vec<Action> = self
-            .scenario
-            .events
-            .iter()
-            .filter(|e| e.tick == tick)
-            .map(|e| e.action.clone())
-            .collect();
+        let events: Vec<Action> = self.scenario.events.iter().filter(|e| e.tick == tick).map(|e| e.action.clone()).collect();
         for action in events {
             self.apply(action)?;
         }
@@ -482,43 +543,48 @@ impl ScenarioRunner {
         let report = self.fog.tick(&mut self.world, self.scenario.tick_us)?;
         let mut hashes = BTreeMap::new();
         for name in self.fog.instance_names() {
-            hashes.insert(
-                name.clone(),
-                format!("{:016x}", self.fog.state_hash(&name)?),
-            );
+            hashes.insert(name.clone(), format!("{:016x}", self.fog.state_hash(&name)?));
         }
+        let ids: BTreeMap<u64, &str> = self.tracked.iter().filter_map(|(id, t)| t.entity.map(|e| (e, id.as_str()))).collect();
+        let events = report
+            .events
+            .iter()
+            .map(|e| {
+                let name = match e {
+                    StealthEvent::Revealed { .. } => "revealed",
+                    StealthEvent::Hidden { .. } => "hidden",
+                    StealthEvent::GhostSpawned { .. } => "ghost_spawned",
+                    StealthEvent::GhostRemoved { .. } => "ghost_removed",
+                };
+                let actor = ids.get(&e.actor().to_bits().get()).map_or_else(|| format!("entity {}", e.actor().id()), |s| s.to_string());
+                EventRecord { event: name.to_string(), actor }
+            })
+            .collect();
+        let mut queries = Vec::new();
+        for q in self.scenario.queries.iter().filter(|q| q.tick == tick) {
+            let mask = self.fog.mask_query_now(&q.points, q.cutoff)?;
+            let immediate = match &q.immediate_teams {
+                Some(teams) => {
+                    Some(q.points.iter().map(|p| self.fog.query_immediate(&self.world, *p, TeamMask::of(teams))).collect::<Result<Vec<bool>>>()?)
+                }
+                None => None,
+            };
+            queries.push(QueryRecord { id: q.id.clone(), mask, immediate });
+        }
+        let lockstep = format!("{:016x}", self.fog.lockstep_hash()?);
         self.tick += 1;
-        Ok(TickRecord {
-            tick,
-            hashes,
-            recomputed: report
-                .into_iter()
-                .filter(|(_, t)| t.recomputed)
-                .map(|(n, _)| n)
-                .collect(),
-        })
+        let recomputed = report.instances.into_iter().filter(|(_, t)| t.recomputed).map(|(n, _)| n).collect();
+        Ok(TickRecord { tick, lockstep, hashes, recomputed, events, queries })
     }
 
     fn place_entities(&mut self, tick: u32) -> Result<()> {
         let tick_us = u64::from(self.scenario.tick_us);
-        let sources: BTreeMap<&str, &ScenarioSource> = self
-            .scenario
-            .sources
-            .iter()
-            .map(|s| (s.id.as_str(), s))
-            .collect();
-        let blockers: BTreeMap<&str, &ScenarioBlocker> = self
-            .scenario
-            .blockers
-            .iter()
-            .map(|b| (b.id.as_str(), b))
-            .collect();
-        for (id, t) in &mut self.tracked {
+        for t in self.tracked.values_mut() {
             if t.removed {
                 continue;
             }
             if t.despawn_tick.is_some_and(|d| tick >= d) {
-                if let Some(e) = t.entity.take() {
+                if let Some(e) = t.entity.take().and_then(Entity::from_bits) {
                     // A transient reveal may already have removed itself.
                     let _ = self.world.despawn(e);
                 }
@@ -529,7 +595,7 @@ impl ScenarioRunner {
                 continue;
             }
             let pos = Position(t.position_at(tick, tick_us));
-            match t.entity {
+            match t.entity.and_then(Entity::from_bits) {
                 Some(e) => {
                     if let Ok(mut p) = self.world.get::<&mut Position>(e) {
                         *p = pos;
@@ -540,21 +606,8 @@ impl ScenarioRunner {
                     }
                 }
                 None => {
-                    let e = if let Some(s) = sources.get(id.as_str()) {
-                        let e = self.world.spawn((pos, s.source));
-                        if let Some(n) = s.transient_ticks {
-                            self.world
-                                .insert_one(e, TransientReveal { remaining_ticks: n })
-                                .map_err(|_| MurkError::UnknownEntity(id.clone()))?;
-                        }
-                        e
-                    } else {
-                        let b = blockers
-                            .get(id.as_str())
-                            .ok_or_else(|| MurkError::UnknownEntity(id.clone()))?;
-                        self.world.spawn((pos, b.blocker.clone()))
-                    };
-                    t.entity = Some(e);
+                    let e = t.spawn(&mut self.world, pos);
+                    t.entity = Some(e.to_bits().get());
                 }
             }
         }
@@ -564,11 +617,7 @@ impl ScenarioRunner {
     fn apply(&mut self, action: Action) -> Result<()> {
         match action {
             Action::SetProfile { instance, profile } => self.fog.apply_profile(&instance, profile),
-            Action::Toggle {
-                instance,
-                setting,
-                value,
-            } => {
+            Action::Toggle { instance, setting, value } => {
                 let mut p = self.fog.instance(&instance)?.profile.clone();
                 match setting {
                     Setting::Enabled => p.enabled = value,
@@ -587,27 +636,17 @@ impl ScenarioRunner {
                 self.fog.apply_profile(&instance, p)
             }
             Action::SetArea { instance, area } => self.fog.set_area(&instance, area),
-            Action::ExpandArea { instance, point } => {
-                self.fog.expand_area_to_include(&instance, point)
-            }
-            Action::SetObservedTeams { instance, teams } => {
-                self.fog.set_observed_teams(&instance, TeamMask::of(&teams))
-            }
+            Action::ExpandArea { instance, point } => self.fog.expand_area_to_include(&instance, point),
+            Action::SetObservedTeams { instance, teams } => self.fog.set_observed_teams(&instance, TeamMask::of(&teams)),
             Action::Move { id, position } => {
-                let t = self
-                    .tracked
-                    .get_mut(&id)
-                    .ok_or_else(|| MurkError::UnknownEntity(id.clone()))?;
+                let t = self.tracked.get_mut(&id).ok_or_else(|| MurkError::UnknownEntity(id.clone()))?;
                 t.start = position;
                 t.start_tick = self.tick;
                 t.motion = Motion::default();
                 Ok(())
             }
             Action::Despawn { id } => {
-                let t = self
-                    .tracked
-                    .get_mut(&id)
-                    .ok_or_else(|| MurkError::UnknownEntity(id.clone()))?;
+                let t = self.tracked.get_mut(&id).ok_or_else(|| MurkError::UnknownEntity(id.clone()))?;
                 t.despawn_tick = Some(self.tick);
                 Ok(())
             }
@@ -620,15 +659,18 @@ impl ScenarioRunner {
 }
 
 impl Tracked {
-    fn new(start: Vec3, motion: &Motion, spawn_tick: u32, despawn_tick: Option<u32>) -> Self {
-        Self {
-            entity: None,
-            start,
-            start_tick: spawn_tick,
-            motion: motion.clone(),
-            spawn_tick,
-            despawn_tick,
-            removed: false,
+    fn new(kind: Kind, start: Vec3, motion: &Motion, spawn_tick: u32, despawn_tick: Option<u32>) -> Self {
+        Self { kind, entity: None, start, start_tick: spawn_tick, motion: motion.clone(), spawn_tick, despawn_tick, removed: false }
+    }
+
+    /// Spawns the entity's components at `pos`.
+    fn spawn(&self, world: &mut World, pos: Position) -> Entity {
+        match &self.kind {
+            Kind::Source(s, None) => world.spawn((pos, *s)),
+            Kind::Source(s, Some(n)) => world.spawn((pos, *s, TransientReveal { remaining_ticks: *n })),
+            Kind::Blocker(b) => world.spawn((pos, b.clone())),
+            Kind::Actor(a) => world.spawn((pos, a.clone())),
+            Kind::AntiVision(a) => world.spawn((pos, *a)),
         }
     }
 
@@ -638,16 +680,12 @@ impl Tracked {
         if m.waypoints.is_empty() || m.speed <= 0.0 {
             return self.start;
         }
-        let mut points: Vec<[f64; 3]> = std::iter::once(self.start)
-            .chain(m.waypoints.iter().copied())
-            .map(|p| [f64::from(p.x), f64::from(p.y), f64::from(p.z)])
-            .collect();
+        let mut points: Vec<[f64; 3]> =
+            std::iter::once(self.start).chain(m.waypoints.iter().copied()).map(|p| [f64::from(p.x), f64::from(p.y), f64::from(p.z)]).collect();
         if m.looped {
             points.push(points[0]);
         }
-        let seg_len = |a: [f64; 3], b: [f64; 3]| {
-            ((b[0] - a[0]).powi(2) + (b[1] - a[1]).powi(2) + (b[2] - a[2]).powi(2)).sqrt()
-        };
+        let seg_len = |a: [f64; 3], b: [f64; 3]| ((b[0] - a[0]).powi(2) + (b[1] - a[1]).powi(2) + (b[2] - a[2]).powi(2)).sqrt();
         let total: f64 = points.windows(2).map(|w| seg_len(w[0], w[1])).sum();
         let elapsed = f64::from(tick.saturating_sub(self.start_tick)) * tick_us as f64 / 1.0e6;
         let mut dist = f64::from(m.speed) * elapsed;
@@ -676,15 +714,7 @@ impl Tracked {
 
 fn rename(e: MurkError, from: &str, to: &str) -> MurkError {
     match e {
-        MurkError::InvalidValue {
-            field,
-            value,
-            reason,
-        } => MurkError::InvalidValue {
-            field: field.replacen(from, to, 1),
-            value,
-            reason,
-        },
+        MurkError::InvalidValue { field, value, reason } => MurkError::InvalidValue { field: field.replacen(from, to, 1), value, reason },
         other => other,
     }
 }
@@ -699,11 +729,7 @@ fn check_vec3(field: &str, v: Vec3) -> Result<()> {
 fn check_motion(field: &str, m: &Motion) -> Result<()> {
     let speed = finite(&format!("{field}.motion.speed"), m.speed)?;
     if speed < 0.0 {
-        return Err(MurkError::invalid(
-            format!("{field}.motion.speed"),
-            m.speed,
-            "must not be negative",
-        ));
+        return Err(MurkError::invalid(format!("{field}.motion.speed"), m.speed, "must not be negative"));
     }
     for (i, w) in m.waypoints.iter().enumerate() {
         check_vec3(&format!("{field}.motion.waypoints[{i}]"), *w)?;
@@ -717,27 +743,15 @@ fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
         return Err(MurkError::invalid("tick_us", 0, "must be positive"));
     }
     if s.ticks > MAX_TICKS {
-        return Err(MurkError::invalid(
-            "ticks",
-            s.ticks,
-            format!("must be at most {MAX_TICKS}"),
-        ));
+        return Err(MurkError::invalid("ticks", s.ticks, format!("must be at most {MAX_TICKS}")));
     }
     if s.instances.is_empty() {
-        return Err(MurkError::invalid(
-            "instances",
-            "[]",
-            "a scenario needs at least one instance",
-        ));
+        return Err(MurkError::invalid("instances", "[]", "a scenario needs at least one instance"));
     }
     if let Some(m) = &s.map {
         let cell = finite("map.cell_size", m.cell_size)?;
         if cell <= 0.0 {
-            return Err(MurkError::invalid(
-                "map.cell_size",
-                m.cell_size,
-                "must be positive",
-            ));
+            return Err(MurkError::invalid("map.cell_size", m.cell_size, "must be positive"));
         }
         finite("map.tree_height", m.tree_height)?;
         finite("map.ground_z", m.ground_z)?;
@@ -750,11 +764,7 @@ fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
     let mut names = std::collections::BTreeSet::new();
     for (i, inst) in s.instances.iter().enumerate() {
         if !names.insert(inst.name.as_str()) {
-            return Err(MurkError::invalid(
-                format!("instances[{i}].name"),
-                &inst.name,
-                "is used twice",
-            ));
+            return Err(MurkError::invalid(format!("instances[{i}].name"), &inst.name, "is used twice"));
         }
         if inst.profile.is_some() && inst.profile_file.is_some() {
             return Err(MurkError::invalid(
@@ -765,11 +775,7 @@ fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
         }
         if let Some(teams) = &inst.observed_teams {
             if let Some(t) = teams.iter().find(|&&t| t >= 32) {
-                return Err(MurkError::invalid(
-                    format!("instances[{i}].observed_teams"),
-                    t,
-                    "teams are 0..=31",
-                ));
+                return Err(MurkError::invalid(format!("instances[{i}].observed_teams"), t, "teams are 0..=31"));
             }
         }
     }
@@ -777,41 +783,61 @@ fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
     for (i, src) in s.sources.iter().enumerate() {
         let f = format!("sources[{i}]");
         if !ids.insert(src.id.as_str()) {
-            return Err(MurkError::invalid(
-                format!("{f}.id"),
-                &src.id,
-                "is used twice",
-            ));
+            return Err(MurkError::invalid(format!("{f}.id"), &src.id, "is used twice"));
         }
         check_vec3(&format!("{f}.position"), src.position)?;
         check_motion(&f, &src.motion)?;
         let r = finite(&format!("{f}.source.radius"), src.source.radius)?;
         if r < 0.0 {
-            return Err(MurkError::invalid(
-                format!("{f}.source.radius"),
-                src.source.radius,
-                "must not be negative",
-            ));
+            return Err(MurkError::invalid(format!("{f}.source.radius"), src.source.radius, "must not be negative"));
         }
         if src.transient_ticks == Some(0) {
-            return Err(MurkError::invalid(
-                format!("{f}.transient_ticks"),
-                0,
-                "must be at least 1",
-            ));
+            return Err(MurkError::invalid(format!("{f}.transient_ticks"), 0, "must be at least 1"));
         }
     }
     for (i, b) in s.blockers.iter().enumerate() {
         let f = format!("blockers[{i}]");
         if !ids.insert(b.id.as_str()) {
-            return Err(MurkError::invalid(
-                format!("{f}.id"),
-                &b.id,
-                "is used twice",
-            ));
+            return Err(MurkError::invalid(format!("{f}.id"), &b.id, "is used twice"));
         }
         check_vec3(&format!("{f}.position"), b.position)?;
         check_motion(&f, &b.motion)?;
+    }
+    for (i, a) in s.actors.iter().enumerate() {
+        let f = format!("actors[{i}]");
+        if !ids.insert(a.id.as_str()) {
+            return Err(MurkError::invalid(format!("{f}.id"), &a.id, "is used twice"));
+        }
+        check_vec3(&format!("{f}.position"), a.position)?;
+        check_motion(&f, &a.motion)?;
+        crate::stealth::quantize(&f, &a.stealth)?;
+        if let Some(inst) = &a.stealth.instance {
+            if !names.contains(inst.as_str()) {
+                return Err(MurkError::invalid(format!("{f}.stealth.instance"), inst, "names no instance"));
+            }
+        }
+    }
+    for (i, a) in s.anti_vision.iter().enumerate() {
+        let f = format!("anti_vision[{i}]");
+        if !ids.insert(a.id.as_str()) {
+            return Err(MurkError::invalid(format!("{f}.id"), &a.id, "is used twice"));
+        }
+        check_vec3(&format!("{f}.position"), a.position)?;
+        check_motion(&f, &a.motion)?;
+        let r = finite(&format!("{f}.anti_vision.radius"), a.anti_vision.radius)?;
+        if r < 0.0 {
+            return Err(MurkError::invalid(format!("{f}.anti_vision.radius"), r, "must not be negative"));
+        }
+        crate::error::in_range(&format!("{f}.anti_vision.falloff"), a.anti_vision.falloff, 0.0, 1.0)?;
+    }
+    for (i, q) in s.queries.iter().enumerate() {
+        let f = format!("queries[{i}]");
+        for (j, p) in q.points.iter().enumerate() {
+            check_vec3(&format!("{f}.points[{j}]"), *p)?;
+        }
+        if let Some(c) = q.cutoff {
+            crate::error::in_range(&format!("{f}.cutoff"), c, 0.0, 1.0)?;
+        }
     }
     for (i, e) in s.events.iter().enumerate() {
         let f = format!("events[{i}].action");
@@ -823,30 +849,18 @@ fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
             | Action::ExpandArea { instance, .. }
             | Action::SetObservedTeams { instance, .. } => {
                 if !names.contains(instance.as_str()) {
-                    return Err(MurkError::invalid(
-                        format!("{f}.instance"),
-                        instance,
-                        "names no instance",
-                    ));
+                    return Err(MurkError::invalid(format!("{f}.instance"), instance, "names no instance"));
                 }
             }
             Action::Move { id, position } => {
                 if !ids.contains(id.as_str()) {
-                    return Err(MurkError::invalid(
-                        format!("{f}.id"),
-                        id,
-                        "names no source or blocker",
-                    ));
+                    return Err(MurkError::invalid(format!("{f}.id"), id, "names no source or blocker"));
                 }
                 check_vec3(&format!("{f}.position"), *position)?;
             }
             Action::Despawn { id } => {
                 if !ids.contains(id.as_str()) {
-                    return Err(MurkError::invalid(
-                        format!("{f}.id"),
-                        id,
-                        "names no source or blocker",
-                    ));
+                    return Err(MurkError::invalid(format!("{f}.id"), id, "names no source or blocker"));
                 }
             }
             Action::MarkCaptureDirty => {}

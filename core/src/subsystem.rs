@@ -18,18 +18,15 @@
 use crate::backend::{Backend, InstanceDims, InstanceKey, Stage, StageData, StageImage};
 use crate::binning::bin_sources;
 use crate::components::{
-    Blocker, BlockerShape, CaptureMode, HeightCapture, Position, TeamMask, TransientReveal,
-    VisionSource,
+    AntiVision, Blocker, BlockerShape, CaptureMode, Ghost, HeightCapture, HideMode, Position, StealthActor, TeamMask, TransientReveal,
+    VisibilityPolicy, VisionSource,
 };
 use crate::error::{finite, in_range, MurkError, Result};
-use crate::fixed::{
-    Fnv64, HEIGHT_LIMIT, HEIGHT_UNITS_PER_SLAB, HEIGHT_WALL, MAX_RADIUS_TEXELS, TEXEL_ONE, UNIT_ONE,
-};
-use crate::frame::{
-    BlurKernel, CircleTexel, OcclusionInput, PolygonTexel, RecomputeInput, SourceTexel,
-    CAPTURE_EMPTY, SOURCE_HAS_CONE,
-};
+use crate::fixed::{Fnv64, HEIGHT_LIMIT, HEIGHT_UNITS_PER_SLAB, HEIGHT_WALL, MAX_RADIUS_TEXELS, TEXEL_ONE, UNIT_ONE};
+use crate::frame::{BlurKernel, CircleTexel, OcclusionInput, PolygonTexel, RecomputeInput, SourceTexel, CAPTURE_EMPTY, SOURCE_ANTI, SOURCE_HAS_CONE};
 use crate::profile::{Profile, ProfileQ};
+use crate::query::{texel_of, MaskAnswer, QueryHandle};
+use crate::stealth::{StealthEvent, StealthQ, StealthState};
 use crate::transform::{grid_size, sin_cos_degrees, Area, AreaTransform};
 use crate::zlayer::Slab;
 use hecs::{Entity, World};
@@ -66,6 +63,8 @@ pub struct InstanceStats {
     pub recaptures: u64,
     /// Occlusion builds.
     pub occlusion_builds: u64,
+    /// Occlusion rebuilds served by copying another instance's identical build.
+    pub occlusion_shared: u64,
     /// Visibility recomputes.
     pub recomputes: u64,
     /// Recomputes the cadence asked for but the rules skipped (nothing changed, settled).
@@ -111,23 +110,30 @@ pub struct InstanceTick {
     pub recomputed: bool,
 }
 
+/// What one tick did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TickReport {
+    /// Per instance, by name.
+    pub instances: BTreeMap<String, InstanceTick>,
+    /// Stealth transitions, in actor order.
+    pub events: Vec<StealthEvent>,
+}
+
 /// The fog-of-war subsystem of one world.
 pub struct FogSubsystem {
     backend: Box<dyn Backend>,
     instances: BTreeMap<String, Slot>,
     next_key: InstanceKey,
     tick: u64,
+    stealth: BTreeMap<u64, StealthState>,
+    queries: BTreeMap<u64, Vec<MaskAnswer>>,
+    next_query: u64,
 }
 
 impl FogSubsystem {
     /// A subsystem running its passes on `backend`.
     pub fn new(backend: Box<dyn Backend>) -> Self {
-        Self {
-            backend,
-            instances: BTreeMap::new(),
-            next_key: 0,
-            tick: 0,
-        }
+        Self { backend, instances: BTreeMap::new(), next_key: 0, tick: 0, stealth: BTreeMap::new(), queries: BTreeMap::new(), next_query: 0 }
     }
 
     /// The backend's name.
@@ -179,49 +185,29 @@ impl FogSubsystem {
         Ok(())
     }
 
-    fn validate_desc(
-        desc: &InstanceDesc,
-        prefix: &str,
-    ) -> Result<(ProfileQ, AreaTransform, InstanceDims)> {
+    fn validate_desc(desc: &InstanceDesc, prefix: &str) -> Result<(ProfileQ, AreaTransform, InstanceDims)> {
         desc.area.validate(&format!("{prefix}.area"))?;
         let q = desc.profile.quantize(&format!("{prefix}.profile"))?;
-        let (out_w, out_h) = grid_size(&desc.area, desc.resolution, desc.lod)
-            .map_err(|e| prefix_error(e, prefix))?;
+        let (out_w, out_h) = grid_size(&desc.area, desc.resolution, desc.lod).map_err(|e| prefix_error(e, prefix))?;
         let (w, h) = (out_w >> desc.lod, out_h >> desc.lod);
         let transform = AreaTransform::new(&desc.area, w, h);
         target_height_units(desc).map_err(|e| prefix_error(e, prefix))?;
-        Ok((
-            q,
-            transform,
-            InstanceDims {
-                width: w,
-                height: h,
-                out_width: out_w,
-                out_height: out_h,
-            },
-        ))
+        Ok((q, transform, InstanceDims { width: w, height: h, out_width: out_w, out_height: out_h }))
     }
 
     /// Destroys an instance and frees its textures.
     pub fn destroy_instance(&mut self, name: &str) -> Result<()> {
-        let slot = self
-            .instances
-            .remove(name)
-            .ok_or_else(|| MurkError::UnknownInstance(name.to_string()))?;
+        let slot = self.instances.remove(name).ok_or_else(|| MurkError::UnknownInstance(name.to_string()))?;
         self.backend.destroy_instance(slot.key);
         Ok(())
     }
 
     fn slot(&self, name: &str) -> Result<&Slot> {
-        self.instances
-            .get(name)
-            .ok_or_else(|| MurkError::UnknownInstance(name.to_string()))
+        self.instances.get(name).ok_or_else(|| MurkError::UnknownInstance(name.to_string()))
     }
 
     fn slot_mut(&mut self, name: &str) -> Result<&mut Slot> {
-        self.instances
-            .get_mut(name)
-            .ok_or_else(|| MurkError::UnknownInstance(name.to_string()))
+        self.instances.get_mut(name).ok_or_else(|| MurkError::UnknownInstance(name.to_string()))
     }
 
     /// The instance's description (area, resolution, profile, teams).
@@ -321,11 +307,7 @@ impl FogSubsystem {
     ///
     /// Validates all inputs first: on error nothing changed (masks, memory,
     /// cadence and transient reveals are as before the call).
-    pub fn tick(
-        &mut self,
-        world: &mut World,
-        dt_us: u32,
-    ) -> Result<BTreeMap<String, InstanceTick>> {
+    pub fn tick(&mut self, world: &mut World, dt_us: u32) -> Result<TickReport> {
         let dt = u64::from(dt_us);
         // Phase 1: gather and validate everything.
         let mut gathered: BTreeMap<String, Gathered> = BTreeMap::new();
@@ -338,8 +320,10 @@ impl FogSubsystem {
                 gathered.insert(name.clone(), gather(slot, world)?);
             }
         }
+        let actors = self.gather_actors(world)?;
         // Phase 2: apply.
-        let mut report = BTreeMap::new();
+        let mut report = TickReport::default();
+        let mut built: BTreeMap<u64, InstanceKey> = BTreeMap::new();
         for (name, slot) in &mut self.instances {
             if !slot.desc.profile.enabled {
                 continue;
@@ -347,21 +331,18 @@ impl FogSubsystem {
             slot.stats.ticks += 1;
             let mut outcome = InstanceTick::default();
             if let Some(g) = gathered.remove(name) {
-                outcome = apply(self.backend.as_mut(), slot, g, dt)?;
+                outcome = apply(self.backend.as_mut(), slot, g, dt, &mut built)?;
             }
             slot.rate_since_us += dt;
             slot.blend_since_us += dt;
             // An interval of 0 recomputes every tick: the blend lands at once.
-            let t = slot
-                .blend_since_us
-                .saturating_mul(65536)
-                .checked_div(slot.q.update_interval_us)
-                .map_or(65536, |t| t.min(65536) as u32);
+            let t = slot.blend_since_us.saturating_mul(65536).checked_div(slot.q.update_interval_us).map_or(65536, |t| t.min(65536) as u32);
             if slot.has_recomputed {
                 self.backend.blend(slot.key, t)?;
             }
-            report.insert(name.clone(), outcome);
+            report.instances.insert(name.clone(), outcome);
         }
+        report.events = self.update_stealth(world, &actors, dt)?;
         // Transient reveals count down after they revealed this tick.
         let mut expired = Vec::new();
         for (e, reveal) in world.query_mut::<&mut TransientReveal>() {
@@ -378,6 +359,183 @@ impl FogSubsystem {
         Ok(report)
     }
 
+    /// Stealth actors with their settings checked, sorted by entity.
+    fn gather_actors(&self, world: &World) -> Result<Vec<(Entity, glam::Vec3, StealthQ)>> {
+        let mut actors = Vec::new();
+        for (e, (pos, actor)) in world.query::<(&Position, &StealthActor)>().iter() {
+            let label = entity_label(e);
+            for (axis, v) in [("x", pos.0.x), ("y", pos.0.y), ("z", pos.0.z)] {
+                finite(&format!("{label}.position.{axis}"), v)?;
+            }
+            let q = crate::stealth::quantize(&label, actor)?;
+            if let Some(name) = &q.instance {
+                if !self.instances.contains_key(name) {
+                    return Err(MurkError::UnknownInstance(format!("{name} (named by {label}.stealth.instance)")));
+                }
+            }
+            actors.push((e, pos.0, q));
+        }
+        actors.sort_by_key(|(e, _, _)| e.to_bits());
+        Ok(actors)
+    }
+
+    /// The instance answering for a world point: overlapping it in X/Y, the
+    /// closest in Z (ties: the first by name); with its output texel.
+    pub fn locate(&self, point: glam::Vec3) -> Option<(String, [u32; 2])> {
+        let mut best: Option<(f64, &String, [u32; 2])> = None;
+        for (name, slot) in &self.instances {
+            let out = AreaTransform::new(&slot.desc.area, slot.dims.out_width, slot.dims.out_height);
+            if let Some((texel, dz)) = texel_of(&out, slot.desc.area.center.z, point) {
+                if best.as_ref().is_none_or(|(bz, _, _)| dz < *bz) {
+                    best = Some((dz, name, texel));
+                }
+            }
+        }
+        best.map(|(_, n, t)| (n.clone(), t))
+    }
+
+    /// Answers mask queries now (what [`Self::submit_mask_query`] delivers).
+    pub fn mask_query_now(&mut self, points: &[glam::Vec3], cutoff_override: Option<f32>) -> Result<Vec<MaskAnswer>> {
+        let cutoff = match cutoff_override {
+            Some(c) => Some(crate::fixed::unit_to_mask(in_range("cutoff_override", c, 0.0, 1.0)?)),
+            None => None,
+        };
+        for (i, p) in points.iter().enumerate() {
+            for (axis, v) in [("x", p.x), ("y", p.y), ("z", p.z)] {
+                finite(&format!("points[{i}].{axis}"), v)?;
+            }
+        }
+        // Group by instance so each backend call is one batch.
+        let mut by_instance: BTreeMap<String, Vec<(usize, [u32; 2])>> = BTreeMap::new();
+        for (i, p) in points.iter().enumerate() {
+            if let Some((name, texel)) = self.locate(*p) {
+                by_instance.entry(name).or_default().push((i, texel));
+            }
+        }
+        let mut answers = vec![MaskAnswer::NoInstance; points.len()];
+        for (name, list) in by_instance {
+            let slot = self.slot(&name)?;
+            let (key, cut) = (slot.key, cutoff.unwrap_or(slot.q.visibility_cutoff));
+            let texels: Vec<[u32; 2]> = list.iter().map(|(_, t)| *t).collect();
+            let values = self.backend.sample_final(key, &texels)?;
+            for ((i, _), value) in list.into_iter().zip(values) {
+                answers[i] = MaskAnswer::Sampled { instance: name.clone(), value, visible: value >= cut };
+            }
+        }
+        Ok(answers)
+    }
+
+    /// Submits a batch of mask queries. Poll the handle each tick; the CPU
+    /// backend answers by the first poll, a GPU backend when its readback lands.
+    pub fn submit_mask_query(&mut self, points: &[glam::Vec3], cutoff_override: Option<f32>) -> Result<QueryHandle> {
+        let answers = self.mask_query_now(points, cutoff_override)?;
+        let id = self.next_query;
+        self.next_query += 1;
+        self.queries.insert(id, answers);
+        Ok(QueryHandle(id))
+    }
+
+    /// The answers of a submitted batch: `None` while pending, then `Some`
+    /// once; polling a delivered or unknown handle is an error.
+    pub fn poll_mask_query(&mut self, handle: QueryHandle) -> Result<Option<Vec<MaskAnswer>>> {
+        match self.queries.remove(&handle.0) {
+            Some(a) => Ok(Some(a)),
+            None => Err(MurkError::invalid("query handle", handle.0, "is unknown or was already delivered")),
+        }
+    }
+
+    /// The immediate query: is `point` inside the radius or cone of a source
+    /// of `teams`? No occlusion, no fade, no latency.
+    pub fn query_immediate(&self, world: &World, point: glam::Vec3, teams: TeamMask) -> Result<bool> {
+        crate::query::immediate(world, point, teams)
+    }
+
+    /// The stealth state of an actor.
+    pub fn stealth_state(&self, actor: Entity) -> Option<&StealthState> {
+        self.stealth.get(&actor.to_bits().get())
+    }
+
+    fn update_stealth(&mut self, world: &mut World, actors: &[(Entity, glam::Vec3, StealthQ)], dt: u64) -> Result<Vec<StealthEvent>> {
+        let mut events = Vec::new();
+        // Actors that are gone take their ghosts with them.
+        let present: std::collections::BTreeSet<u64> = actors.iter().map(|(e, _, _)| e.to_bits().get()).collect();
+        let gone: Vec<u64> = self.stealth.keys().filter(|k| !present.contains(k)).copied().collect();
+        for bits in gone {
+            if let Some(state) = self.stealth.remove(&bits) {
+                if let (Some(ghost), Some(actor)) = (state.ghost, Entity::from_bits(bits)) {
+                    // The game may have removed the ghost itself.
+                    let _ = world.despawn(ghost);
+                    events.push(StealthEvent::GhostRemoved { actor, ghost });
+                }
+            }
+        }
+        for (actor, pos, q) in actors {
+            let located = match &q.instance {
+                Some(name) => {
+                    let slot = self.slot(name)?;
+                    let out = AreaTransform::new(&slot.desc.area, slot.dims.out_width, slot.dims.out_height);
+                    texel_of(&out, slot.desc.area.center.z, *pos).map(|(t, _)| (name.clone(), t))
+                }
+                None => self.locate(*pos),
+            };
+            let (value, cutoff) = match &located {
+                Some((name, texel)) => {
+                    let slot = self.slot(name)?;
+                    let (key, cut) = (slot.key, q.cutoff.unwrap_or(slot.q.visibility_cutoff));
+                    (self.backend.sample_final(key, &[*texel])?[0], cut)
+                }
+                None => (0, u16::MAX),
+            };
+            let visible = match q.policy {
+                VisibilityPolicy::FogDriven => located.is_some() && value >= cutoff,
+                VisibilityPolicy::AlwaysVisible => true,
+                VisibilityPolicy::AlwaysHidden => false,
+            };
+            let state = self.stealth.entry(actor.to_bits().get()).or_default();
+            if visible && !state.last_visible {
+                if let Some(ghost) = state.ghost.take() {
+                    let _ = world.despawn(ghost);
+                    events.push(StealthEvent::GhostRemoved { actor: *actor, ghost });
+                }
+                events.push(StealthEvent::Revealed { actor: *actor });
+            } else if !visible && state.last_visible {
+                events.push(StealthEvent::Hidden { actor: *actor });
+                if q.hide_mode == HideMode::FreezeWithGhost {
+                    if let Some(at) = state.last_known_position() {
+                        let ghost = world.spawn((Position(at), Ghost { actor: *actor }));
+                        state.ghost = Some(ghost);
+                        events.push(StealthEvent::GhostSpawned { actor: *actor, ghost });
+                    }
+                }
+            }
+            if visible {
+                state.last_known = Some([pos.x.to_bits(), pos.y.to_bits(), pos.z.to_bits()]);
+            }
+            state.last_visible = visible;
+            state.last_value = value;
+            state.instance = located.map(|(n, _)| n);
+            state.fade = crate::stealth::step_fade(state.fade, visible, q.fade_us, dt);
+        }
+        Ok(events)
+    }
+
+    /// Lockstep hash of everything: every instance's final mask, memory and
+    /// composed mask, and every stealth state. Equal on every peer that ran
+    /// the same inputs, whatever its thread count.
+    pub fn lockstep_hash(&mut self) -> Result<u64> {
+        let mut h = Fnv64::default();
+        for name in self.instance_names() {
+            h.write(name.as_bytes());
+            h.write(&self.state_hash(&name)?.to_le_bytes());
+        }
+        for (bits, state) in &self.stealth {
+            if let Some(actor) = Entity::from_bits(*bits) {
+                state.hash_into(actor, &mut h);
+            }
+        }
+        Ok(h.finish())
+    }
+
     /// Reads a stage of an instance.
     pub fn read_stage(&mut self, name: &str, stage: Stage) -> Result<StageImage> {
         let key = self.slot(name)?.key;
@@ -388,10 +546,7 @@ impl FogSubsystem {
     pub fn final_mask(&mut self, name: &str) -> Result<Vec<u16>> {
         match self.read_stage(name, Stage::Final)?.data {
             StageData::U16(v) => Ok(v),
-            other => Err(MurkError::Backend {
-                backend: self.backend.name(),
-                message: format!("final mask has type {other:?}"),
-            }),
+            other => Err(MurkError::Backend { backend: self.backend.name(), message: format!("final mask has type {other:?}") }),
         }
     }
 
@@ -408,29 +563,16 @@ impl FogSubsystem {
 
 fn prefix_error(e: MurkError, prefix: &str) -> MurkError {
     match e {
-        MurkError::InvalidValue {
-            field,
-            value,
-            reason,
-        } => MurkError::InvalidValue {
-            field: format!("{prefix}.{field}"),
-            value,
-            reason,
-        },
+        MurkError::InvalidValue { field, value, reason } => MurkError::InvalidValue { field: format!("{prefix}.{field}"), value, reason },
         other => other,
     }
 }
 
 /// The profile's target height in height units, checked against the height range.
 fn target_height_units(desc: &InstanceDesc) -> Result<i32> {
-    let units = f64::from(desc.profile.target_height)
-        / (f64::from(desc.area.extents.z) / HEIGHT_UNITS_PER_SLAB);
+    let units = f64::from(desc.profile.target_height) / (f64::from(desc.area.extents.z) / HEIGHT_UNITS_PER_SLAB);
     if units.abs() > f64::from(HEIGHT_LIMIT) {
-        return Err(MurkError::invalid(
-            "profile.target_height",
-            desc.profile.target_height,
-            "must stay within 256 slab heights (extents.z)",
-        ));
+        return Err(MurkError::invalid("profile.target_height", desc.profile.target_height, "must stay within 256 slab heights (extents.z)"));
     }
     Ok(units.round() as i32)
 }
@@ -446,52 +588,29 @@ fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
     let (w, h) = (slot.dims.width, slot.dims.height);
 
     // Height captures.
-    let mut captures: Vec<(Entity, HeightCapture)> = world
-        .query::<&HeightCapture>()
-        .iter()
-        .map(|(e, c)| (e, c.clone()))
-        .collect();
+    let mut captures: Vec<(Entity, HeightCapture)> = world.query::<&HeightCapture>().iter().map(|(e, c)| (e, c.clone())).collect();
     captures.sort_by_key(|(e, _)| e.to_bits());
     let capture = if captures.is_empty() {
         None
     } else {
         let signature = capture_signature(world, &captures)?;
-        let dirty =
-            slot.capture_dirty || signature.is_none() || signature != slot.capture_signature;
-        let texels = if dirty {
-            Some(resample_captures(
-                &captures,
-                t,
-                &slab,
-                profile.z_layering,
-                w,
-                h,
-            )?)
-        } else {
-            None
-        };
+        let dirty = slot.capture_dirty || signature.is_none() || signature != slot.capture_signature;
+        let texels = if dirty { Some(resample_captures(&captures, t, &slab, profile.z_layering, w, h)?) } else { None };
         Some((signature, texels))
     };
 
     // Blockers.
-    let mut blockers: Vec<(Entity, Position, Blocker)> = world
-        .query::<(&Position, &Blocker)>()
-        .iter()
-        .map(|(e, (p, b))| (e, *p, b.clone()))
-        .collect();
+    let mut blockers: Vec<(Entity, Position, Blocker)> =
+        world.query::<(&Position, &Blocker)>().iter().map(|(e, (p, b))| (e, *p, b.clone())).collect();
     blockers.sort_by_key(|(e, _, _)| e.to_bits());
     let mut occlusion = OcclusionInput {
         width: w,
         height: h,
         build_mips: profile.ray_method.needs_mips(),
-        distance_field_scale: if profile.ray_method.needs_distance_field() {
-            profile.df_scale
-        } else {
-            0
-        },
+        distance_field_scale: if profile.ray_method.needs_distance_field() { profile.df_scale } else { 0 },
         ..Default::default()
     };
-    let mut bh = Fnv64::default();
+    let mut polygons: Vec<(Vec<[i32; 2]>, i32)> = Vec::new();
     for (e, pos, b) in &blockers {
         let label = entity_label(*e);
         let z = finite(&format!("{label}.position.z"), pos.0.z)?;
@@ -500,11 +619,7 @@ fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
             Some(v) => {
                 let v = finite(&format!("{label}.blocker.height"), v)?;
                 if v < 0.0 {
-                    return Err(MurkError::invalid(
-                        format!("{label}.blocker.height"),
-                        v,
-                        "must not be negative",
-                    ));
+                    return Err(MurkError::invalid(format!("{label}.blocker.height"), v, "must not be negative"));
                 }
                 Some(v)
             }
@@ -523,24 +638,11 @@ fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
                 let r = t.length_q(&format!("{label}.blocker.shape.circle.radius"), *radius)?;
                 let (tx, ty) = t.world_to_texel(x, y);
                 let rt = f64::from(r) / f64::from(TEXEL_ONE);
-                if tx + rt < 0.0
-                    || ty + rt < 0.0
-                    || tx - rt > f64::from(w)
-                    || ty - rt > f64::from(h)
-                {
+                if tx + rt < 0.0 || ty + rt < 0.0 || tx - rt > f64::from(w) || ty - rt > f64::from(h) {
                     continue;
                 }
                 let [cx, cy] = AreaTransform::texel_q(tx, ty);
-                let c = CircleTexel {
-                    x: cx,
-                    y: cy,
-                    radius: r,
-                    height: top,
-                };
-                bh.write(&[0]);
-                for v in [c.x, c.y, c.radius, c.height] {
-                    bh.write(&v.to_le_bytes());
-                }
+                let c = CircleTexel { x: cx, y: cy, radius: r, height: top };
                 occlusion.circles.push(c);
             }
             BlockerShape::Rect { size, yaw_degrees } => {
@@ -548,16 +650,9 @@ fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
                 let sy = finite(&format!("{label}.blocker.shape.rect.size.y"), size.y)?;
                 if sx <= 0.0 || sy <= 0.0 {
                     let v = if sx <= 0.0 { size.x } else { size.y };
-                    return Err(MurkError::invalid(
-                        format!("{label}.blocker.shape.rect.size"),
-                        v,
-                        "must be positive",
-                    ));
+                    return Err(MurkError::invalid(format!("{label}.blocker.shape.rect.size"), v, "must be positive"));
                 }
-                let yaw = finite(
-                    &format!("{label}.blocker.shape.rect.yaw_degrees"),
-                    *yaw_degrees,
-                )?;
+                let yaw = finite(&format!("{label}.blocker.shape.rect.yaw_degrees"), *yaw_degrees)?;
                 let (s, c) = sin_cos_degrees(yaw);
                 let corners: Vec<(f64, f64)> = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
                     .iter()
@@ -566,15 +661,11 @@ fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
                         t.world_to_texel(x + lx * c - ly * s, y + lx * s + ly * c)
                     })
                     .collect();
-                push_polygon(&mut occlusion, &mut bh, &corners, top, w, h);
+                push_polygon(&mut polygons, &corners, top, w, h);
             }
             BlockerShape::Polygon { points } => {
                 if points.len() < 3 {
-                    return Err(MurkError::invalid(
-                        format!("{label}.blocker.shape.polygon.points"),
-                        points.len(),
-                        "needs at least 3 points",
-                    ));
+                    return Err(MurkError::invalid(format!("{label}.blocker.shape.polygon.points"), points.len(), "needs at least 3 points"));
                 }
                 let mut corners = Vec::with_capacity(points.len());
                 for (i, p) in points.iter().enumerate() {
@@ -582,45 +673,69 @@ fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
                     let py = finite(&format!("{label}.blocker.shape.polygon.points[{i}].y"), p.y)?;
                     corners.push(t.world_to_texel(x + px, y + py));
                 }
-                push_polygon(&mut occlusion, &mut bh, &corners, top, w, h);
+                push_polygon(&mut polygons, &corners, top, w, h);
             }
         }
     }
 
     // Sources.
-    let mut sources_in: Vec<(Entity, Position, VisionSource)> = world
-        .query::<(&Position, &VisionSource)>()
-        .iter()
-        .map(|(e, (p, s))| (e, *p, *s))
-        .collect();
+    let mut sources_in: Vec<(Entity, Position, VisionSource)> =
+        world.query::<(&Position, &VisionSource)>().iter().map(|(e, (p, s))| (e, *p, *s)).collect();
     sources_in.sort_by_key(|(e, _, _)| e.to_bits());
     let mut sources = Vec::with_capacity(sources_in.len());
-    let mut sh = Fnv64::default();
     for (e, pos, s) in &sources_in {
         let label = entity_label(*e);
-        if let Some(src) = project_source(&label, pos, s, slot, &slab)? {
-            src.hash_into(&mut sh);
+        if let Some(src) = project_source(&label, pos, s, slot, &slab, slot.desc.observed_teams)? {
             sources.push(src);
         }
     }
-    Ok(Gathered {
-        occlusion,
-        blocker_hash: bh.finish(),
-        capture,
-        sources,
-        source_hash: sh.finish(),
-    })
+    let mut anti: Vec<(Entity, Position, AntiVision)> = world.query::<(&Position, &AntiVision)>().iter().map(|(e, (p, a))| (e, *p, *a)).collect();
+    anti.sort_by_key(|(e, _, _)| e.to_bits());
+    for (e, pos, a) in &anti {
+        if a.targets.0 & slot.desc.observed_teams.0 == 0 {
+            continue;
+        }
+        // Projected as a source (the same checks and bounds), then marked.
+        let label = format!("{}.anti_vision", entity_label(*e));
+        let as_source = VisionSource { radius: a.radius, falloff: Some(a.falloff), eye_height: 0.0, cone: None, team: 0, height_layer: None };
+        if let Some(mut src) = project_source(&label, pos, &as_source, slot, &slab, TeamMask::ALL)? {
+            src.flags |= SOURCE_ANTI;
+            sources.push(src);
+        }
+    }
+    // Canonical order (by content, not by entity id), so the hashes and the
+    // bins do not depend on how the game allocated its entities.
+    sources.sort_unstable();
+    let mut sh = Fnv64::default();
+    for src in &sources {
+        src.hash_into(&mut sh);
+    }
+    occlusion.circles.sort_unstable();
+    polygons.sort_unstable();
+    let mut bh = Fnv64::default();
+    for c in &occlusion.circles {
+        bh.write(&[0]);
+        for v in [c.x, c.y, c.radius, c.height] {
+            bh.write(&v.to_le_bytes());
+        }
+    }
+    for (vertices, top) in polygons {
+        bh.write(&[1]);
+        let first = occlusion.vertices.len() as u32;
+        for q in &vertices {
+            bh.write(&q[0].to_le_bytes());
+            bh.write(&q[1].to_le_bytes());
+        }
+        bh.write(&top.to_le_bytes());
+        occlusion.polygons.push(PolygonTexel { first, count: vertices.len() as u32, height: top, pad: 0 });
+        occlusion.vertices.extend(vertices);
+    }
+    Ok(Gathered { occlusion, blocker_hash: bh.finish(), capture, sources, source_hash: sh.finish() })
 }
 
 /// Projects one source into texel space; `None` when it does not take part
 /// (other team, outside the slab, or too far to touch the grid).
-fn project_source(
-    label: &str,
-    pos: &Position,
-    s: &VisionSource,
-    slot: &Slot,
-    slab: &Slab,
-) -> Result<Option<SourceTexel>> {
+fn project_source(label: &str, pos: &Position, s: &VisionSource, slot: &Slot, slab: &Slab, teams: TeamMask) -> Result<Option<SourceTexel>> {
     let t = &slot.transform;
     let profile = &slot.desc.profile;
     let x = finite(&format!("{label}.position.x"), pos.0.x)?;
@@ -631,10 +746,7 @@ fn project_source(
         return Err(MurkError::invalid(
             format!("{label}.source.radius"),
             s.radius,
-            format!(
-                "is {} texels at this instance's resolution; at most {MAX_RADIUS_TEXELS}",
-                radius / TEXEL_ONE
-            ),
+            format!("is {} texels at this instance's resolution; at most {MAX_RADIUS_TEXELS}", radius / TEXEL_ONE),
         ));
     }
     let falloff = match s.falloff {
@@ -643,37 +755,21 @@ fn project_source(
     };
     let eye_offset = finite(&format!("{label}.source.eye_height"), s.eye_height)?;
     if s.team >= 32 {
-        return Err(MurkError::invalid(
-            format!("{label}.source.team"),
-            s.team,
-            "must be within 0..=31",
-        ));
+        return Err(MurkError::invalid(format!("{label}.source.team"), s.team, "must be within 0..=31"));
     }
     let cone = match s.cone {
         None => None,
         Some(c) => {
             let yaw = finite(&format!("{label}.source.cone.yaw_degrees"), c.yaw_degrees)?;
-            let half = in_range(
-                &format!("{label}.source.cone.half_angle_degrees"),
-                c.half_angle_degrees,
-                0.0,
-                180.0,
-            )?;
+            let half = in_range(&format!("{label}.source.cone.half_angle_degrees"), c.half_angle_degrees, 0.0, 180.0)?;
             Some((yaw, half))
         }
     };
     let mut strength = u32::from(u16::MAX);
     if let Some(layer) = s.height_layer {
-        let extent = finite(
-            &format!("{label}.source.height_layer.vertical_extent"),
-            layer.vertical_extent,
-        )?;
+        let extent = finite(&format!("{label}.source.height_layer.vertical_extent"), layer.vertical_extent)?;
         if extent < 0.0 {
-            return Err(MurkError::invalid(
-                format!("{label}.source.height_layer.vertical_extent"),
-                extent,
-                "must not be negative",
-            ));
+            return Err(MurkError::invalid(format!("{label}.source.height_layer.vertical_extent"), extent, "must not be negative"));
         }
         if profile.z_layering {
             match slab.source_strength(z, extent) {
@@ -682,30 +778,18 @@ fn project_source(
             }
         }
     }
-    if !slot.desc.observed_teams.contains(s.team) {
+    if !teams.contains(s.team) {
         return Ok(None);
     }
     let (tx, ty) = t.world_to_texel(x, y);
     let rt = f64::from(radius) / f64::from(TEXEL_ONE);
-    if tx + rt < 0.0
-        || ty + rt < 0.0
-        || tx - rt > f64::from(t.width())
-        || ty - rt > f64::from(t.height())
-    {
+    if tx + rt < 0.0 || ty + rt < 0.0 || tx - rt > f64::from(t.width()) || ty - rt > f64::from(t.height()) {
         return Ok(None);
     }
     let [qx, qy] = AreaTransform::texel_q(tx, ty);
     let eye = t.height_q(&format!("{label}.source.eye_height"), z + eye_offset)?;
     let inner = radius - (f64::from(radius) * falloff).round() as i32;
-    let mut src = SourceTexel {
-        x: qx,
-        y: qy,
-        radius,
-        inner_radius: inner,
-        eye,
-        strength,
-        ..Default::default()
-    };
+    let mut src = SourceTexel { x: qx, y: qy, radius, inner_radius: inner, eye, strength, ..Default::default() };
     if let Some((yaw, half)) = cone {
         if half < 180.0 {
             let (s, c) = sin_cos_degrees(yaw);
@@ -720,33 +804,11 @@ fn project_source(
     Ok(Some(src))
 }
 
-fn push_polygon(
-    occ: &mut OcclusionInput,
-    hash: &mut Fnv64,
-    corners: &[(f64, f64)],
-    top: i32,
-    w: u32,
-    h: u32,
-) {
+fn push_polygon(polygons: &mut Vec<(Vec<[i32; 2]>, i32)>, corners: &[(f64, f64)], top: i32, w: u32, h: u32) {
     let clipped = clip_to_rect(corners, f64::from(w), f64::from(h));
-    if clipped.len() < 3 {
-        return;
+    if clipped.len() >= 3 {
+        polygons.push((clipped.iter().map(|&(x, y)| AreaTransform::texel_q(x, y)).collect(), top));
     }
-    let first = occ.vertices.len() as u32;
-    hash.write(&[1]);
-    for &(x, y) in &clipped {
-        let q = AreaTransform::texel_q(x, y);
-        hash.write(&q[0].to_le_bytes());
-        hash.write(&q[1].to_le_bytes());
-        occ.vertices.push(q);
-    }
-    hash.write(&top.to_le_bytes());
-    occ.polygons.push(PolygonTexel {
-        first,
-        count: clipped.len() as u32,
-        height: top,
-        pad: 0,
-    });
 }
 
 /// Sutherland-Hodgman clip of a polygon to `[0, w] x [0, h]` (texel units).
@@ -756,8 +818,7 @@ fn push_polygon(
 /// enough for 32-bit cross products.
 fn clip_to_rect(poly: &[(f64, f64)], w: f64, h: f64) -> Vec<(f64, f64)> {
     let mut out: Vec<(f64, f64)> = poly.to_vec();
-    let planes: [(usize, f64, bool); 4] =
-        [(0, 0.0, true), (0, w, false), (1, 0.0, true), (1, h, false)];
+    let planes: [(usize, f64, bool); 4] = [(0, 0.0, true), (0, w, false), (1, 0.0, true), (1, h, false)];
     for (axis, bound, keep_above) in planes {
         let input = std::mem::take(&mut out);
         if input.is_empty() {
@@ -793,15 +854,8 @@ fn capture_signature(world: &World, captures: &[(Entity, HeightCapture)]) -> Res
     let mut h = Fnv64::default();
     for (e, c) in captures {
         match &c.mode {
-            CaptureMode::FullScene
-            | CaptureMode::ShowOnly {
-                update_only_if_transform_changed: false,
-                ..
-            } => return Ok(None),
-            CaptureMode::ShowOnly {
-                members,
-                update_only_if_transform_changed: true,
-            } => {
+            CaptureMode::FullScene | CaptureMode::ShowOnly { update_only_if_transform_changed: false, .. } => return Ok(None),
+            CaptureMode::ShowOnly { members, update_only_if_transform_changed: true } => {
                 h.write(&e.to_bits().get().to_le_bytes());
                 for f in [c.origin.x, c.origin.y, c.cell_size] {
                     h.write(&f.to_bits().to_le_bytes());
@@ -810,13 +864,9 @@ fn capture_signature(world: &World, captures: &[(Entity, HeightCapture)]) -> Res
                 h.write(&c.height.to_le_bytes());
                 for m in members {
                     h.write(&m.to_bits().get().to_le_bytes());
-                    let pos = world.get::<&Position>(*m).map_err(|_| {
-                        MurkError::UnknownEntity(format!(
-                            "{} (capture member of {})",
-                            entity_label(*m),
-                            entity_label(*e)
-                        ))
-                    })?;
+                    let pos = world
+                        .get::<&Position>(*m)
+                        .map_err(|_| MurkError::UnknownEntity(format!("{} (capture member of {})", entity_label(*m), entity_label(*e))))?;
                     for f in [pos.0.x, pos.0.y, pos.0.z] {
                         h.write(&f.to_bits().to_le_bytes());
                     }
@@ -827,33 +877,18 @@ fn capture_signature(world: &World, captures: &[(Entity, HeightCapture)]) -> Res
     Ok(Some(h.finish()))
 }
 
-fn resample_captures(
-    captures: &[(Entity, HeightCapture)],
-    t: &AreaTransform,
-    slab: &Slab,
-    z_layering: bool,
-    w: u32,
-    h: u32,
-) -> Result<Vec<i32>> {
+fn resample_captures(captures: &[(Entity, HeightCapture)], t: &AreaTransform, slab: &Slab, z_layering: bool, w: u32, h: u32) -> Result<Vec<i32>> {
     for (e, c) in captures {
         let label = entity_label(*e);
         let cell = finite(&format!("{label}.capture.cell_size"), c.cell_size)?;
         if cell <= 0.0 {
-            return Err(MurkError::invalid(
-                format!("{label}.capture.cell_size"),
-                cell,
-                "must be positive",
-            ));
+            return Err(MurkError::invalid(format!("{label}.capture.cell_size"), cell, "must be positive"));
         }
         finite(&format!("{label}.capture.origin.x"), c.origin.x)?;
         finite(&format!("{label}.capture.origin.y"), c.origin.y)?;
         let expected = u64::from(c.width) * u64::from(c.height);
         if c.cells.len() as u64 != expected {
-            return Err(MurkError::invalid(
-                format!("{label}.capture.cells"),
-                c.cells.len(),
-                format!("must hold width * height = {expected} cells"),
-            ));
+            return Err(MurkError::invalid(format!("{label}.capture.cells"), c.cells.len(), format!("must hold width * height = {expected} cells")));
         }
     }
     let mut out = vec![CAPTURE_EMPTY; (w * h) as usize];
@@ -891,7 +926,7 @@ fn resample_captures(
 }
 
 /// Applies a gathered tick to one instance.
-fn apply(backend: &mut dyn Backend, slot: &mut Slot, g: Gathered, dt: u64) -> Result<InstanceTick> {
+fn apply(backend: &mut dyn Backend, slot: &mut Slot, g: Gathered, dt: u64, built: &mut BTreeMap<u64, InstanceKey>) -> Result<InstanceTick> {
     let mut outcome = InstanceTick::default();
     if let Some((signature, texels)) = g.capture {
         if let Some(texels) = texels {
@@ -914,11 +949,21 @@ fn apply(backend: &mut dyn Backend, slot: &mut Slot, g: Gathered, dt: u64) -> Re
     if slot.occlusion_dirty {
         let mut input = g.occlusion;
         input.capture = slot.capture.clone();
-        backend.build_occlusion(slot.key, &input)?;
+        let content = input.content_hash();
+        match built.get(&content) {
+            Some(&from) => {
+                backend.copy_occlusion(from, slot.key)?;
+                slot.stats.occlusion_shared += 1;
+            }
+            None => {
+                backend.build_occlusion(slot.key, &input)?;
+                built.insert(content, slot.key);
+                slot.stats.occlusion_builds += 1;
+            }
+        }
         slot.blocker_hash = Some(g.blocker_hash);
         slot.built_for = Some(needs);
         slot.occlusion_dirty = false;
-        slot.stats.occlusion_builds += 1;
         outcome.occlusion_built = true;
     }
     let unchanged = !outcome.occlusion_built
@@ -931,13 +976,8 @@ fn apply(backend: &mut dyn Backend, slot: &mut Slot, g: Gathered, dt: u64) -> Re
         slot.rate_since_us = 0;
         return Ok(outcome);
     }
-    let elapsed = if slot.has_recomputed {
-        slot.rate_since_us
-    } else {
-        dt
-    };
-    let step =
-        |per_s: u32| (u64::from(per_s) * elapsed / 1_000_000).min(u64::from(u32::MAX)) as u32;
+    let elapsed = if slot.has_recomputed { slot.rate_since_us } else { dt };
+    let step = |per_s: u32| (u64::from(per_s) * elapsed / 1_000_000).min(u64::from(u32::MAX)) as u32;
     let p = &slot.desc.profile;
     let bins = bin_sources(&g.sources, slot.dims.width, slot.dims.height, p.tile_size);
     let input = RecomputeInput {
@@ -946,11 +986,7 @@ fn apply(backend: &mut dyn Backend, slot: &mut Slot, g: Gathered, dt: u64) -> Re
         method: p.ray_method,
         target_height: target_height_units(&slot.desc)?,
         df_scale: p.df_scale,
-        soft_shadow_k_q8: if p.soft_shadows {
-            slot.q.soft_shadow_k_q8
-        } else {
-            0
-        },
+        soft_shadow_k_q8: if p.soft_shadows { slot.q.soft_shadow_k_q8 } else { 0 },
         df_jitter: slot.q.df_jitter,
         blur: BlurKernel::gaussian(p.blur_radius, p.blur_sigma, p.blur_iterations),
         forget_step: step(slot.q.forget_per_s),

@@ -41,25 +41,13 @@ pub struct Area {
 impl Area {
     /// Checks every field; `field` is the path used in errors.
     pub fn validate(&self, field: &str) -> Result<()> {
-        for (axis, v) in [
-            ("x", self.center.x),
-            ("y", self.center.y),
-            ("z", self.center.z),
-        ] {
+        for (axis, v) in [("x", self.center.x), ("y", self.center.y), ("z", self.center.z)] {
             finite(&format!("{field}.center.{axis}"), v)?;
         }
-        for (axis, v) in [
-            ("x", self.extents.x),
-            ("y", self.extents.y),
-            ("z", self.extents.z),
-        ] {
+        for (axis, v) in [("x", self.extents.x), ("y", self.extents.y), ("z", self.extents.z)] {
             finite(&format!("{field}.extents.{axis}"), v)?;
             if v <= 0.0 {
-                return Err(MurkError::invalid(
-                    format!("{field}.extents.{axis}"),
-                    v,
-                    "the area must have a positive size",
-                ));
+                return Err(MurkError::invalid(format!("{field}.extents.{axis}"), v, "the area must have a positive size"));
             }
         }
         finite(&format!("{field}.yaw_degrees"), self.yaw_degrees)?;
@@ -74,10 +62,7 @@ impl Area {
         let dy = f64::from(point.y) - f64::from(self.center.y);
         let u = dx * c + dy * s;
         let v = -dx * s + dy * c;
-        let (hx, hy) = (
-            f64::from(self.extents.x) / 2.0,
-            f64::from(self.extents.y) / 2.0,
-        );
+        let (hx, hy) = (f64::from(self.extents.x) / 2.0, f64::from(self.extents.y) / 2.0);
         let (u0, u1) = ((-hx).min(u), hx.max(u));
         let (v0, v1) = ((-hy).min(v), hy.max(v));
         let (mu, mv) = ((u0 + u1) / 2.0, (v0 + v1) / 2.0);
@@ -126,22 +111,14 @@ pub struct AreaTransform {
 /// height rounded to a multiple of `1 << lod`.
 pub fn grid_size(area: &Area, resolution: u32, lod: u32) -> Result<(u32, u32)> {
     if resolution == 0 || resolution > MAX_RESOLUTION {
-        return Err(MurkError::invalid(
-            "resolution",
-            resolution,
-            format!("must be within 1..={MAX_RESOLUTION}"),
-        ));
+        return Err(MurkError::invalid("resolution", resolution, format!("must be within 1..={MAX_RESOLUTION}")));
     }
     if lod > 4 {
         return Err(MurkError::invalid("lod", lod, "must be within 0..=4"));
     }
     let step = 1u32 << lod;
     if resolution % step != 0 {
-        return Err(MurkError::invalid(
-            "resolution",
-            resolution,
-            format!("must be a multiple of 2^lod = {step}"),
-        ));
+        return Err(MurkError::invalid("resolution", resolution, format!("must be a multiple of 2^lod = {step}")));
     }
     let rows = f64::from(area.extents.y) / f64::from(area.extents.x) * f64::from(resolution / step);
     let rows = (rows.round() as u64).max(1) * u64::from(step);
@@ -162,11 +139,7 @@ impl AreaTransform {
         let (sin, cos) = sin_cos_degrees(f64::from(area.yaw_degrees));
         let ez = f64::from(area.extents.z);
         Self {
-            center: [
-                f64::from(area.center.x),
-                f64::from(area.center.y),
-                f64::from(area.center.z),
-            ],
+            center: [f64::from(area.center.x), f64::from(area.center.y), f64::from(area.center.z)],
             sin,
             cos,
             texel_size: f64::from(area.extents.x) / f64::from(width),
@@ -196,28 +169,19 @@ impl AreaTransform {
         let dy = y - self.center[1];
         let u = dx * self.cos + dy * self.sin;
         let v = -dx * self.sin + dy * self.cos;
-        (
-            u / self.texel_size + f64::from(self.width) / 2.0,
-            v / self.texel_size + f64::from(self.height) / 2.0,
-        )
+        (u / self.texel_size + f64::from(self.width) / 2.0, v / self.texel_size + f64::from(self.height) / 2.0)
     }
 
     /// World point of continuous texel coordinates (inverse of [`Self::world_to_texel`]).
     pub fn texel_to_world(&self, tx: f64, ty: f64) -> (f64, f64) {
         let u = (tx - f64::from(self.width) / 2.0) * self.texel_size;
         let v = (ty - f64::from(self.height) / 2.0) * self.texel_size;
-        (
-            self.center[0] + u * self.cos - v * self.sin,
-            self.center[1] + u * self.sin + v * self.cos,
-        )
+        (self.center[0] + u * self.cos - v * self.sin, self.center[1] + u * self.sin + v * self.cos)
     }
 
     /// Ground-plane direction `(dx, dy)` (world) rotated into texel axes.
     pub fn direction_to_texel(&self, dx: f64, dy: f64) -> (f64, f64) {
-        (
-            dx * self.cos + dy * self.sin,
-            -dx * self.sin + dy * self.cos,
-        )
+        (dx * self.cos + dy * self.sin, -dx * self.sin + dy * self.cos)
     }
 
     /// A world point in fixed-point texel space (Q3). `field` names it in errors.
@@ -230,11 +194,7 @@ impl AreaTransform {
         let (tx, ty) = self.world_to_texel(x, y);
         let lim = f64::from(MAX_RESOLUTION) * 2.0;
         if tx.abs() > lim || ty.abs() > lim {
-            return Err(MurkError::invalid(
-                field,
-                format!("({}, {})", p.x, p.y),
-                "lies more than 4096 texels outside the instance area",
-            ));
+            return Err(MurkError::invalid(field, format!("({}, {})", p.x, p.y), "lies more than 4096 texels outside the instance area"));
         }
         Ok([to_q(tx), to_q(ty)])
     }
@@ -252,11 +212,7 @@ impl AreaTransform {
         }
         let q = (l / self.texel_size * f64::from(TEXEL_ONE)).round();
         if q > f64::from(i32::MAX / 2) {
-            return Err(MurkError::invalid(
-                field,
-                len,
-                "is too long for this instance's resolution",
-            ));
+            return Err(MurkError::invalid(field, len, "is too long for this instance's resolution"));
         }
         Ok(q as i32)
     }
@@ -290,11 +246,7 @@ mod tests {
     use super::*;
 
     fn area(yaw: f32) -> Area {
-        Area {
-            center: Vec3::new(10.0, -4.0, 5.0),
-            extents: Vec3::new(64.0, 32.0, 10.0),
-            yaw_degrees: yaw,
-        }
+        Area { center: Vec3::new(10.0, -4.0, 5.0), extents: Vec3::new(64.0, 32.0, 10.0), yaw_degrees: yaw }
     }
 
     #[test]
@@ -306,10 +258,7 @@ mod tests {
             let t = AreaTransform::new(&a, w, h);
             let (tx, ty) = t.world_to_texel(3.25, 7.5);
             let (x, y) = t.texel_to_world(tx, ty);
-            assert!(
-                (x - 3.25).abs() < 1e-9 && (y - 7.5).abs() < 1e-9,
-                "yaw {yaw}"
-            );
+            assert!((x - 3.25).abs() < 1e-9 && (y - 7.5).abs() < 1e-9, "yaw {yaw}");
         }
     }
 
@@ -327,16 +276,9 @@ mod tests {
         let mut a = area(0.0);
         a.extents.y = 0.0;
         let e = a.validate("instances[0].area").unwrap_err();
-        assert!(
-            e.to_string().contains("instances[0].area.extents.y = 0"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("instances[0].area.extents.y = 0"), "{e}");
         a.extents.y = f32::NAN;
-        assert!(a
-            .validate("a")
-            .unwrap_err()
-            .to_string()
-            .contains("a.extents.y = NaN"));
+        assert!(a.validate("a").unwrap_err().to_string().contains("a.extents.y = NaN"));
     }
 
     #[test]
@@ -344,10 +286,7 @@ mod tests {
         let e = grid_size(&area(0.0), 8192, 0).unwrap_err();
         assert!(e.to_string().contains("resolution = 8192"), "{e}");
         assert!(grid_size(&area(0.0), 0, 0).is_err());
-        assert!(grid_size(&area(0.0), 100, 3)
-            .unwrap_err()
-            .to_string()
-            .contains("multiple"));
+        assert!(grid_size(&area(0.0), 100, 3).unwrap_err().to_string().contains("multiple"));
     }
 
     #[test]
@@ -355,11 +294,7 @@ mod tests {
         let t = AreaTransform::new(&area(0.0), 128, 64);
         assert_eq!(t.height_q("z", 0.0).unwrap(), 0);
         assert_eq!(t.height_q("z", 10.0).unwrap(), 256);
-        assert!(t
-            .height_q("z", 1.0e6)
-            .unwrap_err()
-            .to_string()
-            .contains("z = 1000000"));
+        assert!(t.height_q("z", 1.0e6).unwrap_err().to_string().contains("z = 1000000"));
     }
 
     #[test]
@@ -368,14 +303,8 @@ mod tests {
         let b = a.expanded_to_include(Vec3::new(100.0, 50.0, 0.0));
         let t = AreaTransform::new(&b, 256, 256);
         let (tx, ty) = t.world_to_texel(100.0, 50.0);
-        let (w, h) = (
-            256.0 * 1.0001,
-            f64::from(b.extents.y) / f64::from(b.extents.x) * 256.0 * 1.0001,
-        );
-        assert!(
-            tx >= -1e-3 && tx <= w && ty >= -1e-3 && ty <= h,
-            "{tx} {ty}"
-        );
+        let (w, h) = (256.0 * 1.0001, f64::from(b.extents.y) / f64::from(b.extents.x) * 256.0 * 1.0001);
+        assert!(tx >= -1e-3 && tx <= w && ty >= -1e-3 && ty <= h, "{tx} {ty}");
         assert_eq!(b.yaw_degrees, 30.0);
     }
 }

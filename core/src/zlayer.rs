@@ -21,10 +21,7 @@ impl Slab {
     pub fn logical(area: &Area, area_scale: f32) -> Slab {
         let half = f64::from(area.extents.z) * f64::from(area_scale) / 2.0;
         let c = f64::from(area.center.z);
-        Slab {
-            bottom: c - half,
-            top: c + half,
-        }
+        Slab { bottom: c - half, top: c + half }
     }
 
     /// Reveal strength of a source whose participating interval is
@@ -59,10 +56,7 @@ mod tests {
 
     #[test]
     fn strength_follows_overlap() {
-        let s = Slab {
-            bottom: 0.0,
-            top: 10.0,
-        };
+        let s = Slab { bottom: 0.0, top: 10.0 };
         assert_eq!(s.source_strength(2.0, 4.0), Some(65535));
         assert_eq!(s.source_strength(8.0, 4.0), Some(32768));
         assert_eq!(s.source_strength(11.0, 4.0), None);

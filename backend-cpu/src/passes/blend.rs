@@ -8,7 +8,5 @@ use rayon::prelude::*;
 
 /// Writes the blend of `start` toward `target` at `t` into `out`.
 pub fn blend(start: &[u16], target: &[u16], t: u32, out: &mut [u16]) {
-    out.par_iter_mut()
-        .zip(start.par_iter().zip(target.par_iter()))
-        .for_each(|(o, (&a, &b))| *o = lerp_mask(a, b, t));
+    out.par_iter_mut().zip(start.par_iter().zip(target.par_iter())).for_each(|(o, (&a, &b))| *o = lerp_mask(a, b, t));
 }

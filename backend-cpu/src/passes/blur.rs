@@ -9,14 +9,7 @@ use murk_core::BlurKernel;
 use rayon::prelude::*;
 
 /// Blurs `src` into `dst` (both `width * height`); `tmp` is scratch of the same size.
-pub fn blur(
-    kernel: &BlurKernel,
-    width: u32,
-    height: u32,
-    src: &[u16],
-    dst: &mut [u16],
-    tmp: &mut [u16],
-) {
+pub fn blur(kernel: &BlurKernel, width: u32, height: u32, src: &[u16], dst: &mut [u16], tmp: &mut [u16]) {
     dst.copy_from_slice(src);
     if kernel.iterations == 0 {
         return;
@@ -25,18 +18,16 @@ pub fn blur(
     let r = kernel.radius() as i64;
     for _ in 0..kernel.iterations {
         // X pass: dst -> tmp.
-        tmp.par_chunks_mut(w)
-            .zip(dst.par_chunks(w))
-            .for_each(|(out, line)| {
-                for (x, o) in out.iter_mut().enumerate() {
-                    let mut acc = 32768u32;
-                    for (j, &wt) in kernel.weights.iter().enumerate() {
-                        let sx = (x as i64 + j as i64 - r).clamp(0, w as i64 - 1) as usize;
-                        acc += wt * u32::from(line[sx]);
-                    }
-                    *o = (acc >> 16) as u16;
+        tmp.par_chunks_mut(w).zip(dst.par_chunks(w)).for_each(|(out, line)| {
+            for (x, o) in out.iter_mut().enumerate() {
+                let mut acc = 32768u32;
+                for (j, &wt) in kernel.weights.iter().enumerate() {
+                    let sx = (x as i64 + j as i64 - r).clamp(0, w as i64 - 1) as usize;
+                    acc += wt * u32::from(line[sx]);
                 }
-            });
+                *o = (acc >> 16) as u16;
+            }
+        });
         // Y pass: tmp -> dst.
         let tmp_ro: &[u16] = tmp;
         dst.par_chunks_mut(w).enumerate().for_each(|(y, out)| {

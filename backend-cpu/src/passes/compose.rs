@@ -33,11 +33,7 @@ pub fn compose(visibility: &[u16], memory: &[u16], composed: &mut [u16], p: Comp
             let target = v.max(baseline);
             let cur = u32::from(*c);
             let t = u32::from(target);
-            let next = if t > cur {
-                cur + (t - cur).min(p.fade_in_step)
-            } else {
-                cur - (cur - t).min(p.relax_step)
-            };
+            let next = if t > cur { cur + (t - cur).min(p.fade_in_step) } else { cur - (cur - t).min(p.relax_step) };
             let changed = next != cur;
             *c = next as u16;
             changed
@@ -51,12 +47,7 @@ mod tests {
 
     #[test]
     fn fades_in_and_relaxes_to_the_explored_baseline() {
-        let p = ComposeParams {
-            fade_in_step: 20000,
-            relax_step: 10000,
-            explored_value: 32768,
-            show_memory_alpha: 65535,
-        };
+        let p = ComposeParams { fade_in_step: 20000, relax_step: 10000, explored_value: 32768, show_memory_alpha: 65535 };
         let mut c = [0u16];
         compose(&[65535], &[65535], &mut c, p);
         assert_eq!(c[0], 20000);

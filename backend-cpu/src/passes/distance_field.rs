@@ -14,12 +14,7 @@ use rayon::prelude::*;
 pub const FAR: u32 = u32::MAX;
 
 /// Builds the distance field of `coverage` at `scale` (1, 2 or 4).
-pub fn distance_field(
-    coverage: &[u8],
-    width: u32,
-    height: u32,
-    scale: u32,
-) -> (u32, u32, Vec<u32>) {
+pub fn distance_field(coverage: &[u8], width: u32, height: u32, scale: u32) -> (u32, u32, Vec<u32>) {
     let (dw, dh) = (width.div_ceil(scale), height.div_ceil(scale));
     let mut coarse = vec![0u8; (dw * dh) as usize];
     for y in 0..height {
@@ -64,14 +59,10 @@ pub fn distance_field(
     }
     // Row pass: lower envelope of parabolas (x - q)^2 + g(q)^2.
     let mut out = vec![FAR; (dw * dh) as usize];
-    out.par_chunks_mut(dw as usize)
-        .enumerate()
-        .for_each(|(y, row)| {
-            let g: Vec<i64> = (0..dw as usize)
-                .map(|x| vertical[y * dw as usize + x])
-                .collect();
-            envelope_row(&g, inf, row);
-        });
+    out.par_chunks_mut(dw as usize).enumerate().for_each(|(y, row)| {
+        let g: Vec<i64> = (0..dw as usize).map(|x| vertical[y * dw as usize + x]).collect();
+        envelope_row(&g, inf, row);
+    });
     (dw, dh, out)
 }
 
@@ -129,12 +120,7 @@ mod tests {
             .collect();
         (0..h)
             .flat_map(|y| (0..w).map(move |x| (i64::from(x), i64::from(y))))
-            .map(|(x, y)| {
-                pts.iter()
-                    .map(|&(px, py)| ((x - px).pow(2) + (y - py).pow(2)) as u32)
-                    .min()
-                    .unwrap_or(FAR)
-            })
+            .map(|(x, y)| pts.iter().map(|&(px, py)| ((x - px).pow(2) + (y - py).pow(2)) as u32).min().unwrap_or(FAR))
             .collect()
     }
 

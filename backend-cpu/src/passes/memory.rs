@@ -18,11 +18,7 @@ pub fn memory(visibility: &[u16], memory: &mut [u16], forget_step: u32, freeze: 
         .par_iter_mut()
         .zip(visibility.par_iter())
         .map(|(m, &v)| {
-            let next = if v > 0 {
-                (*m).max(v)
-            } else {
-                m.saturating_sub(step)
-            };
+            let next = if v > 0 { (*m).max(v) } else { m.saturating_sub(step) };
             let changed = next != *m;
             *m = next;
             changed

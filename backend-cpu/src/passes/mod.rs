@@ -11,14 +11,4 @@ pub mod upscale;
 pub mod visibility;
 
 /// Pass names in pipeline order (the same list the GPU backend keeps).
-pub const PASS_NAMES: [&str; 9] = [
-    "rasterize",
-    "mips",
-    "distance_field",
-    "visibility",
-    "blur",
-    "memory",
-    "compose",
-    "upscale",
-    "blend",
-];
+pub const PASS_NAMES: [&str; 9] = ["rasterize", "mips", "distance_field", "visibility", "blur", "memory", "compose", "upscale", "blend"];

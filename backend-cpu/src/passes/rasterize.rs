@@ -23,12 +23,7 @@ pub fn polygon_contains(vertices: &[[i32; 2]], px: i64, py: i64) -> bool {
     for i in 0..n {
         let a = vertices[i];
         let b = vertices[(i + 1) % n];
-        let (ax, ay, bx, by) = (
-            i64::from(a[0]),
-            i64::from(a[1]),
-            i64::from(b[0]),
-            i64::from(b[1]),
-        );
+        let (ax, ay, bx, by) = (i64::from(a[0]), i64::from(a[1]), i64::from(b[0]), i64::from(b[1]));
         if (ay > py) != (by > py) {
             // Crossing x of the edge at py lies right of px?
             let lhs = (px - ax) * (by - ay);
@@ -45,11 +40,7 @@ pub fn polygon_contains(vertices: &[[i32; 2]], px: i64, py: i64) -> bool {
 /// Rasterizes `input` into `coverage` and `height` (row-major, `width * height`).
 pub fn rasterize(input: &OcclusionInput, coverage: &mut [u8], height: &mut [i32]) {
     let w = input.width as usize;
-    coverage
-        .par_chunks_mut(w)
-        .zip(height.par_chunks_mut(w))
-        .enumerate()
-        .for_each(|(row, (cov, hgt))| rasterize_row(input, row as u32, cov, hgt));
+    coverage.par_chunks_mut(w).zip(height.par_chunks_mut(w)).enumerate().for_each(|(row, (cov, hgt))| rasterize_row(input, row as u32, cov, hgt));
 }
 
 fn rasterize_row(input: &OcclusionInput, row: u32, cov: &mut [u8], hgt: &mut [i32]) {
@@ -121,18 +112,8 @@ mod tests {
         let input = OcclusionInput {
             width: 16,
             height: 16,
-            circles: vec![CircleTexel {
-                x: 4 * 8 + 4,
-                y: 4 * 8 + 4,
-                radius: 8 + 4,
-                height: 7,
-            }],
-            polygons: vec![PolygonTexel {
-                first: 0,
-                count: 4,
-                height: 9,
-                pad: 0,
-            }],
+            circles: vec![CircleTexel { x: 4 * 8 + 4, y: 4 * 8 + 4, radius: 8 + 4, height: 7 }],
+            polygons: vec![PolygonTexel { first: 0, count: 4, height: 9, pad: 0 }],
             vertices: vec![[80, 80], [112, 80], [112, 112], [80, 112]],
             ..Default::default()
         };

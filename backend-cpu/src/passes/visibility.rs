@@ -18,10 +18,12 @@
 //!    texel itself never blocks its own ray, so walls are lit.
 //!
 //! Sources combine by max, so the order of sources does not matter.
+//! Anti-vision sources (flag `SOURCE_ANTI`) take steps 1-4 only; the texel's
+//! result is `reveal * (65535 - strongest anti-vision) / 65535`.
 //! Twin: `backend-gpu/shaders/visibility.wgsl`.
 
 use murk_core::fixed::{hash2, isqrt, mask_mul, HEIGHT_FLOOR, TEXEL_ONE};
-use murk_core::frame::SOURCE_HAS_CONE;
+use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE};
 use murk_core::{RayMethod, RecomputeInput, SourceTexel};
 use rayon::prelude::*;
 
@@ -45,11 +47,7 @@ pub struct Occlusion<'a> {
 
 impl Occlusion<'_> {
     fn covered(&self, x: i32, y: i32) -> bool {
-        x >= 0
-            && y >= 0
-            && (x as u32) < self.width
-            && (y as u32) < self.height
-            && self.coverage[(y as u32 * self.width + x as u32) as usize] != 0
+        x >= 0 && y >= 0 && (x as u32) < self.width && (y as u32) < self.height && self.coverage[(y as u32 * self.width + x as u32) as usize] != 0
     }
     fn height_at(&self, x: i32, y: i32) -> i32 {
         if x >= 0 && y >= 0 && (x as u32) < self.width && (y as u32) < self.height {
@@ -62,11 +60,7 @@ impl Occlusion<'_> {
     fn mip_empty(&self, level: usize, x: i32, y: i32) -> bool {
         let (w, h, texels) = &self.mips[level - 1];
         let (bx, by) = (x >> level, y >> level);
-        bx < 0
-            || by < 0
-            || bx as u32 >= *w
-            || by as u32 >= *h
-            || texels[(by as u32 * w + bx as u32) as usize] == 0
+        bx < 0 || by < 0 || bx as u32 >= *w || by as u32 >= *h || texels[(by as u32 * w + bx as u32) as usize] == 0
     }
 }
 
@@ -102,27 +96,49 @@ pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
     });
 }
 
-/// The visibility of one texel: max over the sources of its tile.
+/// The visibility of one texel: the max over the revealing sources of its
+/// tile, scaled down by the strongest anti-vision source covering it.
 pub fn texel_visibility(input: &RecomputeInput, occ: &Occlusion, x: u32, y: u32) -> u16 {
-    let mut best = 0u16;
+    let mut reveal = 0u16;
+    let mut conceal = 0u16;
     for &i in input.bins.sources_at(x, y) {
-        let v = source_value(input, occ, &input.sources[i as usize], x, y);
-        best = best.max(v);
-        if best == u16::MAX {
-            break;
+        let s = &input.sources[i as usize];
+        if s.flags & SOURCE_ANTI != 0 {
+            conceal = conceal.max(falloff_value(s, x, y));
+        } else if reveal < u16::MAX {
+            reveal = reveal.max(source_value(input, occ, s, x, y));
         }
     }
-    best
+    mask_mul(reveal, u16::MAX - conceal)
 }
 
 /// The reveal of one source at one texel.
-pub fn source_value(
-    input: &RecomputeInput,
-    occ: &Occlusion,
-    s: &SourceTexel,
-    x: u32,
-    y: u32,
-) -> u16 {
+pub fn source_value(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, x: u32, y: u32) -> u16 {
+    let v = falloff_value(s, x, y);
+    if v == 0 {
+        return 0;
+    }
+    let (sx, sy) = (s.x >> 3, s.y >> 3);
+    let (tx, ty) = (x as i32, y as i32);
+    if (sx, sy) == (tx, ty) {
+        return v;
+    }
+    let target = i64::from(occ.height_at(tx, ty)) + i64::from(input.target_height);
+    let eye = i64::from(s.eye);
+    let ray = Ray { sx, sy, tx, ty, n: i64::from((tx - sx).abs().max((ty - sy).abs())), eye, rise: target - eye };
+    let light = match input.method {
+        RayMethod::None => u16::MAX,
+        RayMethod::StepScan => hard(step_scan(&ray, occ)),
+        RayMethod::Dda => hard(dda(&ray, occ, false)),
+        RayMethod::HierarchicalDda => hard(dda(&ray, occ, true)),
+        RayMethod::DistanceField => distance_field_march(&ray, occ, input),
+    };
+    mask_mul(v, light)
+}
+
+/// Steps 1-4 of a source at a texel: range, cone, falloff and Z strength
+/// (no occlusion).
+pub fn falloff_value(s: &SourceTexel, x: u32, y: u32) -> u16 {
     let dx = centre_q(x) - i64::from(s.x);
     let dy = centre_q(y) - i64::from(s.y);
     let r = i64::from(s.radius);
@@ -140,40 +156,13 @@ pub fn source_value(
         }
     }
     let inner = i64::from(s.inner_radius);
-    let mut v = if d2 <= inner * inner {
+    let v = if d2 <= inner * inner {
         u16::MAX
     } else {
         let d = i64::from(isqrt(d2 as u32));
         ((r - d) * 65535 / (r - inner)) as u16
     };
-    v = mask_mul(v, s.strength as u16);
-    if v == 0 {
-        return 0;
-    }
-    let (sx, sy) = (s.x >> 3, s.y >> 3);
-    let (tx, ty) = (x as i32, y as i32);
-    if (sx, sy) == (tx, ty) {
-        return v;
-    }
-    let target = i64::from(occ.height_at(tx, ty)) + i64::from(input.target_height);
-    let eye = i64::from(s.eye);
-    let ray = Ray {
-        sx,
-        sy,
-        tx,
-        ty,
-        n: i64::from((tx - sx).abs().max((ty - sy).abs())),
-        eye,
-        rise: target - eye,
-    };
-    let light = match input.method {
-        RayMethod::None => u16::MAX,
-        RayMethod::StepScan => hard(step_scan(&ray, occ)),
-        RayMethod::Dda => hard(dda(&ray, occ, false)),
-        RayMethod::HierarchicalDda => hard(dda(&ray, occ, true)),
-        RayMethod::DistanceField => distance_field_march(&ray, occ, input),
-    };
-    mask_mul(v, light)
+    mask_mul(v, s.strength as u16)
 }
 
 fn hard(visible: bool) -> u16 {
@@ -193,15 +182,9 @@ fn step_scan(ray: &Ray, occ: &Occlusion) -> bool {
     for k in 1..n {
         // Minor coordinate: round(k * minor / n), half away from zero.
         let (x, y) = if nx >= ny {
-            (
-                i64::from(ray.sx) + ddx.signum() * k,
-                i64::from(ray.sy) + ddy.signum() * ((2 * k * ny + n) / (2 * n)),
-            )
+            (i64::from(ray.sx) + ddx.signum() * k, i64::from(ray.sy) + ddy.signum() * ((2 * k * ny + n) / (2 * n)))
         } else {
-            (
-                i64::from(ray.sx) + ddx.signum() * ((2 * k * nx + n) / (2 * n)),
-                i64::from(ray.sy) + ddy.signum() * k,
-            )
+            (i64::from(ray.sx) + ddx.signum() * ((2 * k * nx + n) / (2 * n)), i64::from(ray.sy) + ddy.signum() * k)
         };
         if ray.blocks(occ, x as i32, y as i32) {
             return false;
@@ -284,10 +267,7 @@ fn distance_field_march(ray: &Ray, occ: &Occlusion, input: &RecomputeInput) -> u
     let dxq = i64::from(ray.tx - ray.sx) * one;
     let dyq = i64::from(ray.ty - ray.sy) * one;
     let len = i64::from(isqrt((dxq * dxq + dyq * dyq) as u32));
-    let (ox, oy) = (
-        i64::from(ray.sx) * one + one / 2,
-        i64::from(ray.sy) * one + one / 2,
-    );
+    let (ox, oy) = (i64::from(ray.sx) * one + one / 2, i64::from(ray.sy) * one + one / 2);
     let mut travelled = 0i64;
     let mut light = i64::from(u16::MAX);
     let k_q8 = i64::from(input.soft_shadow_k_q8);
@@ -299,15 +279,8 @@ fn distance_field_march(ray: &Ray, occ: &Occlusion, input: &RecomputeInput) -> u
         if (cx, cy) == (ray.tx, ray.ty) {
             break;
         }
-        let (gx, gy) = (
-            i64::from(cx).div_euclid(scale),
-            i64::from(cy).div_euclid(scale),
-        );
-        let d2 = if gx < 0 || gy < 0 || gx >= i64::from(dfw) || gy >= i64::from(dfh) {
-            u32::MAX
-        } else {
-            df[(gy * i64::from(dfw) + gx) as usize]
-        };
+        let (gx, gy) = (i64::from(cx).div_euclid(scale), i64::from(cy).div_euclid(scale));
+        let d2 = if gx < 0 || gy < 0 || gx >= i64::from(dfw) || gy >= i64::from(dfh) { u32::MAX } else { df[(gy * i64::from(dfw) + gx) as usize] };
         let mut step;
         if d2 == 0 && (cx, cy) != (ray.sx, ray.sy) {
             if ray.blocks(occ, cx, cy) {

@@ -3,9 +3,7 @@
 //!
 //! `cargo run --release -p murk-conformance --bin murk-bless`
 
-use murk_conformance::harness::{
-    case_files, case_name, golden_images, goldens_dir, manifest_entry, run_case, write_png16,
-};
+use murk_conformance::harness::{case_files, case_name, golden_images, goldens_dir, manifest_entry, run_case, write_png16};
 use murk_conformance::sheet::{contact_html, contact_sheet};
 use serde_json::{json, Map};
 use std::process::ExitCode;
@@ -26,8 +24,7 @@ fn main() -> ExitCode {
 fn bless() -> Result<usize, String> {
     let dir = goldens_dir();
     if dir.exists() {
-        std::fs::remove_dir_all(&dir)
-            .map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
+        std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
     }
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut cases = Map::new();
@@ -38,24 +35,10 @@ fn bless() -> Result<usize, String> {
         let case = case_name(path);
         let backend = Box::new(murk_cpu::CpuBackend::new(1).map_err(|e| e.to_string())?);
         let run = run_case(path, backend).map_err(|e| format!("{case}: {e}"))?;
-        let description = murk_core::scenario::Scenario::load(path)
-            .map_err(|e| e.to_string())?
-            .name;
+        let description = murk_core::scenario::Scenario::load(path).map_err(|e| e.to_string())?.name;
         for (rel, image) in golden_images(&case, &run) {
-            write_png16(
-                &dir.join(&rel),
-                image.width,
-                image.height,
-                &image.to_gray16(),
-            )?;
-            let instance = rel
-                .rsplit('/')
-                .next()
-                .unwrap_or("")
-                .split('.')
-                .next()
-                .unwrap_or("")
-                .to_string();
+            write_png16(&dir.join(&rel), image.width, image.height, &image.to_gray16())?;
+            let instance = rel.rsplit('/').next().unwrap_or("").split('.').next().unwrap_or("").to_string();
             thumbs.push((format!("{case}/{instance}"), image));
             html_items.push((rel, format!("{case} / {instance}"), description.clone()));
         }
@@ -70,10 +53,7 @@ fn bless() -> Result<usize, String> {
     let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
     enc.set_color(png::ColorType::Grayscale);
     enc.set_depth(png::BitDepth::Eight);
-    enc.write_header()
-        .and_then(|mut wr| wr.write_image_data(&px))
-        .map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("contact-sheet.html"), contact_html(&html_items))
-        .map_err(|e| e.to_string())?;
+    enc.write_header().and_then(|mut wr| wr.write_image_data(&px)).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("contact-sheet.html"), contact_html(&html_items)).map_err(|e| e.to_string())?;
     Ok(files.len())
 }

@@ -1,0 +1,98 @@
+//! Gameplay queries: the immediate query (inside any source's radius or cone,
+//! no occlusion, no latency) and the mask query (the value of the final mask
+//! at a point, batched behind a handle).
+
+use crate::components::{Position, TeamMask, VisionSource};
+use crate::error::{finite, in_range, MurkError, Result};
+use crate::fixed::UNIT_ONE;
+use crate::transform::{sin_cos_degrees, AreaTransform};
+use glam::Vec3;
+use hecs::World;
+use serde::Serialize;
+
+/// World coordinates are compared in 1/256 world units (exact integers).
+const WORLD_Q: f64 = 256.0;
+
+/// The answer to one point of a mask query.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MaskAnswer {
+    /// The point lies in `instance`; `value` is the final mask there.
+    Sampled {
+        /// The instance that answered (overlapping in X/Y, closest in Z).
+        instance: String,
+        /// Final mask value, 0..=65535.
+        value: u16,
+        /// `value >= cutoff` (the instance's cutoff or the query's override).
+        visible: bool,
+    },
+    /// No instance covers the point.
+    NoInstance,
+}
+
+/// A submitted batch of mask queries; poll it each tick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct QueryHandle(pub u64);
+
+fn quantize(field: &str, v: f32) -> Result<i64> {
+    Ok((finite(field, v)? * WORLD_Q).round() as i64)
+}
+
+/// Whether `point` lies inside the radius (and cone) of any source of `teams`.
+/// Integer arithmetic on coordinates quantized to 1/256 world unit.
+pub fn immediate(world: &World, point: Vec3, teams: TeamMask) -> Result<bool> {
+    let px = quantize("point.x", point.x)?;
+    let py = quantize("point.y", point.y)?;
+    let mut sources: Vec<(hecs::Entity, Position, VisionSource)> =
+        world.query::<(&Position, &VisionSource)>().iter().map(|(e, (p, s))| (e, *p, *s)).collect();
+    sources.sort_by_key(|(e, _, _)| e.to_bits());
+    for (e, pos, s) in sources {
+        if !teams.contains(s.team) {
+            continue;
+        }
+        let label = format!("entity {}", e.id());
+        let sx = quantize(&format!("{label}.position.x"), pos.0.x)?;
+        let sy = quantize(&format!("{label}.position.y"), pos.0.y)?;
+        let r = finite(&format!("{label}.source.radius"), s.radius)?;
+        if r < 0.0 {
+            return Err(MurkError::invalid(format!("{label}.source.radius"), r, "must not be negative"));
+        }
+        let r = (r * WORLD_Q).round() as i128;
+        let (dx, dy) = (i128::from(px - sx), i128::from(py - sy));
+        let d2 = dx * dx + dy * dy;
+        if d2 >= r * r {
+            continue;
+        }
+        if let Some(c) = s.cone {
+            let half = in_range(&format!("{label}.source.cone.half_angle_degrees"), c.half_angle_degrees, 0.0, 180.0)?;
+            let yaw = finite(&format!("{label}.source.cone.yaw_degrees"), c.yaw_degrees)?;
+            if half < 180.0 && d2 > 0 {
+                let (sn, cs) = sin_cos_degrees(yaw);
+                let unit = f64::from(UNIT_ONE);
+                let (cx, cy) = (i128::from((cs * unit).round() as i64), i128::from((sn * unit).round() as i64));
+                let cos_half = i128::from((sin_cos_degrees(half).1 * unit).round() as i64);
+                // dot >= cos_half * |d|, squared with signs handled.
+                let dot = dx * cx + dy * cy;
+                let inside =
+                    if cos_half >= 0 { dot >= 0 && dot * dot >= cos_half * cos_half * d2 } else { dot >= 0 || dot * dot <= cos_half * cos_half * d2 };
+                if !inside {
+                    continue;
+                }
+            }
+        }
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// The output texel of a world point in an instance, if the point is inside
+/// its area (X/Y), and how far it is from the area's centre in Z.
+pub fn texel_of(out: &AreaTransform, center_z: f32, point: Vec3) -> Option<([u32; 2], f64)> {
+    let (tx, ty) = out.world_to_texel(f64::from(point.x), f64::from(point.y));
+    let (w, h) = (f64::from(out.width()), f64::from(out.height()));
+    if !(0.0..=w).contains(&tx) || !(0.0..=h).contains(&ty) {
+        return None;
+    }
+    let texel = [(tx.floor() as u32).min(out.width() - 1), (ty.floor() as u32).min(out.height() - 1)];
+    Some((texel, (f64::from(point.z) - f64::from(center_z)).abs()))
+}

@@ -1,0 +1,198 @@
+//! Stealth actors: state, events and the per-tick update rule.
+//!
+//! Each tick, after the masks are updated, every [`StealthActor`] samples the
+//! final mask where it stands (the instance overlapping it in X/Y, closest in
+//! Z, or the one it names) and compares it with its cutoff: `value >= cutoff`
+//! is visible. Keep the cutoff above the explored value: remembered areas
+//! then never count as visible.
+//!
+//! ```text
+//!            value >= cutoff                 FreezeWithGhost
+//!   hidden ───────────────────> visible ─────────────────────> hidden + ghost
+//!      ^   Revealed (+GhostRemoved)  │   Hidden, GhostSpawned at the
+//!      └─────────────────────────────┘   last position seen
+//! ```
+//!
+//! Events come out in actor order (entity id), and per actor in the order
+//! GhostRemoved, Revealed, Hidden, GhostSpawned.
+
+use crate::components::{HideMode, StealthActor, VisibilityPolicy};
+use crate::error::{finite, MurkError, Result};
+use crate::fixed::Fnv64;
+use hecs::Entity;
+use serde::Serialize;
+
+/// Runtime state of one stealth actor (spec: "Stealth Actor State").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StealthState {
+    /// Result of the last check.
+    pub last_visible: bool,
+    /// Mask value at the actor's position at the last check.
+    pub last_value: u16,
+    /// Where the actor was when last seen (world, bit patterns of `f32`).
+    pub last_known: Option<[u32; 3]>,
+    /// Fade toward visible (65535) or hidden (0).
+    pub fade: u16,
+    /// The ghost standing in for it, if any.
+    pub ghost: Option<Entity>,
+    /// The instance that answered the last check.
+    pub instance: Option<String>,
+}
+
+impl Default for StealthState {
+    fn default() -> Self {
+        Self { last_visible: false, last_value: 0, last_known: None, fade: 0, ghost: None, instance: None }
+    }
+}
+
+impl StealthState {
+    /// The last known position as a vector.
+    pub fn last_known_position(&self) -> Option<glam::Vec3> {
+        self.last_known.map(|[x, y, z]| glam::Vec3::new(f32::from_bits(x), f32::from_bits(y), f32::from_bits(z)))
+    }
+
+    /// Feeds the state into the lockstep hash.
+    pub fn hash_into(&self, actor: Entity, h: &mut Fnv64) {
+        h.write(&actor.to_bits().get().to_le_bytes());
+        h.write(&[u8::from(self.last_visible)]);
+        h.write(&self.last_value.to_le_bytes());
+        h.write(&self.fade.to_le_bytes());
+        match self.last_known {
+            Some(p) => {
+                h.write(&[1]);
+                for v in p {
+                    h.write(&v.to_le_bytes());
+                }
+            }
+            None => h.write(&[0]),
+        }
+        h.write(&self.ghost.map_or(0, |g| g.to_bits().get()).to_le_bytes());
+    }
+}
+
+/// A stealth transition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "event")]
+pub enum StealthEvent {
+    /// The actor became visible.
+    Revealed {
+        /// The actor.
+        #[serde(serialize_with = "entity_bits")]
+        actor: Entity,
+    },
+    /// The actor became hidden.
+    Hidden {
+        /// The actor.
+        #[serde(serialize_with = "entity_bits")]
+        actor: Entity,
+    },
+    /// A ghost was spawned at the last position the actor was seen at.
+    GhostSpawned {
+        /// The actor.
+        #[serde(serialize_with = "entity_bits")]
+        actor: Entity,
+        /// The ghost entity.
+        #[serde(serialize_with = "entity_bits")]
+        ghost: Entity,
+    },
+    /// The ghost was removed (the actor was seen again or is gone).
+    GhostRemoved {
+        /// The actor.
+        #[serde(serialize_with = "entity_bits")]
+        actor: Entity,
+        /// The ghost entity.
+        #[serde(serialize_with = "entity_bits")]
+        ghost: Entity,
+    },
+}
+
+fn entity_bits<S: serde::Serializer>(e: &Entity, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(e.to_bits().get())
+}
+
+impl StealthEvent {
+    /// The actor the event is about.
+    pub fn actor(&self) -> Entity {
+        match self {
+            StealthEvent::Revealed { actor } | StealthEvent::Hidden { actor } => *actor,
+            StealthEvent::GhostSpawned { actor, .. } | StealthEvent::GhostRemoved { actor, .. } => *actor,
+        }
+    }
+}
+
+/// A stealth actor's settings, checked and in integers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StealthQ {
+    /// Hide mode.
+    pub hide_mode: HideMode,
+    /// Policy.
+    pub policy: VisibilityPolicy,
+    /// Cutoff override, mask scale.
+    pub cutoff: Option<u16>,
+    /// Fade duration in microseconds.
+    pub fade_us: u64,
+    /// Named instance.
+    pub instance: Option<String>,
+}
+
+/// Validates an actor's settings; `label` names it in errors.
+pub fn quantize(label: &str, a: &StealthActor) -> Result<StealthQ> {
+    let cutoff = finite(&format!("{label}.stealth.cutoff_override"), a.cutoff_override)?;
+    if cutoff > 1.0 {
+        return Err(MurkError::invalid(
+            format!("{label}.stealth.cutoff_override"),
+            a.cutoff_override,
+            "must be at most 1 (negative: use the instance's)",
+        ));
+    }
+    let fade = finite(&format!("{label}.stealth.fade_seconds"), a.fade_seconds)?;
+    if !(0.0..=3600.0).contains(&fade) {
+        return Err(MurkError::invalid(format!("{label}.stealth.fade_seconds"), a.fade_seconds, "must be within 0..=3600"));
+    }
+    Ok(StealthQ {
+        hide_mode: a.hide_mode,
+        policy: a.policy,
+        cutoff: (cutoff >= 0.0).then(|| crate::fixed::unit_to_mask(cutoff)),
+        fade_us: (fade * 1.0e6).round() as u64,
+        instance: a.instance.clone(),
+    })
+}
+
+/// Moves `fade` one tick toward its target.
+pub fn step_fade(fade: u16, visible: bool, fade_us: u64, dt_us: u64) -> u16 {
+    let target = if visible { u16::MAX } else { 0 };
+    if fade_us == 0 {
+        return target;
+    }
+    let step = (u64::from(u16::MAX) * dt_us / fade_us).clamp(1, u64::from(u16::MAX)) as u16;
+    if visible {
+        fade.saturating_add(step)
+    } else {
+        fade.saturating_sub(step)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fades_take_their_seconds() {
+        // 0.5 s fade at 0.1 s ticks: five steps of 13107.
+        let mut f = 0;
+        for k in 1..=5u16 {
+            f = step_fade(f, true, 500_000, 100_000);
+            assert_eq!(f, (13107 * k).min(65535));
+        }
+        assert_eq!(step_fade(f, true, 500_000, 100_000), 65535);
+        assert_eq!(step_fade(65535, false, 0, 100_000), 0);
+    }
+
+    #[test]
+    fn bad_settings_name_the_field() {
+        let a = StealthActor { cutoff_override: 2.0, ..StealthActor::default() };
+        assert!(quantize("actor", &a).unwrap_err().to_string().contains("actor.stealth.cutoff_override = 2"));
+        let a = StealthActor { fade_seconds: f32::NAN, ..StealthActor::default() };
+        assert!(quantize("actor", &a).unwrap_err().to_string().contains("fade_seconds = NaN"));
+    }
+}
