@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! murk                                  the demo: writes pictures to murk-out/demo/
-//! murk run SCENARIO [--backend cpu] [--threads N] [--ticks N] [--stages] [--out DIR]
+//! murk run SCENARIO [--backend cpu] [--threads N] [--ticks N] [--stages] [--snapshot-at TICK] [--out DIR]
+//! murk resume SNAPSHOT [--backend cpu] [--threads N] [--ticks N] [--stages] [--out DIR]
 //! ```
 
 mod picture;
@@ -18,6 +19,7 @@ murk - deterministic fog of war
 USAGE:
     murk                      run the built-in demo and write pictures to murk-out/demo/
     murk run SCENARIO [OPTIONS]
+    murk resume SNAPSHOT [OPTIONS]   continue a run saved with --snapshot-at
     murk --help
 
 OPTIONS (run):
@@ -25,7 +27,8 @@ OPTIONS (run):
     --threads N               worker threads of the CPU backend (default: all cores)
     --ticks N                 ticks to run (default: the scenario's)
     --stages                  also write DIR/<instance>.<pass>.png for every pass
-    --out DIR                 output folder (default: murk-out/<scenario file stem>)
+    --snapshot-at TICK        (run) after tick TICK, save DIR/snapshot-TICK.murk
+    --out DIR                 output folder (default: murk-out/<file stem>)
 ";
 
 /// Options of `murk run`.
@@ -35,6 +38,7 @@ struct RunOptions {
     threads: usize,
     ticks: Option<u32>,
     stages: bool,
+    snapshot_at: Option<u32>,
     out: Option<PathBuf>,
 }
 
@@ -47,6 +51,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Some("run") => parse_run(&args[1..]).and_then(|o| run(&o)),
+        Some("resume") => parse_run(&args[1..]).and_then(|o| resume(&o)),
         Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),
     };
     match result {
@@ -64,7 +69,8 @@ fn default_threads() -> usize {
 
 fn parse_run(args: &[String]) -> Result<RunOptions, String> {
     let mut it = args.iter();
-    let mut opts = RunOptions { scenario: PathBuf::new(), backend: "cpu".into(), threads: default_threads(), ticks: None, stages: false, out: None };
+    let mut opts =
+        RunOptions { scenario: PathBuf::new(), backend: "cpu".into(), threads: default_threads(), ticks: None, stages: false, snapshot_at: None, out: None };
     let mut scenario = None;
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
@@ -79,6 +85,10 @@ fn parse_run(args: &[String]) -> Result<RunOptions, String> {
                 opts.ticks = Some(v.parse().map_err(|_| format!("invalid --ticks = {v}: must be a non-negative integer"))?);
             }
             "--stages" => opts.stages = true,
+            "--snapshot-at" => {
+                let v = value("--snapshot-at")?;
+                opts.snapshot_at = Some(v.parse().map_err(|_| format!("invalid --snapshot-at = {v}: must be a tick number"))?);
+            }
             "--out" => opts.out = Some(PathBuf::from(value("--out")?)),
             flag if flag.starts_with("--") => return Err(format!("unknown option `{flag}`\n\n{USAGE}")),
             path => {
@@ -88,7 +98,7 @@ fn parse_run(args: &[String]) -> Result<RunOptions, String> {
             }
         }
     }
-    opts.scenario = scenario.ok_or_else(|| format!("missing SCENARIO\n\n{USAGE}"))?;
+    opts.scenario = scenario.ok_or_else(|| format!("missing SCENARIO or SNAPSHOT\n\n{USAGE}"))?;
     Ok(opts)
 }
 
@@ -103,15 +113,30 @@ fn err(e: MurkError) -> String {
     e.to_string()
 }
 
-/// Runs a scenario to the end, printing progress for long runs.
-fn run_to_end(runner: &mut ScenarioRunner, ticks: u32) -> Result<Vec<TickRecord>, String> {
+/// Where to save a snapshot during a run.
+struct SnapshotAt<'a> {
+    tick: u32,
+    base: &'a Path,
+    out: &'a Path,
+}
+
+/// Runs `ticks` more ticks, printing progress for long runs and saving a
+/// snapshot after the tick `snapshot.tick`.
+fn run_ticks(runner: &mut ScenarioRunner, ticks: u32, snapshot: Option<SnapshotAt>) -> Result<Vec<TickRecord>, String> {
     let mut records = Vec::with_capacity(ticks as usize);
     let every = (ticks / 10).max(1);
     let started = std::time::Instant::now();
-    for t in 0..ticks {
-        records.push(runner.step().map_err(|e| format!("tick {t}: {e}"))?);
-        if ticks >= 100 && (t + 1) % every == 0 {
-            eprintln!("  tick {}/{ticks} ({:.1} s)", t + 1, started.elapsed().as_secs_f64());
+    for n in 0..ticks {
+        let tick = runner.ticks_done();
+        records.push(runner.step().map_err(|e| format!("tick {tick}: {e}"))?);
+        if let Some(s) = snapshot.as_ref().filter(|s| s.tick == tick) {
+            let bytes = runner.snapshot(s.base).map_err(err)?;
+            let path = s.out.join(format!("snapshot-{tick}.murk"));
+            std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            println!("wrote {}", path.display());
+        }
+        if ticks >= 100 && (n + 1) % every == 0 {
+            eprintln!("  tick {}/{ticks} ({:.1} s)", n + 1, started.elapsed().as_secs_f64());
         }
     }
     Ok(records)
@@ -131,9 +156,19 @@ fn run(opts: &RunOptions) -> Result<(), String> {
     let out = opts.out.clone().unwrap_or_else(|| PathBuf::from("murk-out").join(stem));
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     eprintln!("murk: running `{}` for {ticks} ticks on {}", runner.scenario().name, runner.backend_name());
-    let records = run_to_end(&mut runner, ticks)?;
-    let written = picture::write_outputs(&mut runner, &out, opts.stages)?;
-    let summary = picture::summary(&mut runner, &opts.backend, opts.threads, &records)?;
+    if let Some(t) = opts.snapshot_at.filter(|&t| t >= ticks) {
+        return Err(format!("invalid --snapshot-at = {t}: the run has ticks 0..{ticks}"));
+    }
+    let base = std::fs::canonicalize(base).map_err(|e| format!("cannot resolve {}: {e}", base.display()))?;
+    let snapshot = opts.snapshot_at.map(|tick| SnapshotAt { tick, base: &base, out: &out });
+    let records = run_ticks(&mut runner, ticks, snapshot)?;
+    finish(&mut runner, opts, &out, &records)
+}
+
+/// Writes the pictures and `summary.json` of a run.
+fn finish(runner: &mut ScenarioRunner, opts: &RunOptions, out: &Path, records: &[TickRecord]) -> Result<(), String> {
+    let written = picture::write_outputs(runner, out, opts.stages)?;
+    let summary = picture::summary(runner, &opts.backend, opts.threads, records)?;
     let summary_path = out.join("summary.json");
     std::fs::write(&summary_path, serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?)
         .map_err(|e| format!("cannot write {}: {e}", summary_path.display()))?;
@@ -141,6 +176,20 @@ fn run(opts: &RunOptions) -> Result<(), String> {
         println!("wrote {}", p.display());
     }
     Ok(())
+}
+
+fn resume(opts: &RunOptions) -> Result<(), String> {
+    let bytes = std::fs::read(&opts.scenario).map_err(|e| format!("cannot read {}: {e}", opts.scenario.display()))?;
+    let backend = make_backend(&opts.backend, opts.threads)?;
+    let mut runner = ScenarioRunner::resume(&bytes, backend).map_err(|e| format!("{}: {e}", opts.scenario.display()))?;
+    let done = runner.ticks_done();
+    let ticks = opts.ticks.unwrap_or(runner.scenario().ticks.saturating_sub(done));
+    let stem = opts.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("resume");
+    let out = opts.out.clone().unwrap_or_else(|| PathBuf::from("murk-out").join(stem));
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    eprintln!("murk: resuming `{}` at tick {done} for {ticks} ticks on {}", runner.scenario().name, runner.backend_name());
+    let records = run_ticks(&mut runner, ticks, None)?;
+    finish(&mut runner, opts, &out, &records)
 }
 
 const DEMO_SCENARIO: &str = include_str!("../../assets/demo.json");
@@ -155,7 +204,7 @@ fn demo() -> Result<(), String> {
     println!("murk demo: {}", runner.scenario().name);
     println!("  {} ticks of {} ms on {}", ticks, runner.scenario().tick_us / 1000, runner.backend_name());
     let started = std::time::Instant::now();
-    let records = run_to_end(&mut runner, ticks)?;
+    let records = run_ticks(&mut runner, ticks, None)?;
     println!("  ran in {:.2} s; final state hash {}", started.elapsed().as_secs_f64(), records.last().map_or("-", |r| r.hashes["demo"].as_str()));
     let out = PathBuf::from("murk-out").join("demo");
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;

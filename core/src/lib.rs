@@ -39,6 +39,7 @@ pub mod movingai;
 pub mod profile;
 pub mod query;
 pub mod scenario;
+pub mod snapshot;
 pub mod stealth;
 pub mod subsystem;
 pub mod transform;
@@ -47,12 +48,15 @@ pub mod zlayer;
 pub use backend::{Backend, InstanceDims, InstanceKey, Stage, StageData, StageImage};
 pub use binning::{bin_sources, TileBins};
 pub use components::{
-    Blocker, BlockerShape, CaptureMode, Cone, HeightCapture, HeightLayer, Mobility, Position, TeamMask, TransientReveal, VisionSource,
+    AntiVision, Blocker, BlockerShape, CaptureMode, Cone, Ghost, HeightCapture, HeightLayer, HideMode, Mobility, Position, StealthActor, TeamMask,
+    TransientReveal, VisibilityPolicy, VisionSource,
 };
 pub use error::{MurkError, Result};
 pub use frame::{BlurKernel, CircleTexel, OcclusionInput, PolygonTexel, RecomputeInput, RecomputeReport, SourceTexel};
 pub use glam;
 pub use hecs;
 pub use profile::{Profile, ProfileQ, RayMethod};
-pub use subsystem::{FogSubsystem, InstanceDesc, InstanceStats, InstanceTick};
+pub use query::{MaskAnswer, QueryHandle};
+pub use stealth::{StealthEvent, StealthState};
+pub use subsystem::{FogSubsystem, InstanceDesc, InstanceStats, InstanceTick, TickReport};
 pub use transform::{Area, AreaTransform};

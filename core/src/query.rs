@@ -8,13 +8,13 @@ use crate::fixed::UNIT_ONE;
 use crate::transform::{sin_cos_degrees, AreaTransform};
 use glam::Vec3;
 use hecs::World;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// World coordinates are compared in 1/256 world units (exact integers).
 const WORLD_Q: f64 = 256.0;
 
 /// The answer to one point of a mask query.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MaskAnswer {
     /// The point lies in `instance`; `value` is the final mask there.

@@ -13,6 +13,7 @@ use crate::profile::{Profile, RayMethod};
 use crate::query::MaskAnswer;
 use crate::stealth::StealthEvent;
 use crate::subsystem::{FogSubsystem, InstanceDesc};
+use crate::snapshot::{frame, unframe, Reader, Writer, RUN_MAGIC};
 use crate::transform::Area;
 use glam::{Vec2, Vec3};
 use hecs::{Entity, World};
@@ -532,6 +533,68 @@ impl ScenarioRunner {
         self.tick >= self.scenario.ticks
     }
 
+    /// Saves the run (the scenario, where it is, every scripted entity and
+    /// the fog state) in the snapshot container; [`Self::resume`] continues it.
+    pub fn snapshot(&mut self, base: &Path) -> Result<Vec<u8>> {
+        let json = |e: serde_json::Error| MurkError::Parse { what: "run snapshot".into(), message: e.to_string() };
+        let mut w = Writer::default();
+        w.str(&serde_json::to_string(&self.scenario).map_err(json)?);
+        w.str(&base.display().to_string());
+        w.u32(self.tick);
+        w.str(&serde_json::to_string(&self.tracked).map_err(json)?);
+        let mut alive = Vec::new();
+        for t in self.tracked.values() {
+            if let Some(e) = t.entity.and_then(Entity::from_bits) {
+                if let Ok(p) = self.world.get::<&Position>(e) {
+                    alive.push((e.to_bits().get(), p.0));
+                }
+            }
+        }
+        w.u32(alive.len() as u32);
+        for (bits, p) in alive {
+            w.u64(bits);
+            for v in [p.x, p.y, p.z] {
+                w.u32(v.to_bits());
+            }
+        }
+        let fog = self.fog.snapshot(&self.world)?;
+        w.blob(&fog);
+        Ok(frame(RUN_MAGIC, &w.bytes))
+    }
+
+    /// Continues a run saved by [`Self::snapshot`] on `backend`; the files the
+    /// scenario names are read again from the saved base folder.
+    pub fn resume(bytes: &[u8], backend: Box<dyn Backend>) -> Result<Self> {
+        let json = |e: serde_json::Error| MurkError::Parse { what: "run snapshot".into(), message: e.to_string() };
+        let payload = unframe(RUN_MAGIC, bytes)?;
+        let mut r = Reader::new(payload);
+        let scenario: Scenario = serde_json::from_str(&r.str()?).map_err(json)?;
+        let base = PathBuf::from(r.str()?);
+        let tick = r.u32()?;
+        let tracked: BTreeMap<String, Tracked> = serde_json::from_str(&r.str()?).map_err(json)?;
+        let mut alive = Vec::new();
+        for _ in 0..r.u32()? {
+            let bits = r.u64()?;
+            let p = Vec3::new(f32::from_bits(r.u32()?), f32::from_bits(r.u32()?), f32::from_bits(r.u32()?));
+            alive.push((bits, p));
+        }
+        let fog = r.blob()?.to_vec();
+        r.finish()?;
+        let files = ScenarioFiles::load(&scenario, &base)?;
+        let mut runner = ScenarioRunner::new(scenario, &files, backend)?;
+        let by_entity: BTreeMap<u64, &Tracked> = tracked.values().filter_map(|t| t.entity.map(|e| (e, t))).collect();
+        for (bits, p) in alive {
+            let (Some(e), Some(t)) = (Entity::from_bits(bits), by_entity.get(&bits)) else {
+                return Err(MurkError::Parse { what: "run snapshot".into(), message: format!("entity {bits} is not a scripted entity") });
+            };
+            t.spawn(&mut runner.world, Position(p), Some(e));
+        }
+        runner.tracked = tracked;
+        runner.tick = tick;
+        runner.fog.restore(&mut runner.world, &fog)?;
+        Ok(runner)
+    }
+
     /// Runs one tick: events, spawns, movement, despawns, then the fog tick.
     pub fn step(&mut self) -> Result<TickRecord> {
         let tick = self.tick;
@@ -606,7 +669,7 @@ impl ScenarioRunner {
                     }
                 }
                 None => {
-                    let e = t.spawn(&mut self.world, pos);
+                    let e = t.spawn(&mut self.world, pos, None);
                     t.entity = Some(e.to_bits().get());
                 }
             }
@@ -663,14 +726,33 @@ impl Tracked {
         Self { kind, entity: None, start, start_tick: spawn_tick, motion: motion.clone(), spawn_tick, despawn_tick, removed: false }
     }
 
-    /// Spawns the entity's components at `pos`.
-    fn spawn(&self, world: &mut World, pos: Position) -> Entity {
+    /// Spawns the entity's components at `pos`, at the handle `at` if given.
+    fn spawn(&self, world: &mut World, pos: Position, at: Option<Entity>) -> Entity {
+        let mut b = hecs::EntityBuilder::new();
+        b.add(pos);
         match &self.kind {
-            Kind::Source(s, None) => world.spawn((pos, *s)),
-            Kind::Source(s, Some(n)) => world.spawn((pos, *s, TransientReveal { remaining_ticks: *n })),
-            Kind::Blocker(b) => world.spawn((pos, b.clone())),
-            Kind::Actor(a) => world.spawn((pos, a.clone())),
-            Kind::AntiVision(a) => world.spawn((pos, *a)),
+            Kind::Source(s, transient) => {
+                b.add(*s);
+                if let Some(n) = transient {
+                    b.add(TransientReveal { remaining_ticks: *n });
+                }
+            }
+            Kind::Blocker(x) => {
+                b.add(x.clone());
+            }
+            Kind::Actor(a) => {
+                b.add(a.clone());
+            }
+            Kind::AntiVision(a) => {
+                b.add(*a);
+            }
+        }
+        match at {
+            Some(e) => {
+                world.spawn_at(e, b.build());
+                e
+            }
+            None => world.spawn(b.build()),
         }
     }
 

@@ -28,6 +28,7 @@ use crate::profile::{Profile, ProfileQ};
 use crate::query::{texel_of, MaskAnswer, QueryHandle};
 use crate::stealth::{StealthEvent, StealthQ, StealthState};
 use crate::transform::{grid_size, sin_cos_degrees, Area, AreaTransform};
+use crate::snapshot::{frame, unframe, Reader, Writer, FOG_MAGIC};
 use crate::zlayer::Slab;
 use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
@@ -534,6 +535,244 @@ impl FogSubsystem {
             }
         }
         Ok(h.finish())
+    }
+
+    /// Saves the whole fog state: every instance (settings, cadence timers,
+    /// dirty flags, counters, every texture), stealth states with their
+    /// ghosts, pending query answers and the transient reveals of `world`.
+    pub fn snapshot(&mut self, world: &World) -> Result<Vec<u8>> {
+        let mut w = Writer::default();
+        w.u64(self.tick);
+        w.u64(self.next_query);
+        w.str(&serde_json::to_string(&self.queries).map_err(|e| MurkError::Parse { what: "query answers".into(), message: e.to_string() })?);
+        w.u32(self.instances.len() as u32);
+        let names = self.instance_names();
+        for name in &names {
+            let key = self.slot(name)?.key;
+            let textures = self.backend.export_textures(key)?;
+            let slot = self.slot(name)?;
+            w.str(&serde_json::to_string(&slot.desc).map_err(|e| MurkError::Parse { what: format!("instance `{name}`"), message: e.to_string() })?);
+            w.opt_u64(slot.blocker_hash);
+            w.opt_u64(slot.capture_signature);
+            w.bool(slot.capture.is_some());
+            if let Some(c) = &slot.capture {
+                w.blob(&c.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+            }
+            w.opt_u64(slot.source_hash);
+            for flag in [slot.occlusion_dirty, slot.capture_dirty, slot.settled, slot.has_recomputed] {
+                w.bool(flag);
+            }
+            w.bool(slot.built_for.is_some());
+            let (mips, dfs) = slot.built_for.unwrap_or((false, 0));
+            w.bool(mips);
+            w.u32(dfs);
+            w.bool(slot.recomputed_profile.is_some());
+            let q = slot.recomputed_profile.unwrap_or(slot.q);
+            for v in [q.explored_value, q.visibility_cutoff, q.show_memory_alpha, q.smooth_falloff, q.df_jitter] {
+                w.u16(v);
+            }
+            w.u64(q.update_interval_us);
+            for v in [q.fade_in_per_s, q.relax_per_s, q.forget_per_s, q.soft_shadow_k_q8] {
+                w.u32(v);
+            }
+            w.u64(slot.rate_since_us);
+            w.u64(slot.blend_since_us);
+            let s = slot.stats;
+            for v in [s.ticks, s.recaptures, s.occlusion_builds, s.occlusion_shared, s.recomputes, s.skipped_recomputes] {
+                w.u64(v);
+            }
+            w.u32(textures.len() as u32);
+            for (tname, img) in &textures {
+                w.image(tname, img);
+            }
+        }
+        w.u32(self.stealth.len() as u32);
+        for (bits, st) in &self.stealth {
+            w.u64(*bits);
+            w.bool(st.last_visible);
+            w.u16(st.last_value);
+            w.bool(st.last_known.is_some());
+            for v in st.last_known.unwrap_or([0; 3]) {
+                w.u32(v);
+            }
+            w.u16(st.fade);
+            w.opt_u64(st.ghost.map(|g| g.to_bits().get()));
+            let ghost_at = st.ghost.and_then(|g| world.get::<&Position>(g).ok().map(|p| p.0)).or_else(|| st.last_known_position()).unwrap_or_default();
+            for v in [ghost_at.x, ghost_at.y, ghost_at.z] {
+                w.u32(v.to_bits());
+            }
+            w.bool(st.instance.is_some());
+            w.str(st.instance.as_deref().unwrap_or(""));
+        }
+        let mut reveals: Vec<(u64, u32)> = world.query::<&TransientReveal>().iter().map(|(e, r)| (e.to_bits().get(), r.remaining_ticks)).collect();
+        reveals.sort_unstable();
+        w.u32(reveals.len() as u32);
+        for (bits, remaining) in reveals {
+            w.u64(bits);
+            w.u32(remaining);
+        }
+        Ok(frame(FOG_MAGIC, &w.bytes))
+    }
+
+    /// Restores a snapshot written by [`Self::snapshot`], and its ghosts and
+    /// transient-reveal counters into `world`. A truncated, corrupted or
+    /// wrong-version snapshot is an error and changes nothing.
+    pub fn restore(&mut self, world: &mut World, bytes: &[u8]) -> Result<()> {
+        let payload = unframe(FOG_MAGIC, bytes)?;
+        let mut r = Reader::new(payload);
+        let tick = r.u64()?;
+        let next_query = r.u64()?;
+        let queries: BTreeMap<u64, Vec<MaskAnswer>> =
+            serde_json::from_str(&r.str()?).map_err(|e| MurkError::Parse { what: "snapshot query answers".into(), message: e.to_string() })?;
+        let count = r.u32()?;
+        let mut slots = Vec::new();
+        for _ in 0..count {
+            let desc: InstanceDesc =
+                serde_json::from_str(&r.str()?).map_err(|e| MurkError::Parse { what: "snapshot instance".into(), message: e.to_string() })?;
+            let prefix = format!("snapshot instance `{}`", desc.name);
+            let (q, transform, dims) = Self::validate_desc(&desc, &prefix)?;
+            let blocker_hash = r.opt_u64()?;
+            let capture_signature = r.opt_u64()?;
+            let capture = if r.bool()? { Some(r.blob()?.chunks(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<i32>>()) } else { None };
+            let source_hash = r.opt_u64()?;
+            let (occlusion_dirty, capture_dirty, settled, has_recomputed) = (r.bool()?, r.bool()?, r.bool()?, r.bool()?);
+            let has_built = r.bool()?;
+            let built = (r.bool()?, r.u32()?);
+            let has_recomputed_profile = r.bool()?;
+            let (explored_value, visibility_cutoff, show_memory_alpha, smooth_falloff, df_jitter) = (r.u16()?, r.u16()?, r.u16()?, r.u16()?, r.u16()?);
+            let update_interval_us = r.u64()?;
+            let (fade_in_per_s, relax_per_s, forget_per_s, soft_shadow_k_q8) = (r.u32()?, r.u32()?, r.u32()?, r.u32()?);
+            let recomputed = ProfileQ {
+                explored_value,
+                visibility_cutoff,
+                show_memory_alpha,
+                smooth_falloff,
+                update_interval_us,
+                fade_in_per_s,
+                relax_per_s,
+                forget_per_s,
+                soft_shadow_k_q8,
+                df_jitter,
+            };
+            let (rate_since_us, blend_since_us) = (r.u64()?, r.u64()?);
+            let stats = InstanceStats {
+                ticks: r.u64()?,
+                recaptures: r.u64()?,
+                occlusion_builds: r.u64()?,
+                occlusion_shared: r.u64()?,
+                recomputes: r.u64()?,
+                skipped_recomputes: r.u64()?,
+            };
+            if capture.as_ref().is_some_and(|c| c.len() != (dims.width * dims.height) as usize) {
+                return Err(MurkError::Parse { what: "snapshot".into(), message: format!("{prefix}: capture size does not match {}x{}", dims.width, dims.height) });
+            }
+            let n = r.u32()?;
+            let mut textures = Vec::new();
+            for _ in 0..n {
+                textures.push(r.image()?);
+            }
+            let slot = Slot {
+                key: 0,
+                desc,
+                q,
+                transform,
+                dims,
+                blocker_hash,
+                capture_signature,
+                capture,
+                source_hash,
+                occlusion_dirty,
+                capture_dirty,
+                settled,
+                built_for: has_built.then_some(built),
+                recomputed_profile: has_recomputed_profile.then_some(recomputed),
+                rate_since_us,
+                blend_since_us,
+                has_recomputed,
+                stats,
+            };
+            slots.push((slot, textures));
+        }
+        let mut stealth = BTreeMap::new();
+        let mut ghosts = Vec::new();
+        for _ in 0..r.u32()? {
+            let bits = r.u64()?;
+            let last_visible = r.bool()?;
+            let last_value = r.u16()?;
+            let has_known = r.bool()?;
+            let known = [r.u32()?, r.u32()?, r.u32()?];
+            let fade = r.u16()?;
+            let ghost = r.opt_u64()?;
+            let at = glam::Vec3::new(f32::from_bits(r.u32()?), f32::from_bits(r.u32()?), f32::from_bits(r.u32()?));
+            let has_instance = r.bool()?;
+            let instance = r.str()?;
+            let actor = Entity::from_bits(bits).ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("actor id {bits} is invalid") })?;
+            let ghost = match ghost {
+                Some(g) => Some(Entity::from_bits(g).ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("ghost id {g} is invalid") })?),
+                None => None,
+            };
+            if let Some(g) = ghost {
+                ghosts.push((g, at, actor));
+            }
+            let state = StealthState {
+                last_visible,
+                last_value,
+                last_known: has_known.then_some(known),
+                fade,
+                ghost,
+                instance: has_instance.then_some(instance),
+            };
+            stealth.insert(bits, state);
+        }
+        let mut reveals = Vec::new();
+        for _ in 0..r.u32()? {
+            reveals.push((r.u64()?, r.u32()?));
+        }
+        r.finish()?;
+        // Everything parsed: load the textures into fresh backend instances,
+        // and only when all succeeded replace the running ones.
+        let mut created = Vec::new();
+        let mut fresh = BTreeMap::new();
+        let mut key = self.next_key;
+        for (mut slot, textures) in slots {
+            let loaded = self.backend.create_instance(key, slot.dims).and_then(|()| {
+                created.push(key);
+                self.backend.import_textures(key, &textures)
+            });
+            if let Err(e) = loaded {
+                for k in created {
+                    self.backend.destroy_instance(k);
+                }
+                return Err(e);
+            }
+            slot.key = key;
+            key += 1;
+            fresh.insert(slot.desc.name.clone(), slot);
+        }
+        for old in self.instances.values() {
+            self.backend.destroy_instance(old.key);
+        }
+        self.instances = fresh;
+        self.next_key = key;
+        self.tick = tick;
+        self.next_query = next_query;
+        self.queries = queries;
+        for old in self.stealth.values() {
+            if let Some(g) = old.ghost {
+                let _ = world.despawn(g);
+            }
+        }
+        self.stealth = stealth;
+        for (ghost, at, actor) in ghosts {
+            world.spawn_at(ghost, (Position(at), Ghost { actor }));
+        }
+        for (bits, remaining) in reveals {
+            if let Some(e) = Entity::from_bits(bits) {
+                // The game restores its own entities; murk restores their countdown.
+                let _ = world.insert_one(e, TransientReveal { remaining_ticks: remaining });
+            }
+        }
+        Ok(())
     }
 
     /// Reads a stage of an instance.

@@ -1,0 +1,295 @@
+//! Gameplay: stealth actors and ghosts, queries, anti-vision, snapshots and
+//! lockstep hashes.
+
+use murk_core::glam::Vec3;
+use murk_core::hecs::World;
+use murk_core::query::MaskAnswer;
+use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};
+use murk_core::stealth::StealthEvent;
+use murk_core::{
+    AntiVision, Area, Blocker, BlockerShape, FogSubsystem, Ghost, HideMode, InstanceDesc, Position, Profile, Stage, StealthActor, TeamMask,
+    VisibilityPolicy, VisionSource,
+};
+use murk_cpu::CpuBackend;
+use std::path::PathBuf;
+
+fn scenario_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios").join(name)
+}
+
+fn runner(name: &str, threads: usize) -> ScenarioRunner {
+    let path = scenario_path(name);
+    let s = Scenario::load(&path).unwrap();
+    let files = ScenarioFiles::load(&s, path.parent().unwrap()).unwrap();
+    ScenarioRunner::new(s, &files, Box::new(CpuBackend::new(threads).unwrap())).unwrap()
+}
+
+fn run_all(r: &mut ScenarioRunner) -> Vec<TickRecord> {
+    let mut out = Vec::new();
+    while !r.finished() {
+        out.push(r.step().unwrap());
+    }
+    out
+}
+
+/// The thief walks south along x = 20.5 from y = 6.5 to 58.5, then back north
+/// to 32.5, two units a tick. The guard at (50.5, 32.5) looks west through a
+/// 60-degree cone; the walls at x = 30.5 cover y < 24 and y > 40. By geometry
+/// the thief is in view for 19.75 < y < 43.75.
+#[test]
+fn infiltration_hidden_seen_ghosted_and_seen_again() {
+    let mut r = runner("infiltration.json", 2);
+    let mut timeline = Vec::new();
+    let mut ghost_at = None;
+    let mut last_seen_y = None;
+    let mut thief = None;
+    for _ in 0..45 {
+        let rec = r.step().unwrap();
+        let world = r.world();
+        let (e, y) = world.query::<(&Position, &StealthActor)>().iter().map(|(e, (p, _))| (e, p.0.y)).next().unwrap();
+        thief = Some(e);
+        let visible = r.fog().stealth_state(e).unwrap().last_visible;
+        // Away from the view edges, visibility follows the geometry exactly.
+        if !(18.0..22.0).contains(&y) && !(42.0..46.0).contains(&y) {
+            assert_eq!(visible, y > 19.75 && y < 43.75, "tick {}: thief at y = {y}", rec.tick);
+        }
+        if visible {
+            last_seen_y = Some(y);
+        }
+        for ev in &rec.events {
+            timeline.push((rec.tick, ev.event.clone()));
+            if ev.event == "ghost_spawned" {
+                let world = r.world();
+                let ghosts: Vec<(Vec3, Ghost)> = world.query::<(&Position, &Ghost)>().iter().map(|(_, (p, g))| (p.0, *g)).collect();
+                assert_eq!(ghosts.len(), 1);
+                assert_eq!(ghosts[0].1.actor, e);
+                ghost_at = Some(ghosts[0].0);
+                assert_eq!(ghosts[0].0.y, last_seen_y.unwrap(), "the ghost stands where the thief was last seen");
+            }
+        }
+    }
+    let kinds: Vec<&str> = timeline.iter().map(|(_, k)| k.as_str()).collect();
+    assert_eq!(kinds, ["revealed", "hidden", "ghost_spawned", "ghost_removed", "revealed"], "{timeline:?}");
+    // Events of one transition land on the same tick, in the documented order.
+    assert_eq!(timeline[1].0, timeline[2].0);
+    assert_eq!(timeline[3].0, timeline[4].0);
+    let ghost_y = ghost_at.unwrap().y;
+    assert!(ghost_y > 40.0 && ghost_y < 44.0, "ghost at y = {ghost_y}");
+    let world = r.world();
+    assert_eq!(world.query::<&Ghost>().iter().count(), 0, "the ghost is gone once the thief is seen again");
+    let st = r.fog().stealth_state(thief.unwrap()).unwrap().clone();
+    assert!(st.last_visible && st.ghost.is_none());
+    assert_eq!(st.fade, u16::MAX, "faded in over 0.2 s");
+}
+
+#[test]
+fn scripted_queries_land_in_the_tick_record() {
+    let mut r = runner("infiltration.json", 1);
+    let recs = run_all(&mut r);
+    let q = &recs[20].queries[0];
+    assert_eq!(q.id, "where-is-the-thief");
+    assert!(matches!(&q.mask[0], MaskAnswer::Sampled { instance, value: 65535, visible: true } if instance == "guard-view"));
+    assert!(matches!(&q.mask[1], MaskAnswer::Sampled { visible: false, .. }));
+    assert_eq!(q.mask[2], MaskAnswer::NoInstance);
+    assert_eq!(q.immediate.as_deref(), Some(&[true, false, false][..]));
+}
+
+#[test]
+fn snapshot_and_resume_continue_byte_identically() {
+    let full = run_all(&mut runner("infiltration.json", 2));
+    for at in [4u32, 18, 30] {
+        for threads in [1, 3] {
+            let mut r = runner("infiltration.json", threads);
+            while r.ticks_done() <= at {
+                r.step().unwrap();
+            }
+            let bytes = r.snapshot(&scenario_path("")).unwrap();
+            let mut resumed = ScenarioRunner::resume(&bytes, Box::new(CpuBackend::new(threads).unwrap())).unwrap();
+            assert_eq!(resumed.ticks_done(), at + 1);
+            let rest = run_all(&mut resumed);
+            assert_eq!(&full[at as usize + 1..], &rest[..], "resumed after tick {at} on {threads} threads");
+        }
+    }
+    // The outpost scenario has a map, moving blockers, two instances and events.
+    let full = run_all(&mut runner("outpost.json", 2));
+    let mut r = runner("outpost.json", 2);
+    for _ in 0..22 {
+        r.step().unwrap();
+    }
+    let bytes = r.snapshot(&scenario_path("")).unwrap();
+    let mut resumed = ScenarioRunner::resume(&bytes, Box::new(CpuBackend::new(2).unwrap())).unwrap();
+    assert_eq!(&full[22..], &run_all(&mut resumed)[..]);
+}
+
+#[test]
+fn damaged_snapshots_are_errors_and_leave_the_state_alone() {
+    let mut r = runner("infiltration.json", 2);
+    for _ in 0..25 {
+        r.step().unwrap();
+    }
+    let world_snapshot = r.fog().lockstep_hash().unwrap();
+    let mut fog_bytes = Vec::new();
+    {
+        let world = std::mem::take(r.world());
+        fog_bytes.extend(r.fog().snapshot(&world).unwrap());
+        *r.world() = world;
+    }
+    let mut damaged = Vec::new();
+    damaged.push(fog_bytes[..fog_bytes.len() / 2].to_vec());
+    let mut flipped = fog_bytes.clone();
+    flipped[100] ^= 0x40;
+    damaged.push(flipped);
+    let mut version = fog_bytes.clone();
+    version[8] = 9;
+    damaged.push(version);
+    damaged.push(b"not a snapshot at all, just some bytes".to_vec());
+    for bad in damaged {
+        let mut world = std::mem::take(r.world());
+        let e = r.fog().restore(&mut world, &bad).unwrap_err();
+        *r.world() = world;
+        assert!(matches!(e, murk_core::MurkError::Parse { .. }), "{e}");
+        assert_eq!(r.fog().lockstep_hash().unwrap(), world_snapshot, "a rejected snapshot changes nothing");
+    }
+    // The good one restores into the same subsystem and changes nothing either.
+    let mut world = std::mem::take(r.world());
+    r.fog().restore(&mut world, &fog_bytes).unwrap();
+    *r.world() = world;
+    assert_eq!(r.fog().lockstep_hash().unwrap(), world_snapshot);
+    r.step().unwrap();
+}
+
+#[test]
+fn lockstep_hashes_agree_across_thread_counts() {
+    let a = run_all(&mut runner("infiltration.json", 1));
+    let b = run_all(&mut runner("infiltration.json", 4));
+    assert_eq!(a, b);
+    assert!(a.windows(2).any(|w| w[0].lockstep != w[1].lockstep), "the hash follows the state");
+}
+
+fn fog_64(profile: Profile) -> FogSubsystem {
+    let mut fog = FogSubsystem::new(Box::new(CpuBackend::new(2).unwrap()));
+    for (name, z, teams) in [("ground", 5.0, TeamMask::of(&[0])), ("upper", 15.0, TeamMask::of(&[1]))] {
+        fog.create_instance(InstanceDesc {
+            name: name.into(),
+            area: Area { center: Vec3::new(32.0, 32.0, z), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
+            resolution: 64,
+            lod: 0,
+            observed_teams: teams,
+            profile: profile.clone(),
+        })
+        .unwrap();
+    }
+    fog
+}
+
+fn instant() -> Profile {
+    Profile { blur_iterations: 0, fade_in_rate: 1.0e4, relax_rate: 1.0e4, ..Profile::default() }
+}
+
+#[test]
+fn mask_queries_pick_the_closest_instance_in_z_and_poll_once() {
+    let mut fog = fog_64(instant());
+    let mut world = World::new();
+    let mut s = VisionSource::new(10.0);
+    s.falloff = Some(0.0);
+    world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), s));
+    fog.tick(&mut world, 50_000).unwrap();
+    let pts = [Vec3::new(20.5, 20.5, 1.0), Vec3::new(20.5, 20.5, 14.0), Vec3::new(-3.0, 20.0, 0.0), Vec3::new(25.5, 20.5, 2.0)];
+    let h = fog.submit_mask_query(&pts, None).unwrap();
+    let a = fog.poll_mask_query(h).unwrap().unwrap();
+    assert_eq!(a[0], MaskAnswer::Sampled { instance: "ground".into(), value: 65535, visible: true });
+    // The upper instance observes team 1 only: nothing seen there.
+    assert_eq!(a[1], MaskAnswer::Sampled { instance: "upper".into(), value: 0, visible: false });
+    assert_eq!(a[2], MaskAnswer::NoInstance);
+    assert!(fog.poll_mask_query(h).is_err(), "a handle delivers once");
+    // A cutoff override changes the flag, not the value.
+    let strict = fog.mask_query_now(&pts[..1], Some(1.0)).unwrap();
+    assert_eq!(strict[0], MaskAnswer::Sampled { instance: "ground".into(), value: 65535, visible: true });
+    let e = fog.mask_query_now(&[Vec3::new(f32::NAN, 0.0, 0.0)], None).unwrap_err();
+    assert!(e.to_string().contains("points[0].x = NaN"), "{e}");
+    assert!(fog.mask_query_now(&pts, Some(1.5)).unwrap_err().to_string().contains("cutoff_override = 1.5"));
+}
+
+#[test]
+fn the_immediate_query_ignores_walls_but_respects_radius_cone_and_team() {
+    let mut world = World::new();
+    let mut s = VisionSource::new(10.0);
+    s.cone = Some(murk_core::Cone { yaw_degrees: 0.0, half_angle_degrees: 45.0 });
+    s.team = 2;
+    world.spawn((Position(Vec3::new(0.0, 0.0, 0.0)), s));
+    world.spawn((Position(Vec3::new(3.0, 0.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: 1.0 })));
+    let fog = fog_64(instant());
+    let t2 = TeamMask::of(&[2]);
+    assert!(fog.query_immediate(&world, Vec3::new(6.0, 0.0, 0.0), t2).unwrap(), "walls do not matter");
+    assert!(fog.query_immediate(&world, Vec3::new(6.0, 5.9, 0.0), t2).unwrap(), "inside the 45-degree edge");
+    assert!(!fog.query_immediate(&world, Vec3::new(6.0, 6.1, 0.0), t2).unwrap(), "outside the cone");
+    assert!(!fog.query_immediate(&world, Vec3::new(10.5, 0.0, 0.0), t2).unwrap(), "outside the radius");
+    assert!(!fog.query_immediate(&world, Vec3::new(6.0, 0.0, 0.0), TeamMask::of(&[1])).unwrap(), "another team");
+}
+
+#[test]
+fn anti_vision_hides_an_area_from_the_teams_it_targets() {
+    let mut fog = fog_64(instant());
+    // Both instances at ground level, one per team.
+    fog.set_area("upper", Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 }).unwrap();
+    fog.set_observed_teams("upper", TeamMask::ALL).unwrap();
+    let mut world = World::new();
+    for team in [0, 1] {
+        let mut s = VisionSource::new(20.0);
+        s.falloff = Some(0.0);
+        s.team = team;
+        world.spawn((Position(Vec3::new(32.5, 32.5, 0.0)), s));
+    }
+    world.spawn((Position(Vec3::new(40.5, 32.5, 0.0)), AntiVision { radius: 4.0, falloff: 0.0, targets: TeamMask::of(&[0]) }));
+    fog.tick(&mut world, 50_000).unwrap();
+    let vis = |fog: &mut FogSubsystem, name: &str| match fog.read_stage(name, Stage::Visibility).unwrap().data {
+        murk_core::StageData::U16(v) => v,
+        _ => unreachable!(),
+    };
+    let (g, u) = (vis(&mut fog, "ground"), vis(&mut fog, "upper"));
+    assert_eq!(g[32 * 64 + 40], 0, "hidden from team 0");
+    assert_eq!(g[32 * 64 + 32], 65535, "outside the smoke");
+    assert_eq!(u[32 * 64 + 40], 0, "an instance observing team 0 among others is also targeted");
+    fog.set_observed_teams("upper", TeamMask::of(&[1])).unwrap();
+    fog.tick(&mut world, 50_000).unwrap();
+    assert_eq!(vis(&mut fog, "upper")[32 * 64 + 40], 65535, "team 1 sees through team 0's smoke");
+}
+
+#[test]
+fn policies_hide_mode_and_the_explored_cutoff() {
+    let mut fog = fog_64(Profile { explored_value: 0.5, visibility_cutoff: 0.75, ..instant() });
+    let mut world = World::new();
+    let mut s = VisionSource::new(6.0);
+    s.falloff = Some(0.0);
+    let eye = world.spawn((Position(Vec3::new(10.5, 10.5, 0.0)), s));
+    let fog_driven = world.spawn((Position(Vec3::new(11.5, 10.5, 0.0)), StealthActor { hide_mode: HideMode::Hide, ..StealthActor::default() }));
+    let always = world.spawn((Position(Vec3::new(50.5, 50.5, 0.0)), StealthActor { policy: VisibilityPolicy::AlwaysVisible, ..StealthActor::default() }));
+    let never = world.spawn((Position(Vec3::new(10.5, 11.5, 0.0)), StealthActor { policy: VisibilityPolicy::AlwaysHidden, ..StealthActor::default() }));
+    let lenient = world.spawn((Position(Vec3::new(11.5, 11.5, 0.0)), StealthActor { cutoff_override: 0.4, ..StealthActor::default() }));
+    let r = fog.tick(&mut world, 50_000).unwrap();
+    let revealed: Vec<_> = r.events.iter().filter_map(|e| if let StealthEvent::Revealed { actor } = e { Some(*actor) } else { None }).collect();
+    assert_eq!(revealed, vec![fog_driven, always, lenient]);
+    // The eye leaves: the area is now only explored (0.5), below the cutoff.
+    world.despawn(eye).unwrap();
+    let r = fog.tick(&mut world, 50_000).unwrap();
+    let st = fog.stealth_state(fog_driven).unwrap();
+    assert_eq!(st.last_value, 32768, "remembered at the explored value");
+    assert!(!st.last_visible, "remembered areas do not count as visible");
+    assert!(fog.stealth_state(lenient).unwrap().last_visible, "a cutoff override below the explored value sees it");
+    assert!(fog.stealth_state(always).unwrap().last_visible && !fog.stealth_state(never).unwrap().last_visible);
+    assert_eq!(r.events, vec![StealthEvent::Hidden { actor: fog_driven }], "Hide mode spawns no ghost");
+    // A despawned actor with a ghost takes the ghost along.
+    let ghosted = world.spawn((Position(Vec3::new(60.5, 60.5, 0.0)), StealthActor { hide_mode: HideMode::FreezeWithGhost, ..StealthActor::default() }));
+    let lamp = world.spawn((Position(Vec3::new(60.5, 60.5, 0.0)), s));
+    fog.tick(&mut world, 50_000).unwrap();
+    world.despawn(lamp).unwrap();
+    let r = fog.tick(&mut world, 50_000).unwrap();
+    let ghost = match r.events.as_slice() {
+        [StealthEvent::Hidden { .. }, StealthEvent::GhostSpawned { ghost, .. }] => *ghost,
+        other => panic!("{other:?}"),
+    };
+    world.despawn(ghosted).unwrap();
+    let r = fog.tick(&mut world, 50_000).unwrap();
+    assert_eq!(r.events, vec![StealthEvent::GhostRemoved { actor: ghosted, ghost }]);
+    assert!(!world.contains(ghost));
+}
