@@ -263,8 +263,10 @@ fn policies_hide_mode_and_the_explored_cutoff() {
     s.falloff = Some(0.0);
     let eye = world.spawn((Position(Vec3::new(10.5, 10.5, 0.0)), s));
     let fog_driven = world.spawn((Position(Vec3::new(11.5, 10.5, 0.0)), StealthActor { hide_mode: HideMode::Hide, ..StealthActor::default() }));
-    let always = world.spawn((Position(Vec3::new(50.5, 50.5, 0.0)), StealthActor { policy: VisibilityPolicy::AlwaysVisible, ..StealthActor::default() }));
-    let never = world.spawn((Position(Vec3::new(10.5, 11.5, 0.0)), StealthActor { policy: VisibilityPolicy::AlwaysHidden, ..StealthActor::default() }));
+    let always =
+        world.spawn((Position(Vec3::new(50.5, 50.5, 0.0)), StealthActor { policy: VisibilityPolicy::AlwaysVisible, ..StealthActor::default() }));
+    let never =
+        world.spawn((Position(Vec3::new(10.5, 11.5, 0.0)), StealthActor { policy: VisibilityPolicy::AlwaysHidden, ..StealthActor::default() }));
     let lenient = world.spawn((Position(Vec3::new(11.5, 11.5, 0.0)), StealthActor { cutoff_override: 0.4, ..StealthActor::default() }));
     let r = fog.tick(&mut world, 50_000).unwrap();
     let revealed: Vec<_> = r.events.iter().filter_map(|e| if let StealthEvent::Revealed { actor } = e { Some(*actor) } else { None }).collect();
@@ -279,7 +281,8 @@ fn policies_hide_mode_and_the_explored_cutoff() {
     assert!(fog.stealth_state(always).unwrap().last_visible && !fog.stealth_state(never).unwrap().last_visible);
     assert_eq!(r.events, vec![StealthEvent::Hidden { actor: fog_driven }], "Hide mode spawns no ghost");
     // A despawned actor with a ghost takes the ghost along.
-    let ghosted = world.spawn((Position(Vec3::new(60.5, 60.5, 0.0)), StealthActor { hide_mode: HideMode::FreezeWithGhost, ..StealthActor::default() }));
+    let ghosted =
+        world.spawn((Position(Vec3::new(60.5, 60.5, 0.0)), StealthActor { hide_mode: HideMode::FreezeWithGhost, ..StealthActor::default() }));
     let lamp = world.spawn((Position(Vec3::new(60.5, 60.5, 0.0)), s));
     fog.tick(&mut world, 50_000).unwrap();
     world.despawn(lamp).unwrap();

@@ -69,8 +69,15 @@ fn default_threads() -> usize {
 
 fn parse_run(args: &[String]) -> Result<RunOptions, String> {
     let mut it = args.iter();
-    let mut opts =
-        RunOptions { scenario: PathBuf::new(), backend: "cpu".into(), threads: default_threads(), ticks: None, stages: false, snapshot_at: None, out: None };
+    let mut opts = RunOptions {
+        scenario: PathBuf::new(),
+        backend: "cpu".into(),
+        threads: default_threads(),
+        ticks: None,
+        stages: false,
+        snapshot_at: None,
+        out: None,
+    };
     let mut scenario = None;
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));

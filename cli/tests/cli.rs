@@ -116,3 +116,33 @@ fn the_demo_writes_its_pictures() {
     assert!(explored > 20_000 && explored < 140_000, "{explored} explored texels");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn snapshot_at_and_resume_continue_the_same_run() {
+    let full = temp("infil-full");
+    let st = murk().args(["run", "scenarios/infiltration.json", "--snapshot-at", "19", "--out"]).arg(&full).current_dir(repo()).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let snap = full.join("snapshot-19.murk");
+    assert!(snap.exists());
+    let resumed = temp("infil-resumed");
+    let st = murk().arg("resume").arg(&snap).arg("--threads").arg("1").arg("--out").arg(&resumed).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let a: serde_json::Value = serde_json::from_slice(&std::fs::read(full.join("summary.json")).unwrap()).unwrap();
+    let b: serde_json::Value = serde_json::from_slice(&std::fs::read(resumed.join("summary.json")).unwrap()).unwrap();
+    let (a, b) = (a["per_tick"].as_array().unwrap(), b["per_tick"].as_array().unwrap());
+    assert_eq!(b.len(), 25);
+    assert_eq!(&a[20..], &b[..], "ticks 20.. agree, lockstep hashes and stealth events included");
+    let events: Vec<&str> = a.iter().flat_map(|t| t["events"].as_array().into_iter().flatten()).map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(events, ["revealed", "hidden", "ghost_spawned", "ghost_removed", "revealed"]);
+    assert_eq!(a[20]["queries"][0]["id"], "where-is-the-thief");
+    // A damaged snapshot is a clear error.
+    let mut bytes = std::fs::read(&snap).unwrap();
+    bytes.truncate(bytes.len() - 3);
+    let bad = resumed.join("bad.murk");
+    std::fs::write(&bad, bytes).unwrap();
+    let st = murk().arg("resume").arg(&bad).output().unwrap();
+    assert!(!st.status.success());
+    assert!(String::from_utf8_lossy(&st.stderr).contains("truncated"), "{}", String::from_utf8_lossy(&st.stderr));
+    let _ = std::fs::remove_dir_all(full);
+    let _ = std::fs::remove_dir_all(resumed);
+}

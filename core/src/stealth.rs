@@ -60,7 +60,8 @@ impl StealthState {
             }
             None => h.write(&[0]),
         }
-        h.write(&self.ghost.map_or(0, |g| g.to_bits().get()).to_le_bytes());
+        // Whether there is a ghost, not its id: ids are local handles.
+        h.write(&[u8::from(self.ghost.is_some())]);
     }
 }
 

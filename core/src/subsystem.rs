@@ -26,9 +26,9 @@ use crate::fixed::{Fnv64, HEIGHT_LIMIT, HEIGHT_UNITS_PER_SLAB, HEIGHT_WALL, MAX_
 use crate::frame::{BlurKernel, CircleTexel, OcclusionInput, PolygonTexel, RecomputeInput, SourceTexel, CAPTURE_EMPTY, SOURCE_ANTI, SOURCE_HAS_CONE};
 use crate::profile::{Profile, ProfileQ};
 use crate::query::{texel_of, MaskAnswer, QueryHandle};
+use crate::snapshot::{frame, unframe, Reader, Writer, FOG_MAGIC};
 use crate::stealth::{StealthEvent, StealthQ, StealthState};
 use crate::transform::{grid_size, sin_cos_degrees, Area, AreaTransform};
-use crate::snapshot::{frame, unframe, Reader, Writer, FOG_MAGIC};
 use crate::zlayer::Slab;
 use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
@@ -597,7 +597,8 @@ impl FogSubsystem {
             }
             w.u16(st.fade);
             w.opt_u64(st.ghost.map(|g| g.to_bits().get()));
-            let ghost_at = st.ghost.and_then(|g| world.get::<&Position>(g).ok().map(|p| p.0)).or_else(|| st.last_known_position()).unwrap_or_default();
+            let ghost_at =
+                st.ghost.and_then(|g| world.get::<&Position>(g).ok().map(|p| p.0)).or_else(|| st.last_known_position()).unwrap_or_default();
             for v in [ghost_at.x, ghost_at.y, ghost_at.z] {
                 w.u32(v.to_bits());
             }
@@ -633,13 +634,15 @@ impl FogSubsystem {
             let (q, transform, dims) = Self::validate_desc(&desc, &prefix)?;
             let blocker_hash = r.opt_u64()?;
             let capture_signature = r.opt_u64()?;
-            let capture = if r.bool()? { Some(r.blob()?.chunks(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<i32>>()) } else { None };
+            let capture =
+                if r.bool()? { Some(r.blob()?.chunks(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<i32>>()) } else { None };
             let source_hash = r.opt_u64()?;
             let (occlusion_dirty, capture_dirty, settled, has_recomputed) = (r.bool()?, r.bool()?, r.bool()?, r.bool()?);
             let has_built = r.bool()?;
             let built = (r.bool()?, r.u32()?);
             let has_recomputed_profile = r.bool()?;
-            let (explored_value, visibility_cutoff, show_memory_alpha, smooth_falloff, df_jitter) = (r.u16()?, r.u16()?, r.u16()?, r.u16()?, r.u16()?);
+            let (explored_value, visibility_cutoff, show_memory_alpha, smooth_falloff, df_jitter) =
+                (r.u16()?, r.u16()?, r.u16()?, r.u16()?, r.u16()?);
             let update_interval_us = r.u64()?;
             let (fade_in_per_s, relax_per_s, forget_per_s, soft_shadow_k_q8) = (r.u32()?, r.u32()?, r.u32()?, r.u32()?);
             let recomputed = ProfileQ {
@@ -664,7 +667,10 @@ impl FogSubsystem {
                 skipped_recomputes: r.u64()?,
             };
             if capture.as_ref().is_some_and(|c| c.len() != (dims.width * dims.height) as usize) {
-                return Err(MurkError::Parse { what: "snapshot".into(), message: format!("{prefix}: capture size does not match {}x{}", dims.width, dims.height) });
+                return Err(MurkError::Parse {
+                    what: "snapshot".into(),
+                    message: format!("{prefix}: capture size does not match {}x{}", dims.width, dims.height),
+                });
             }
             let n = r.u32()?;
             let mut textures = Vec::new();
@@ -706,9 +712,12 @@ impl FogSubsystem {
             let at = glam::Vec3::new(f32::from_bits(r.u32()?), f32::from_bits(r.u32()?), f32::from_bits(r.u32()?));
             let has_instance = r.bool()?;
             let instance = r.str()?;
-            let actor = Entity::from_bits(bits).ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("actor id {bits} is invalid") })?;
+            let actor = Entity::from_bits(bits)
+                .ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("actor id {bits} is invalid") })?;
             let ghost = match ghost {
-                Some(g) => Some(Entity::from_bits(g).ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("ghost id {g} is invalid") })?),
+                Some(g) => Some(
+                    Entity::from_bits(g).ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("ghost id {g} is invalid") })?,
+                ),
                 None => None,
             };
             if let Some(g) = ghost {
