@@ -1,8 +1,8 @@
 //! Pass 1, rasterize: blockers and the height capture -> coverage + height.
 //!
 //! Inputs: circles and polygons in Q3 texel space, captured heights per texel.
-//! Outputs: `coverage` (1 where a shape holds the texel centre or the capture
-//! has a height) and `height` (the highest top there, `HEIGHT_FLOOR` elsewhere).
+//! Outputs: `coverage` (1 where a shape holds the texel centre, outline
+//! included, or the capture has a height) and `height` (the highest top there, `HEIGHT_FLOOR` elsewhere).
 //! Invariant: the result does not depend on shape order (OR and max).
 //! Twin: `backend-gpu/shaders/rasterize.wgsl`.
 
@@ -16,7 +16,13 @@ pub fn centre_q(i: u32) -> i64 {
     i64::from(i) * i64::from(TEXEL_ONE) + i64::from(TEXEL_ONE / 2)
 }
 
-/// Whether `(px, py)` lies inside the polygon (even-odd rule, exact integers).
+/// Whether `(px, py)` lies inside the polygon or on its outline (a closed
+/// set, even-odd rule), in exact integers.
+///
+/// The outline test comes first: the crossing count alone would decide
+/// points on the outline by which way its half-open rule leans, which is not
+/// symmetric under mirroring. With it, the answer is the exact geometric one,
+/// so mirrored or rotated inputs cover mirrored or rotated texels.
 pub fn polygon_contains(vertices: &[[i32; 2]], px: i64, py: i64) -> bool {
     let mut inside = false;
     let n = vertices.len();
@@ -24,6 +30,10 @@ pub fn polygon_contains(vertices: &[[i32; 2]], px: i64, py: i64) -> bool {
         let a = vertices[i];
         let b = vertices[(i + 1) % n];
         let (ax, ay, bx, by) = (i64::from(a[0]), i64::from(a[1]), i64::from(b[0]), i64::from(b[1]));
+        // On this edge: collinear and inside its bounding box.
+        if (px - ax) * (by - ay) == (py - ay) * (bx - ax) && px >= ax.min(bx) && px <= ax.max(bx) && py >= ay.min(by) && py <= ay.max(by) {
+            return true;
+        }
         if (ay > py) != (by > py) {
             // Crossing x of the edge at py lies right of px?
             let lhs = (px - ax) * (by - ay);
@@ -148,5 +158,8 @@ mod tests {
         assert!(polygon_contains(&v, 20, 4));
         assert!(polygon_contains(&v, 4, 20));
         assert!(!polygon_contains(&v, 20, 20));
+        // The outline belongs to the shape, from either side.
+        assert!(polygon_contains(&v, 24, 4) && polygon_contains(&v, 16, 8) && polygon_contains(&v, 0, 24) && polygon_contains(&v, 8, 16));
+        assert!(!polygon_contains(&v, 25, 4) && !polygon_contains(&v, 16, 9));
     }
 }
