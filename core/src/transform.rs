@@ -301,10 +301,19 @@ mod tests {
     fn expand_keeps_yaw_and_contains_point() {
         let a = area(30.0);
         let b = a.expanded_to_include(Vec3::new(100.0, 50.0, 0.0));
-        let t = AreaTransform::new(&b, 256, 256);
+        // The point lies on the grown box's edge (within rounding of f32 extents).
+        let (w, h) = grid_size(&b, 256, 0).unwrap();
+        let t = AreaTransform::new(&b, w, h);
         let (tx, ty) = t.world_to_texel(100.0, 50.0);
-        let (w, h) = (256.0 * 1.0001, f64::from(b.extents.y) / f64::from(b.extents.x) * 256.0 * 1.0001);
-        assert!(tx >= -1e-3 && tx <= w && ty >= -1e-3 && ty <= h, "{tx} {ty}");
+        let slack = 0.01 * f64::from(h);
+        assert!(tx >= -slack && tx <= f64::from(w) + slack && ty >= -slack && ty <= f64::from(h) + slack, "{tx} {ty} in {w}x{h}");
+        // The old box's corners are inside the new one.
+        let (sn, cs) = sin_cos_degrees(30.0);
+        for (u, v) in [(-32.0, -16.0), (32.0, -16.0), (32.0, 16.0), (-32.0, 16.0)] {
+            let (x, y) = (10.0 + u * cs - v * sn, -4.0 + u * sn + v * cs);
+            let (tx, ty) = t.world_to_texel(x, y);
+            assert!(tx >= -slack && tx <= f64::from(w) + slack && ty >= -slack && ty <= f64::from(h) + slack, "corner {u},{v}: {tx} {ty}");
+        }
         assert_eq!(b.yaw_degrees, 30.0);
     }
 }
