@@ -2,14 +2,14 @@
 //!
 //! ```text
 //! murk                                  the demo: writes pictures to murk-out/demo/
-//! murk run SCENARIO [--backend cpu] [--threads N] [--ticks N] [--stages] [--snapshot-at TICK] [--out DIR]
-//! murk resume SNAPSHOT [--backend cpu] [--threads N] [--ticks N] [--stages] [--out DIR]
+//! murk run SCENARIO [--backend cpu|gpu|auto] [--compare cpu|gpu|auto] [--threads N] [--ticks N] [--stages] [--snapshot-at TICK] [--out DIR]
+//! murk resume SNAPSHOT [--backend cpu|gpu|auto] [--threads N] [--ticks N] [--stages] [--out DIR]
 //! ```
 
 mod picture;
 
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};
-use murk_core::{Backend, MurkError, Stage};
+use murk_core::{Backend, BackendChoice, MurkError, Stage};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -23,7 +23,10 @@ USAGE:
     murk --help
 
 OPTIONS (run):
-    --backend cpu             backend (cpu)
+    --backend cpu|gpu|auto    backend (default: the scenario's, else cpu); auto
+                              takes the GPU when there is one and says why not
+    --compare cpu|gpu|auto    (run) run a second backend alongside and report
+                              agreement, or the first differing tick, pass and texel
     --threads N               worker threads of the CPU backend (default: all cores)
     --ticks N                 ticks to run (default: the scenario's)
     --stages                  also write DIR/<instance>.<pass>.png for every pass
@@ -34,7 +37,8 @@ OPTIONS (run):
 /// Options of `murk run`.
 struct RunOptions {
     scenario: PathBuf,
-    backend: String,
+    backend: Option<BackendChoice>,
+    compare: Option<BackendChoice>,
     threads: usize,
     ticks: Option<u32>,
     stages: bool,
@@ -71,7 +75,8 @@ fn parse_run(args: &[String]) -> Result<RunOptions, String> {
     let mut it = args.iter();
     let mut opts = RunOptions {
         scenario: PathBuf::new(),
-        backend: "cpu".into(),
+        backend: None,
+        compare: None,
         threads: default_threads(),
         ticks: None,
         stages: false,
@@ -82,7 +87,14 @@ fn parse_run(args: &[String]) -> Result<RunOptions, String> {
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
         match a.as_str() {
-            "--backend" => opts.backend = value("--backend")?,
+            "--backend" => {
+                let v = value("--backend")?;
+                opts.backend = Some(v.parse().map_err(|_| format!("invalid --backend = {v}: must be cpu, gpu or auto"))?);
+            }
+            "--compare" => {
+                let v = value("--compare")?;
+                opts.compare = Some(v.parse().map_err(|_| format!("invalid --compare = {v}: must be cpu, gpu or auto"))?);
+            }
             "--threads" => {
                 let v = value("--threads")?;
                 opts.threads = v.parse().ok().filter(|&n| n > 0).ok_or_else(|| format!("invalid --threads = {v}: must be a positive integer"))?;
@@ -109,10 +121,15 @@ fn parse_run(args: &[String]) -> Result<RunOptions, String> {
     Ok(opts)
 }
 
-fn make_backend(name: &str, threads: usize) -> Result<Box<dyn Backend>, String> {
-    match name {
-        "cpu" => Ok(Box::new(murk_cpu::CpuBackend::new(threads).map_err(|e| e.to_string())?)),
-        other => Err(format!("invalid --backend = {other}: this build has the backend `cpu`")),
+fn make_backend(choice: BackendChoice, threads: usize) -> Result<(Box<dyn Backend>, String), String> {
+    murk_cli::select_backend(choice, threads).map_err(|e| format!("--backend {}: {e}", choice_name(choice)))
+}
+
+fn choice_name(c: BackendChoice) -> &'static str {
+    match c {
+        BackendChoice::Cpu => "cpu",
+        BackendChoice::Gpu => "gpu",
+        BackendChoice::Auto => "auto",
     }
 }
 
@@ -156,7 +173,14 @@ fn run(opts: &RunOptions) -> Result<(), String> {
     }
     let base = opts.scenario.parent().unwrap_or(Path::new("."));
     let files = ScenarioFiles::load(&scenario, base).map_err(err)?;
-    let backend = make_backend(&opts.backend, opts.threads)?;
+    let choice = opts.backend.or(scenario.backend).unwrap_or_default();
+    let (backend, chosen) = make_backend(choice, opts.threads)?;
+    eprintln!("murk: backend: {chosen}");
+    if let Some(other) = opts.compare {
+        let (second, line) = make_backend(other, opts.threads)?;
+        eprintln!("murk: comparing with: {line}");
+        return compare(scenario, &files, backend, second);
+    }
     let mut runner = ScenarioRunner::new(scenario, &files, backend).map_err(err)?;
     let ticks = runner.scenario().ticks;
     let stem = opts.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
@@ -175,7 +199,7 @@ fn run(opts: &RunOptions) -> Result<(), String> {
 /// Writes the pictures and `summary.json` of a run.
 fn finish(runner: &mut ScenarioRunner, opts: &RunOptions, out: &Path, records: &[TickRecord]) -> Result<(), String> {
     let written = picture::write_outputs(runner, out, opts.stages)?;
-    let summary = picture::summary(runner, &opts.backend, opts.threads, records)?;
+    let summary = picture::summary(runner, opts.threads, records)?;
     let summary_path = out.join("summary.json");
     std::fs::write(&summary_path, serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?)
         .map_err(|e| format!("cannot write {}: {e}", summary_path.display()))?;
@@ -185,9 +209,37 @@ fn finish(runner: &mut ScenarioRunner, opts: &RunOptions, out: &Path, records: &
     Ok(())
 }
 
+/// Runs the scenario on two backends tick by tick and compares every pass
+/// of every instance; reports agreement or the first difference.
+fn compare(scenario: Scenario, files: &ScenarioFiles, a: Box<dyn Backend>, b: Box<dyn Backend>) -> Result<(), String> {
+    let ticks = scenario.ticks;
+    let mut first = ScenarioRunner::new(scenario.clone(), files, a).map_err(err)?;
+    let mut second = ScenarioRunner::new(scenario, files, b).map_err(err)?;
+    let (na, nb) = (first.backend_name(), second.backend_name());
+    for tick in 0..ticks {
+        first.step().map_err(|e| format!("{na}, tick {tick}: {e}"))?;
+        second.step().map_err(|e| format!("{nb}, tick {tick}: {e}"))?;
+        for name in first.fog().instance_names() {
+            for stage in Stage::ALL {
+                let x = first.fog().read_stage(&name, stage).map_err(err)?;
+                let y = second.fog().read_stage(&name, stage).map_err(err)?;
+                if let Some((tx, ty)) = x.first_difference(&y) {
+                    return Err(format!(
+                        "{na} and {nb} differ at tick {tick}, instance `{name}`, pass `{}`, first at texel ({tx}, {ty})",
+                        stage.name()
+                    ));
+                }
+            }
+        }
+    }
+    println!("{na} and {nb} agree: every pass of every instance, byte for byte, for {ticks} ticks");
+    Ok(())
+}
+
 fn resume(opts: &RunOptions) -> Result<(), String> {
     let bytes = std::fs::read(&opts.scenario).map_err(|e| format!("cannot read {}: {e}", opts.scenario.display()))?;
-    let backend = make_backend(&opts.backend, opts.threads)?;
+    let (backend, chosen) = make_backend(opts.backend.unwrap_or_default(), opts.threads)?;
+    eprintln!("murk: backend: {chosen}");
     let mut runner = ScenarioRunner::resume(&bytes, backend).map_err(|e| format!("{}: {e}", opts.scenario.display()))?;
     let done = runner.ticks_done();
     let ticks = opts.ticks.unwrap_or(runner.scenario().ticks.saturating_sub(done));
@@ -205,7 +257,7 @@ const DEMO_MAP: &str = include_str!("../../assets/maps/lak303d.map");
 fn demo() -> Result<(), String> {
     let scenario = Scenario::parse(DEMO_SCENARIO, "json", "built-in demo").map_err(err)?;
     let files = ScenarioFiles { map: Some(murk_core::movingai::MovingAiMap::parse(DEMO_MAP, "lak303d.map").map_err(err)?), ..Default::default() };
-    let backend = make_backend("cpu", default_threads())?;
+    let (backend, _) = make_backend(BackendChoice::Cpu, default_threads())?;
     let mut runner = ScenarioRunner::new(scenario, &files, backend).map_err(err)?;
     let ticks = runner.scenario().ticks;
     println!("murk demo: {}", runner.scenario().name);

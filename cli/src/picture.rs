@@ -75,7 +75,7 @@ fn shortest<T: serde::Serialize>(v: &T) -> Result<Value, String> {
 }
 
 /// The `summary.json` document.
-pub fn summary(runner: &mut ScenarioRunner, backend: &str, threads: usize, records: &[TickRecord]) -> Result<Value, String> {
+pub fn summary(runner: &mut ScenarioRunner, threads: usize, records: &[TickRecord]) -> Result<Value, String> {
     let mut instances = Vec::new();
     for name in runner.fog().instance_names() {
         let desc = runner.fog().instance(&name).map_err(err)?.clone();
@@ -96,8 +96,7 @@ pub fn summary(runner: &mut ScenarioRunner, backend: &str, threads: usize, recor
     let s = runner.scenario();
     Ok(json!({
         "scenario": s.name,
-        "backend": backend,
-        "backend_detail": runner.backend_name(),
+        "backend": runner.backend_name(),
         "threads": threads,
         "tick_us": runner.scenario().tick_us,
         "ticks": records.len(),

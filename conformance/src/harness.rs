@@ -10,7 +10,7 @@
 
 use murk_core::fixed::Fnv64;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
-use murk_core::{Backend, InstanceStats, RayMethod, Stage, StageData, StageImage};
+use murk_core::{Backend, InstanceStats, RayMethod, Stage, StageImage};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -63,6 +63,14 @@ pub fn cpu_variants() -> Vec<Variant> {
             make: Box::new(move || Box::new(murk_cpu::CpuBackend::new(threads).expect("thread pool")) as Box<dyn Backend>),
         })
         .collect()
+}
+
+/// The GPU backend on the first adapter, sharing one device across cases;
+/// an error says why there is none.
+pub fn gpu_variant() -> Result<(Variant, String), String> {
+    let shared = murk_gpu::SharedGpu::new().map_err(|e| e.to_string())?;
+    let adapter = shared.adapter();
+    Ok((Variant { name: format!("gpu[{adapter}]"), make: Box::new(move || shared.backend()) }, adapter))
 }
 
 /// One recorded pass.
@@ -171,24 +179,9 @@ pub fn load_manifest() -> Result<Value, String> {
     serde_json::from_str(&text).map_err(|e| format!("cannot parse {}: {e}", path.display()))
 }
 
-/// Size in bytes of one texel of a stage.
-fn texel_size(image: &StageImage) -> usize {
-    match image.data {
-        StageData::U8(_) => 1,
-        StageData::U16(_) => 2,
-        StageData::I32(_) | StageData::U32(_) => 4,
-    }
-}
-
 /// The first texel at which two images differ, as `(x, y)`.
 pub fn first_difference(a: &StageImage, b: &StageImage) -> Option<(u32, u32)> {
-    if (a.width, a.height) != (b.width, b.height) {
-        return Some((0, 0));
-    }
-    let (x, y) = (a.bytes(), b.bytes());
-    let size = texel_size(a);
-    let i = x.chunks(size).zip(y.chunks(size)).position(|(p, q)| p != q)?;
-    Some((i as u32 % a.width.max(1), i as u32 / a.width.max(1)))
+    a.first_difference(b)
 }
 
 /// Writes a 16-bit grayscale PNG.
@@ -221,7 +214,8 @@ pub fn read_png16(path: &Path) -> Result<(u32, u32, Vec<u16>), String> {
 
 /// Writes actual, expected and difference images of a mismatch; returns the folder.
 fn write_mismatch_images(variant: &str, case: &str, actual: &StageRecord, expected: &StageImage) -> Result<PathBuf, String> {
-    let dir = failures_dir().join(variant).join(case);
+    let safe: String = variant.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    let dir = failures_dir().join(safe).join(case);
     let stem = format!("{}.t{}.{}", actual.instance, actual.tick, actual.stage.name());
     let a = actual.image.to_gray16();
     let e = expected.to_gray16();
@@ -285,6 +279,7 @@ pub fn check_case(path: &Path, variant: &Variant, manifest: &Value) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+    use murk_core::StageData;
 
     #[test]
     fn first_difference_names_the_texel() {

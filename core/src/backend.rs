@@ -116,6 +116,23 @@ impl StageImage {
         }
     }
 
+    /// The first texel `(x, y)` at which two images differ (`(0, 0)` when
+    /// their sizes differ), or `None` when they are equal.
+    pub fn first_difference(&self, other: &StageImage) -> Option<(u32, u32)> {
+        if (self.width, self.height) != (other.width, other.height) || std::mem::discriminant(&self.data) != std::mem::discriminant(&other.data) {
+            return Some((0, 0));
+        }
+        let size = match self.data {
+            StageData::U8(_) => 1,
+            StageData::U16(_) => 2,
+            StageData::I32(_) | StageData::U32(_) => 4,
+        };
+        let (a, b) = (self.bytes(), other.bytes());
+        let i = a.chunks(size).zip(b.chunks(size)).position(|(p, q)| p != q)?;
+        let w = self.width.max(1);
+        Some((i as u32 % w, i as u32 / w))
+    }
+
     /// A 16-bit grayscale rendering for pictures (not for comparison):
     /// coverage 0/1 becomes 0/65535, heights are offset to mid-gray, squared
     /// distances become distances scaled by 1024.
@@ -156,4 +173,29 @@ pub trait Backend: Send {
     fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>>;
     /// Restores textures written by [`Backend::export_textures`]; checks names and sizes first.
     fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()>;
+}
+
+/// Which backend to run on, chosen at run time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendChoice {
+    /// The CPU reference.
+    #[default]
+    Cpu,
+    /// The GPU backend; an error where no adapter exists.
+    Gpu,
+    /// The GPU when an adapter exists, else the CPU (the reason is reported).
+    Auto,
+}
+
+impl std::str::FromStr for BackendChoice {
+    type Err = crate::error::MurkError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "cpu" => Ok(Self::Cpu),
+            "gpu" => Ok(Self::Gpu),
+            "auto" => Ok(Self::Auto),
+            other => Err(crate::error::MurkError::invalid("backend", other, "must be cpu, gpu or auto")),
+        }
+    }
 }

@@ -1,7 +1,9 @@
 //! What core hands a backend: inputs already projected to texel space.
 //!
-//! The `#[repr(C)]` structs here are the GPU-visible layout; the GPU backend
-//! mirrors them in WGSL. All fields are integers (see [`crate::fixed`]).
+//! The `#[repr(C)]` structs here are the GPU-visible layout, defined once; the
+//! GPU backend mirrors them in `backend-gpu/shaders/common.wgsl`, and a test
+//! there checks sizes and offsets against this file. All fields are integers
+//! (see [`crate::fixed`]).
 
 use crate::binning::TileBins;
 use crate::fixed::Fnv64;
@@ -9,7 +11,7 @@ use crate::profile::RayMethod;
 
 /// A vision source in texel space.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct SourceTexel {
     /// Position, Q3 texels.
     pub x: i32,
@@ -51,7 +53,7 @@ impl SourceTexel {
 
 /// A circular blocker in texel space.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct CircleTexel {
     /// Centre, Q3 texels.
     pub x: i32,
@@ -65,7 +67,7 @@ pub struct CircleTexel {
 
 /// A polygon blocker: `count` vertices from `first` in [`OcclusionInput::vertices`].
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct PolygonTexel {
     /// First vertex index.
     pub first: u32,
@@ -205,4 +207,67 @@ impl OcclusionInput {
         }
         h.finish()
     }
+}
+
+/// Per-instance parameters of every GPU pass (one uniform block; WGSL twin:
+/// `FrameParams` in `backend-gpu/shaders/common.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct FrameParams {
+    /// Internal grid width.
+    pub width: u32,
+    /// Internal grid height.
+    pub height: u32,
+    /// Output width.
+    pub out_width: u32,
+    /// Output height.
+    pub out_height: u32,
+    /// Tile side of the bins.
+    pub tile_size: u32,
+    /// Tiles along X.
+    pub tiles_x: u32,
+    /// Ray method code ([`RayMethod::code`]).
+    pub method: u32,
+    /// Target height, height units.
+    pub target_height: i32,
+    /// Distance-field width.
+    pub df_width: u32,
+    /// Distance-field height.
+    pub df_height: u32,
+    /// Distance-field downscale.
+    pub df_scale: u32,
+    /// Soft-shadow sharpness, Q8 (0 = hard).
+    pub soft_shadow_k_q8: u32,
+    /// Distance-field jitter, mask scale.
+    pub df_jitter: u32,
+    /// Mip levels above level 0.
+    pub mip_levels: u32,
+    /// Blur kernel radius.
+    pub blur_radius: u32,
+    /// Memory decay this recompute.
+    pub forget_step: u32,
+    /// Fade-in this recompute.
+    pub fade_in_step: u32,
+    /// Relax this recompute.
+    pub relax_step: u32,
+    /// Explored value, mask scale.
+    pub explored_value: u32,
+    /// Memory contribution, mask scale.
+    pub show_memory_alpha: u32,
+    /// 1 when memory is frozen.
+    pub freeze_memory: u32,
+    /// Blend factor, Q16.
+    pub blend_t: u32,
+    /// Circle blockers.
+    pub circle_count: u32,
+    /// Polygon blockers.
+    pub polygon_count: u32,
+    /// 1 when a capture is bound.
+    pub has_capture: u32,
+    /// Output texels per internal texel along each axis (`1 << lod`).
+    pub lod_scale: u32,
+    /// Padding to a multiple of 16 bytes.
+    pub pad0: u32,
+    /// Padding to a multiple of 16 bytes.
+    pub pad1: u32,
 }

@@ -45,14 +45,14 @@ pub mod subsystem;
 pub mod transform;
 pub mod zlayer;
 
-pub use backend::{Backend, InstanceDims, InstanceKey, Stage, StageData, StageImage};
+pub use backend::{Backend, BackendChoice, InstanceDims, InstanceKey, Stage, StageData, StageImage};
 pub use binning::{bin_sources, TileBins};
 pub use components::{
     AntiVision, Blocker, BlockerShape, CaptureMode, Cone, Ghost, HeightCapture, HeightLayer, HideMode, Mobility, Position, StealthActor, TeamMask,
     TransientReveal, VisibilityPolicy, VisionSource,
 };
 pub use error::{MurkError, Result};
-pub use frame::{BlurKernel, CircleTexel, OcclusionInput, PolygonTexel, RecomputeInput, RecomputeReport, SourceTexel};
+pub use frame::{BlurKernel, CircleTexel, FrameParams, OcclusionInput, PolygonTexel, RecomputeInput, RecomputeReport, SourceTexel};
 pub use glam;
 pub use hecs;
 pub use profile::{Profile, ProfileQ, RayMethod};

@@ -32,6 +32,16 @@ pub enum RayMethod {
 }
 
 impl RayMethod {
+    /// The method's code in [`crate::frame::FrameParams::method`].
+    pub fn code(self) -> u32 {
+        match self {
+            RayMethod::None => 0,
+            RayMethod::StepScan => 1,
+            RayMethod::Dda => 2,
+            RayMethod::HierarchicalDda => 3,
+            RayMethod::DistanceField => 4,
+        }
+    }
     /// Whether the method reads the coverage mip chain.
     pub fn needs_mips(self) -> bool {
         self == RayMethod::HierarchicalDda

@@ -35,6 +35,9 @@ pub struct Scenario {
     pub tick_us: u32,
     /// Ticks to run.
     pub ticks: u32,
+    /// Backend to run on when the command line does not say (`cpu`, `gpu`, `auto`).
+    #[serde(default)]
+    pub backend: Option<crate::backend::BackendChoice>,
     /// A Moving AI map loaded as a height capture.
     #[serde(default)]
     pub map: Option<MapSpec>,

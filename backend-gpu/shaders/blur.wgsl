@@ -1,0 +1,31 @@
+// Pass 6, blur: one separable Gaussian step per dispatch; pass.a = 0 for X,
+// 1 for Y. Edges clamp; (sum(w * v) + 32768) >> 16 with weights summing to
+// 65536. Twin: backend-cpu/src/passes/blur.rs.
+
+@group(0) @binding(0) var<uniform> params: FrameParams;
+@group(0) @binding(1) var<uniform> pass_params: PassParams;
+@group(0) @binding(2) var<storage, read> weights: array<u32>;
+@group(0) @binding(3) var<storage, read> src: array<u32>;
+@group(0) @binding(4) var<storage, read_write> dst: array<u32>;
+
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let w = i32(params.width);
+    let h = i32(params.height);
+    if (id.x >= params.width || id.y >= params.height) {
+        return;
+    }
+    let r = i32(params.blur_radius);
+    var acc = 32768u;
+    for (var j = 0; j <= 2 * r; j = j + 1) {
+        var sx = i32(id.x);
+        var sy = i32(id.y);
+        if (pass_params.a == 0u) {
+            sx = clamp(sx + j - r, 0, w - 1);
+        } else {
+            sy = clamp(sy + j - r, 0, h - 1);
+        }
+        acc = acc + weights[j] * src[u32(sy) * params.width + u32(sx)];
+    }
+    dst[id.y * params.width + id.x] = acc >> 16u;
+}

@@ -1,0 +1,598 @@
+//! # murk-gpu
+//!
+//! The GPU backend of murk: every pass of DESIGN section 3 as a WGSL compute
+//! shader (`shaders/<pass>.wgsl`, set up by `src/passes/<pass>.rs`), in the
+//! integer arithmetic of the CPU reference, so both give the same bytes for
+//! every pass, tick and case of the conformance suite.
+//!
+//! * Buffers, not textures: every texel is a `u32` (masks) or `i32`
+//!   (heights) in a storage buffer; buffers come from a pool by size and go
+//!   back to it when an instance is destroyed.
+//! * Only what the ray method needs is built: the mip chain for Hierarchical
+//!   DDA, the distance field for the Distance Field method.
+//! * A recompute (occlusion when dirty, then visibility through upscale) is
+//!   one submission; the per-tick blend is another. The recompute waits for
+//!   a 4-byte "changed" flag, which the recompute rules need.
+//!
+//! [`GpuBackend::new`] fails with a clear error where no adapter exists; pick
+//! `auto` in the CLI to fall back to the CPU.
+
+mod context;
+pub mod passes;
+
+pub use context::{module_names, wgsl_source};
+
+use context::{gpu_error, Context};
+use murk_core::backend::{InstanceDims, InstanceKey, Stage, StageData, StageImage};
+use murk_core::{Backend, FrameParams, OcclusionInput, RecomputeInput, RecomputeReport, Result};
+use passes::distance_field::FieldBuffers;
+use std::collections::BTreeMap;
+
+/// The buffers of one instance.
+pub struct Textures {
+    dims: InstanceDims,
+    frame: FrameParams,
+    params: wgpu::Buffer,
+    coverage: wgpu::Buffer,
+    height: wgpu::Buffer,
+    levels: wgpu::Buffer,
+    level_table: wgpu::Buffer,
+    mip_params: Vec<wgpu::Buffer>,
+    field: wgpu::Buffer,
+    field_scratch: Option<[wgpu::Buffer; 4]>,
+    visibility: wgpu::Buffer,
+    blurred: wgpu::Buffer,
+    scratch: wgpu::Buffer,
+    memory: wgpu::Buffer,
+    composed: wgpu::Buffer,
+    upscaled: wgpu::Buffer,
+    start: wgpu::Buffer,
+    final_mask: wgpu::Buffer,
+    flags: wgpu::Buffer,
+    blur_x: wgpu::Buffer,
+    blur_y: wgpu::Buffer,
+}
+
+impl Textures {
+    fn texels(&self) -> u64 {
+        u64::from(self.dims.width * self.dims.height)
+    }
+    fn out_texels(&self) -> u64 {
+        u64::from(self.dims.out_width * self.dims.out_height)
+    }
+    /// The pooled storage buffers, for returning them.
+    fn storage(self) -> Vec<wgpu::Buffer> {
+        let mut v = vec![
+            self.coverage,
+            self.height,
+            self.levels,
+            self.level_table,
+            self.field,
+            self.visibility,
+            self.blurred,
+            self.scratch,
+            self.memory,
+            self.composed,
+            self.upscaled,
+            self.start,
+            self.final_mask,
+            self.flags,
+        ];
+        if let Some(s) = self.field_scratch {
+            v.extend(s);
+        }
+        v
+    }
+}
+
+/// The GPU backend.
+pub struct GpuBackend {
+    ctx: Context,
+    instances: BTreeMap<InstanceKey, Textures>,
+}
+
+impl GpuBackend {
+    /// Opens the GPU (Vulkan) and compiles every pass; an error says why not.
+    pub fn new() -> Result<Self> {
+        Ok(Self { ctx: Context::new()?, instances: BTreeMap::new() })
+    }
+
+    /// Adapter name, driver and backend, e.g. `llvmpipe (LLVM 15.0.6, 256 bits) [Vulkan, Mesa 22.3.6]`.
+    pub fn adapter(&self) -> String {
+        let a = &self.ctx.adapter;
+        format!("{} [{:?}, {} {}]", a.name, a.backend, a.driver, a.driver_info)
+    }
+
+    /// Storage buffers ever allocated (the pool reuses them; this stays flat
+    /// when instances are created and destroyed over and over).
+    pub fn allocated_buffers(&self) -> usize {
+        self.ctx.allocated
+    }
+
+    fn textures(&self, key: InstanceKey) -> Result<&Textures> {
+        self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))
+    }
+
+    fn read_u16(&self, b: &wgpu::Buffer, n: u64) -> Result<Vec<u16>> {
+        Ok(self.ctx.read_u32(b, n as usize)?.into_iter().map(|v| v as u16).collect())
+    }
+
+    fn read_mips(&self, t: &Textures) -> Result<(u32, u32, Vec<Vec<u8>>)> {
+        let table = passes::mips::layout(t.dims.width, t.dims.height);
+        if t.frame.mip_levels == 0 {
+            return Ok((t.dims.width, t.dims.height, Vec::new()));
+        }
+        let (last_offset, lw, lh) = *table.last().expect("level 0 exists");
+        let all = self.ctx.read_u32(&t.levels, (last_offset + lw * lh) as usize)?;
+        let levels = table[1..].iter().map(|&(o, w, h)| all[o as usize..(o + w * h) as usize].iter().map(|&v| v as u8).collect()).collect();
+        Ok((t.dims.width, t.dims.height, levels))
+    }
+}
+
+fn zeroed(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, bytes: u64) -> wgpu::Buffer {
+    let b = ctx.take(bytes);
+    enc.clear_buffer(&b, 0, None);
+    b
+}
+
+impl Backend for GpuBackend {
+    fn name(&self) -> String {
+        format!("gpu[{}]", self.ctx.adapter.name)
+    }
+
+    fn create_instance(&mut self, key: InstanceKey, dims: InstanceDims) -> Result<()> {
+        let ctx = &mut self.ctx;
+        let n = u64::from(dims.width * dims.height) * 4;
+        let on = u64::from(dims.out_width * dims.out_height) * 4;
+        let mut enc = ctx.encoder();
+        let frame = FrameParams {
+            width: dims.width,
+            height: dims.height,
+            out_width: dims.out_width,
+            out_height: dims.out_height,
+            lod_scale: dims.out_width / dims.width,
+            ..FrameParams::default()
+        };
+        let t = Textures {
+            dims,
+            frame,
+            params: ctx.uniform(bytemuck::bytes_of(&frame)),
+            coverage: zeroed(ctx, &mut enc, n),
+            height: zeroed(ctx, &mut enc, n),
+            levels: zeroed(ctx, &mut enc, 16),
+            level_table: zeroed(ctx, &mut enc, 16),
+            mip_params: Vec::new(),
+            field: zeroed(ctx, &mut enc, 16),
+            field_scratch: None,
+            visibility: zeroed(ctx, &mut enc, n),
+            blurred: zeroed(ctx, &mut enc, n),
+            scratch: zeroed(ctx, &mut enc, n),
+            memory: zeroed(ctx, &mut enc, n),
+            composed: zeroed(ctx, &mut enc, n),
+            upscaled: zeroed(ctx, &mut enc, on),
+            start: zeroed(ctx, &mut enc, on),
+            final_mask: zeroed(ctx, &mut enc, on),
+            flags: zeroed(ctx, &mut enc, 16),
+            blur_x: ctx.uniform(bytemuck::cast_slice(&[0u32; 4])),
+            blur_y: ctx.uniform(bytemuck::cast_slice(&[1u32, 0, 0, 0])),
+        };
+        ctx.submit(enc)?;
+        if let Some(old) = self.instances.insert(key, t) {
+            for b in old.storage() {
+                self.ctx.give(b);
+            }
+        }
+        Ok(())
+    }
+
+    fn destroy_instance(&mut self, key: InstanceKey) {
+        if let Some(t) = self.instances.remove(&key) {
+            for b in t.storage() {
+                self.ctx.give(b);
+            }
+        }
+    }
+
+    fn build_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput) -> Result<()> {
+        let mut t = self.instances.remove(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let result = build_occlusion(&mut self.ctx, &mut t, input);
+        self.instances.insert(key, t);
+        result
+    }
+
+    fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
+        let textures = self.export_textures(from)?;
+        let occlusion: Vec<(String, StageImage)> =
+            textures.into_iter().filter(|(n, _)| n == "coverage" || n == "height" || n.starts_with("mip") || n == "distance_field").collect();
+        let mut t = self.instances.remove(&to).ok_or_else(|| gpu_error(format!("no instance with key {to}")))?;
+        let result = import_occlusion(&mut self.ctx, &mut t, &occlusion);
+        self.instances.insert(to, t);
+        result
+    }
+
+    fn recompute(&mut self, key: InstanceKey, input: &RecomputeInput) -> Result<RecomputeReport> {
+        let ctx = &mut self.ctx;
+        let t = self.instances.get_mut(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let f = &mut t.frame;
+        f.tile_size = input.bins.tile_size;
+        f.tiles_x = input.bins.tiles_x;
+        f.method = input.method.code();
+        f.target_height = input.target_height;
+        f.df_scale = input.df_scale;
+        f.soft_shadow_k_q8 = input.soft_shadow_k_q8;
+        f.df_jitter = u32::from(input.df_jitter);
+        f.blur_radius = input.blur.radius() as u32;
+        f.forget_step = input.forget_step;
+        f.freeze_memory = u32::from(input.freeze_memory);
+        f.fade_in_step = input.fade_in_step;
+        f.relax_step = input.relax_step;
+        f.explored_value = u32::from(input.explored_value);
+        f.show_memory_alpha = u32::from(input.show_memory_alpha);
+        ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
+        let mut enc = ctx.encoder();
+        enc.clear_buffer(&t.flags, 0, None);
+        let mut recycle = passes::visibility::record(ctx, &mut enc, t, input);
+        recycle.extend(passes::blur::record(ctx, &mut enc, t, &input.blur));
+        passes::memory::record(ctx, &mut enc, t);
+        passes::compose::record(ctx, &mut enc, t);
+        passes::upscale::record(ctx, &mut enc, t);
+        enc.copy_buffer_to_buffer(&t.final_mask, 0, &t.start, 0, t.out_texels() * 4);
+        ctx.submit(enc)?;
+        for b in recycle {
+            ctx.give(b);
+        }
+        let changed = ctx.read_u32(&t.flags, 1)?[0] != 0;
+        Ok(RecomputeReport { changed })
+    }
+
+    fn blend(&mut self, key: InstanceKey, t_q16: u32) -> Result<()> {
+        let ctx = &mut self.ctx;
+        let t = self.instances.get_mut(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        t.frame.blend_t = t_q16;
+        ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
+        let mut enc = ctx.encoder();
+        passes::blend::record(ctx, &mut enc, t);
+        ctx.submit(enc)
+    }
+
+    fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage> {
+        let t = self.textures(key)?;
+        let d = t.dims;
+        let n = t.texels();
+        let on = t.out_texels();
+        let (width, height, data) = match stage {
+            Stage::Coverage => (d.width, d.height, StageData::U8(self.ctx.read_u32(&t.coverage, n as usize)?.into_iter().map(|v| v as u8).collect())),
+            Stage::Height => (d.width, d.height, StageData::I32(self.ctx.read_u32(&t.height, n as usize)?.into_iter().map(|v| v as i32).collect())),
+            Stage::Mips => {
+                // The CPU's atlas: levels 1.. side by side, level 1 at the left.
+                let (w0, h0, levels) = self.read_mips(t)?;
+                let table = passes::mips::layout(w0, h0);
+                let (w, h) = (w0.div_ceil(2).max(1), h0.div_ceil(2).max(1));
+                let total_w: u32 = if levels.is_empty() { w } else { table[1..].iter().map(|l| l.1).sum::<u32>().max(w) };
+                let mut atlas = vec![0u8; (total_w * h) as usize];
+                let mut x0 = 0;
+                for (texels, &(_, lw, lh)) in levels.iter().zip(&table[1..]) {
+                    for y in 0..lh {
+                        for x in 0..lw {
+                            atlas[(y * total_w + x0 + x) as usize] = texels[(y * lw + x) as usize];
+                        }
+                    }
+                    x0 += lw;
+                }
+                (total_w, h, StageData::U8(atlas))
+            }
+            Stage::DistanceField => {
+                let (dw, dh) = (t.frame.df_width, t.frame.df_height);
+                (dw, dh, StageData::U32(if dw * dh == 0 { Vec::new() } else { self.ctx.read_u32(&t.field, (dw * dh) as usize)? }))
+            }
+            Stage::Visibility => (d.width, d.height, StageData::U16(self.read_u16(&t.visibility, n)?)),
+            Stage::Blur => (d.width, d.height, StageData::U16(self.read_u16(&t.blurred, n)?)),
+            Stage::Memory => (d.width, d.height, StageData::U16(self.read_u16(&t.memory, n)?)),
+            Stage::Compose => (d.width, d.height, StageData::U16(self.read_u16(&t.composed, n)?)),
+            Stage::Upscale => (d.out_width, d.out_height, StageData::U16(self.read_u16(&t.upscaled, on)?)),
+            Stage::Final => (d.out_width, d.out_height, StageData::U16(self.read_u16(&t.final_mask, on)?)),
+        };
+        Ok(StageImage { width, height, data })
+    }
+
+    fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
+        let d = self.textures(key)?.dims;
+        let mut indices = Vec::with_capacity(texels.len());
+        for &[x, y] in texels {
+            if x >= d.out_width || y >= d.out_height {
+                return Err(murk_core::MurkError::invalid(
+                    "texel",
+                    format!("({x}, {y})"),
+                    format!("must lie inside {}x{}", d.out_width, d.out_height),
+                ));
+            }
+            indices.push(y * d.out_width + x);
+        }
+        if indices.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ctx = &mut self.ctx;
+        let t = self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        // A buffer sized exactly, so arrayLength() is the query count.
+        let list = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("murk query texels"),
+            size: indices.len() as u64 * 4,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        ctx.queue.write_buffer(&list, 0, bytemuck::cast_slice(&indices));
+        let results = ctx.take(indices.len() as u64 * 4);
+        let mut enc = ctx.encoder();
+        let g = ctx.bind("sample.main", &[&list, &t.final_mask, &results]);
+        ctx.dispatch(&mut enc, "sample.main", &g, passes::groups(indices.len() as u32, 64), 1);
+        ctx.submit(enc)?;
+        let values = ctx.read_u32(&results, indices.len())?;
+        ctx.give(results);
+        Ok(values.into_iter().map(|v| v as u16).collect())
+    }
+
+    fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
+        let mut out =
+            vec![("coverage".to_string(), self.read_stage(key, Stage::Coverage)?), ("height".to_string(), self.read_stage(key, Stage::Height)?)];
+        let t = self.textures(key)?;
+        let (_, _, levels) = self.read_mips(t)?;
+        let table = passes::mips::layout(t.dims.width, t.dims.height);
+        for (i, (texels, &(_, w, h))) in levels.into_iter().zip(&table[1..]).enumerate() {
+            out.push((format!("mip{}", i + 1), StageImage { width: w, height: h, data: StageData::U8(texels) }));
+        }
+        out.push(("distance_field".into(), self.read_stage(key, Stage::DistanceField)?));
+        for (name, stage) in [
+            ("visibility", Stage::Visibility),
+            ("blur", Stage::Blur),
+            ("memory", Stage::Memory),
+            ("compose", Stage::Compose),
+            ("upscale", Stage::Upscale),
+        ] {
+            out.push((name.into(), self.read_stage(key, stage)?));
+        }
+        let t = self.textures(key)?;
+        let (d, on) = (t.dims, t.out_texels());
+        out.push(("start".into(), StageImage { width: d.out_width, height: d.out_height, data: StageData::U16(self.read_u16(&t.start, on)?) }));
+        out.push(("final".into(), self.read_stage(key, Stage::Final)?));
+        Ok(out)
+    }
+
+    fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()> {
+        let mut t = self.instances.remove(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let result = import_all(&mut self.ctx, &mut t, textures);
+        self.instances.insert(key, t);
+        result
+    }
+}
+
+/// Rasterize, then the mips and the distance field when asked.
+fn build_occlusion(ctx: &mut Context, t: &mut Textures, input: &OcclusionInput) -> Result<()> {
+    if (input.width, input.height) != (t.dims.width, t.dims.height) {
+        return Err(gpu_error(format!("occlusion input is {}x{}, instance is {}x{}", input.width, input.height, t.dims.width, t.dims.height)));
+    }
+    t.frame.circle_count = input.circles.len() as u32;
+    t.frame.polygon_count = input.polygons.len() as u32;
+    t.frame.has_capture = u32::from(input.capture.is_some());
+    let mut enc = ctx.encoder();
+    let table = passes::mips::layout(t.dims.width, t.dims.height);
+    if input.build_mips {
+        let (o, w, h) = *table.last().expect("level 0 exists");
+        let levels = ctx.take(u64::from(o + w * h) * 4);
+        ctx.give(std::mem::replace(&mut t.levels, levels));
+        let rows: Vec<[u32; 4]> = table.iter().map(|&(o, w, h)| [o, w, h, 0]).collect();
+        let level_table = ctx.upload(bytemuck::cast_slice(&rows));
+        ctx.give(std::mem::replace(&mut t.level_table, level_table));
+        while t.mip_params.len() < table.len() {
+            t.mip_params.push(ctx.uniform(&[0u8; 16]));
+        }
+        t.frame.mip_levels = table.len() as u32 - 1;
+    } else {
+        t.frame.mip_levels = 0;
+    }
+    let scale = input.distance_field_scale;
+    let (dw, dh) = if scale > 0 { (t.dims.width.div_ceil(scale), t.dims.height.div_ceil(scale)) } else { (0, 0) };
+    t.frame.df_width = dw;
+    t.frame.df_height = dh;
+    t.frame.df_scale = scale.max(1);
+    ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
+    let recycle = passes::rasterize::record(ctx, &mut enc, t, input);
+    if input.build_mips {
+        passes::mips::record(ctx, &mut enc, t, &t.levels, &t.mip_params);
+    }
+    if scale > 0 {
+        let n = u64::from(dw * dh) * 4;
+        let rows = u64::from((dw + 1) * dh) * 4;
+        let f =
+            FieldBuffers { coarse: ctx.take(n), vertical: ctx.take(n), envelope_v: ctx.take(rows), envelope_z: ctx.take(rows), field: ctx.take(n) };
+        passes::distance_field::record(ctx, &mut enc, t, &f, dw, dh);
+        ctx.give(std::mem::replace(&mut t.field, f.field));
+        if let Some(old) = t.field_scratch.replace([f.coarse, f.vertical, f.envelope_v, f.envelope_z]) {
+            for b in old {
+                ctx.give(b);
+            }
+        }
+    }
+    ctx.submit(enc)?;
+    for b in recycle {
+        ctx.give(b);
+    }
+    Ok(())
+}
+
+fn image_u32(img: &StageImage) -> Vec<u32> {
+    match &img.data {
+        StageData::U8(v) => v.iter().map(|&x| u32::from(x)).collect(),
+        StageData::U16(v) => v.iter().map(|&x| u32::from(x)).collect(),
+        StageData::I32(v) => v.iter().map(|&x| x as u32).collect(),
+        StageData::U32(v) => v.clone(),
+    }
+}
+
+/// Writes the occlusion textures (coverage, height, mips, distance field).
+fn import_occlusion(ctx: &mut Context, t: &mut Textures, textures: &[(String, StageImage)]) -> Result<()> {
+    let size_ok = |img: &StageImage| (img.width, img.height) == (t.dims.width, t.dims.height);
+    let mips: Vec<&StageImage> = textures.iter().filter(|(n, _)| n.starts_with("mip")).map(|(_, i)| i).collect();
+    let table = passes::mips::layout(t.dims.width, t.dims.height);
+    if !mips.is_empty() && (mips.len() != table.len() - 1 || mips.iter().zip(&table[1..]).any(|(m, l)| (m.width, m.height) != (l.1, l.2))) {
+        return Err(gpu_error("snapshot mip levels do not match the instance size"));
+    }
+    for (name, img) in textures {
+        match name.as_str() {
+            "coverage" if size_ok(img) => ctx.queue.write_buffer(&t.coverage, 0, bytemuck::cast_slice(&image_u32(img))),
+            "height" if size_ok(img) => ctx.queue.write_buffer(&t.height, 0, bytemuck::cast_slice(&image_u32(img))),
+            "distance_field" => {
+                let v = image_u32(img);
+                if !v.is_empty() {
+                    let b = ctx.upload(bytemuck::cast_slice(&v));
+                    ctx.give(std::mem::replace(&mut t.field, b));
+                }
+                t.frame.df_width = img.width;
+                t.frame.df_height = img.height;
+            }
+            m if m.starts_with("mip") => {}
+            other => return Err(gpu_error(format!("snapshot texture `{other}` is {}x{}, of the wrong kind or size", img.width, img.height))),
+        }
+    }
+    if mips.is_empty() {
+        t.frame.mip_levels = 0;
+    } else {
+        let coverage: Vec<u32> = textures.iter().find(|(n, _)| n == "coverage").map(|(_, i)| image_u32(i)).unwrap_or_default();
+        let mut all = coverage;
+        for m in &mips {
+            all.extend(image_u32(m));
+        }
+        let levels = ctx.upload(bytemuck::cast_slice(&all));
+        ctx.give(std::mem::replace(&mut t.levels, levels));
+        let rows: Vec<[u32; 4]> = table.iter().map(|&(o, w, h)| [o, w, h, 0]).collect();
+        let lt = ctx.upload(bytemuck::cast_slice(&rows));
+        ctx.give(std::mem::replace(&mut t.level_table, lt));
+        t.frame.mip_levels = table.len() as u32 - 1;
+    }
+    ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
+    ctx.submit(ctx.encoder())
+}
+
+/// Writes every texture of a snapshot, checking names and sizes first.
+fn import_all(ctx: &mut Context, t: &mut Textures, textures: &[(String, StageImage)]) -> Result<()> {
+    let d = t.dims;
+    for (name, img) in textures {
+        let internal = (img.width, img.height) == (d.width, d.height);
+        let output = (img.width, img.height) == (d.out_width, d.out_height);
+        let ok = match name.as_str() {
+            "coverage" | "height" | "visibility" | "blur" | "memory" | "compose" => internal,
+            "upscale" | "start" | "final" => output,
+            n => n.starts_with("mip") || n == "distance_field",
+        };
+        if !ok {
+            return Err(gpu_error(format!("snapshot texture `{name}` is {}x{}, of the wrong kind or size", img.width, img.height)));
+        }
+    }
+    let occlusion: Vec<(String, StageImage)> =
+        textures.iter().filter(|(n, _)| n == "coverage" || n == "height" || n.starts_with("mip") || n == "distance_field").cloned().collect();
+    import_occlusion(ctx, t, &occlusion)?;
+    for (name, img) in textures {
+        let target = match name.as_str() {
+            "visibility" => &t.visibility,
+            "blur" => &t.blurred,
+            "memory" => &t.memory,
+            "compose" => &t.composed,
+            "upscale" => &t.upscaled,
+            "start" => &t.start,
+            "final" => &t.final_mask,
+            _ => continue,
+        };
+        ctx.queue.write_buffer(target, 0, bytemuck::cast_slice(&image_u32(img)));
+    }
+    ctx.submit(ctx.encoder())
+}
+
+/// One GPU device shared by several subsystems (worlds, tests): each
+/// [`SharedGpu::backend`] is a [`Backend`] with its own instance keys, whose
+/// instances are freed when it is dropped.
+#[derive(Clone)]
+pub struct SharedGpu {
+    gpu: std::sync::Arc<std::sync::Mutex<GpuBackend>>,
+    next_view: std::sync::Arc<std::sync::atomic::AtomicU32>,
+}
+
+impl SharedGpu {
+    /// Opens the GPU once.
+    pub fn new() -> Result<Self> {
+        Ok(Self { gpu: std::sync::Arc::new(std::sync::Mutex::new(GpuBackend::new()?)), next_view: Default::default() })
+    }
+
+    /// The adapter's description.
+    pub fn adapter(&self) -> String {
+        self.lock().adapter()
+    }
+
+    /// Storage buffers allocated so far on the device.
+    pub fn allocated_buffers(&self) -> usize {
+        self.lock().allocated_buffers()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, GpuBackend> {
+        // A panic while holding the lock leaves buffers in a valid state.
+        self.gpu.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A backend over the shared device.
+    pub fn backend(&self) -> Box<dyn Backend> {
+        let view = self.next_view.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Box::new(GpuView { shared: self.clone(), base: (view % 4096) << 20, keys: std::collections::BTreeSet::new() })
+    }
+}
+
+/// A key space on a [`SharedGpu`].
+struct GpuView {
+    shared: SharedGpu,
+    base: u32,
+    keys: std::collections::BTreeSet<InstanceKey>,
+}
+
+impl Drop for GpuView {
+    fn drop(&mut self) {
+        let mut gpu = self.shared.lock();
+        for k in &self.keys {
+            gpu.destroy_instance(self.base + k);
+        }
+    }
+}
+
+impl Backend for GpuView {
+    fn name(&self) -> String {
+        self.shared.lock().name()
+    }
+    fn create_instance(&mut self, key: InstanceKey, dims: InstanceDims) -> Result<()> {
+        self.keys.insert(key);
+        self.shared.lock().create_instance(self.base + key, dims)
+    }
+    fn destroy_instance(&mut self, key: InstanceKey) {
+        self.keys.remove(&key);
+        self.shared.lock().destroy_instance(self.base + key);
+    }
+    fn build_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput) -> Result<()> {
+        self.shared.lock().build_occlusion(self.base + key, input)
+    }
+    fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
+        self.shared.lock().copy_occlusion(self.base + from, self.base + to)
+    }
+    fn recompute(&mut self, key: InstanceKey, input: &RecomputeInput) -> Result<RecomputeReport> {
+        self.shared.lock().recompute(self.base + key, input)
+    }
+    fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()> {
+        self.shared.lock().blend(self.base + key, t)
+    }
+    fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage> {
+        self.shared.lock().read_stage(self.base + key, stage)
+    }
+    fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
+        self.shared.lock().sample_final(self.base + key, texels)
+    }
+    fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
+        self.shared.lock().export_textures(self.base + key)
+    }
+    fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()> {
+        self.shared.lock().import_textures(self.base + key, textures)
+    }
+}

@@ -1,0 +1,21 @@
+//! The Rust setup of each pass: buffers bound, dispatches recorded. Each
+//! file is the twin of `shaders/<pass>.wgsl` and of
+//! `backend-cpu/src/passes/<pass>.rs`.
+
+pub mod blend;
+pub mod blur;
+pub mod compose;
+pub mod distance_field;
+pub mod memory;
+pub mod mips;
+pub mod rasterize;
+pub mod upscale;
+pub mod visibility;
+
+/// Pass names in pipeline order (the same list as the CPU backend's).
+pub const PASS_NAMES: [&str; 9] = ["rasterize", "mips", "distance_field", "visibility", "blur", "memory", "compose", "upscale", "blend"];
+
+/// Workgroups for `n` invocations in groups of `size`.
+pub(crate) fn groups(n: u32, size: u32) -> u32 {
+    n.div_ceil(size)
+}

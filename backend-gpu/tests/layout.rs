@@ -1,0 +1,92 @@
+//! The WGSL mirrors of core's GPU-visible structs have the same size and
+//! field offsets, and every shader module parses and validates (naga). No
+//! adapter needed.
+
+use murk_core::{CircleTexel, FrameParams, PolygonTexel, SourceTexel};
+use std::mem::{offset_of, size_of};
+use wgpu::naga;
+
+/// `(size, member offsets)` of a WGSL struct, by name.
+fn wgsl_struct(module: &naga::Module, name: &str) -> (u32, Vec<(String, u32)>) {
+    for (_, ty) in module.types.iter() {
+        if ty.name.as_deref() == Some(name) {
+            if let naga::TypeInner::Struct { members, span } = &ty.inner {
+                return (*span, members.iter().map(|m| (m.name.clone().unwrap_or_default(), m.offset)).collect());
+            }
+        }
+    }
+    panic!("struct {name} not found in common.wgsl");
+}
+
+#[test]
+fn wgsl_structs_match_the_rust_layouts() {
+    let src = murk_gpu::wgsl_source("visibility").unwrap();
+    let module = naga::front::wgsl::parse_str(&src).unwrap();
+    macro_rules! check {
+        ($ty:ty, $name:literal, [$($field:ident),*]) => {{
+            let (size, members) = wgsl_struct(&module, $name);
+            assert_eq!(size as usize, size_of::<$ty>(), "size of {}", $name);
+            let rust: Vec<(String, u32)> = vec![$((stringify!($field).to_string(), offset_of!($ty, $field) as u32)),*];
+            assert_eq!(members, rust, "fields of {}", $name);
+        }};
+    }
+    check!(SourceTexel, "SourceTexel", [x, y, radius, inner_radius, eye, cone_x, cone_y, cone_cos, strength, flags]);
+    check!(CircleTexel, "CircleTexel", [x, y, radius, height]);
+    check!(PolygonTexel, "PolygonTexel", [first, count, height, pad]);
+    check!(
+        FrameParams,
+        "FrameParams",
+        [
+            width,
+            height,
+            out_width,
+            out_height,
+            tile_size,
+            tiles_x,
+            method,
+            target_height,
+            df_width,
+            df_height,
+            df_scale,
+            soft_shadow_k_q8,
+            df_jitter,
+            mip_levels,
+            blur_radius,
+            forget_step,
+            fade_in_step,
+            relax_step,
+            explored_value,
+            show_memory_alpha,
+            freeze_memory,
+            blend_t,
+            circle_count,
+            polygon_count,
+            has_capture,
+            lod_scale,
+            pad0,
+            pad1
+        ]
+    );
+}
+
+#[test]
+fn every_shader_parses_and_validates() {
+    for name in murk_gpu::module_names() {
+        let src = murk_gpu::wgsl_source(name).unwrap();
+        let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{name}.wgsl: {}", e.emit_to_string(&src)));
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{name}.wgsl does not validate: {e:?}"));
+    }
+}
+
+#[test]
+fn pass_lists_agree_between_backends() {
+    assert_eq!(murk_gpu::passes::PASS_NAMES, murk_cpu::passes::PASS_NAMES);
+    for pass in murk_gpu::passes::PASS_NAMES {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        assert!(root.join(format!("backend-gpu/shaders/{pass}.wgsl")).exists(), "{pass}.wgsl");
+        assert!(root.join(format!("backend-gpu/src/passes/{pass}.rs")).exists(), "gpu {pass}.rs");
+        assert!(root.join(format!("backend-cpu/src/passes/{pass}.rs")).exists(), "cpu {pass}.rs");
+    }
+}
