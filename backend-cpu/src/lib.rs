@@ -71,6 +71,8 @@ pub struct CpuBackend {
     pool: rayon::ThreadPool,
     threads: usize,
     instances: BTreeMap<InstanceKey, CpuInstance>,
+    samples: BTreeMap<u64, Vec<u16>>,
+    next_ticket: u64,
 }
 
 impl CpuBackend {
@@ -84,7 +86,7 @@ impl CpuBackend {
             .thread_name(|i| format!("murk-cpu-{i}"))
             .build()
             .map_err(|e| MurkError::Backend { backend: "cpu".into(), message: e.to_string() })?;
-        Ok(Self { pool, threads, instances: BTreeMap::new() })
+        Ok(Self { pool, threads, instances: BTreeMap::new(), samples: BTreeMap::new(), next_ticket: 0 })
     }
 
     /// Splits the backend into its pool and one instance's textures.
@@ -211,6 +213,22 @@ impl Backend for CpuBackend {
             Stage::Final => (d.out_width, d.out_height, StageData::U16(inst.final_mask.clone())),
         };
         Ok(StageImage { width, height, data })
+    }
+
+    fn submit_samples(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<u64> {
+        // The CPU answers at once; the ticket is ready on the first poll.
+        let values = self.sample_final(key, texels)?;
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
+        self.samples.insert(ticket, values);
+        Ok(ticket)
+    }
+
+    fn poll_samples(&mut self, ticket: u64, _wait: bool) -> Result<Option<Vec<u16>>> {
+        match self.samples.remove(&ticket) {
+            Some(v) => Ok(Some(v)),
+            None => Err(backend_error(format!("sample ticket {ticket} is unknown or was already delivered"))),
+        }
     }
 
     fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {

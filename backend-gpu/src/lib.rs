@@ -89,12 +89,21 @@ impl Textures {
 pub struct GpuBackend {
     ctx: Context,
     instances: BTreeMap<InstanceKey, Textures>,
+    samples: BTreeMap<u64, InFlight>,
+    next_ticket: u64,
+}
+
+/// A batch of samples whose readback has not been collected yet.
+struct InFlight {
+    staging: wgpu::Buffer,
+    count: usize,
+    landed: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl GpuBackend {
     /// Opens the GPU (Vulkan) and compiles every pass; an error says why not.
     pub fn new() -> Result<Self> {
-        Ok(Self { ctx: Context::new()?, instances: BTreeMap::new() })
+        Ok(Self { ctx: Context::new()?, instances: BTreeMap::new(), samples: BTreeMap::new(), next_ticket: 0 })
     }
 
     /// Adapter name, driver and backend, e.g. `llvmpipe (LLVM 15.0.6, 256 bits) [Vulkan, Mesa 22.3.6]`.
@@ -329,6 +338,73 @@ impl Backend for GpuBackend {
         let values = ctx.read_u32(&results, indices.len())?;
         ctx.give(results);
         Ok(values.into_iter().map(|v| v as u16).collect())
+    }
+
+    fn submit_samples(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<u64> {
+        let d = self.textures(key)?.dims;
+        let mut indices = Vec::with_capacity(texels.len().max(1));
+        for &[x, y] in texels {
+            if x >= d.out_width || y >= d.out_height {
+                return Err(murk_core::MurkError::invalid(
+                    "texel",
+                    format!("({x}, {y})"),
+                    format!("must lie inside {}x{}", d.out_width, d.out_height),
+                ));
+            }
+            indices.push(y * d.out_width + x);
+        }
+        let count = indices.len();
+        if indices.is_empty() {
+            indices.push(0);
+        }
+        let ctx = &mut self.ctx;
+        let t = self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let bytes = indices.len() as u64 * 4;
+        let list = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("murk query texels"),
+            size: bytes,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        ctx.queue.write_buffer(&list, 0, bytemuck::cast_slice(&indices));
+        let results = ctx.take(bytes);
+        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("murk query results"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut enc = ctx.encoder();
+        let g = ctx.bind("sample.main", &[&list, &t.final_mask, &results]);
+        ctx.dispatch(&mut enc, "sample.main", &g, passes::groups(indices.len() as u32, 64), 1);
+        enc.copy_buffer_to_buffer(&results, 0, &staging, 0, bytes);
+        ctx.queue.submit([enc.finish()]);
+        ctx.give(results);
+        let landed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = landed.clone();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| flag.store(r.is_ok(), std::sync::atomic::Ordering::Release));
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
+        self.samples.insert(ticket, InFlight { staging, count, landed });
+        Ok(ticket)
+    }
+
+    fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
+        if !self.samples.contains_key(&ticket) {
+            return Err(gpu_error(format!("sample ticket {ticket} is unknown or was already delivered")));
+        }
+        let poll = if wait { wgpu::PollType::wait_indefinitely() } else { wgpu::PollType::Poll };
+        self.ctx.device.poll(poll).map_err(|e| gpu_error(format!("device poll: {e}")))?;
+        let ready = self.samples.get(&ticket).is_some_and(|f| f.landed.load(std::sync::atomic::Ordering::Acquire));
+        if !ready {
+            return Ok(None);
+        }
+        let f = self.samples.remove(&ticket).expect("checked above");
+        let view = f.staging.get_mapped_range(..).map_err(|e| gpu_error(format!("readback: {e:?}")))?;
+        let values = view.chunks(4).take(f.count).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u16).collect();
+        drop(view);
+        f.staging.unmap();
+        Ok(Some(values))
     }
 
     fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
@@ -588,6 +664,12 @@ impl Backend for GpuView {
     }
     fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
         self.shared.lock().sample_final(self.base + key, texels)
+    }
+    fn submit_samples(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<u64> {
+        self.shared.lock().submit_samples(self.base + key, texels)
+    }
+    fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
+        self.shared.lock().poll_samples(ticket, wait)
     }
     fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
         self.shared.lock().export_textures(self.base + key)

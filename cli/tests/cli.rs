@@ -146,3 +146,47 @@ fn snapshot_at_and_resume_continue_the_same_run() {
     let _ = std::fs::remove_dir_all(full);
     let _ = std::fs::remove_dir_all(resumed);
 }
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-cli -- --ignored"]
+fn gpu_compare_cpu_agrees_and_auto_picks_the_gpu() {
+    let st =
+        murk().args(["run", "scenarios/outpost.json", "--backend", "gpu", "--compare", "cpu", "--ticks", "15"]).current_dir(repo()).output().unwrap();
+    let out = String::from_utf8_lossy(&st.stdout);
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(out.contains("agree: every pass of every instance, byte for byte, for 15 ticks"), "{out}");
+    let dir = temp("auto");
+    let st = murk().args(["run", "scenarios/infiltration.json", "--backend", "auto", "--out"]).arg(&dir).current_dir(repo()).output().unwrap();
+    assert!(st.status.success());
+    assert!(String::from_utf8_lossy(&st.stderr).contains("auto: gpu on"));
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+    assert!(summary["backend"].as_str().unwrap().starts_with("gpu["));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn gpu_without_an_adapter_is_a_clear_error_and_auto_falls_back() {
+    // With no Vulkan driver visible, `gpu` fails clearly and `auto` runs on the CPU.
+    let st = murk()
+        .args(["run", "scenarios/infiltration.json", "--backend", "gpu", "--ticks", "2"])
+        .env("VK_ICD_FILENAMES", "/nonexistent.json")
+        .env("VK_DRIVER_FILES", "/nonexistent.json")
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(!st.status.success());
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(err.contains("--backend gpu") && err.contains("no GPU adapter"), "{err}");
+    let dir = temp("fallback");
+    let st = murk()
+        .args(["run", "scenarios/infiltration.json", "--backend", "auto", "--ticks", "2", "--out"])
+        .arg(&dir)
+        .env("VK_ICD_FILENAMES", "/nonexistent.json")
+        .env("VK_DRIVER_FILES", "/nonexistent.json")
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(String::from_utf8_lossy(&st.stderr).contains("auto: no usable GPU"), "{}", String::from_utf8_lossy(&st.stderr));
+    let _ = std::fs::remove_dir_all(dir);
+}

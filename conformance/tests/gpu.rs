@@ -22,3 +22,233 @@ fn every_case_matches_its_goldens_on_the_gpu() {
     }
     assert!(failures.is_empty(), "{} of {} cases differ on [{adapter}]:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }
+
+use murk_conformance::workloads;
+use murk_core::fixed::hash2;
+use murk_core::glam::{Vec2, Vec3};
+use murk_core::hecs::World;
+use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
+use murk_core::{
+    Area, Backend, Blocker, BlockerShape, Cone, FogSubsystem, InstanceDesc, Position, Profile, RayMethod, Stage, TeamMask, VisionSource,
+};
+use murk_gpu::SharedGpu;
+use std::path::PathBuf;
+
+fn gpu() -> SharedGpu {
+    SharedGpu::new().unwrap_or_else(|e| panic!("the GPU test did not run: {e}"))
+}
+
+fn cpu() -> Box<dyn Backend> {
+    Box::new(murk_cpu::CpuBackend::new(2).unwrap())
+}
+
+fn all_stages(fog: &mut FogSubsystem, name: &str) -> Vec<(Stage, murk_core::StageImage)> {
+    Stage::ALL.iter().map(|&s| (s, fog.read_stage(name, s).unwrap())).collect()
+}
+
+/// A world made from a seed: sources with cones and eye heights, blockers of
+/// every shape with and without heights.
+fn seeded_world(seed: i32) -> World {
+    let mut world = World::new();
+    let h = |i: i32| hash2(i, seed);
+    for i in 0..(3 + h(0) % 8) as i32 {
+        let mut s = VisionSource::new(4.0 + (h(10 + i) % 200) as f32 / 10.0);
+        s.eye_height = (h(20 + i) % 60) as f32 / 10.0;
+        s.falloff = Some((h(30 + i) % 80) as f32 / 100.0);
+        if h(40 + i) % 3 == 0 {
+            s.cone = Some(Cone { yaw_degrees: (h(50 + i) % 360) as f32, half_angle_degrees: 10.0 + (h(60 + i) % 160) as f32 });
+        }
+        let p = Vec3::new((h(70 + i) % 640) as f32 / 10.0, (h(80 + i) % 480) as f32 / 10.0, 0.0);
+        world.spawn((Position(p), s));
+    }
+    for i in 0..(h(1) % 10) as i32 {
+        let shape = match h(100 + i) % 3 {
+            0 => BlockerShape::Circle { radius: 1.0 + (h(110 + i) % 40) as f32 / 10.0 },
+            1 => BlockerShape::Rect {
+                size: Vec2::new(2.0 + (h(120 + i) % 100) as f32 / 10.0, 1.0 + (h(130 + i) % 30) as f32 / 10.0),
+                yaw_degrees: (h(140 + i) % 180) as f32,
+            },
+            _ => BlockerShape::Polygon { points: vec![Vec2::new(0.0, 0.0), Vec2::new(6.0, 1.0), Vec2::new(4.0, 5.0), Vec2::new(1.0, 3.5)] },
+        };
+        let mut b = Blocker::wall(shape);
+        if h(150 + i) % 2 == 0 {
+            b.height = Some((h(160 + i) % 80) as f32 / 10.0);
+        }
+        let p = Vec3::new((h(170 + i) % 600) as f32 / 10.0, (h(180 + i) % 440) as f32 / 10.0, 0.0);
+        world.spawn((Position(p), b));
+    }
+    world
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn seeded_worlds_agree_pass_by_pass_with_the_cpu() {
+    let shared = gpu();
+    let methods = [RayMethod::None, RayMethod::StepScan, RayMethod::Dda, RayMethod::HierarchicalDda, RayMethod::DistanceField];
+    for seed in 0..40 {
+        let method = methods[seed as usize % methods.len()];
+        let profile = Profile {
+            ray_method: method,
+            soft_shadows: seed % 2 == 0,
+            df_jitter: if seed % 3 == 0 { 0.3 } else { 0.0 },
+            df_scale: [1, 2, 4][seed as usize % 3],
+            blur_radius: seed as u32 % 3,
+            forget_rate: 0.5,
+            update_rate: if seed % 4 == 0 { 0.1 } else { 0.0 },
+            ..Profile::default()
+        };
+        let desc = InstanceDesc {
+            name: "i".into(),
+            area: Area { center: Vec3::new(32.0, 24.0, 5.0), extents: Vec3::new(64.0, 48.0, 10.0), yaw_degrees: (seed * 17 % 90) as f32 },
+            resolution: 64,
+            lod: seed as u32 % 2,
+            observed_teams: TeamMask::ALL,
+            profile,
+        };
+        let mut a = FogSubsystem::new(cpu());
+        let mut b = FogSubsystem::new(shared.backend());
+        a.create_instance(desc.clone()).unwrap();
+        b.create_instance(desc).unwrap();
+        let mut world = seeded_world(seed);
+        for tick in 0..4 {
+            // Move every source a little each tick.
+            for (_, (p, _)) in world.query_mut::<(&mut Position, &VisionSource)>() {
+                p.0.x += 0.37;
+            }
+            let ra = a.tick(&mut world.clone_for_test(), 50_000).unwrap();
+            let rb = b.tick(&mut world.clone_for_test(), 50_000).unwrap();
+            assert_eq!(ra, rb, "seed {seed} tick {tick}: recompute decisions");
+            for ((stage, x), (_, y)) in all_stages(&mut a, "i").iter().zip(all_stages(&mut b, "i")) {
+                assert!(x == &y, "seed {seed} ({method:?}) tick {tick}: pass `{}` differs first at {:?}", stage.name(), x.first_difference(&y));
+            }
+        }
+    }
+}
+
+/// A copy of the world's murk components (hecs worlds do not clone).
+trait CloneForTest {
+    fn clone_for_test(&self) -> World;
+}
+
+impl CloneForTest for World {
+    fn clone_for_test(&self) -> World {
+        let mut w = World::new();
+        for (_, (p, s)) in self.query::<(&Position, &VisionSource)>().iter() {
+            w.spawn((*p, *s));
+        }
+        for (_, (p, b)) in self.query::<(&Position, &Blocker)>().iter() {
+            w.spawn((*p, b.clone()));
+        }
+        w
+    }
+}
+
+fn scenario_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios").join(name)
+}
+
+fn runner(name: &str, backend: Box<dyn Backend>) -> ScenarioRunner {
+    let path = scenario_path(name);
+    let s = Scenario::load(&path).unwrap();
+    let files = ScenarioFiles::load(&s, path.parent().unwrap()).unwrap();
+    ScenarioRunner::new(s, &files, backend).unwrap()
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn snapshots_move_between_backends_and_lockstep_hashes_agree() {
+    let shared = gpu();
+    let mut full_cpu = runner("infiltration.json", cpu());
+    let mut full_gpu = runner("infiltration.json", shared.backend());
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    while !full_cpu.finished() {
+        a.push(full_cpu.step().unwrap());
+        b.push(full_gpu.step().unwrap());
+    }
+    assert_eq!(a, b, "per-tick lockstep hashes, stealth events and query answers agree across backends");
+    // A CPU snapshot continues on the GPU, and the other way round.
+    for (from_gpu, at) in [(false, 12u32), (true, 25)] {
+        let mut r = if from_gpu { runner("infiltration.json", shared.backend()) } else { runner("infiltration.json", cpu()) };
+        while r.ticks_done() <= at {
+            r.step().unwrap();
+        }
+        let bytes = r.snapshot(&scenario_path("")).unwrap();
+        let other = if from_gpu { cpu() } else { shared.backend() };
+        let mut resumed = ScenarioRunner::resume(&bytes, other).unwrap();
+        let mut rest = Vec::new();
+        while !resumed.finished() {
+            rest.push(resumed.step().unwrap());
+        }
+        assert_eq!(&a[at as usize + 1..], &rest[..], "resumed after tick {at}, from the {} backend", if from_gpu { "gpu" } else { "cpu" });
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn batched_queries_resolve_by_polling_and_match_the_cpu() {
+    let shared = gpu();
+    let mut g = runner("outpost.json", shared.backend());
+    let mut c = runner("outpost.json", cpu());
+    for _ in 0..10 {
+        g.step().unwrap();
+        c.step().unwrap();
+    }
+    let points: Vec<Vec3> = (0..200).map(|i| Vec3::new((hash2(i, 1) % 216) as f32, (hash2(i, 2) % 224) as f32, 0.0)).collect();
+    let handle = g.fog().submit_mask_query(&points, None).unwrap();
+    let mut polls = 0;
+    let answers = loop {
+        polls += 1;
+        if let Some(a) = g.fog().poll_mask_query(handle).unwrap() {
+            break a;
+        }
+        assert!(polls < 1_000_000, "the readback never landed");
+    };
+    assert!(g.fog().poll_mask_query(handle).is_err(), "delivered once");
+    assert_eq!(answers, c.fog().mask_query_now(&points, None).unwrap());
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn creating_and_destroying_instances_grows_nothing() {
+    let shared = gpu();
+    let mut fog = FogSubsystem::new(shared.backend());
+    let desc = |i: u32| InstanceDesc {
+        name: format!("i{i}"),
+        area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
+        resolution: 64,
+        lod: 0,
+        observed_teams: TeamMask::ALL,
+        profile: Profile { ray_method: if i % 2 == 0 { RayMethod::HierarchicalDda } else { RayMethod::DistanceField }, ..Profile::default() },
+    };
+    let mut world = World::new();
+    world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
+    world.spawn((Position(Vec3::new(25.0, 20.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: 2.0 })));
+    let mut after_warm_up = 0;
+    for i in 0..2000u32 {
+        fog.create_instance(desc(i)).unwrap();
+        fog.tick(&mut world, 33_333).unwrap();
+        fog.destroy_instance(&format!("i{i}")).unwrap();
+        if i == 9 {
+            after_warm_up = shared.allocated_buffers();
+        }
+    }
+    let end = shared.allocated_buffers();
+    eprintln!("GPU buffers allocated: {after_warm_up} after 10 instances, {end} after 2000");
+    assert_eq!(after_warm_up, end, "the pool reuses every buffer");
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn the_small_workload_agrees_with_the_cpu() {
+    let shared = gpu();
+    let mut w = workloads::small();
+    let mut a = FogSubsystem::new(cpu());
+    let mut b = FogSubsystem::new(shared.backend());
+    a.create_instance(w.desc.clone()).unwrap();
+    b.create_instance(w.desc.clone()).unwrap();
+    a.tick(&mut w.world, 33_333).unwrap();
+    b.tick(&mut w.world, 33_333).unwrap();
+    for ((stage, x), (_, y)) in all_stages(&mut a, "small").iter().zip(all_stages(&mut b, "small")) {
+        assert!(x == &y, "pass `{}` differs first at {:?}", stage.name(), x.first_difference(&y));
+    }
+}

@@ -169,6 +169,12 @@ pub trait Backend: Send {
     fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage>;
     /// Samples the final mask at texels (batched queries); CPU backends answer at once.
     fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>>;
+    /// Starts sampling the final mask at texels without waiting; returns a
+    /// ticket for [`Backend::poll_samples`].
+    fn submit_samples(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<u64>;
+    /// The samples of a ticket once they have arrived (`None` while pending;
+    /// `wait` blocks until they arrive). Delivers each ticket once.
+    fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>>;
     /// Every texture of an instance, for snapshots: `(name, image)` in a fixed order.
     fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>>;
     /// Restores textures written by [`Backend::export_textures`]; checks names and sizes first.

@@ -127,8 +127,22 @@ pub struct FogSubsystem {
     next_key: InstanceKey,
     tick: u64,
     stealth: BTreeMap<u64, StealthState>,
-    queries: BTreeMap<u64, Vec<MaskAnswer>>,
+    queries: BTreeMap<u64, PendingQuery>,
     next_query: u64,
+}
+
+/// A submitted batch of mask queries: answers so far and the backend
+/// samples still in flight, one per instance.
+struct PendingQuery {
+    answers: Vec<MaskAnswer>,
+    batches: Vec<SampleBatch>,
+}
+
+struct SampleBatch {
+    instance: String,
+    ticket: u64,
+    indices: Vec<usize>,
+    cutoff: u16,
 }
 
 impl FogSubsystem {
@@ -426,23 +440,66 @@ impl FogSubsystem {
         Ok(answers)
     }
 
-    /// Submits a batch of mask queries. Poll the handle each tick; the CPU
-    /// backend answers by the first poll, a GPU backend when its readback lands.
+    /// Submits a batch of mask queries. Poll the handle each tick; it
+    /// resolves when the backend's readback lands (the CPU backend: by the
+    /// first poll) and never blocks the caller.
     pub fn submit_mask_query(&mut self, points: &[glam::Vec3], cutoff_override: Option<f32>) -> Result<QueryHandle> {
-        let answers = self.mask_query_now(points, cutoff_override)?;
+        let cutoff = match cutoff_override {
+            Some(c) => Some(crate::fixed::unit_to_mask(in_range("cutoff_override", c, 0.0, 1.0)?)),
+            None => None,
+        };
+        for (i, p) in points.iter().enumerate() {
+            for (axis, v) in [("x", p.x), ("y", p.y), ("z", p.z)] {
+                finite(&format!("points[{i}].{axis}"), v)?;
+            }
+        }
+        let mut by_instance: BTreeMap<String, (Vec<usize>, Vec<[u32; 2]>)> = BTreeMap::new();
+        for (i, p) in points.iter().enumerate() {
+            if let Some((name, texel)) = self.locate(*p) {
+                let entry = by_instance.entry(name).or_default();
+                entry.0.push(i);
+                entry.1.push(texel);
+            }
+        }
+        let mut batches = Vec::new();
+        for (instance, (indices, texels)) in by_instance {
+            let slot = self.slot(&instance)?;
+            let (key, cut) = (slot.key, cutoff.unwrap_or(slot.q.visibility_cutoff));
+            let ticket = self.backend.submit_samples(key, &texels)?;
+            batches.push(SampleBatch { instance, ticket, indices, cutoff: cut });
+        }
         let id = self.next_query;
         self.next_query += 1;
-        self.queries.insert(id, answers);
+        self.queries.insert(id, PendingQuery { answers: vec![MaskAnswer::NoInstance; points.len()], batches });
         Ok(QueryHandle(id))
     }
 
-    /// The answers of a submitted batch: `None` while pending, then `Some`
-    /// once; polling a delivered or unknown handle is an error.
+    /// Polls a submitted batch: `None` while its readback is in flight, then
+    /// the answers once; polling a delivered or unknown handle is an error.
     pub fn poll_mask_query(&mut self, handle: QueryHandle) -> Result<Option<Vec<MaskAnswer>>> {
-        match self.queries.remove(&handle.0) {
-            Some(a) => Ok(Some(a)),
-            None => Err(MurkError::invalid("query handle", handle.0, "is unknown or was already delivered")),
+        self.poll_query(handle, false)
+    }
+
+    fn poll_query(&mut self, handle: QueryHandle, wait: bool) -> Result<Option<Vec<MaskAnswer>>> {
+        let mut pending =
+            self.queries.remove(&handle.0).ok_or_else(|| MurkError::invalid("query handle", handle.0, "is unknown or was already delivered"))?;
+        let mut still = Vec::new();
+        for batch in std::mem::take(&mut pending.batches) {
+            match self.backend.poll_samples(batch.ticket, wait)? {
+                Some(values) => {
+                    for (i, value) in batch.indices.iter().zip(values) {
+                        pending.answers[*i] = MaskAnswer::Sampled { instance: batch.instance.clone(), value, visible: value >= batch.cutoff };
+                    }
+                }
+                None => still.push(batch),
+            }
         }
+        if still.is_empty() {
+            return Ok(Some(pending.answers));
+        }
+        pending.batches = still;
+        self.queries.insert(handle.0, pending);
+        Ok(None)
     }
 
     /// The immediate query: is `point` inside the radius or cone of a source
@@ -542,9 +599,20 @@ impl FogSubsystem {
     /// ghosts, pending query answers and the transient reveals of `world`.
     pub fn snapshot(&mut self, world: &World) -> Result<Vec<u8>> {
         let mut w = Writer::default();
+        // Pending queries are waited for: a snapshot holds their answers.
+        let handles: Vec<u64> = self.queries.keys().copied().collect();
+        let mut answers: BTreeMap<u64, Vec<MaskAnswer>> = BTreeMap::new();
+        for h in handles {
+            if let Some(a) = self.poll_query(QueryHandle(h), true)? {
+                answers.insert(h, a);
+            }
+        }
+        for (h, a) in &answers {
+            self.queries.insert(*h, PendingQuery { answers: a.clone(), batches: Vec::new() });
+        }
         w.u64(self.tick);
         w.u64(self.next_query);
-        w.str(&serde_json::to_string(&self.queries).map_err(|e| MurkError::Parse { what: "query answers".into(), message: e.to_string() })?);
+        w.str(&serde_json::to_string(&answers).map_err(|e| MurkError::Parse { what: "query answers".into(), message: e.to_string() })?);
         w.u32(self.instances.len() as u32);
         let names = self.instance_names();
         for name in &names {
@@ -765,7 +833,7 @@ impl FogSubsystem {
         self.next_key = key;
         self.tick = tick;
         self.next_query = next_query;
-        self.queries = queries;
+        self.queries = queries.into_iter().map(|(h, answers)| (h, PendingQuery { answers, batches: Vec::new() })).collect();
         for old in self.stealth.values() {
             if let Some(g) = old.ghost {
                 let _ = world.despawn(g);

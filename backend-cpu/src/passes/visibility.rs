@@ -291,14 +291,18 @@ fn distance_field_march(ray: &Ray, occ: &Occlusion, input: &RecomputeInput) -> u
             let dist = i64::from(isqrt(d2.min(1 << 30))) * scale * one;
             step = (dist - 3 * scale * one / 2).max(one / 2);
             if k_q8 > 0 && travelled > 0 && d2 > 0 {
-                let ratio = (k_q8 * dist / travelled).min(256);
+                // The ratio saturates at 256 long before dist reaches 2^16;
+                // the cap keeps the GPU twin's product inside 32 bits.
+                let ratio = (k_q8 * dist.min(1 << 16) / travelled).min(256);
                 light = light.min(ratio * 65535 / 256);
             }
         }
         if jitter > 0 {
             let h = i64::from(hash2(cx, cy) & 0xffff);
             let factor = 65536 - jitter + ((jitter * h) >> 15);
-            step = ((step * (factor >> 4)) >> 12).max(1);
+            // Any step of 4x the ray length ends the march even when jitter
+            // halves it; the cap keeps the GPU twin's product inside 32 bits.
+            step = ((step.min(4 * len) * (factor >> 4)) >> 12).max(1);
         }
         travelled += step;
     }
