@@ -852,6 +852,21 @@ impl FogSubsystem {
         Ok(())
     }
 
+    /// The inputs the backend would get for a full recompute of `name` now
+    /// (occlusion with a fresh capture, and visibility through upscale, with
+    /// rate steps for `elapsed_us`): for benches and tools that drive single
+    /// passes. Changes nothing.
+    pub fn frame_inputs(&self, name: &str, world: &World, elapsed_us: u64) -> Result<(OcclusionInput, RecomputeInput)> {
+        let slot = self.slot(name)?;
+        let g = gather(slot, world)?;
+        let mut occlusion = g.occlusion;
+        occlusion.capture = match g.capture {
+            Some((_, Some(texels))) => Some(texels),
+            _ => slot.capture.clone(),
+        };
+        Ok((occlusion, recompute_input(slot, g.sources, elapsed_us)?))
+    }
+
     /// Reads a stage of an instance.
     pub fn read_stage(&mut self, name: &str, stage: Stage) -> Result<StageImage> {
         let key = self.slot(name)?.key;
@@ -1241,6 +1256,30 @@ fn resample_captures(captures: &[(Entity, HeightCapture)], t: &AreaTransform, sl
     Ok(out)
 }
 
+/// The recompute inputs of an instance for its projected sources, with rate
+/// steps for `elapsed_us` since the last recompute.
+fn recompute_input(slot: &Slot, sources: Vec<SourceTexel>, elapsed_us: u64) -> Result<RecomputeInput> {
+    let step = |per_s: u32| (u64::from(per_s) * elapsed_us / 1_000_000).min(u64::from(u32::MAX)) as u32;
+    let p = &slot.desc.profile;
+    let bins = bin_sources(&sources, slot.dims.width, slot.dims.height, p.tile_size);
+    Ok(RecomputeInput {
+        sources,
+        bins,
+        method: p.ray_method,
+        target_height: target_height_units(&slot.desc)?,
+        df_scale: p.df_scale,
+        soft_shadow_k_q8: if p.soft_shadows { slot.q.soft_shadow_k_q8 } else { 0 },
+        df_jitter: slot.q.df_jitter,
+        blur: BlurKernel::gaussian(p.blur_radius, p.blur_sigma, p.blur_iterations),
+        forget_step: step(slot.q.forget_per_s),
+        freeze_memory: p.freeze_memory,
+        fade_in_step: step(slot.q.fade_in_per_s),
+        relax_step: step(slot.q.relax_per_s),
+        explored_value: slot.q.explored_value,
+        show_memory_alpha: slot.q.show_memory_alpha,
+    })
+}
+
 /// Applies a gathered tick to one instance.
 fn apply(backend: &mut dyn Backend, slot: &mut Slot, g: Gathered, dt: u64, built: &mut BTreeMap<u64, InstanceKey>) -> Result<InstanceTick> {
     let mut outcome = InstanceTick::default();
@@ -1293,25 +1332,7 @@ fn apply(backend: &mut dyn Backend, slot: &mut Slot, g: Gathered, dt: u64, built
         return Ok(outcome);
     }
     let elapsed = if slot.has_recomputed { slot.rate_since_us } else { dt };
-    let step = |per_s: u32| (u64::from(per_s) * elapsed / 1_000_000).min(u64::from(u32::MAX)) as u32;
-    let p = &slot.desc.profile;
-    let bins = bin_sources(&g.sources, slot.dims.width, slot.dims.height, p.tile_size);
-    let input = RecomputeInput {
-        sources: g.sources,
-        bins,
-        method: p.ray_method,
-        target_height: target_height_units(&slot.desc)?,
-        df_scale: p.df_scale,
-        soft_shadow_k_q8: if p.soft_shadows { slot.q.soft_shadow_k_q8 } else { 0 },
-        df_jitter: slot.q.df_jitter,
-        blur: BlurKernel::gaussian(p.blur_radius, p.blur_sigma, p.blur_iterations),
-        forget_step: step(slot.q.forget_per_s),
-        freeze_memory: p.freeze_memory,
-        fade_in_step: step(slot.q.fade_in_per_s),
-        relax_step: step(slot.q.relax_per_s),
-        explored_value: slot.q.explored_value,
-        show_memory_alpha: slot.q.show_memory_alpha,
-    };
+    let input = recompute_input(slot, g.sources, elapsed)?;
     let report = backend.recompute(slot.key, &input)?;
     slot.settled = !report.changed;
     slot.source_hash = Some(g.source_hash);

@@ -43,9 +43,42 @@ pub struct Occlusion<'a> {
     pub mips: &'a [(u32, u32, Vec<u8>)],
     /// Distance field (width, height, squared distances).
     pub distance_field: (u32, u32, &'a [u32]),
+    /// Summed-area table of coverage, `(width + 1) x (height + 1)`: a CPU-only
+    /// shortcut (see [`Occlusion::empty_box`]); it changes no result.
+    pub coverage_sums: &'a [u32],
+}
+
+/// The summed-area table of a coverage grid: entry `(x, y)` counts the
+/// covered texels in `[0, x) x [0, y)`.
+pub fn coverage_sums(coverage: &[u8], width: u32, height: u32) -> Vec<u32> {
+    let (w, h) = (width as usize, height as usize);
+    let mut sums = vec![0u32; (w + 1) * (h + 1)];
+    for y in 0..h {
+        let mut row = 0u32;
+        for x in 0..w {
+            row += u32::from(coverage[y * w + x]);
+            sums[(y + 1) * (w + 1) + x + 1] = sums[y * (w + 1) + x + 1] + row;
+        }
+    }
+    sums
 }
 
 impl Occlusion<'_> {
+    /// Whether no texel of the box spanned by two texels is covered (texels
+    /// outside the grid are never covered). Every texel a Step Scan or DDA
+    /// ray visits lies in the box of its two ends, so such a ray is clear.
+    fn empty_box(&self, ax: i32, ay: i32, bx: i32, by: i32) -> bool {
+        let (w, h) = (self.width as i32, self.height as i32);
+        let (x0, x1) = (ax.min(bx).max(0), ax.max(bx).min(w - 1));
+        let (y0, y1) = (ay.min(by).max(0), ay.max(by).min(h - 1));
+        if x0 > x1 || y0 > y1 {
+            return true;
+        }
+        let stride = (w + 1) as usize;
+        let at = |x: i32, y: i32| self.coverage_sums[y as usize * stride + x as usize];
+        at(x1 + 1, y1 + 1) + at(x0, y0) == at(x0, y1 + 1) + at(x1 + 1, y0)
+    }
+
     fn covered(&self, x: i32, y: i32) -> bool {
         x >= 0 && y >= 0 && (x as u32) < self.width && (y as u32) < self.height && self.coverage[(y as u32 * self.width + x as u32) as usize] != 0
     }
@@ -126,6 +159,10 @@ pub fn source_value(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, x:
     let target = i64::from(occ.height_at(tx, ty)) + i64::from(input.target_height);
     let eye = i64::from(s.eye);
     let ray = Ray { sx, sy, tx, ty, n: i64::from((tx - sx).abs().max((ty - sy).abs())), eye, rise: target - eye };
+    let binary = matches!(input.method, RayMethod::StepScan | RayMethod::Dda | RayMethod::HierarchicalDda);
+    if binary && occ.empty_box(sx, sy, tx, ty) {
+        return v;
+    }
     let light = match input.method {
         RayMethod::None => u16::MAX,
         RayMethod::StepScan => hard(step_scan(&ray, occ)),

@@ -1,0 +1,52 @@
+#![expect(missing_docs, reason = "criterion_group! generates undocumented items")]
+
+//! Each CPU pass alone on `rts`: `<pass>/cpu/<threads>`.
+//!
+//! `cargo bench -p murk-benches --bench passes`
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use murk_benches::{pool, prepare};
+use murk_conformance::workloads;
+use murk_cpu::passes::{self, compose::ComposeParams, visibility::Occlusion};
+
+fn passes_rts(c: &mut Criterion) {
+    let mut w = workloads::rts();
+    let p = prepare(&mut w);
+    let (wd, ht) = (p.occlusion.width, p.occlusion.height);
+    let n = (wd * ht) as usize;
+    let sums = passes::visibility::coverage_sums(&p.coverage, wd, ht);
+    let mips = passes::mips::build_mips(&p.coverage, wd, ht);
+    let (dw, dh, df) = passes::distance_field::distance_field(&p.coverage, wd, ht, 1);
+    let occ = Occlusion {
+        width: wd,
+        height: ht,
+        coverage: &p.coverage,
+        heights: &p.heights,
+        mips: &mips,
+        distance_field: (dw, dh, &df),
+        coverage_sums: &sums,
+    };
+    let mut vis = vec![0u16; n];
+    passes::visibility::visibility(&p.recompute, &occ, &mut vis);
+    let (mut a, mut b, mut t) = (vec![0u16; n], vec![0u16; n], vec![0u16; n]);
+    let (mut cov, mut hgt) = (vec![0u8; n], vec![0i32; n]);
+    for threads in [1usize, 2] {
+        let pool = pool(threads);
+        let id = |pass: &str| BenchmarkId::new(format!("{pass}/cpu"), threads);
+        let mut g = c.benchmark_group("passes");
+        g.sample_size(10);
+        g.bench_function(id("rasterize"), |bch| bch.iter(|| pool.install(|| passes::rasterize::rasterize(&p.occlusion, &mut cov, &mut hgt))));
+        g.bench_function(id("mips"), |bch| bch.iter(|| pool.install(|| passes::mips::build_mips(&p.coverage, wd, ht))));
+        g.bench_function(id("distance_field"), |bch| bch.iter(|| pool.install(|| passes::distance_field::distance_field(&p.coverage, wd, ht, 1))));
+        g.bench_function(id("visibility"), |bch| bch.iter(|| pool.install(|| passes::visibility::visibility(&p.recompute, &occ, &mut a))));
+        g.bench_function(id("blur"), |bch| bch.iter(|| pool.install(|| passes::blur::blur(&p.recompute.blur, wd, ht, &vis, &mut b, &mut t))));
+        g.bench_function(id("memory"), |bch| bch.iter(|| pool.install(|| passes::memory::memory(&vis, &mut t, 100, false))));
+        let params = ComposeParams { fade_in_step: 5000, relax_step: 2000, explored_value: 32768, show_memory_alpha: 65535 };
+        g.bench_function(id("compose"), |bch| bch.iter(|| pool.install(|| passes::compose::compose(&vis, &t, &mut b, params))));
+        g.bench_function(id("blend"), |bch| bch.iter(|| pool.install(|| passes::blend::blend(&vis, &t, 30000, &mut b))));
+        g.finish();
+    }
+}
+
+criterion_group!(benches, passes_rts);
+criterion_main!(benches);
