@@ -15,95 +15,102 @@ pub const FAR: u32 = u32::MAX;
 
 /// Builds the distance field of `coverage` at `scale` (1, 2 or 4).
 pub fn distance_field(coverage: &[u8], width: u32, height: u32, scale: u32) -> (u32, u32, Vec<u32>) {
-    let (dw, dh) = (width.div_ceil(scale), height.div_ceil(scale));
-    let mut coarse = vec![0u8; (dw * dh) as usize];
-    for y in 0..height {
-        for x in 0..width {
-            if coverage[(y * width + x) as usize] != 0 {
-                coarse[((y / scale) * dw + x / scale) as usize] = 1;
+    let (dw, dh) = (width.div_ceil(scale) as usize, height.div_ceil(scale) as usize);
+    let (w, s) = (width as usize, scale as usize);
+    // Coarse coverage: a DF texel is covered when any texel of its block is.
+    let mut coarse = if s == 1 { coverage.to_vec() } else { vec![0u8; dw * dh] };
+    if s > 1 {
+        coarse.par_chunks_mut(dw).enumerate().for_each(|(cy, row)| {
+            for y in cy * s..((cy + 1) * s).min(height as usize) {
+                for (x, &c) in coverage[y * w..(y + 1) * w].iter().enumerate() {
+                    row[x / s] |= c;
+                }
+            }
+        });
+    }
+    // Column pass, done row by row so memory is read in order: the vertical
+    // distance to the nearest covered texel above, then below (inf if none).
+    let inf = (dw + dh + 1) as i32;
+    let mut vertical = vec![inf; dw * dh];
+    for y in 0..dh {
+        let (done, rest) = vertical.split_at_mut(y * dw);
+        let row = &mut rest[..dw];
+        let cov = &coarse[y * dw..(y + 1) * dw];
+        if y == 0 {
+            for (r, &c) in row.iter_mut().zip(cov) {
+                *r = if c != 0 { 0 } else { inf };
+            }
+        } else {
+            let above = &done[(y - 1) * dw..];
+            for ((r, &c), &a) in row.iter_mut().zip(cov).zip(above) {
+                *r = if c != 0 { 0 } else { (a + 1).min(inf) };
             }
         }
     }
-    // Column pass: vertical distance to the nearest covered texel (or none).
-    let inf = i64::from(dw + dh) + 1;
-    let mut vertical = vec![inf; (dw * dh) as usize];
-    let columns: Vec<Vec<i64>> = (0..dw)
-        .into_par_iter()
-        .map(|x| {
-            let mut col = vec![inf; dh as usize];
-            let mut last: Option<i64> = None;
-            for y in 0..dh {
-                if coarse[(y * dw + x) as usize] != 0 {
-                    last = Some(i64::from(y));
-                }
-                if let Some(l) = last {
-                    col[y as usize] = i64::from(y) - l;
-                }
-            }
-            last = None;
-            for y in (0..dh).rev() {
-                if coarse[(y * dw + x) as usize] != 0 {
-                    last = Some(i64::from(y));
-                }
-                if let Some(l) = last {
-                    col[y as usize] = col[y as usize].min(l - i64::from(y));
-                }
-            }
-            col
-        })
-        .collect();
-    for (x, col) in columns.iter().enumerate() {
-        for (y, &v) in col.iter().enumerate() {
-            vertical[y * dw as usize + x] = v;
+    for y in (0..dh.saturating_sub(1)).rev() {
+        let (head, below) = vertical.split_at_mut((y + 1) * dw);
+        for (r, &b) in head[y * dw..].iter_mut().zip(&below[..dw]) {
+            *r = (*r).min(b + 1);
         }
     }
-    // Row pass: lower envelope of parabolas (x - q)^2 + g(q)^2.
-    let mut out = vec![FAR; (dw * dh) as usize];
-    out.par_chunks_mut(dw as usize).enumerate().for_each(|(y, row)| {
-        let g: Vec<i64> = (0..dw as usize).map(|x| vertical[y * dw as usize + x]).collect();
-        envelope_row(&g, inf, row);
-    });
-    (dw, dh, out)
+    // Row pass: lower envelope of parabolas (x - q)^2 + g(q)^2, one row per
+    // task with its own scratch.
+    let mut out = vec![FAR; dw * dh];
+    out.par_chunks_mut(dw)
+        .zip(vertical.par_chunks(dw))
+        .for_each_init(|| (Vec::with_capacity(dw), Vec::with_capacity(dw + 1)), |(v, z), (row, g)| envelope_row(g, inf, v, z, row));
+    (dw as u32, dh as u32, out)
 }
 
-/// One row of the lower envelope; `g[q] == inf` means no covered texel in column `q`.
-fn envelope_row(g: &[i64], inf: i64, out: &mut [u32]) {
-    let f = |q: usize| g[q] * g[q] + (q as i64) * (q as i64);
-    let mut v: Vec<usize> = Vec::with_capacity(g.len());
-    let mut z: Vec<i64> = Vec::with_capacity(g.len() + 1);
+/// One row of the lower envelope; `g[q] >= inf` means no covered texel in
+/// column `q`. `v` and `z` are scratch; boundaries are exact fractions
+/// `num / den` (`den > 0`; `den == 0` is minus infinity), compared by cross
+/// multiplication, so the loop divides nothing. Any exact envelope gives the
+/// same values at the integer texels: the output is unique.
+fn envelope_row(g: &[i32], inf: i32, v: &mut Vec<i32>, z: &mut Vec<(i64, i64)>, out: &mut [u32]) {
+    let n = g.len();
+    v.resize(n, 0);
+    z.resize(n + 1, (0, 0));
+    let mut count = 0usize;
     for (q, &gq) in g.iter().enumerate() {
         if gq >= inf {
             continue;
         }
+        let q = q as i32;
+        let fq = i64::from(gq * gq + q * q);
         // Drop parabolas that the new one hides from their left boundary on.
-        let mut boundary = i64::MIN;
-        while let Some(&last) = v.last() {
-            // Floor of the intersection of the parabolas of `last` and `q`.
-            let s = (f(q) - f(last)).div_euclid(2 * (q as i64 - last as i64));
-            if s <= *z.last().expect("z has one entry per vertex") {
-                v.pop();
-                z.pop();
+        let mut boundary = (0i64, 0i64);
+        while count > 0 {
+            let last = v[count - 1];
+            let gl = g[last as usize];
+            // The parabolas of `last` and `q` cross at num / den.
+            let (num, den) = (fq - i64::from(gl * gl + last * last), 2 * i64::from(q - last));
+            let (zn, zd) = z[count - 1];
+            if zd != 0 && num * zd <= zn * den {
+                count -= 1;
             } else {
-                boundary = s;
+                boundary = (num, den);
                 break;
             }
         }
-        v.push(q);
-        z.push(boundary);
+        v[count] = q;
+        z[count] = boundary;
+        count += 1;
     }
-    if v.is_empty() {
+    if count == 0 {
         out.fill(FAR);
         return;
     }
     let mut k = 0;
     for (x, o) in out.iter_mut().enumerate() {
         let xi = x as i64;
-        while k + 1 < v.len() && z[k + 1] < xi {
+        while k + 1 < count && z[k + 1].0 < xi * z[k + 1].1 {
             k += 1;
         }
-        let q = v[k] as i64;
-        let d = (xi - q) * (xi - q) + g[v[k]] * g[v[k]];
-        *o = d as u32;
+        let q = v[k];
+        let gq = g[q as usize];
+        let dx = x as i32 - q;
+        *o = (dx * dx + gq * gq) as u32;
     }
 }
 
