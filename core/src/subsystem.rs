@@ -339,6 +339,7 @@ impl FogSubsystem {
         // Phase 2: apply.
         let mut report = TickReport::default();
         let mut built: BTreeMap<u64, InstanceKey> = BTreeMap::new();
+        let share = self.instances.len() > 1;
         for (name, slot) in &mut self.instances {
             if !slot.desc.profile.enabled {
                 continue;
@@ -346,7 +347,7 @@ impl FogSubsystem {
             slot.stats.ticks += 1;
             let mut outcome = InstanceTick::default();
             if let Some(g) = gathered.remove(name) {
-                outcome = apply(self.backend.as_mut(), slot, g, dt, &mut built)?;
+                outcome = apply(self.backend.as_mut(), slot, g, dt, &mut built, share)?;
             }
             slot.rate_since_us += dt;
             slot.blend_since_us += dt;
@@ -919,7 +920,8 @@ fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
     let (w, h) = (slot.dims.width, slot.dims.height);
 
     // Height captures.
-    let mut captures: Vec<(Entity, HeightCapture)> = world.query::<&HeightCapture>().iter().map(|(e, c)| (e, c.clone())).collect();
+    let mut capture_query = world.query::<&HeightCapture>();
+    let mut captures: Vec<(Entity, &HeightCapture)> = capture_query.iter().collect();
     captures.sort_by_key(|(e, _)| e.to_bits());
     let capture = if captures.is_empty() {
         None
@@ -1181,7 +1183,7 @@ fn clip_to_rect(poly: &[(f64, f64)], w: f64, h: f64) -> Vec<(f64, f64)> {
 
 /// Signature of the capture inputs for the show-only transform rule, or
 /// `None` when the capture must be redone every recompute.
-fn capture_signature(world: &World, captures: &[(Entity, HeightCapture)]) -> Result<Option<u64>> {
+fn capture_signature(world: &World, captures: &[(Entity, &HeightCapture)]) -> Result<Option<u64>> {
     let mut h = Fnv64::default();
     for (e, c) in captures {
         match &c.mode {
@@ -1208,7 +1210,7 @@ fn capture_signature(world: &World, captures: &[(Entity, HeightCapture)]) -> Res
     Ok(Some(h.finish()))
 }
 
-fn resample_captures(captures: &[(Entity, HeightCapture)], t: &AreaTransform, slab: &Slab, z_layering: bool, w: u32, h: u32) -> Result<Vec<i32>> {
+fn resample_captures(captures: &[(Entity, &HeightCapture)], t: &AreaTransform, slab: &Slab, z_layering: bool, w: u32, h: u32) -> Result<Vec<i32>> {
     for (e, c) in captures {
         let label = entity_label(*e);
         let cell = finite(&format!("{label}.capture.cell_size"), c.cell_size)?;
@@ -1246,7 +1248,10 @@ fn resample_captures(captures: &[(Entity, HeightCapture)], t: &AreaTransform, sl
                     if z_layering && !slab.holds_height(z) {
                         continue;
                     }
-                    t.height_q(&format!("{}.capture.cells[{i}]", entity_label(*e)), z)?
+                    match t.height_units(z) {
+                        Some(q) => q,
+                        None => t.height_q(&format!("{}.capture.cells[{i}]", entity_label(*e)), z)?,
+                    }
                 };
                 best = best.max(q);
             }
@@ -1281,7 +1286,14 @@ fn recompute_input(slot: &Slot, sources: Vec<SourceTexel>, elapsed_us: u64) -> R
 }
 
 /// Applies a gathered tick to one instance.
-fn apply(backend: &mut dyn Backend, slot: &mut Slot, g: Gathered, dt: u64, built: &mut BTreeMap<u64, InstanceKey>) -> Result<InstanceTick> {
+fn apply(
+    backend: &mut dyn Backend,
+    slot: &mut Slot,
+    g: Gathered,
+    dt: u64,
+    built: &mut BTreeMap<u64, InstanceKey>,
+    share: bool,
+) -> Result<InstanceTick> {
     let mut outcome = InstanceTick::default();
     if let Some((signature, texels)) = g.capture {
         if let Some(texels) = texels {
@@ -1303,19 +1315,22 @@ fn apply(backend: &mut dyn Backend, slot: &mut Slot, g: Gathered, dt: u64, built
     }
     if slot.occlusion_dirty {
         let mut input = g.occlusion;
-        input.capture = slot.capture.clone();
-        let content = input.content_hash();
-        match built.get(&content) {
-            Some(&from) => {
-                backend.copy_occlusion(from, slot.key)?;
-                slot.stats.occlusion_shared += 1;
-            }
-            None => {
-                backend.build_occlusion(slot.key, &input)?;
-                built.insert(content, slot.key);
+        // Lend the capture to the build rather than copying it.
+        input.capture = slot.capture.take();
+        // Only instances of one tick can share a build; with one instance, skip hashing.
+        let content = if share { input.content_hash() } else { 0 };
+        let shared_from = if share { built.get(&content).copied() } else { None };
+        let result = match shared_from {
+            Some(from) => backend.copy_occlusion(from, slot.key).map(|()| slot.stats.occlusion_shared += 1),
+            None => backend.build_occlusion(slot.key, &input).map(|()| {
+                if share {
+                    built.insert(content, slot.key);
+                }
                 slot.stats.occlusion_builds += 1;
-            }
-        }
+            }),
+        };
+        slot.capture = input.capture.take();
+        result?;
         slot.blocker_hash = Some(g.blocker_hash);
         slot.built_for = Some(needs);
         slot.occlusion_dirty = false;

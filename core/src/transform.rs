@@ -217,6 +217,13 @@ impl AreaTransform {
         Ok(q as i32)
     }
 
+    /// [`Self::height_q`] without the error: `None` when `z` is not finite
+    /// or out of range (for hot loops that format the field only on error).
+    pub fn height_units(&self, z: f64) -> Option<i32> {
+        let h = ((z - self.slab_bottom) / self.height_unit).round();
+        (z.is_finite() && h.abs() <= f64::from(HEIGHT_LIMIT)).then_some(h as i32)
+    }
+
     /// A world height (Z) in height units above the bottom of the area box.
     pub fn height_q(&self, field: &str, z: f64) -> Result<i32> {
         if !z.is_finite() {
