@@ -224,3 +224,17 @@ fn malformed_scenarios_are_errors_with_position_or_field() {
     let e = ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).err().unwrap();
     assert!(e.to_string().contains("instances[0].resolution = 9000"), "{e}");
 }
+
+#[test]
+fn shader_params_carry_the_material_block() {
+    let mut fog = fog(Profile { z_layering: true, z_layering_area_scale: 3.0, visibility_cutoff: 0.6, ..fast() });
+    let p = fog.shader_params("i").unwrap();
+    assert_eq!(p.center, [32.0, 32.0, 5.0]);
+    assert_eq!(p.size, [64.0, 64.0, 10.0], "the visual slab, not widened by the area scale");
+    assert_eq!((p.enabled, p.use_z_layering, p.visibility_cutoff), (1.0, 1.0, 0.6));
+    fog.apply_profile("i", Profile { show_fog: false, ..fast() }).unwrap();
+    let p = fog.shader_params("i").unwrap();
+    assert_eq!((p.enabled, p.use_z_layering), (0.0, 0.0));
+    assert_eq!(std::mem::size_of::<murk_core::ShaderParams>(), 48);
+    assert!(fog.shader_params("nope").is_err());
+}

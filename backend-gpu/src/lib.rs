@@ -11,8 +11,9 @@
 //! * Only what the ray method needs is built: the mip chain for Hierarchical
 //!   DDA, the distance field for the Distance Field method.
 //! * A recompute (occlusion when dirty, then visibility through upscale) is
-//!   one submission; the per-tick blend is another. The recompute waits for
-//!   a 4-byte "changed" flag, which the recompute rules need.
+//!   one submission: the occlusion build is recorded and joins the recompute
+//!   that follows. The per-tick blend is another. The recompute waits for a
+//!   4-byte "changed" flag, which the recompute rules need.
 //!
 //! [`GpuBackend::new`] fails with a clear error where no adapter exists; pick
 //! `auto` in the CLI to fall back to the CPU.
@@ -91,6 +92,9 @@ pub struct GpuBackend {
     instances: BTreeMap<InstanceKey, Textures>,
     samples: BTreeMap<u64, InFlight>,
     next_ticket: u64,
+    /// An occlusion build recorded but not yet submitted: the recompute that
+    /// follows joins it, so a frame is one submission.
+    pending: Option<(wgpu::CommandEncoder, Vec<wgpu::Buffer>)>,
 }
 
 /// A batch of samples whose readback has not been collected yet.
@@ -103,7 +107,7 @@ struct InFlight {
 impl GpuBackend {
     /// Opens the GPU (Vulkan) and compiles every pass; an error says why not.
     pub fn new() -> Result<Self> {
-        Ok(Self { ctx: Context::new()?, instances: BTreeMap::new(), samples: BTreeMap::new(), next_ticket: 0 })
+        Ok(Self { ctx: Context::new()?, instances: BTreeMap::new(), samples: BTreeMap::new(), next_ticket: 0, pending: None })
     }
 
     /// Adapter name, driver and backend, e.g. `llvmpipe (LLVM 15.0.6, 256 bits) [Vulkan, Mesa 22.3.6]`.
@@ -118,12 +122,82 @@ impl GpuBackend {
         self.ctx.allocated
     }
 
+    /// Submits a recorded occlusion build, if any.
+    fn flush(&mut self) -> Result<()> {
+        if let Some((enc, recycle)) = self.pending.take() {
+            self.ctx.submit(enc)?;
+            for b in recycle {
+                self.ctx.give(b);
+            }
+        }
+        Ok(())
+    }
+
     fn textures(&self, key: InstanceKey) -> Result<&Textures> {
         self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))
     }
 
     fn read_u16(&self, b: &wgpu::Buffer, n: u64) -> Result<Vec<u16>> {
         Ok(self.ctx.read_u32(b, n as usize)?.into_iter().map(|v| v as u16).collect())
+    }
+
+    /// Runs one pass of an instance alone, submitted and waited for: the GPU
+    /// rows of the per-pass benches. The instance must have been built and
+    /// recomputed once with the same inputs (and with mips and the distance
+    /// field, to time those).
+    pub fn run_pass(&mut self, key: InstanceKey, pass: &str, occlusion: &OcclusionInput, input: &RecomputeInput) -> Result<()> {
+        self.flush()?;
+        let ctx = &mut self.ctx;
+        let t = self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let mut enc = ctx.encoder();
+        let recycle = match pass {
+            "rasterize" => passes::rasterize::record(ctx, &mut enc, t, occlusion),
+            "mips" if t.frame.mip_levels > 0 => {
+                passes::mips::record(ctx, &mut enc, t, &t.levels, &t.mip_params);
+                Vec::new()
+            }
+            "distance_field" => match &t.field_scratch {
+                Some([coarse, vertical, envelope_v, envelope_z]) => {
+                    let (dw, dh) = (t.frame.df_width, t.frame.df_height);
+                    let buffers = [&t.params, &t.coverage, coarse, vertical, envelope_v, envelope_z, &t.field];
+                    for (entry, x, y) in [
+                        ("coarse_pass", passes::groups(dw, 8), passes::groups(dh, 8)),
+                        ("columns_pass", passes::groups(dw, 64), 1),
+                        ("rows_pass", passes::groups(dh, 64), 1),
+                    ] {
+                        let name = format!("distance_field.{entry}");
+                        let g = ctx.bind(&name, &buffers);
+                        ctx.dispatch(&mut enc, &name, &g, x, y);
+                    }
+                    Vec::new()
+                }
+                None => return Err(gpu_error("the distance field was not built for this instance")),
+            },
+            "visibility" => passes::visibility::record(ctx, &mut enc, t, input),
+            "blur" => passes::blur::record(ctx, &mut enc, t, &input.blur),
+            "memory" => {
+                passes::memory::record(ctx, &mut enc, t);
+                Vec::new()
+            }
+            "compose" => {
+                passes::compose::record(ctx, &mut enc, t);
+                Vec::new()
+            }
+            "upscale" => {
+                passes::upscale::record(ctx, &mut enc, t);
+                Vec::new()
+            }
+            "blend" => {
+                passes::blend::record(ctx, &mut enc, t);
+                Vec::new()
+            }
+            other => return Err(gpu_error(format!("pass `{other}` cannot run alone here (mips need a Hierarchical DDA build)"))),
+        };
+        ctx.submit(enc)?;
+        for b in recycle {
+            ctx.give(b);
+        }
+        Ok(())
     }
 
     fn read_mips(&self, t: &Textures) -> Result<(u32, u32, Vec<Vec<u8>>)> {
@@ -195,6 +269,9 @@ impl Backend for GpuBackend {
     }
 
     fn destroy_instance(&mut self, key: InstanceKey) {
+        // A pending build may use this instance's buffers: submit it first. A
+        // device error here surfaces on the next call that reads results.
+        let _ = self.flush();
         if let Some(t) = self.instances.remove(&key) {
             for b in t.storage() {
                 self.ctx.give(b);
@@ -203,13 +280,18 @@ impl Backend for GpuBackend {
     }
 
     fn build_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput) -> Result<()> {
+        // One pending build at a time (another instance's build is submitted first).
+        self.flush()?;
         let mut t = self.instances.remove(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
-        let result = build_occlusion(&mut self.ctx, &mut t, input);
+        let mut enc = self.ctx.encoder();
+        let result = build_occlusion(&mut self.ctx, &mut enc, &mut t, input);
         self.instances.insert(key, t);
-        result
+        self.pending = Some((enc, result?));
+        Ok(())
     }
 
     fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
+        self.flush()?;
         let textures = self.export_textures(from)?;
         let occlusion: Vec<(String, StageImage)> =
             textures.into_iter().filter(|(n, _)| n == "coverage" || n == "height" || n.starts_with("mip") || n == "distance_field").collect();
@@ -220,6 +302,10 @@ impl Backend for GpuBackend {
     }
 
     fn recompute(&mut self, key: InstanceKey, input: &RecomputeInput) -> Result<RecomputeReport> {
+        let (mut enc, mut recycle) = match self.pending.take() {
+            Some(p) => p,
+            None => (self.ctx.encoder(), Vec::new()),
+        };
         let ctx = &mut self.ctx;
         let t = self.instances.get_mut(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
         let f = &mut t.frame;
@@ -238,9 +324,8 @@ impl Backend for GpuBackend {
         f.explored_value = u32::from(input.explored_value);
         f.show_memory_alpha = u32::from(input.show_memory_alpha);
         ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
-        let mut enc = ctx.encoder();
         enc.clear_buffer(&t.flags, 0, None);
-        let mut recycle = passes::visibility::record(ctx, &mut enc, t, input);
+        recycle.extend(passes::visibility::record(ctx, &mut enc, t, input));
         recycle.extend(passes::blur::record(ctx, &mut enc, t, &input.blur));
         passes::memory::record(ctx, &mut enc, t);
         passes::compose::record(ctx, &mut enc, t);
@@ -255,6 +340,7 @@ impl Backend for GpuBackend {
     }
 
     fn blend(&mut self, key: InstanceKey, t_q16: u32) -> Result<()> {
+        self.flush()?;
         let ctx = &mut self.ctx;
         let t = self.instances.get_mut(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
         t.frame.blend_t = t_q16;
@@ -265,6 +351,7 @@ impl Backend for GpuBackend {
     }
 
     fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage> {
+        self.flush()?;
         let t = self.textures(key)?;
         let d = t.dims;
         let n = t.texels();
@@ -305,6 +392,7 @@ impl Backend for GpuBackend {
     }
 
     fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
+        self.flush()?;
         let d = self.textures(key)?.dims;
         let mut indices = Vec::with_capacity(texels.len());
         for &[x, y] in texels {
@@ -341,6 +429,7 @@ impl Backend for GpuBackend {
     }
 
     fn submit_samples(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<u64> {
+        self.flush()?;
         let d = self.textures(key)?.dims;
         let mut indices = Vec::with_capacity(texels.len().max(1));
         for &[x, y] in texels {
@@ -434,6 +523,7 @@ impl Backend for GpuBackend {
     }
 
     fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()> {
+        self.flush()?;
         let mut t = self.instances.remove(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
         let result = import_all(&mut self.ctx, &mut t, textures);
         self.instances.insert(key, t);
@@ -442,14 +532,13 @@ impl Backend for GpuBackend {
 }
 
 /// Rasterize, then the mips and the distance field when asked.
-fn build_occlusion(ctx: &mut Context, t: &mut Textures, input: &OcclusionInput) -> Result<()> {
+fn build_occlusion(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &mut Textures, input: &OcclusionInput) -> Result<Vec<wgpu::Buffer>> {
     if (input.width, input.height) != (t.dims.width, t.dims.height) {
         return Err(gpu_error(format!("occlusion input is {}x{}, instance is {}x{}", input.width, input.height, t.dims.width, t.dims.height)));
     }
     t.frame.circle_count = input.circles.len() as u32;
     t.frame.polygon_count = input.polygons.len() as u32;
     t.frame.has_capture = u32::from(input.capture.is_some());
-    let mut enc = ctx.encoder();
     let table = passes::mips::layout(t.dims.width, t.dims.height);
     if input.build_mips {
         let (o, w, h) = *table.last().expect("level 0 exists");
@@ -471,16 +560,16 @@ fn build_occlusion(ctx: &mut Context, t: &mut Textures, input: &OcclusionInput) 
     t.frame.df_height = dh;
     t.frame.df_scale = scale.max(1);
     ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
-    let recycle = passes::rasterize::record(ctx, &mut enc, t, input);
+    let recycle = passes::rasterize::record(ctx, enc, t, input);
     if input.build_mips {
-        passes::mips::record(ctx, &mut enc, t, &t.levels, &t.mip_params);
+        passes::mips::record(ctx, enc, t, &t.levels, &t.mip_params);
     }
     if scale > 0 {
         let n = u64::from(dw * dh) * 4;
         let rows = u64::from((dw + 1) * dh) * 4;
         let f =
             FieldBuffers { coarse: ctx.take(n), vertical: ctx.take(n), envelope_v: ctx.take(rows), envelope_z: ctx.take(rows), field: ctx.take(n) };
-        passes::distance_field::record(ctx, &mut enc, t, &f, dw, dh);
+        passes::distance_field::record(ctx, enc, t, &f, dw, dh);
         ctx.give(std::mem::replace(&mut t.field, f.field));
         if let Some(old) = t.field_scratch.replace([f.coarse, f.vertical, f.envelope_v, f.envelope_z]) {
             for b in old {
@@ -488,11 +577,7 @@ fn build_occlusion(ctx: &mut Context, t: &mut Textures, input: &OcclusionInput) 
             }
         }
     }
-    ctx.submit(enc)?;
-    for b in recycle {
-        ctx.give(b);
-    }
-    Ok(())
+    Ok(recycle)
 }
 
 fn image_u32(img: &StageImage) -> Vec<u32> {

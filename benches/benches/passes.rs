@@ -48,5 +48,34 @@ fn passes_rts(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, passes_rts);
+/// The GPU rows: each pass alone on the `rts` inputs, when an adapter exists.
+/// (On lavapipe these are not performance figures.)
+fn passes_rts_gpu(c: &mut Criterion) {
+    use murk_core::Backend;
+    let mut gpu = match murk_gpu::GpuBackend::new() {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("no GPU rows: {e}");
+            return;
+        }
+    };
+    eprintln!("GPU rows on {}", gpu.adapter());
+    let mut w = workloads::rts();
+    let p = prepare(&mut w);
+    let mut occlusion = p.occlusion.clone();
+    occlusion.build_mips = true;
+    occlusion.distance_field_scale = 1;
+    let dims = murk_core::InstanceDims { width: occlusion.width, height: occlusion.height, out_width: occlusion.width, out_height: occlusion.height };
+    gpu.create_instance(0, dims).expect("instance");
+    gpu.build_occlusion(0, &occlusion).expect("occlusion");
+    gpu.recompute(0, &p.recompute).expect("recompute");
+    let mut g = c.benchmark_group("passes");
+    g.sample_size(10);
+    for pass in ["rasterize", "mips", "distance_field", "visibility", "blur", "memory", "compose", "upscale", "blend"] {
+        g.bench_function(BenchmarkId::new(format!("{pass}/gpu"), 1), |b| b.iter(|| gpu.run_pass(0, pass, &occlusion, &p.recompute).expect("pass")));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, passes_rts, passes_rts_gpu);
 criterion_main!(benches);

@@ -271,3 +271,29 @@ pub struct FrameParams {
     /// Padding to a multiple of 16 bytes.
     pub pad1: u32,
 }
+
+/// What engine materials need to sample an instance's final mask in world
+/// space (the spec's material parameters: `FOW_Enabled`, `FOW_FogCenter`,
+/// `FOW_FogSize`, `FOW_FogYawDegrees`, `FOW_ActorVisCutoff`,
+/// `FOW_bUseZLayering`). Presentation data: floats are fine here.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ShaderParams {
+    /// Area centre, world XYZ.
+    pub center: [f32; 3],
+    /// 1.0 when the instance updates and shows fog, else 0.0.
+    pub enabled: f32,
+    /// Full area size, world XYZ: the visual slab (not widened by the
+    /// Z-layering area scale).
+    pub size: [f32; 3],
+    /// Yaw in degrees.
+    pub yaw_degrees: f32,
+    /// Mask value (0..1) from which actors count as visible.
+    pub visibility_cutoff: f32,
+    /// 1.0 when materials should respect the slab's height edges (Z layering).
+    pub use_z_layering: f32,
+    /// Explored value (0..1), for three-state looks.
+    pub explored_value: f32,
+    /// Padding to 16 bytes.
+    pub pad: f32,
+}

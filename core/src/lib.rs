@@ -52,7 +52,7 @@ pub use components::{
     TransientReveal, VisibilityPolicy, VisionSource,
 };
 pub use error::{MurkError, Result};
-pub use frame::{BlurKernel, CircleTexel, FrameParams, OcclusionInput, PolygonTexel, RecomputeInput, RecomputeReport, SourceTexel};
+pub use frame::{BlurKernel, CircleTexel, FrameParams, OcclusionInput, PolygonTexel, RecomputeInput, RecomputeReport, ShaderParams, SourceTexel};
 pub use glam;
 pub use hecs;
 pub use profile::{Profile, ProfileQ, RayMethod};

@@ -578,6 +578,24 @@ impl FogSubsystem {
         Ok(events)
     }
 
+    /// The material parameter block of an instance (the spec's `FOW_*`
+    /// parameters), ready to upload as a uniform.
+    pub fn shader_params(&self, name: &str) -> Result<crate::frame::ShaderParams> {
+        let slot = self.slot(name)?;
+        let (a, p) = (&slot.desc.area, &slot.desc.profile);
+        let flag = |b: bool| if b { 1.0 } else { 0.0 };
+        Ok(crate::frame::ShaderParams {
+            center: a.center.into(),
+            enabled: flag(p.enabled && p.show_fog),
+            size: a.extents.into(),
+            yaw_degrees: a.yaw_degrees,
+            visibility_cutoff: p.visibility_cutoff,
+            use_z_layering: flag(p.z_layering),
+            explored_value: p.explored_value,
+            pad: 0.0,
+        })
+    }
+
     /// Lockstep hash of everything: every instance's final mask, memory and
     /// composed mask, and every stealth state. Equal on every peer that ran
     /// the same inputs, whatever its thread count.
