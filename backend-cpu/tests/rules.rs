@@ -235,6 +235,6 @@ fn shader_params_carry_the_material_block() {
     fog.apply_profile("i", Profile { show_fog: false, ..fast() }).unwrap();
     let p = fog.shader_params("i").unwrap();
     assert_eq!((p.enabled, p.use_z_layering), (0.0, 0.0));
-    assert_eq!(std::mem::size_of::<murk_core::ShaderParams>(), 48);
+    assert_eq!(size_of::<murk_core::ShaderParams>(), 48);
     assert!(fog.shader_params("nope").is_err());
 }
