@@ -392,40 +392,8 @@ impl Backend for GpuBackend {
     }
 
     fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
-        self.flush()?;
-        let d = self.textures(key)?.dims;
-        let mut indices = Vec::with_capacity(texels.len());
-        for &[x, y] in texels {
-            if x >= d.out_width || y >= d.out_height {
-                return Err(murk_core::MurkError::invalid(
-                    "texel",
-                    format!("({x}, {y})"),
-                    format!("must lie inside {}x{}", d.out_width, d.out_height),
-                ));
-            }
-            indices.push(y * d.out_width + x);
-        }
-        if indices.is_empty() {
-            return Ok(Vec::new());
-        }
-        let ctx = &mut self.ctx;
-        let t = self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
-        // A buffer sized exactly, so arrayLength() is the query count.
-        let list = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("murk query texels"),
-            size: indices.len() as u64 * 4,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        ctx.queue.write_buffer(&list, 0, bytemuck::cast_slice(&indices));
-        let results = ctx.take(indices.len() as u64 * 4);
-        let mut enc = ctx.encoder();
-        let g = ctx.bind("sample.main", &[&list, &t.final_mask, &results]);
-        ctx.dispatch(&mut enc, "sample.main", &g, passes::groups(indices.len() as u32, 64), 1);
-        ctx.submit(enc)?;
-        let values = ctx.read_u32(&results, indices.len())?;
-        ctx.give(results);
-        Ok(values.into_iter().map(|v| v as u16).collect())
+        let ticket = self.submit_samples(key, texels)?;
+        self.poll_samples(ticket, true)?.ok_or_else(|| gpu_error("a waited-for readback did not land"))
     }
 
     fn submit_samples(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<u64> {

@@ -410,35 +410,11 @@ impl FogSubsystem {
         best.map(|(_, n, t)| (n.clone(), t))
     }
 
-    /// Answers mask queries now (what [`Self::submit_mask_query`] delivers).
+    /// Answers mask queries now, waiting for the backend (what
+    /// [`Self::submit_mask_query`] delivers later without waiting).
     pub fn mask_query_now(&mut self, points: &[glam::Vec3], cutoff_override: Option<f32>) -> Result<Vec<MaskAnswer>> {
-        let cutoff = match cutoff_override {
-            Some(c) => Some(crate::fixed::unit_to_mask(in_range("cutoff_override", c, 0.0, 1.0)?)),
-            None => None,
-        };
-        for (i, p) in points.iter().enumerate() {
-            for (axis, v) in [("x", p.x), ("y", p.y), ("z", p.z)] {
-                finite(&format!("points[{i}].{axis}"), v)?;
-            }
-        }
-        // Group by instance so each backend call is one batch.
-        let mut by_instance: BTreeMap<String, Vec<(usize, [u32; 2])>> = BTreeMap::new();
-        for (i, p) in points.iter().enumerate() {
-            if let Some((name, texel)) = self.locate(*p) {
-                by_instance.entry(name).or_default().push((i, texel));
-            }
-        }
-        let mut answers = vec![MaskAnswer::NoInstance; points.len()];
-        for (name, list) in by_instance {
-            let slot = self.slot(&name)?;
-            let (key, cut) = (slot.key, cutoff.unwrap_or(slot.q.visibility_cutoff));
-            let texels: Vec<[u32; 2]> = list.iter().map(|(_, t)| *t).collect();
-            let values = self.backend.sample_final(key, &texels)?;
-            for ((i, _), value) in list.into_iter().zip(values) {
-                answers[i] = MaskAnswer::Sampled { instance: name.clone(), value, visible: value >= cut };
-            }
-        }
-        Ok(answers)
+        let handle = self.submit_mask_query(points, cutoff_override)?;
+        self.poll_query(handle, true)?.ok_or_else(|| MurkError::Backend { backend: self.backend.name(), message: "a waited-for query did not land".into() })
     }
 
     /// Submits a batch of mask queries. Poll the handle each tick; it
