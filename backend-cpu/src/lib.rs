@@ -34,7 +34,7 @@ struct CpuInstance {
     height: Vec<i32>,
     mips: Vec<(u32, u32, Vec<u8>)>,
     distance_field: (u32, u32, Vec<u32>),
-    coverage_sums: Vec<u32>,
+    accel: passes::visibility::Accel,
     visibility: Vec<u16>,
     blurred: Vec<u16>,
     scratch: Vec<u16>,
@@ -55,7 +55,7 @@ impl CpuInstance {
             height: vec![HEIGHT_FLOOR; n],
             mips: Vec::new(),
             distance_field: (0, 0, Vec::new()),
-            coverage_sums: vec![0; (dims.width as usize + 1) * (dims.height as usize + 1)],
+            accel: passes::visibility::Accel::new(&vec![0; n], &vec![HEIGHT_FLOOR; n], dims.width, dims.height),
             visibility: vec![0; n],
             blurred: vec![0; n],
             scratch: vec![0; n],
@@ -122,7 +122,7 @@ impl Backend for CpuBackend {
         }
         pool.install(|| {
             passes::rasterize::rasterize(input, &mut inst.coverage, &mut inst.height);
-            inst.coverage_sums = passes::visibility::coverage_sums(&inst.coverage, input.width, input.height);
+            inst.accel = passes::visibility::Accel::new(&inst.coverage, &inst.height, input.width, input.height);
             inst.mips = if input.build_mips { passes::mips::build_mips(&inst.coverage, input.width, input.height) } else { Vec::new() };
             inst.distance_field = if input.distance_field_scale > 0 {
                 passes::distance_field::distance_field(&inst.coverage, input.width, input.height, input.distance_field_scale)
@@ -143,7 +143,7 @@ impl Backend for CpuBackend {
                 dims.width, dims.height, dst.dims.width, dst.dims.height
             )));
         }
-        dst.coverage_sums = passes::visibility::coverage_sums(&coverage, dims.width, dims.height);
+        dst.accel = passes::visibility::Accel::new(&coverage, &height, dims.width, dims.height);
         dst.coverage = coverage;
         dst.height = height;
         dst.mips = mips;
@@ -162,7 +162,7 @@ impl Backend for CpuBackend {
                 heights: &inst.height,
                 mips: &inst.mips,
                 distance_field: (inst.distance_field.0, inst.distance_field.1, &inst.distance_field.2),
-                coverage_sums: &inst.coverage_sums,
+                accel: &inst.accel,
             };
             passes::visibility::visibility(input, &occ, &mut inst.visibility);
             passes::blur::blur(&input.blur, w, h, &inst.visibility, &mut inst.blurred, &mut inst.scratch);
@@ -287,7 +287,7 @@ impl Backend for CpuBackend {
             }
         }
         next.mips = mips;
-        next.coverage_sums = passes::visibility::coverage_sums(&next.coverage, d.width, d.height);
+        next.accel = passes::visibility::Accel::new(&next.coverage, &next.height, d.width, d.height);
         *inst = next;
         Ok(())
     }

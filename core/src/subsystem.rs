@@ -414,7 +414,8 @@ impl FogSubsystem {
     /// [`Self::submit_mask_query`] delivers later without waiting).
     pub fn mask_query_now(&mut self, points: &[glam::Vec3], cutoff_override: Option<f32>) -> Result<Vec<MaskAnswer>> {
         let handle = self.submit_mask_query(points, cutoff_override)?;
-        self.poll_query(handle, true)?.ok_or_else(|| MurkError::Backend { backend: self.backend.name(), message: "a waited-for query did not land".into() })
+        self.poll_query(handle, true)?
+            .ok_or_else(|| MurkError::Backend { backend: self.backend.name(), message: "a waited-for query did not land".into() })
     }
 
     /// Submits a batch of mask queries. Poll the handle each tick; it

@@ -43,9 +43,26 @@ pub struct Occlusion<'a> {
     pub mips: &'a [(u32, u32, Vec<u8>)],
     /// Distance field (width, height, squared distances).
     pub distance_field: (u32, u32, &'a [u32]),
-    /// Summed-area table of coverage, `(width + 1) x (height + 1)`: a CPU-only
-    /// shortcut (see [`Occlusion::empty_box`]); it changes no result.
-    pub coverage_sums: &'a [u32],
+    /// CPU-only shortcuts derived from coverage and height; no result depends on them.
+    pub accel: &'a Accel,
+}
+
+/// Derived from coverage and height once per occlusion build, to make the
+/// CPU marches cheaper; they change no result.
+#[derive(Clone, Debug, Default)]
+pub struct Accel {
+    /// Summed-area table of coverage, `(width + 1) x (height + 1)` (see [`Occlusion::empty_box`]).
+    pub sums: Vec<u32>,
+    /// Height where covered, `i32::MIN` where not: one load per visited texel.
+    pub tops: Vec<i32>,
+}
+
+impl Accel {
+    /// Builds both tables.
+    pub fn new(coverage: &[u8], heights: &[i32], width: u32, height: u32) -> Self {
+        let tops = coverage.iter().zip(heights).map(|(&c, &h)| if c != 0 { h } else { i32::MIN }).collect();
+        Self { sums: coverage_sums(coverage, width, height), tops }
+    }
 }
 
 /// The summed-area table of a coverage grid: entry `(x, y)` counts the
@@ -75,13 +92,10 @@ impl Occlusion<'_> {
             return true;
         }
         let stride = (w + 1) as usize;
-        let at = |x: i32, y: i32| self.coverage_sums[y as usize * stride + x as usize];
+        let at = |x: i32, y: i32| self.accel.sums[y as usize * stride + x as usize];
         at(x1 + 1, y1 + 1) + at(x0, y0) == at(x0, y1 + 1) + at(x1 + 1, y0)
     }
 
-    fn covered(&self, x: i32, y: i32) -> bool {
-        x >= 0 && y >= 0 && (x as u32) < self.width && (y as u32) < self.height && self.coverage[(y as u32 * self.width + x as u32) as usize] != 0
-    }
     fn height_at(&self, x: i32, y: i32) -> i32 {
         if x >= 0 && y >= 0 && (x as u32) < self.width && (y as u32) < self.height {
             self.heights[(y as u32 * self.width + x as u32) as usize]
@@ -111,20 +125,47 @@ struct Ray {
 impl Ray {
     /// Whether texel `(x, y)` blocks this ray.
     fn blocks(&self, occ: &Occlusion, x: i32, y: i32) -> bool {
-        if !occ.covered(x, y) {
+        if x < 0 || y < 0 || x as u32 >= occ.width || y as u32 >= occ.height {
+            return false;
+        }
+        let top = occ.accel.tops[(y as u32 * occ.width + x as u32) as usize];
+        if top == i32::MIN {
             return false;
         }
         let k = i64::from((x - self.sx).abs().max((y - self.sy).abs()));
-        (i64::from(occ.height_at(x, y)) - self.eye) * self.n > self.rise * k
+        (i64::from(top) - self.eye) * self.n > self.rise * k
     }
 }
 
 /// Computes the visibility of every texel into `out`.
 pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
     let w = occ.width as usize;
+    // Each tile's sources, nearest to the tile's centre first: the loop below
+    // stops at the first full reveal, which the nearest sources give most
+    // often. Sources combine by max, so the order changes no result.
+    let bins = &input.bins;
+    let tiles = (bins.tiles_x * bins.tiles_y) as usize;
+    let half = i64::from(bins.tile_size) * 4;
+    let nearest_first: Vec<Vec<u32>> = (0..tiles)
+        .into_par_iter()
+        .map(|t| {
+            let (tx, ty) = ((t as u32 % bins.tiles_x) * bins.tile_size, (t as u32 / bins.tiles_x) * bins.tile_size);
+            let (cx, cy) = (i64::from(tx) * 8 + half, i64::from(ty) * 8 + half);
+            let mut list = bins.indices[bins.offsets[t] as usize..bins.offsets[t + 1] as usize].to_vec();
+            list.sort_by_key(|&i| {
+                let s = &input.sources[i as usize];
+                let (dx, dy) = (i64::from(s.x) - cx, i64::from(s.y) - cy);
+                (dx * dx + dy * dy, i)
+            });
+            list
+        })
+        .collect();
     out.par_chunks_mut(w).enumerate().for_each(|(row, line)| {
+        let y = row as u32;
         for (x, o) in line.iter_mut().enumerate() {
-            *o = texel_visibility(input, occ, x as u32, row as u32);
+            let x = x as u32;
+            let t = (y / bins.tile_size * bins.tiles_x + x / bins.tile_size) as usize;
+            *o = texel_visibility_of(input, occ, &nearest_first[t], x, y);
         }
     });
 }
@@ -132,9 +173,14 @@ pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
 /// The visibility of one texel: the max over the revealing sources of its
 /// tile, scaled down by the strongest anti-vision source covering it.
 pub fn texel_visibility(input: &RecomputeInput, occ: &Occlusion, x: u32, y: u32) -> u16 {
+    texel_visibility_of(input, occ, input.bins.sources_at(x, y), x, y)
+}
+
+/// [`texel_visibility`] over a given list of the tile's sources.
+fn texel_visibility_of(input: &RecomputeInput, occ: &Occlusion, sources: &[u32], x: u32, y: u32) -> u16 {
     let mut reveal = 0u16;
     let mut conceal = 0u16;
-    for &i in input.bins.sources_at(x, y) {
+    for &i in sources {
         let s = &input.sources[i as usize];
         if s.flags & SOURCE_ANTI != 0 {
             conceal = conceal.max(falloff_value(s, x, y));
