@@ -90,3 +90,30 @@ fn pass_lists_agree_between_backends() {
         assert!(root.join(format!("backend-cpu/src/passes/{pass}.rs")).exists(), "cpu {pass}.rs");
     }
 }
+
+/// The engine include parses and validates (as a library module), and its
+/// parameter block matches `ShaderParams`.
+#[test]
+fn the_engine_include_validates_and_mirrors_shader_params() {
+    let src = include_str!("../include/murk_fog.wgsl");
+    let module = naga::front::wgsl::parse_str(src).unwrap_or_else(|e| panic!("murk_fog.wgsl: {}", e.emit_to_string(src)));
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("murk_fog.wgsl does not validate: {e:?}"));
+    let (size, members) = wgsl_struct(&module, "MurkFogParams");
+    assert_eq!(size as usize, size_of::<murk_core::ShaderParams>());
+    let rust: Vec<(String, u32)> = [
+        ("center", offset_of!(murk_core::ShaderParams, center)),
+        ("enabled", offset_of!(murk_core::ShaderParams, enabled)),
+        ("size", offset_of!(murk_core::ShaderParams, size)),
+        ("yaw_degrees", offset_of!(murk_core::ShaderParams, yaw_degrees)),
+        ("visibility_cutoff", offset_of!(murk_core::ShaderParams, visibility_cutoff)),
+        ("use_z_layering", offset_of!(murk_core::ShaderParams, use_z_layering)),
+        ("explored_value", offset_of!(murk_core::ShaderParams, explored_value)),
+        ("pad", offset_of!(murk_core::ShaderParams, pad)),
+    ]
+    .iter()
+    .map(|(n, o)| (n.to_string(), *o as u32))
+    .collect();
+    assert_eq!(members, rust);
+}

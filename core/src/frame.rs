@@ -275,7 +275,8 @@ pub struct FrameParams {
 /// What engine materials need to sample an instance's final mask in world
 /// space (the spec's material parameters: `FOW_Enabled`, `FOW_FogCenter`,
 /// `FOW_FogSize`, `FOW_FogYawDegrees`, `FOW_ActorVisCutoff`,
-/// `FOW_bUseZLayering`). Presentation data: floats are fine here.
+/// `FOW_bUseZLayering`). Presentation data: floats are fine here. WGSL twin:
+/// `MurkFogParams` in `backend-gpu/include/murk_fog.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct ShaderParams {
@@ -283,8 +284,9 @@ pub struct ShaderParams {
     pub center: [f32; 3],
     /// 1.0 when the instance updates and shows fog, else 0.0.
     pub enabled: f32,
-    /// Full area size, world XYZ: the visual slab (not widened by the
-    /// Z-layering area scale).
+    /// Full area size, world XYZ, as the texture covers it (Y is a whole
+    /// number of texels); Z is the visual slab, not widened by the Z-layering
+    /// area scale.
     pub size: [f32; 3],
     /// Yaw in degrees.
     pub yaw_degrees: f32,

@@ -556,7 +556,8 @@ impl FogSubsystem {
     }
 
     /// The material parameter block of an instance (the spec's `FOW_*`
-    /// parameters), ready to upload as a uniform.
+    /// parameters), ready to upload as a uniform for
+    /// `backend-gpu/include/murk_fog.wgsl`.
     pub fn shader_params(&self, name: &str) -> Result<crate::frame::ShaderParams> {
         let slot = self.slot(name)?;
         let (a, p) = (&slot.desc.area, &slot.desc.profile);
@@ -564,7 +565,8 @@ impl FogSubsystem {
         Ok(crate::frame::ShaderParams {
             center: a.center.into(),
             enabled: flag(p.enabled && p.show_fog),
-            size: a.extents.into(),
+            // The span the texture really covers: rows are whole texels.
+            size: [a.extents.x, a.extents.x * slot.dims.out_height as f32 / slot.dims.out_width as f32, a.extents.z],
             yaw_degrees: a.yaw_degrees,
             visibility_cutoff: p.visibility_cutoff,
             use_z_layering: flag(p.z_layering),
