@@ -51,7 +51,8 @@ pub struct Occlusion<'a> {
 /// CPU marches cheaper; they change no result.
 #[derive(Clone, Debug, Default)]
 pub struct Accel {
-    /// Summed-area table of coverage, `(width + 1) x (height + 1)` (see [`Occlusion::empty_box`]).
+    /// Summed-area table of coverage, `(width + 1) x (height + 1)`: a ray whose
+    /// bounding box sums to 0 crosses no covered texel.
     pub sums: Vec<u32>,
     /// Height where covered, `i32::MIN` where not: one load per visited texel.
     pub tops: Vec<i32>,
