@@ -15,6 +15,7 @@
 //! ```
 
 pub mod passes;
+pub mod variants;
 
 use murk_core::backend::{InstanceDims, InstanceKey, Stage, StageData, StageImage};
 use murk_core::fixed::HEIGHT_FLOOR;

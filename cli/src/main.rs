@@ -7,6 +7,7 @@
 //! ```
 
 mod picture;
+mod render;
 
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};
 use murk_core::{Backend, BackendChoice, MurkError, Stage};
@@ -20,6 +21,8 @@ USAGE:
     murk                      run the built-in demo and write pictures to murk-out/demo/
     murk run SCENARIO [OPTIONS]
     murk resume SNAPSHOT [OPTIONS]   continue a run saved with --snapshot-at
+    murk render SCENARIO --variant overlay [--every K] [--out DIR]
+                              top-down frames of a premade fog look (PNG)
     murk --help
 
 OPTIONS (run):
@@ -56,6 +59,12 @@ fn main() -> ExitCode {
         }
         Some("run") => parse_run(&args[1..]).and_then(|o| run(&o)),
         Some("resume") => parse_run(&args[1..]).and_then(|o| resume(&o)),
+        Some("render") => parse_render(&args[1..]).and_then(|o| {
+            for p in render::render(&o)? {
+                println!("wrote {}", p.display());
+            }
+            Ok(())
+        }),
         Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),
     };
     match result {
@@ -65,6 +74,28 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn parse_render(args: &[String]) -> Result<render::RenderOptions, String> {
+    let mut it = args.iter();
+    let (mut scenario, mut variant, mut out, mut every) = (None, None, None, 10u32);
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
+        match a.as_str() {
+            "--variant" => variant = Some(value("--variant")?),
+            "--out" => out = Some(PathBuf::from(value("--out")?)),
+            "--every" => {
+                let v = value("--every")?;
+                every = v.parse().ok().filter(|&n| n > 0).ok_or_else(|| format!("invalid --every = {v}: must be a positive integer"))?;
+            }
+            flag if flag.starts_with("--") => return Err(format!("unknown option `{flag}`\n\n{USAGE}")),
+            path => scenario = Some(PathBuf::from(path)),
+        }
+    }
+    let scenario = scenario.ok_or_else(|| format!("missing SCENARIO\n\n{USAGE}"))?;
+    let variant = variant.ok_or_else(|| "missing --variant (overlay)".to_string())?;
+    let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("render").to_string();
+    Ok(render::RenderOptions { scenario, variant, out: out.unwrap_or_else(|| PathBuf::from("murk-out").join(format!("{stem}-render"))), every })
 }
 
 fn default_threads() -> usize {

@@ -23,25 +23,35 @@ pub fn write_gray16(path: &Path, width: u32, height: u32, texels: &[u16]) -> Res
     w.write_image_data(&bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// The colour of a terrain character (also used by `murk render`).
+pub fn terrain_colour(cell: u8) -> [f64; 3] {
+    match cell {
+        b'@' | b'O' => [40.0, 36.0, 48.0],
+        b'T' => [46.0, 120.0, 60.0],
+        b'W' => [50.0, 90.0, 170.0],
+        b'S' => [90.0, 110.0, 70.0],
+        _ => [196.0, 180.0, 140.0],
+    }
+}
+
+/// Writes an 8-bit RGB PNG.
+pub fn write_rgb8(path: &Path, width: u32, height: u32, rgb: &[u8]) -> Result<(), String> {
+    let mut w = png_writer(path, width, height, png::ColorType::Rgb, png::BitDepth::Eight)?;
+    w.write_image_data(rgb).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 /// Writes the map in colour under the final mask (dark where unexplored).
 pub fn write_overlay(path: &Path, map: &MovingAiMap, width: u32, height: u32, mask: &[u16]) -> Result<(), String> {
     let mut rgb = Vec::with_capacity((width * height * 3) as usize);
     for y in 0..height {
         for x in 0..width {
             let (c, r) = (x * map.width / width, y * map.height / height);
-            let base: [f64; 3] = match map.cells[(r * map.width + c) as usize] {
-                b'@' | b'O' => [40.0, 36.0, 48.0],
-                b'T' => [46.0, 120.0, 60.0],
-                b'W' => [50.0, 90.0, 170.0],
-                b'S' => [90.0, 110.0, 70.0],
-                _ => [196.0, 180.0, 140.0],
-            };
+            let base = terrain_colour(map.cells[(r * map.width + c) as usize]);
             let light = 0.12 + 0.88 * f64::from(mask[(y * width + x) as usize]) / 65535.0;
             rgb.extend(base.iter().map(|v| (v * light).round() as u8));
         }
     }
-    let mut w = png_writer(path, width, height, png::ColorType::Rgb, png::BitDepth::Eight)?;
-    w.write_image_data(&rgb).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    write_rgb8(path, width, height, &rgb)
 }
 
 fn err(e: MurkError) -> String {

@@ -190,3 +190,24 @@ fn gpu_without_an_adapter_is_a_clear_error_and_auto_falls_back() {
     assert!(String::from_utf8_lossy(&st.stderr).contains("auto: no usable GPU"), "{}", String::from_utf8_lossy(&st.stderr));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn render_overlay_writes_frames_and_rejects_unbuilt_variants() {
+    let dir = temp("render");
+    let st = murk()
+        .args(["render", "scenarios/infiltration.json", "--variant", "overlay", "--every", "20", "--out"])
+        .arg(&dir)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let frames: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert!(frames.contains(&"guard-view.overlay.0000.png".to_string()) && frames.contains(&"guard-view.overlay.0044.png".to_string()), "{frames:?}");
+    let dec = png::Decoder::new(std::fs::File::open(dir.join("guard-view.overlay.0044.png")).unwrap());
+    let info = dec.read_info().unwrap().info().clone();
+    assert_eq!((info.width, info.height, info.color_type), (256, 256, png::ColorType::Rgb));
+    let st = murk().args(["render", "scenarios/infiltration.json", "--variant", "volume"]).current_dir(repo()).output().unwrap();
+    assert!(!st.status.success());
+    assert!(String::from_utf8_lossy(&st.stderr).contains("--variant = volume"));
+    let _ = std::fs::remove_dir_all(dir);
+}
