@@ -292,12 +292,12 @@ impl Backend for GpuBackend {
 
     fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
         self.flush()?;
-        let textures = self.export_textures(from)?;
-        let occlusion: Vec<(String, StageImage)> =
-            textures.into_iter().filter(|(n, _)| n == "coverage" || n == "height" || n.starts_with("mip") || n == "distance_field").collect();
-        let mut t = self.instances.remove(&to).ok_or_else(|| gpu_error(format!("no instance with key {to}")))?;
-        let result = import_occlusion(&mut self.ctx, &mut t, &occlusion);
-        self.instances.insert(to, t);
+        let mut dst = self.instances.remove(&to).ok_or_else(|| gpu_error(format!("no instance with key {to}")))?;
+        let result = match self.instances.get(&from) {
+            Some(src) => copy_occlusion(&mut self.ctx, src, &mut dst),
+            None => Err(gpu_error(format!("no instance with key {from}"))),
+        };
+        self.instances.insert(to, dst);
         result
     }
 
@@ -546,6 +546,40 @@ fn build_occlusion(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &mut Te
         }
     }
     Ok(recycle)
+}
+
+/// Copies the occlusion buffers of `src` into `dst` on the device (no
+/// readback): coverage, height, the mip chain and the distance field.
+fn copy_occlusion(ctx: &mut Context, src: &Textures, dst: &mut Textures) -> Result<()> {
+    if (src.dims.width, src.dims.height) != (dst.dims.width, dst.dims.height) {
+        return Err(gpu_error(format!(
+            "cannot share occlusion between {}x{} and {}x{}",
+            src.dims.width, src.dims.height, dst.dims.width, dst.dims.height
+        )));
+    }
+    let mut enc = ctx.encoder();
+    let n = src.texels() * 4;
+    enc.copy_buffer_to_buffer(&src.coverage, 0, &dst.coverage, 0, n);
+    enc.copy_buffer_to_buffer(&src.height, 0, &dst.height, 0, n);
+    // Same-size copies of the variable-size buffers, from the pool.
+    let clone = |ctx: &mut Context, enc: &mut wgpu::CommandEncoder, from: &wgpu::Buffer, into: &mut wgpu::Buffer| {
+        let b = ctx.take(from.size());
+        enc.copy_buffer_to_buffer(from, 0, &b, 0, from.size());
+        ctx.give(std::mem::replace(into, b));
+    };
+    clone(ctx, &mut enc, &src.levels, &mut dst.levels);
+    clone(ctx, &mut enc, &src.level_table, &mut dst.level_table);
+    clone(ctx, &mut enc, &src.field, &mut dst.field);
+    while dst.mip_params.len() < src.mip_params.len() {
+        dst.mip_params.push(ctx.uniform(&[0u8; 16]));
+    }
+    let f = &mut dst.frame;
+    f.mip_levels = src.frame.mip_levels;
+    f.df_width = src.frame.df_width;
+    f.df_height = src.frame.df_height;
+    f.df_scale = src.frame.df_scale;
+    ctx.queue.write_buffer(&dst.params, 0, bytemuck::bytes_of(&dst.frame));
+    ctx.submit(enc)
 }
 
 fn image_u32(img: &StageImage) -> Vec<u32> {

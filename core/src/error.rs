@@ -62,20 +62,45 @@ impl MurkError {
 /// Result with [`MurkError`].
 pub type Result<T, E = MurkError> = std::result::Result<T, E>;
 
+/// The name of a field in an error message: a string, or a closure that
+/// builds it, so that hot loops format names only when something is wrong.
+pub trait FieldName {
+    /// The name.
+    fn field_name(&self) -> String;
+}
+
+impl FieldName for &str {
+    fn field_name(&self) -> String {
+        (*self).to_string()
+    }
+}
+
+impl FieldName for &String {
+    fn field_name(&self) -> String {
+        (*self).clone()
+    }
+}
+
+impl<F: Fn() -> String> FieldName for F {
+    fn field_name(&self) -> String {
+        self()
+    }
+}
+
 /// Checks that `v` is finite; names `field` otherwise.
-pub fn finite(field: &str, v: f32) -> Result<f64> {
+pub fn finite(field: impl FieldName, v: f32) -> Result<f64> {
     if v.is_finite() {
         Ok(f64::from(v))
     } else {
-        Err(MurkError::invalid(field, v, "must be a finite number"))
+        Err(MurkError::invalid(field.field_name(), v, "must be a finite number"))
     }
 }
 
 /// Checks that `v` is finite and inside `lo..=hi`.
-pub fn in_range(field: &str, v: f32, lo: f32, hi: f32) -> Result<f64> {
-    let x = finite(field, v)?;
-    if v < lo || v > hi {
-        return Err(MurkError::invalid(field, v, format!("must be within {lo}..={hi}")));
+pub fn in_range(field: impl FieldName, v: f32, lo: f32, hi: f32) -> Result<f64> {
+    if !v.is_finite() || v < lo || v > hi {
+        let reason = if v.is_finite() { format!("must be within {lo}..={hi}") } else { "must be a finite number".to_string() };
+        return Err(MurkError::invalid(field.field_name(), v, reason));
     }
-    Ok(x)
+    Ok(f64::from(v))
 }

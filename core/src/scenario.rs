@@ -607,10 +607,8 @@ impl ScenarioRunner {
         }
         self.place_entities(tick)?;
         let report = self.fog.tick(&mut self.world, self.scenario.tick_us)?;
-        let mut hashes = BTreeMap::new();
-        for name in self.fog.instance_names() {
-            hashes.insert(name.clone(), format!("{:016x}", self.fog.state_hash(&name)?));
-        }
+        let (lockstep, per_instance) = self.fog.state_hashes()?;
+        let hashes: BTreeMap<String, String> = per_instance.into_iter().map(|(n, h)| (n, format!("{h:016x}"))).collect();
         let ids: BTreeMap<u64, &str> = self.tracked.iter().filter_map(|(id, t)| t.entity.map(|e| (e, id.as_str()))).collect();
         let events = report
             .events
@@ -637,7 +635,7 @@ impl ScenarioRunner {
             };
             queries.push(QueryRecord { id: q.id.clone(), mask, immediate });
         }
-        let lockstep = format!("{:016x}", self.fog.lockstep_hash()?);
+        let lockstep = format!("{lockstep:016x}");
         self.tick += 1;
         let recomputed = report.instances.into_iter().filter(|(_, t)| t.recomputed).map(|(n, _)| n).collect();
         Ok(TickRecord { tick, lockstep, hashes, recomputed, events, queries })

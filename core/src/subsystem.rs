@@ -293,7 +293,7 @@ impl FogSubsystem {
     /// Grows an instance's area to include a world point (yaw and slab kept).
     pub fn expand_area_to_include(&mut self, name: &str, point: glam::Vec3) -> Result<()> {
         for (axis, v) in [("x", point.x), ("y", point.y), ("z", point.z)] {
-            finite(&format!("point.{axis}"), v)?;
+            finite(|| format!("point.{axis}"), v)?;
         }
         let area = self.slot(name)?.desc.area.expanded_to_include(point);
         self.set_area(name, area)
@@ -381,7 +381,7 @@ impl FogSubsystem {
         for (e, (pos, actor)) in world.query::<(&Position, &StealthActor)>().iter() {
             let label = entity_label(e);
             for (axis, v) in [("x", pos.0.x), ("y", pos.0.y), ("z", pos.0.z)] {
-                finite(&format!("{label}.position.{axis}"), v)?;
+                finite(|| format!("{label}.position.{axis}"), v)?;
             }
             let q = crate::stealth::quantize(&label, actor)?;
             if let Some(name) = &q.instance {
@@ -428,7 +428,7 @@ impl FogSubsystem {
         };
         for (i, p) in points.iter().enumerate() {
             for (axis, v) in [("x", p.x), ("y", p.y), ("z", p.z)] {
-                finite(&format!("points[{i}].{axis}"), v)?;
+                finite(|| format!("points[{i}].{axis}"), v)?;
             }
         }
         let mut by_instance: BTreeMap<String, (Vec<usize>, Vec<[u32; 2]>)> = BTreeMap::new();
@@ -579,17 +579,26 @@ impl FogSubsystem {
     /// composed mask, and every stealth state. Equal on every peer that ran
     /// the same inputs, whatever its thread count.
     pub fn lockstep_hash(&mut self) -> Result<u64> {
+        Ok(self.state_hashes()?.0)
+    }
+
+    /// The lockstep hash and, from the same pass over the textures, each
+    /// instance's [`Self::state_hash`].
+    pub fn state_hashes(&mut self) -> Result<(u64, BTreeMap<String, u64>)> {
+        let mut per_instance = BTreeMap::new();
         let mut h = Fnv64::default();
         for name in self.instance_names() {
+            let s = self.state_hash(&name)?;
             h.write(name.as_bytes());
-            h.write(&self.state_hash(&name)?.to_le_bytes());
+            h.write(&s.to_le_bytes());
+            per_instance.insert(name, s);
         }
         for (bits, state) in &self.stealth {
             if let Some(actor) = Entity::from_bits(*bits) {
                 state.hash_into(actor, &mut h);
             }
         }
-        Ok(h.finish())
+        Ok((h.finish(), per_instance))
     }
 
     /// Saves the whole fog state: every instance (settings, cadence timers,
@@ -943,29 +952,29 @@ fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
     let mut polygons: Vec<(Vec<[i32; 2]>, i32)> = Vec::new();
     for (e, pos, b) in &blockers {
         let label = entity_label(*e);
-        let z = finite(&format!("{label}.position.z"), pos.0.z)?;
+        let z = finite(|| format!("{label}.position.z"), pos.0.z)?;
         let height = match b.height {
             None => None,
             Some(v) => {
-                let v = finite(&format!("{label}.blocker.height"), v)?;
+                let v = finite(|| format!("{label}.blocker.height"), v)?;
                 if v < 0.0 {
                     return Err(MurkError::invalid(format!("{label}.blocker.height"), v, "must not be negative"));
                 }
                 Some(v)
             }
         };
-        let x = finite(&format!("{label}.position.x"), pos.0.x)?;
-        let y = finite(&format!("{label}.position.y"), pos.0.y)?;
+        let x = finite(|| format!("{label}.position.x"), pos.0.x)?;
+        let y = finite(|| format!("{label}.position.y"), pos.0.y)?;
         if profile.z_layering && b.use_height_layer && !slab.holds_column(z, height) {
             continue;
         }
         let top = match height {
             None => HEIGHT_WALL,
-            Some(v) => t.height_q(&format!("{label}.blocker.height"), z + v)?,
+            Some(v) => t.height_q(|| format!("{label}.blocker.height"), z + v)?,
         };
         match &b.shape {
             BlockerShape::Circle { radius } => {
-                let r = t.length_q(&format!("{label}.blocker.shape.circle.radius"), *radius)?;
+                let r = t.length_q(|| format!("{label}.blocker.shape.circle.radius"), *radius)?;
                 let (tx, ty) = t.world_to_texel(x, y);
                 let rt = f64::from(r) / f64::from(TEXEL_ONE);
                 if tx + rt < 0.0 || ty + rt < 0.0 || tx - rt > f64::from(w) || ty - rt > f64::from(h) {
@@ -976,13 +985,13 @@ fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
                 occlusion.circles.push(c);
             }
             BlockerShape::Rect { size, yaw_degrees } => {
-                let sx = finite(&format!("{label}.blocker.shape.rect.size.x"), size.x)?;
-                let sy = finite(&format!("{label}.blocker.shape.rect.size.y"), size.y)?;
+                let sx = finite(|| format!("{label}.blocker.shape.rect.size.x"), size.x)?;
+                let sy = finite(|| format!("{label}.blocker.shape.rect.size.y"), size.y)?;
                 if sx <= 0.0 || sy <= 0.0 {
                     let v = if sx <= 0.0 { size.x } else { size.y };
                     return Err(MurkError::invalid(format!("{label}.blocker.shape.rect.size"), v, "must be positive"));
                 }
-                let yaw = finite(&format!("{label}.blocker.shape.rect.yaw_degrees"), *yaw_degrees)?;
+                let yaw = finite(|| format!("{label}.blocker.shape.rect.yaw_degrees"), *yaw_degrees)?;
                 let (s, c) = sin_cos_degrees(yaw);
                 let corners: Vec<(f64, f64)> = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
                     .iter()
@@ -999,8 +1008,8 @@ fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
                 }
                 let mut corners = Vec::with_capacity(points.len());
                 for (i, p) in points.iter().enumerate() {
-                    let px = finite(&format!("{label}.blocker.shape.polygon.points[{i}].x"), p.x)?;
-                    let py = finite(&format!("{label}.blocker.shape.polygon.points[{i}].y"), p.y)?;
+                    let px = finite(|| format!("{label}.blocker.shape.polygon.points[{i}].x"), p.x)?;
+                    let py = finite(|| format!("{label}.blocker.shape.polygon.points[{i}].y"), p.y)?;
                     corners.push(t.world_to_texel(x + px, y + py));
                 }
                 push_polygon(&mut polygons, &corners, top, w, h);
@@ -1068,10 +1077,10 @@ fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
 fn project_source(label: &str, pos: &Position, s: &VisionSource, slot: &Slot, slab: &Slab, teams: TeamMask) -> Result<Option<SourceTexel>> {
     let t = &slot.transform;
     let profile = &slot.desc.profile;
-    let x = finite(&format!("{label}.position.x"), pos.0.x)?;
-    let y = finite(&format!("{label}.position.y"), pos.0.y)?;
-    let z = finite(&format!("{label}.position.z"), pos.0.z)?;
-    let radius = t.length_q(&format!("{label}.source.radius"), s.radius)?;
+    let x = finite(|| format!("{label}.position.x"), pos.0.x)?;
+    let y = finite(|| format!("{label}.position.y"), pos.0.y)?;
+    let z = finite(|| format!("{label}.position.z"), pos.0.z)?;
+    let radius = t.length_q(|| format!("{label}.source.radius"), s.radius)?;
     if radius > MAX_RADIUS_TEXELS * TEXEL_ONE {
         return Err(MurkError::invalid(
             format!("{label}.source.radius"),
@@ -1080,24 +1089,24 @@ fn project_source(label: &str, pos: &Position, s: &VisionSource, slot: &Slot, sl
         ));
     }
     let falloff = match s.falloff {
-        Some(f) => in_range(&format!("{label}.source.falloff"), f, 0.0, 1.0)?,
+        Some(f) => in_range(|| format!("{label}.source.falloff"), f, 0.0, 1.0)?,
         None => f64::from(profile.smooth_falloff),
     };
-    let eye_offset = finite(&format!("{label}.source.eye_height"), s.eye_height)?;
+    let eye_offset = finite(|| format!("{label}.source.eye_height"), s.eye_height)?;
     if s.team >= 32 {
         return Err(MurkError::invalid(format!("{label}.source.team"), s.team, "must be within 0..=31"));
     }
     let cone = match s.cone {
         None => None,
         Some(c) => {
-            let yaw = finite(&format!("{label}.source.cone.yaw_degrees"), c.yaw_degrees)?;
-            let half = in_range(&format!("{label}.source.cone.half_angle_degrees"), c.half_angle_degrees, 0.0, 180.0)?;
+            let yaw = finite(|| format!("{label}.source.cone.yaw_degrees"), c.yaw_degrees)?;
+            let half = in_range(|| format!("{label}.source.cone.half_angle_degrees"), c.half_angle_degrees, 0.0, 180.0)?;
             Some((yaw, half))
         }
     };
     let mut strength = u32::from(u16::MAX);
     if let Some(layer) = s.height_layer {
-        let extent = finite(&format!("{label}.source.height_layer.vertical_extent"), layer.vertical_extent)?;
+        let extent = finite(|| format!("{label}.source.height_layer.vertical_extent"), layer.vertical_extent)?;
         if extent < 0.0 {
             return Err(MurkError::invalid(format!("{label}.source.height_layer.vertical_extent"), extent, "must not be negative"));
         }
@@ -1117,7 +1126,7 @@ fn project_source(label: &str, pos: &Position, s: &VisionSource, slot: &Slot, sl
         return Ok(None);
     }
     let [qx, qy] = AreaTransform::texel_q(tx, ty);
-    let eye = t.height_q(&format!("{label}.source.eye_height"), z + eye_offset)?;
+    let eye = t.height_q(|| format!("{label}.source.eye_height"), z + eye_offset)?;
     let inner = radius - (f64::from(radius) * falloff).round() as i32;
     let mut src = SourceTexel { x: qx, y: qy, radius, inner_radius: inner, eye, strength, ..Default::default() };
     if let Some((yaw, half)) = cone {
@@ -1210,12 +1219,12 @@ fn capture_signature(world: &World, captures: &[(Entity, &HeightCapture)]) -> Re
 fn resample_captures(captures: &[(Entity, &HeightCapture)], t: &AreaTransform, slab: &Slab, z_layering: bool, w: u32, h: u32) -> Result<Vec<i32>> {
     for (e, c) in captures {
         let label = entity_label(*e);
-        let cell = finite(&format!("{label}.capture.cell_size"), c.cell_size)?;
+        let cell = finite(|| format!("{label}.capture.cell_size"), c.cell_size)?;
         if cell <= 0.0 {
             return Err(MurkError::invalid(format!("{label}.capture.cell_size"), cell, "must be positive"));
         }
-        finite(&format!("{label}.capture.origin.x"), c.origin.x)?;
-        finite(&format!("{label}.capture.origin.y"), c.origin.y)?;
+        finite(|| format!("{label}.capture.origin.x"), c.origin.x)?;
+        finite(|| format!("{label}.capture.origin.y"), c.origin.y)?;
         let expected = u64::from(c.width) * u64::from(c.height);
         if c.cells.len() as u64 != expected {
             return Err(MurkError::invalid(format!("{label}.capture.cells"), c.cells.len(), format!("must hold width * height = {expected} cells")));
@@ -1247,7 +1256,7 @@ fn resample_captures(captures: &[(Entity, &HeightCapture)], t: &AreaTransform, s
                     }
                     match t.height_units(z) {
                         Some(q) => q,
-                        None => t.height_q(&format!("{}.capture.cells[{i}]", entity_label(*e)), z)?,
+                        None => t.height_q(|| format!("{}.capture.cells[{i}]", entity_label(*e)), z)?,
                     }
                 };
                 best = best.max(q);

@@ -20,9 +20,9 @@
 //! * Heights are measured from the bottom of the box (`center.z - extents.z/2`)
 //!   in units of `extents.z / 256`.
 
-use crate::error::{finite, MurkError, Result};
+use crate::error::{finite, FieldName, MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_UNITS_PER_SLAB, MAX_RESOLUTION, TEXEL_ONE};
-use glam::{Vec2, Vec3};
+use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 /// An instance's area: an oriented box in world space.
@@ -184,35 +184,23 @@ impl AreaTransform {
         (dx * self.cos + dy * self.sin, -dx * self.sin + dy * self.cos)
     }
 
-    /// A world point in fixed-point texel space (Q3). `field` names it in errors.
-    ///
-    /// Points may lie outside the grid (a source just off the edge still
-    /// reveals into it), within 4096 texels of it.
-    pub fn point_q(&self, field: &str, p: Vec2) -> Result<[i32; 2]> {
-        let x = finite(&format!("{field}.x"), p.x)?;
-        let y = finite(&format!("{field}.y"), p.y)?;
-        let (tx, ty) = self.world_to_texel(x, y);
-        let lim = f64::from(MAX_RESOLUTION) * 2.0;
-        if tx.abs() > lim || ty.abs() > lim {
-            return Err(MurkError::invalid(field, format!("({}, {})", p.x, p.y), "lies more than 4096 texels outside the instance area"));
-        }
-        Ok([to_q(tx), to_q(ty)])
-    }
-
     /// Continuous texel coordinates to Q3, for points already in range.
     pub fn texel_q(tx: f64, ty: f64) -> [i32; 2] {
         [to_q(tx), to_q(ty)]
     }
 
     /// A world length in fixed-point texels (Q3).
-    pub fn length_q(&self, field: &str, len: f32) -> Result<i32> {
-        let l = finite(field, len)?;
+    pub fn length_q(&self, field: impl FieldName, len: f32) -> Result<i32> {
+        if !len.is_finite() {
+            return Err(MurkError::invalid(field.field_name(), len, "must be a finite number"));
+        }
+        let l = f64::from(len);
         if l < 0.0 {
-            return Err(MurkError::invalid(field, len, "must not be negative"));
+            return Err(MurkError::invalid(field.field_name(), len, "must not be negative"));
         }
         let q = (l / self.texel_size * f64::from(TEXEL_ONE)).round();
         if q > f64::from(i32::MAX / 2) {
-            return Err(MurkError::invalid(field, len, "is too long for this instance's resolution"));
+            return Err(MurkError::invalid(field.field_name(), len, "is too long for this instance's resolution"));
         }
         Ok(q as i32)
     }
@@ -225,14 +213,14 @@ impl AreaTransform {
     }
 
     /// A world height (Z) in height units above the bottom of the area box.
-    pub fn height_q(&self, field: &str, z: f64) -> Result<i32> {
+    pub fn height_q(&self, field: impl FieldName, z: f64) -> Result<i32> {
         if !z.is_finite() {
-            return Err(MurkError::invalid(field, z, "must be a finite number"));
+            return Err(MurkError::invalid(field.field_name(), z, "must be a finite number"));
         }
         let h = ((z - self.slab_bottom) / self.height_unit).round();
         if h.abs() > f64::from(HEIGHT_LIMIT) {
             return Err(MurkError::invalid(
-                field,
+                field.field_name(),
                 z,
                 format!(
                     "lies {:.0} slab heights from the instance area; heights must stay within 256 slab heights (extents.z) of its bottom",
