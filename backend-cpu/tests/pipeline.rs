@@ -1,5 +1,9 @@
 //! Hand-worked expectations for each pass, driven through the public API.
 
+mod common;
+
+use common::fog as fog_with;
+
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::{
@@ -7,21 +11,6 @@ use murk_core::{
     VisionSource,
 };
 use murk_cpu::CpuBackend;
-
-/// A 64x64 instance over world [0, 64]^2, slab z in [0, 10], one texel per unit.
-fn fog_with(profile: Profile) -> FogSubsystem {
-    let mut fog = FogSubsystem::new(Box::new(CpuBackend::new(2).unwrap()));
-    fog.create_instance(InstanceDesc {
-        name: "i".into(),
-        area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
-        resolution: 64,
-        lod: 0,
-        observed_teams: TeamMask::ALL,
-        profile,
-    })
-    .unwrap();
-    fog
-}
 
 /// A profile whose visibility is unblurred and whose composed mask follows it at once.
 fn raw_profile() -> Profile {

@@ -1,30 +1,14 @@
 //! The recompute rules, transient reveals, and bad input.
 
+mod common;
+
+use common::{desc, fog};
+
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
-use murk_core::{
-    Area, Blocker, BlockerShape, CaptureMode, FogSubsystem, HeightCapture, InstanceDesc, MurkError, Position, Profile, Stage, TeamMask,
-    TransientReveal, VisionSource,
-};
+use murk_core::{Blocker, BlockerShape, CaptureMode, HeightCapture, MurkError, Position, Profile, Stage, TransientReveal, VisionSource};
 use murk_cpu::CpuBackend;
-
-fn desc(profile: Profile) -> InstanceDesc {
-    InstanceDesc {
-        name: "i".into(),
-        area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
-        resolution: 64,
-        lod: 0,
-        observed_teams: TeamMask::ALL,
-        profile,
-    }
-}
-
-fn fog(profile: Profile) -> FogSubsystem {
-    let mut fog = FogSubsystem::new(Box::new(CpuBackend::new(2).unwrap()));
-    fog.create_instance(desc(profile)).unwrap();
-    fog
-}
 
 fn fast() -> Profile {
     Profile { fade_in_rate: 1.0e4, relax_rate: 1.0e4, ..Profile::default() }

@@ -820,6 +820,15 @@ fn check_motion(field: &str, m: &Motion) -> Result<()> {
     Ok(())
 }
 
+/// Checks what every scripted entity has: a unique id, a finite position, a valid motion.
+fn check_scripted<'a>(field: &str, ids: &mut std::collections::BTreeSet<&'a str>, id: &'a str, position: Vec3, motion: &Motion) -> Result<()> {
+    if !ids.insert(id) {
+        return Err(MurkError::invalid(format!("{field}.id"), id, "is used twice"));
+    }
+    check_vec3(&format!("{field}.position"), position)?;
+    check_motion(field, motion)
+}
+
 /// Checks what the subsystem cannot: ids, references, ticks.
 fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
     if s.tick_us == 0 {
@@ -865,11 +874,7 @@ fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
     let mut ids = std::collections::BTreeSet::new();
     for (i, src) in s.sources.iter().enumerate() {
         let f = format!("sources[{i}]");
-        if !ids.insert(src.id.as_str()) {
-            return Err(MurkError::invalid(format!("{f}.id"), &src.id, "is used twice"));
-        }
-        check_vec3(&format!("{f}.position"), src.position)?;
-        check_motion(&f, &src.motion)?;
+        check_scripted(&f, &mut ids, &src.id, src.position, &src.motion)?;
         let r = finite(&format!("{f}.source.radius"), src.source.radius)?;
         if r < 0.0 {
             return Err(MurkError::invalid(format!("{f}.source.radius"), src.source.radius, "must not be negative"));
@@ -880,19 +885,11 @@ fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
     }
     for (i, b) in s.blockers.iter().enumerate() {
         let f = format!("blockers[{i}]");
-        if !ids.insert(b.id.as_str()) {
-            return Err(MurkError::invalid(format!("{f}.id"), &b.id, "is used twice"));
-        }
-        check_vec3(&format!("{f}.position"), b.position)?;
-        check_motion(&f, &b.motion)?;
+        check_scripted(&f, &mut ids, &b.id, b.position, &b.motion)?;
     }
     for (i, a) in s.actors.iter().enumerate() {
         let f = format!("actors[{i}]");
-        if !ids.insert(a.id.as_str()) {
-            return Err(MurkError::invalid(format!("{f}.id"), &a.id, "is used twice"));
-        }
-        check_vec3(&format!("{f}.position"), a.position)?;
-        check_motion(&f, &a.motion)?;
+        check_scripted(&f, &mut ids, &a.id, a.position, &a.motion)?;
         crate::stealth::quantize(&f, &a.stealth)?;
         if let Some(inst) = &a.stealth.instance {
             if !names.contains(inst.as_str()) {
@@ -902,11 +899,7 @@ fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
     }
     for (i, a) in s.anti_vision.iter().enumerate() {
         let f = format!("anti_vision[{i}]");
-        if !ids.insert(a.id.as_str()) {
-            return Err(MurkError::invalid(format!("{f}.id"), &a.id, "is used twice"));
-        }
-        check_vec3(&format!("{f}.position"), a.position)?;
-        check_motion(&f, &a.motion)?;
+        check_scripted(&f, &mut ids, &a.id, a.position, &a.motion)?;
         let r = finite(&format!("{f}.anti_vision.radius"), a.anti_vision.radius)?;
         if r < 0.0 {
             return Err(MurkError::invalid(format!("{f}.anti_vision.radius"), r, "must not be negative"));
