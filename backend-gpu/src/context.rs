@@ -4,26 +4,45 @@ use murk_core::{MurkError, Result};
 use std::collections::BTreeMap;
 use wgpu::util::DeviceExt;
 
-/// Every WGSL module is `common.wgsl` followed by the pass's own file.
+/// Every WGSL module is `common.wgsl` followed by the pass's own file (the
+/// looks put shared snippets in between).
 const COMMON: &str = include_str!("../shaders/common.wgsl");
 
-/// `(pass name, WGSL source, entry points)` of every compute pipeline.
-const MODULES: [(&str, &str, &[&str]); 10] = [
-    ("rasterize", include_str!("../shaders/rasterize.wgsl"), &["main"]),
-    ("mips", include_str!("../shaders/mips.wgsl"), &["main"]),
-    ("distance_field", include_str!("../shaders/distance_field.wgsl"), &["coarse_pass", "columns_pass", "rows_pass"]),
-    ("visibility", include_str!("../shaders/visibility.wgsl"), &["main"]),
-    ("blur", include_str!("../shaders/blur.wgsl"), &["main"]),
-    ("memory", include_str!("../shaders/memory.wgsl"), &["main"]),
-    ("compose", include_str!("../shaders/compose.wgsl"), &["main"]),
-    ("upscale", include_str!("../shaders/upscale.wgsl"), &["main"]),
-    ("blend", include_str!("../shaders/blend.wgsl"), &["main"]),
-    ("sample", include_str!("../shaders/sample.wgsl"), &["main"]),
+/// The engine include, prefixed to the looks that sample masks in world space.
+const INCLUDE: &str = include_str!("../include/murk_fog.wgsl");
+const NOISE: &str = include_str!("../shaders/looks/noise.wgsl");
+const MASK: &str = include_str!("../shaders/looks/mask.wgsl");
+
+/// `(module name, WGSL sources after common.wgsl, entry points)` of every
+/// compute pipeline: the passes, the sample batch, then the looks.
+const MODULES: [(&str, &[&str], &[&str]); 13] = [
+    ("rasterize", &[include_str!("../shaders/rasterize.wgsl")], &["main"]),
+    ("mips", &[include_str!("../shaders/mips.wgsl")], &["main"]),
+    ("distance_field", &[include_str!("../shaders/distance_field.wgsl")], &["coarse_pass", "columns_pass", "rows_pass"]),
+    ("visibility", &[include_str!("../shaders/visibility.wgsl")], &["main"]),
+    ("blur", &[include_str!("../shaders/blur.wgsl")], &["main"]),
+    ("memory", &[include_str!("../shaders/memory.wgsl")], &["main"]),
+    ("compose", &[include_str!("../shaders/compose.wgsl")], &["main"]),
+    ("upscale", &[include_str!("../shaders/upscale.wgsl")], &["main"]),
+    ("blend", &[include_str!("../shaders/blend.wgsl")], &["main"]),
+    ("sample", &[include_str!("../shaders/sample.wgsl")], &["main"]),
+    ("overlay", &[NOISE, include_str!("../shaders/looks/overlay.wgsl")], &["shade"]),
+    ("surface", &[INCLUDE, NOISE, MASK, include_str!("../shaders/looks/surface.wgsl")], &["main"]),
+    ("volume", &[INCLUDE, NOISE, MASK, include_str!("../shaders/looks/volume.wgsl")], &["march", "upsample"]),
 ];
+
+fn module_text(sources: &[&str]) -> String {
+    let mut text = COMMON.to_string();
+    for s in sources {
+        text.push('\n');
+        text.push_str(s);
+    }
+    text
+}
 
 /// The full WGSL text of a pass (for validation in tests).
 pub fn wgsl_source(pass: &str) -> Option<String> {
-    MODULES.iter().find(|(n, _, _)| *n == pass).map(|(_, src, _)| format!("{COMMON}\n{src}"))
+    MODULES.iter().find(|(n, _, _)| *n == pass).map(|(_, sources, _)| module_text(sources))
 }
 
 /// Names of the passes with a WGSL module.
@@ -96,7 +115,7 @@ impl Context {
         .map_err(|e| gpu_error(format!("cannot open {} ({:?}): {e}", info.name, info.backend)))?;
         let mut pipelines = BTreeMap::new();
         for (name, src, entries) in MODULES {
-            let text = format!("{COMMON}\n{src}");
+            let text = module_text(src);
             let layout = module_layout(&device, name, &text)?;
             let module =
                 device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(name), source: wgpu::ShaderSource::Wgsl(text.into()) });

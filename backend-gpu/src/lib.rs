@@ -19,6 +19,7 @@
 //! `auto` in the CLI to fall back to the CPU.
 
 mod context;
+pub mod looks;
 pub mod passes;
 
 pub use context::{module_names, wgsl_source};

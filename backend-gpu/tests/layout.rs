@@ -117,3 +117,29 @@ fn the_engine_include_validates_and_mirrors_shader_params() {
     .collect();
     assert_eq!(members, rust);
 }
+
+/// The fog surface's parameters are uploaded as-is: same size and offsets.
+#[test]
+fn the_surface_look_mirrors_surface_params() {
+    use murk_core::looks::SurfaceParams;
+    let src = murk_gpu::wgsl_source("surface").unwrap();
+    let module = naga::front::wgsl::parse_str(&src).unwrap();
+    let (size, members) = wgsl_struct(&module, "SurfaceParams");
+    assert_eq!(size as usize, size_of::<SurfaceParams>());
+    let rust: Vec<(String, u32)> = [
+        ("origin", offset_of!(SurfaceParams, origin)),
+        ("spacing", offset_of!(SurfaceParams, spacing)),
+        ("cols", offset_of!(SurfaceParams, cols)),
+        ("rows", offset_of!(SurfaceParams, rows)),
+        ("time_s", offset_of!(SurfaceParams, time_s)),
+        ("fog_level", offset_of!(SurfaceParams, fog_level)),
+        ("amplitude", offset_of!(SurfaceParams, amplitude)),
+        ("noise_scale", offset_of!(SurfaceParams, noise_scale)),
+        ("speed", offset_of!(SurfaceParams, speed)),
+        ("sink", offset_of!(SurfaceParams, sink)),
+    ]
+    .iter()
+    .map(|(n, o)| (n.to_string(), *o as u32))
+    .collect();
+    assert_eq!(members, rust);
+}

@@ -7,5 +7,6 @@
 //! workloads the benches share with the tests.
 
 pub mod harness;
+pub mod looks;
 pub mod sheet;
 pub mod workloads;

@@ -252,3 +252,44 @@ fn the_small_workload_agrees_with_the_cpu() {
         assert!(x == &y, "pass `{}` differs first at {:?}", stage.name(), x.first_difference(&y));
     }
 }
+
+/// The premade looks on the GPU: each within its tolerance of the CPU
+/// reference (overlay per 8-bit channel, surface heights and drops, volume
+/// half and full frames, with and without history, marched and analytic),
+/// and within the golden tolerance of the low-resolution goldens.
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn looks_agree_with_the_cpu_within_tolerance() {
+    use murk_conformance::looks::{check_goldens, compare_f32, compare_rgba, Fixture, OVERLAY_TOLERANCE, SURFACE_TOLERANCE, VOLUME_TOLERANCE};
+    use murk_core::looks::{Looks, OverlayStyle, VolumeParams, VolumeScene};
+    let mut gpu = gpu();
+    let mut cpu = murk_cpu::variants::CpuLooks;
+    let fx = Fixture::new();
+    let mut report = Vec::new();
+    for (tint, time) in [(None, 0.0), (Some(fx.tint.as_slice()), 3.7)] {
+        let style = OverlayStyle::default();
+        let a = cpu.overlay(&fx.view(), tint, time, &style).unwrap();
+        let b = gpu.overlay(&fx.view(), tint, time, &style).unwrap();
+        report.push(("overlay", f32::from(compare_rgba("overlay", a.width, &a.pixels, &b.pixels, OVERLAY_TOLERANCE).unwrap())));
+    }
+    let a = cpu.surface(&fx.view(), &fx.area, &fx.ground, &fx.surface).unwrap();
+    let b = gpu.surface(&fx.view(), &fx.area, &fx.ground, &fx.surface).unwrap();
+    report.push(("surface z", compare_f32("surface z", &a.z, &b.z, SURFACE_TOLERANCE).unwrap()));
+    report.push(("surface drop", compare_f32("surface drop", &a.drop, &b.drop, SURFACE_TOLERANCE).unwrap()));
+    let flat = |f: &murk_core::looks::VolumeFrame| f.texels.iter().flatten().copied().collect::<Vec<f32>>();
+    let (history, _) = cpu.volume(&fx.view(), &fx.area, &fx.scene(), &fx.volume_params(0)).unwrap();
+    for (label, params, with_history) in [
+        ("volume", fx.volume_params(1), false),
+        ("volume low tier", VolumeParams { steps: 0, ..fx.volume_params(1) }, false),
+        ("volume blended", fx.volume_params(2), true),
+    ] {
+        let scene = VolumeScene { history: with_history.then_some(&history), ..fx.scene() };
+        let (ah, af) = cpu.volume(&fx.view(), &fx.area, &scene, &params).unwrap();
+        let (bh, bf) = gpu.volume(&fx.view(), &fx.area, &scene, &params).unwrap();
+        report.push((label, compare_f32(&format!("{label} half"), &flat(&ah), &flat(&bh), VOLUME_TOLERANCE).unwrap()));
+        report.push((label, compare_f32(&format!("{label} full"), &flat(&af), &flat(&bf), VOLUME_TOLERANCE).unwrap()));
+    }
+    eprintln!("largest CPU/GPU differences: {report:?}");
+    let goldens = check_goldens(&mut gpu, "gpu").unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("largest GPU/golden differences (8-bit): {goldens:?}");
+}

@@ -3,55 +3,23 @@
 //! ground, near-black where never seen, with a squared fade across the
 //! explored boundary so the edge of known ground stays crisp.
 //!
-//! This is the low-end path of the seed: the mask is blurred on the CPU
-//! (Gaussian, sigma 2, radius 4), upscaled bilinearly and written as RGBA8.
-//! Inputs: the final mask, the explored value, optional per-texel tint, time.
-//! Output: a straight-alpha RGBA8 fog layer to draw over the world.
+//! This is also the seed's low-end path: the mask is blurred on the CPU
+//! (the integer blur pass, Gaussian sigma 2 radius 4), upscaled bilinearly
+//! (the integer upscale pass) and written as RGBA8. Only the shading is in
+//! floats. Twin: `backend-gpu/shaders/looks/overlay.wgsl`.
 
 use crate::passes::{blur::blur, upscale::upscale};
-use murk_core::fixed::hash2;
-use murk_core::BlurKernel;
+use murk_core::looks::{smoothstep, validate_tint, value_noise2, MaskView, OverlayStyle, RgbaImage};
+use murk_core::{BlurKernel, Result};
+use rayon::prelude::*;
 
-/// How the overlay looks.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct OverlayStyle {
-    /// Haze opacity over explored ground (the seed: 0.30).
-    pub haze_alpha: f32,
-    /// Breathing amplitude around `haze_alpha` (the seed: 0.05).
-    pub breathing: f32,
-    /// Breathing period in seconds (the seed: 8 to 10).
-    pub period_s: f32,
-    /// Colour of never-seen ground (the seed: #12141a).
-    pub unexplored: [u8; 3],
-    /// Haze colour where no tint is given.
-    pub haze: [u8; 3],
-    /// Upscale factor of the low-end path (the seed: 4).
-    pub upscale: u32,
+/// The blur the overlay applies to the mask before upscaling.
+pub fn overlay_kernel() -> BlurKernel {
+    BlurKernel::gaussian(4, 2.0, 1)
 }
 
-impl Default for OverlayStyle {
-    fn default() -> Self {
-        Self { haze_alpha: 0.30, breathing: 0.05, period_s: 9.0, unexplored: [0x12, 0x14, 0x1a], haze: [150, 160, 175], upscale: 4 }
-    }
-}
-
-/// Smooth value noise in `0..1` from the integer hash (deterministic).
-fn value_noise(x: f32, y: f32) -> f32 {
-    let (x0, y0) = (x.floor(), y.floor());
-    let (fx, fy) = (x - x0, y - y0);
-    let h = |dx: i32, dy: i32| (hash2(x0 as i32 + dx, y0 as i32 + dy) & 0xffff) as f32 / 65535.0;
-    let (sx, sy) = (fx * fx * (3.0 - 2.0 * fx), fy * fy * (3.0 - 2.0 * fy));
-    let top = h(0, 0) + (h(1, 0) - h(0, 0)) * sx;
-    let bottom = h(0, 1) + (h(1, 1) - h(0, 1)) * sx;
-    top + (bottom - top) * sy
-}
-
-fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
-    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
-    t * t * (3.0 - 2.0 * t)
-}
-
-/// The fog opacity and colour of one texel of the (smoothed) mask `m` in `0..1`.
+/// The fog colour and opacity of one texel of the (smoothed) mask `m` in
+/// `0..1`; `noise` in `0..1` drives the breathing.
 pub fn shade(m: f32, explored: f32, tint: [u8; 3], noise: f32, style: &OverlayStyle) -> [f32; 4] {
     let e = explored.max(1e-4);
     // Above the explored value: how visible now; below: how explored.
@@ -68,39 +36,41 @@ pub fn shade(m: f32, explored: f32, tint: [u8; 3], noise: f32, style: &OverlaySt
     [colour[0], colour[1], colour[2], alpha]
 }
 
-/// Renders the overlay of a `width x height` final mask at time `time_s`.
-/// `tint` (one RGB per mask texel) colours the haze per zone. Returns the
-/// RGBA8 layer and its size (`upscale` times the mask's).
-pub fn render(
-    mask: &[u16],
-    width: u32,
-    height: u32,
-    explored: f32,
-    tint: Option<&[[u8; 3]]>,
-    time_s: f32,
-    style: &OverlayStyle,
-) -> (u32, u32, Vec<u8>) {
-    let n = (width * height) as usize;
-    let kernel = BlurKernel::gaussian(4, 2.0, 1);
+/// The breathing noise at output pixel `(x, y)` of an overlay upscaled `s`
+/// times, at time `t`: a slow sine whose phase drifts with value noise.
+pub fn breathing(x: u32, y: u32, s: u32, t: f32, style: &OverlayStyle) -> f32 {
+    let phase = t * std::f32::consts::TAU / style.period_s;
+    let drift = value_noise2(x as f32 * 0.03 / s as f32 + t * 0.11, y as f32 * 0.03 / s as f32 + t * 0.07);
+    0.5 + 0.5 * (phase + drift * std::f32::consts::TAU).sin()
+}
+
+/// Renders the overlay of `mask` at time `time_s`. `tint` (one RGB per mask
+/// texel) colours the haze per zone.
+pub fn render(mask: &MaskView, tint: Option<&[[u8; 3]]>, time_s: f32, style: &OverlayStyle) -> Result<RgbaImage> {
+    mask.validate()?;
+    style.validate()?;
+    validate_tint(mask, tint)?;
+    murk_core::error::finite("overlay time_s", time_s)?;
+    let (width, height) = (mask.width, mask.height);
+    let n = mask.texels.len();
     let (mut smooth, mut scratch) = (vec![0u16; n], vec![0u16; n]);
-    blur(&kernel, width, height, mask, &mut smooth, &mut scratch);
-    let s = style.upscale.max(1);
+    blur(&overlay_kernel(), width, height, mask.texels, &mut smooth, &mut scratch);
+    let s = style.upscale;
     let (ow, oh) = (width * s, height * s);
     let mut big = vec![0u16; (ow * oh) as usize];
     upscale(&smooth, width, height, s, &mut big);
-    let phase = time_s * std::f32::consts::TAU / style.period_s.max(0.1);
-    let mut out = Vec::with_capacity(big.len() * 4);
-    for y in 0..oh {
+    let mut pixels = vec![0u8; big.len() * 4];
+    pixels.par_chunks_mut(ow as usize * 4).enumerate().for_each(|(y, row)| {
+        let y = y as u32;
         for x in 0..ow {
             let m = f32::from(big[(y * ow + x) as usize]) / 65535.0;
             let tint = tint.map_or(style.haze, |t| t[((y / s) * width + x / s) as usize]);
-            let drift = value_noise(x as f32 * 0.03 / s as f32 + time_s * 0.11, y as f32 * 0.03 / s as f32 + time_s * 0.07);
-            let noise = 0.5 + 0.5 * (phase + drift * std::f32::consts::TAU).sin();
-            let [r, g, b, a] = shade(m, explored, tint, noise, style);
-            out.extend([r, g, b, a * 255.0].map(|v| v.round().clamp(0.0, 255.0) as u8));
+            let [r, g, b, a] = shade(m, mask.explored, tint, breathing(x, y, s, time_s, style), style);
+            let px = [r, g, b, a * 255.0].map(|v| (v + 0.5).floor().clamp(0.0, 255.0) as u8);
+            row[x as usize * 4..x as usize * 4 + 4].copy_from_slice(&px);
         }
-    }
-    (ow, oh, out)
+    });
+    Ok(RgbaImage { width: ow, height: oh, pixels })
 }
 
 #[cfg(test)]
@@ -125,26 +95,40 @@ mod tests {
     #[test]
     fn render_upscales_and_keeps_the_three_states_apart() {
         let (w, h) = (32u32, 16u32);
-        let mut mask = vec![0u16; (w * h) as usize];
-        for y in 0..h {
-            for x in 0..w {
-                mask[(y * w + x) as usize] = if x < 10 {
-                    65535
-                } else if x < 21 {
-                    32768
-                } else {
-                    0
-                };
-            }
-        }
+        let mask: Vec<u16> = (0..w * h)
+            .map(|i| match i % w {
+                0..10 => 65535,
+                10..21 => 32768,
+                _ => 0,
+            })
+            .collect();
+        let view = MaskView { width: w, height: h, texels: &mask, explored: 0.5 };
         let style = OverlayStyle::default();
-        let (ow, oh, px) = render(&mask, w, h, 0.5, None, 1.0, &style);
-        assert_eq!((ow, oh, px.len()), (128, 64, 128 * 64 * 4));
-        let alpha = |x: u32, y: u32| px[((y * ow + x) * 4 + 3) as usize];
+        let img = render(&view, None, 1.0, &style).unwrap();
+        assert_eq!((img.width, img.height, img.pixels.len()), (128, 64, 128 * 64 * 4));
+        let alpha = |x: u32, y: u32| img.pixels[((y * img.width + x) * 4 + 3) as usize];
         assert_eq!(alpha(8, 32), 0, "deep in the visible band");
         assert!((60..=92).contains(&alpha(62, 32)), "explored band: {}", alpha(62, 32));
         assert_eq!(alpha(120, 32), 255, "deep in the unexplored band");
         // Deterministic: the same frame twice.
-        assert_eq!(render(&mask, w, h, 0.5, None, 1.0, &style).2, px);
+        assert_eq!(render(&view, None, 1.0, &style).unwrap(), img);
+        // A per-zone tint colours the haze.
+        let tint = vec![[200u8, 40, 40]; mask.len()];
+        let red = render(&view, Some(&tint), 1.0, &style).unwrap();
+        let px = |img: &RgbaImage, x: u32| img.pixels[((32 * img.width + x) * 4) as usize];
+        assert!(px(&red, 62) > px(&img, 62), "tinted haze is redder");
+    }
+
+    #[test]
+    fn bad_input_is_named() {
+        let mask = [0u16; 6];
+        let style = OverlayStyle::default();
+        let short = MaskView { width: 4, height: 2, texels: &mask, explored: 0.5 };
+        assert!(render(&short, None, 0.0, &style).unwrap_err().to_string().contains("mask texels"));
+        let ok = MaskView { width: 3, height: 2, texels: &mask, explored: 0.5 };
+        assert!(render(&ok, Some(&[[0, 0, 0]]), 0.0, &style).unwrap_err().to_string().contains("overlay tint"));
+        assert!(render(&ok, None, f32::NAN, &style).unwrap_err().to_string().contains("overlay time_s"));
+        let bad = OverlayStyle { upscale: 0, ..style };
+        assert!(render(&ok, None, 0.0, &bad).unwrap_err().to_string().contains("overlay upscale"));
     }
 }

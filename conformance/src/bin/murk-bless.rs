@@ -1,14 +1,26 @@
 //! Writes the conformance goldens with the CPU reference (1 thread):
-//! `goldens/manifest.json`, the final-mask PNGs, and the contact sheet.
+//! `goldens/manifest.json`, the final-mask PNGs, the contact sheet, and the
+//! premade looks' low-resolution goldens in `looks-goldens/`.
 //!
-//! `cargo run --release -p murk-conformance --bin murk-bless`
+//! `cargo run --release -p murk-conformance --bin murk-bless` (add `-- --looks`
+//! for the looks' goldens alone).
 
 use murk_conformance::harness::{case_files, case_name, golden_images, goldens_dir, manifest_entry, run_case, write_png16};
+use murk_conformance::looks::{looks_goldens_dir, render_looks, write_rgba, Fixture};
 use murk_conformance::sheet::{contact_html, contact_sheet};
 use serde_json::{json, Map};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("--looks") {
+        return match bless_looks() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("murk-bless: error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match bless() {
         Ok(n) => {
             println!("blessed {n} cases into {}", goldens_dir().display());
@@ -55,5 +67,19 @@ fn bless() -> Result<usize, String> {
     enc.set_depth(png::BitDepth::Eight);
     enc.write_header().and_then(|mut wr| wr.write_image_data(&px)).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("contact-sheet.html"), contact_html(&html_items)).map_err(|e| e.to_string())?;
+    bless_looks()?;
     Ok(files.len())
+}
+
+/// The premade looks' low-resolution goldens, from the CPU reference.
+fn bless_looks() -> Result<(), String> {
+    let dir = looks_goldens_dir();
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
+    }
+    for (name, w, h, px) in render_looks(&mut murk_cpu::variants::CpuLooks, &Fixture::new())? {
+        write_rgba(&dir.join(format!("{name}.png")), w, h, &px)?;
+        println!("  looks: {name} {w}x{h}");
+    }
+    Ok(())
 }

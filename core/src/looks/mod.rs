@@ -1,0 +1,632 @@
+//! Premade fog looks: what a game draws from a final mask.
+//!
+//! Three looks, each computed by a backend through the [`Looks`] trait (the
+//! CPU reference in `murk-cpu`, WGSL compute in `murk-gpu`):
+//!
+//! * **overlay** — the three-state overlay: clear where visible, a breathing
+//!   tinted haze over explored ground, near-black where never seen
+//!   ([`OverlayStyle`], an RGBA8 layer over the area).
+//! * **surface** — the 3D fog surface: a heightfield sheet floating above the
+//!   ground that sinks to the ground where the mask is explored
+//!   ([`SurfaceParams`] in, a [`SurfaceGrid`] of vertex heights out; [`mesh`]
+//!   turns it into chunks, levels of detail and glTF).
+//! * **volume** — volumetric ground fog: a half-resolution march per pixel of
+//!   a camera view, with the analytic height fog past the march
+//!   ([`VolumeParams`], [`VolumeFrame`]).
+//!
+//! These are presentation: floats are fine here, CPU and GPU agree within the
+//! tolerance each look states (see `docs/looks.md`), and gameplay never reads
+//! them. The mask's world mapping is the one of [`ShaderParams`] (the same
+//! transform `backend-gpu/include/murk_fog.wgsl` gives engines).
+
+pub mod mesh;
+
+use crate::error::{MurkError, Result};
+use crate::fixed::hash2;
+use crate::frame::ShaderParams;
+
+/// A final mask (or any 16-bit mask) and the explored value it was made with.
+#[derive(Clone, Copy, Debug)]
+pub struct MaskView<'a> {
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Row-major texels, 65535 = visible.
+    pub texels: &'a [u16],
+    /// The explored value in `0..1` (the profile's `explored_value`).
+    pub explored: f32,
+}
+
+impl MaskView<'_> {
+    /// Checks the size and the explored value.
+    pub fn validate(&self) -> Result<()> {
+        if self.width == 0 || self.height == 0 {
+            return Err(MurkError::invalid("mask width x height", format!("{}x{}", self.width, self.height), "must be at least 1x1"));
+        }
+        let n = self.width as usize * self.height as usize;
+        if self.texels.len() != n {
+            return Err(MurkError::invalid("mask texels", self.texels.len(), format!("must be width x height = {n}")));
+        }
+        if !(self.explored > 0.0 && self.explored <= 1.0) {
+            return Err(MurkError::invalid("mask explored", self.explored, "must be in (0, 1]"));
+        }
+        Ok(())
+    }
+
+    /// The mask, bilinear with clamped edges, at `uv` (0..1 across the
+    /// area), in `0..1`.
+    pub fn sample(&self, uv: [f32; 2]) -> f32 {
+        let x = uv[0] * self.width as f32 - 0.5;
+        let y = uv[1] * self.height as f32 - 0.5;
+        let (x0, y0) = (x.floor(), y.floor());
+        let (fx, fy) = (x - x0, y - y0);
+        let at = |dx: f32, dy: f32| {
+            let cx = (x0 + dx).clamp(0.0, (self.width - 1) as f32) as usize;
+            let cy = (y0 + dy).clamp(0.0, (self.height - 1) as f32) as usize;
+            f32::from(self.texels[cy * self.width as usize + cx]) / 65535.0
+        };
+        let top = at(0.0, 0.0) + (at(1.0, 0.0) - at(0.0, 0.0)) * fx;
+        let bottom = at(0.0, 1.0) + (at(1.0, 1.0) - at(0.0, 1.0)) * fx;
+        top + (bottom - top) * fy
+    }
+
+    /// How explored a world point is, `0` (never seen) to `1` (explored or
+    /// visible): the mask over the explored value, clamped. Outside the area
+    /// (or with the instance disabled) it is `1`: murk puts no fog there.
+    pub fn known_at(&self, world: [f32; 3], area: &ShaderParams) -> f32 {
+        let uv = fog_uv(world, area);
+        if area.enabled < 0.5 || !(0.0..=1.0).contains(&uv[0]) || !(0.0..=1.0).contains(&uv[1]) {
+            return 1.0;
+        }
+        (self.sample(uv) / self.explored).clamp(0.0, 1.0)
+    }
+}
+
+/// World XY to the area's UV (0..1), as `murk_fog_uv` in the engine include:
+/// rotate by minus the yaw about the centre, divide by the size, offset by a half.
+pub fn fog_uv(world: [f32; 3], area: &ShaderParams) -> [f32; 2] {
+    let a = area.yaw_degrees.to_radians();
+    let (dx, dy) = (world[0] - area.center[0], world[1] - area.center[1]);
+    let (s, c) = a.sin_cos();
+    [(dx * c + dy * s) / area.size[0] + 0.5, (-dx * s + dy * c) / area.size[1] + 0.5]
+}
+
+/// `smoothstep` as in shading languages.
+pub fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}
+
+/// The lattice hash of 3D value noise (the 2D [`hash2`] with Z folded into Y).
+pub fn hash3(x: i32, y: i32, z: i32) -> u32 {
+    hash2(x, ((y as u32) ^ (z as u32).wrapping_mul(0x9e37_79b9)) as i32)
+}
+
+fn lattice(h: u32) -> f32 {
+    (h & 0xffff) as f32 / 65535.0
+}
+
+/// Smooth value noise in `0..1` on the integer lattice (2D).
+pub fn value_noise2(x: f32, y: f32) -> f32 {
+    let (x0, y0) = (x.floor(), y.floor());
+    let (sx, sy) = (smoothstep(0.0, 1.0, x - x0), smoothstep(0.0, 1.0, y - y0));
+    let (ix, iy) = (x0 as i32, y0 as i32);
+    let h = |dx: i32, dy: i32| lattice(hash2(ix.wrapping_add(dx), iy.wrapping_add(dy)));
+    let top = h(0, 0) + (h(1, 0) - h(0, 0)) * sx;
+    let bottom = h(0, 1) + (h(1, 1) - h(0, 1)) * sx;
+    top + (bottom - top) * sy
+}
+
+/// Smooth value noise in `0..1` on the integer lattice (3D), one octave.
+pub fn value_noise3(p: [f32; 3]) -> f32 {
+    let f = p.map(f32::floor);
+    let s: [f32; 3] = [0, 1, 2].map(|i| smoothstep(0.0, 1.0, p[i] - f[i]));
+    let i = f.map(|v| v as i32);
+    let h = |dx: i32, dy: i32, dz: i32| lattice(hash3(i[0].wrapping_add(dx), i[1].wrapping_add(dy), i[2].wrapping_add(dz)));
+    let plane = |dz: i32| {
+        let top = h(0, 0, dz) + (h(1, 0, dz) - h(0, 0, dz)) * s[0];
+        let bottom = h(0, 1, dz) + (h(1, 1, dz) - h(0, 1, dz)) * s[0];
+        top + (bottom - top) * s[1]
+    };
+    plane(0) + (plane(1) - plane(0)) * s[2]
+}
+
+/// An 8-bit RGBA image, straight alpha, rows top to bottom.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RgbaImage {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// `width * height * 4` bytes.
+    pub pixels: Vec<u8>,
+}
+
+/// How the three-state overlay looks (after `godot-fog-shader-architecture.md`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OverlayStyle {
+    /// Haze opacity over explored ground (the seed: 0.30).
+    pub haze_alpha: f32,
+    /// Breathing amplitude around `haze_alpha` (the seed: 0.05).
+    pub breathing: f32,
+    /// Breathing period in seconds (the seed: 8 to 10).
+    pub period_s: f32,
+    /// Colour of never-seen ground (the seed: #12141a).
+    pub unexplored: [u8; 3],
+    /// Haze colour where no tint is given.
+    pub haze: [u8; 3],
+    /// Output pixels per mask texel (the seed's low-end path: 4).
+    pub upscale: u32,
+}
+
+impl Default for OverlayStyle {
+    fn default() -> Self {
+        Self { haze_alpha: 0.30, breathing: 0.05, period_s: 9.0, unexplored: [0x12, 0x14, 0x1a], haze: [150, 160, 175], upscale: 4 }
+    }
+}
+
+impl OverlayStyle {
+    /// Rejects NaN, negative or out-of-range settings, naming the field.
+    pub fn validate(&self) -> Result<()> {
+        crate::error::in_range("overlay haze_alpha", self.haze_alpha, 0.0, 1.0)?;
+        crate::error::in_range("overlay breathing", self.breathing, 0.0, 1.0)?;
+        crate::error::in_range("overlay period_s", self.period_s, 0.1, 1.0e6)?;
+        if !(1..=16).contains(&self.upscale) {
+            return Err(MurkError::invalid("overlay upscale", self.upscale, "must be within 1..=16"));
+        }
+        Ok(())
+    }
+}
+
+/// The 3D fog surface's settings (after `3d-fog-mesh-threejs.md`) and the
+/// vertex grid it is evaluated on. Uploaded as-is to the GPU (`#[repr(C)]`,
+/// mirrored by `SurfaceParams` in `backend-gpu/shaders/looks/surface.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct SurfaceParams {
+    /// World XY of vertex (0, 0).
+    pub origin: [f32; 2],
+    /// World distance between neighbouring vertices along X and Y.
+    pub spacing: [f32; 2],
+    /// Vertices along X.
+    pub cols: u32,
+    /// Vertices along Y.
+    pub rows: u32,
+    /// Animation time in seconds.
+    pub time_s: f32,
+    /// World Z of the fog's top where nothing is explored.
+    pub fog_level: f32,
+    /// Height of the noise waves on the top (world units).
+    pub amplitude: f32,
+    /// Noise frequency (waves per world unit).
+    pub noise_scale: f32,
+    /// Noise drift speed (lattice units per second).
+    pub speed: f32,
+    /// How far below the ground a fully explored vertex sinks (hides it).
+    pub sink: f32,
+}
+
+impl SurfaceParams {
+    /// A grid of `cols x rows` vertices over an area of `size` centred at
+    /// `center` (XY), with the seed's look at a scale of `fog_level`.
+    pub fn over(center: [f32; 2], size: [f32; 2], cols: u32, rows: u32, fog_level: f32) -> Self {
+        let spacing = [size[0] / (cols.max(2) - 1) as f32, size[1] / (rows.max(2) - 1) as f32];
+        Self {
+            origin: [center[0] - 0.5 * size[0], center[1] - 0.5 * size[1]],
+            spacing,
+            cols,
+            rows,
+            time_s: 0.0,
+            fog_level,
+            amplitude: 0.35 * fog_level,
+            noise_scale: 4.0 / size[0].max(size[1]).max(1e-3) * 6.0,
+            speed: 0.15,
+            sink: 0.05 * fog_level,
+        }
+    }
+
+    /// Rejects grids of fewer than 2x2 or more than 4096x4096 vertices and
+    /// non-finite or negative settings, naming the field.
+    pub fn validate(&self) -> Result<()> {
+        for (name, n) in [("surface cols", self.cols), ("surface rows", self.rows)] {
+            if !(2..=4096).contains(&n) {
+                return Err(MurkError::invalid(name, n, "must be within 2..=4096"));
+            }
+        }
+        for (name, v) in [
+            ("surface origin x", self.origin[0]),
+            ("surface origin y", self.origin[1]),
+            ("surface time_s", self.time_s),
+            ("surface fog_level", self.fog_level),
+        ] {
+            crate::error::finite(name, v)?;
+        }
+        for (name, v) in [
+            ("surface spacing x", self.spacing[0]),
+            ("surface spacing y", self.spacing[1]),
+            ("surface amplitude", self.amplitude),
+            ("surface noise_scale", self.noise_scale),
+            ("surface speed", self.speed),
+            ("surface sink", self.sink),
+        ] {
+            crate::error::in_range(name, v, 0.0, 1.0e6)?;
+        }
+        Ok(())
+    }
+
+    /// World XY of vertex `(i, j)`.
+    pub fn vertex_xy(&self, i: u32, j: u32) -> [f32; 2] {
+        [self.origin[0] + i as f32 * self.spacing[0], self.origin[1] + j as f32 * self.spacing[1]]
+    }
+}
+
+/// The surface's noise elevation at a world point, about `0..1.2`: two
+/// octaves of 3D value noise drifting in time plus a finer detail octave.
+pub fn surface_elevation(x: f32, y: f32, p: &SurfaceParams) -> f32 {
+    let (sx, sy, t) = (x * p.noise_scale, y * p.noise_scale, p.time_s * p.speed);
+    let fbm = 0.65 * value_noise3([sx, sy, t]) + 0.35 * value_noise3([2.0 * sx + 17.0, 2.0 * sy + 5.0, 2.0 * t]);
+    fbm + 0.2 * value_noise3([3.0 * sx + 41.0, 3.0 * sy + 23.0, 1.5 * t])
+}
+
+/// A backend's answer for the surface: per vertex, its height and how far it
+/// has dropped (0 = floating at the fog level, 1 = sunk to the ground).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SurfaceGrid {
+    /// Vertices along X.
+    pub cols: u32,
+    /// Vertices along Y.
+    pub rows: u32,
+    /// World Z per vertex, row-major.
+    pub z: Vec<f32>,
+    /// Drop factor per vertex in `0..1`.
+    pub drop: Vec<f32>,
+}
+
+/// A pinhole camera looking from `eye` toward `target`, world Z up.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Camera {
+    /// Eye position.
+    pub eye: [f32; 3],
+    /// Point looked at.
+    pub target: [f32; 3],
+    /// Vertical field of view, degrees.
+    pub fov_y_degrees: f32,
+    /// Image width in pixels.
+    pub width: u32,
+    /// Image height in pixels.
+    pub height: u32,
+}
+
+fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+}
+/// Dot product.
+pub fn dot(a: [f32; 3], b: [f32; 3]) -> f32 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+/// `v / |v|` (zero stays zero).
+pub fn normalize(v: [f32; 3]) -> [f32; 3] {
+    let l = dot(v, v).sqrt();
+    if l > 0.0 {
+        v.map(|c| c / l)
+    } else {
+        v
+    }
+}
+
+impl Camera {
+    /// Rejects zero-size images, a NaN or coincident eye and target, and a
+    /// field of view outside 1..=170 degrees, naming the field.
+    pub fn validate(&self) -> Result<()> {
+        if self.width == 0 || self.height == 0 || self.width > 8192 || self.height > 8192 {
+            return Err(MurkError::invalid("camera width x height", format!("{}x{}", self.width, self.height), "must be within 1..=8192 each"));
+        }
+        for (k, v) in self.eye.iter().chain(&self.target).enumerate() {
+            crate::error::finite(["camera eye", "camera target"][k / 3], *v)?;
+        }
+        crate::error::in_range("camera fov_y_degrees", self.fov_y_degrees, 1.0, 170.0)?;
+        let f = sub(self.target, self.eye);
+        if dot(f, f) == 0.0 || cross(normalize(f), [0.0, 0.0, 1.0]) == [0.0; 3] {
+            return Err(MurkError::invalid("camera target", format!("{:?}", self.target), "must differ from the eye and not be straight below or above it"));
+        }
+        Ok(())
+    }
+
+    /// The camera basis: forward (unit), right and up, the last two scaled so
+    /// that `forward + ndc_x * right + ndc_y * up` is the ray through a point
+    /// of normalised device coordinates (`-1..1`, Y up).
+    pub fn basis(&self) -> [[f32; 3]; 3] {
+        let f = normalize(sub(self.target, self.eye));
+        let r = normalize(cross(f, [0.0, 0.0, 1.0]));
+        let u = cross(r, f);
+        let tan = (self.fov_y_degrees.to_radians() * 0.5).tan();
+        let aspect = self.width as f32 / self.height as f32;
+        [f, r.map(|c| c * tan * aspect), u.map(|c| c * tan)]
+    }
+
+    /// The unit ray through pixel coordinates `(px, py)` (pixel centres at +0.5).
+    pub fn ray(&self, px: f32, py: f32) -> [f32; 3] {
+        let [f, r, u] = self.basis();
+        let (nx, ny) = (2.0 * px / self.width as f32 - 1.0, 1.0 - 2.0 * py / self.height as f32);
+        normalize([0, 1, 2].map(|i| f[i] + nx * r[i] + ny * u[i]))
+    }
+
+    /// Projects a world point: pixel X, pixel Y and the view depth (distance
+    /// along forward); `None` behind the eye.
+    pub fn project(&self, p: [f32; 3]) -> Option<[f32; 3]> {
+        let [f, r, u] = self.basis();
+        let d = sub(p, self.eye);
+        let z = dot(d, f);
+        if z <= 1e-4 {
+            return None;
+        }
+        let nx = dot(d, r) / dot(r, r) / z;
+        let ny = dot(d, u) / dot(u, u) / z;
+        Some([(nx + 1.0) * 0.5 * self.width as f32, (1.0 - ny) * 0.5 * self.height as f32, z])
+    }
+}
+
+/// Volumetric ground fog settings (after `volumetric-ground-fog.md`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VolumeParams {
+    /// Extinction at Z = 0 where nothing is explored (per world unit).
+    pub density: f32,
+    /// Exponential height falloff `b` of `density * exp(-b z)` (per world unit).
+    pub falloff: f32,
+    /// March steps per pixel (the seed: 12 to 16); 0 = the analytic low tier only.
+    pub steps: u32,
+    /// March range (world units); past it the analytic fog in closed form.
+    pub range: f32,
+    /// Noise frequency (lattice cells per world unit).
+    pub noise_frequency: f32,
+    /// Wind: noise drift in world units per second, XY.
+    pub wind: [f32; 2],
+    /// Henyey-Greenstein anisotropy `g` in `-0.99..0.99`.
+    pub anisotropy: f32,
+    /// Unit direction toward the light.
+    pub light_dir: [f32; 3],
+    /// Light colour (linear, 0..1 and above).
+    pub light_colour: [f32; 3],
+    /// Ambient fog colour (linear).
+    pub ambient_colour: [f32; 3],
+    /// Weight of the new frame in the temporal blend (the seed: 0.1); 1 = no history.
+    pub temporal_blend: f32,
+    /// Animation time in seconds.
+    pub time_s: f32,
+    /// Frame number (varies the per-pixel march jitter the temporal blend averages).
+    pub frame: u32,
+}
+
+impl VolumeParams {
+    /// The seed's look for a scene whose ground is at Z = 0 and whose fog
+    /// bank is about `bank` world units deep.
+    pub fn ground_fog(bank: f32) -> Self {
+        Self {
+            density: 8.0 / bank,
+            falloff: 1.0 / (0.6 * bank),
+            steps: 14,
+            range: 40.0 * bank,
+            noise_frequency: 0.6 / bank,
+            wind: [0.4 * bank, 0.15 * bank],
+            anisotropy: 0.35,
+            light_dir: normalize([0.4, 0.6, 0.7]),
+            light_colour: [0.95, 0.92, 0.85],
+            ambient_colour: [0.42, 0.46, 0.55],
+            temporal_blend: 0.1,
+            time_s: 0.0,
+            frame: 0,
+        }
+    }
+
+    /// Rejects NaN, negative or out-of-range settings, naming the field.
+    pub fn validate(&self) -> Result<()> {
+        use crate::error::in_range;
+        in_range("volume density", self.density, 0.0, 1.0e6)?;
+        in_range("volume falloff", self.falloff, 1.0e-6, 1.0e6)?;
+        if self.steps > 256 {
+            return Err(MurkError::invalid("volume steps", self.steps, "must be within 0..=256"));
+        }
+        in_range("volume range", self.range, 0.0, 1.0e9)?;
+        in_range("volume noise_frequency", self.noise_frequency, 0.0, 1.0e6)?;
+        in_range("volume wind x", self.wind[0], -1.0e6, 1.0e6)?;
+        in_range("volume wind y", self.wind[1], -1.0e6, 1.0e6)?;
+        in_range("volume anisotropy", self.anisotropy, -0.99, 0.99)?;
+        for (name, v) in [("volume light_dir", self.light_dir), ("volume light_colour", self.light_colour), ("volume ambient_colour", self.ambient_colour)] {
+            for c in v {
+                in_range(name, c, -1.0e3, 1.0e3)?;
+            }
+        }
+        in_range("volume temporal_blend", self.temporal_blend, 0.0, 1.0)?;
+        crate::error::finite("volume time_s", self.time_s)?;
+        Ok(())
+    }
+}
+
+/// Henyey-Greenstein phase, scaled so that an isotropic medium gives 1.
+pub fn henyey_greenstein(cos_theta: f32, g: f32) -> f32 {
+    let d = 1.0 + g * g - 2.0 * g * cos_theta;
+    (1.0 - g * g) / (d * d.sqrt()).max(1e-6)
+}
+
+/// The optical depth of `density * exp(-falloff * z)` along `length` world
+/// units of a ray starting at height `z0` with vertical direction `dir_z`, in
+/// closed form (Quilez's "better fog"), with the horizontal limit.
+pub fn height_fog_depth(density: f32, falloff: f32, z0: f32, dir_z: f32, length: f32) -> f32 {
+    let base = density * (-falloff * z0).exp();
+    let k = falloff * dir_z;
+    if k.abs() < 1e-5 {
+        base * length
+    } else {
+        base * (1.0 - (-k * length).exp()) / k
+    }
+}
+
+/// A volume pass's output: scattered light (RGB) and transmittance, per
+/// pixel, at half resolution (`march`) or full resolution (`upsample`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VolumeFrame {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// `[r, g, b, transmittance]` per pixel, row-major.
+    pub texels: Vec<[f32; 4]>,
+}
+
+/// Half-resolution size of a camera image (rounded up).
+pub fn half_size(width: u32, height: u32) -> (u32, u32) {
+    (width.div_ceil(2), height.div_ceil(2))
+}
+
+/// What a volume frame needs besides the settings.
+#[derive(Clone, Copy, Debug)]
+pub struct VolumeScene<'a> {
+    /// The camera.
+    pub camera: &'a Camera,
+    /// Distance from the eye along each full-resolution pixel's ray to the
+    /// first surface (`f32::INFINITY` or any large value for sky).
+    pub depth: &'a [f32],
+    /// The previous half-resolution frame, for the temporal blend (same camera).
+    pub history: Option<&'a VolumeFrame>,
+}
+
+impl VolumeScene<'_> {
+    /// Checks the depth buffer and the history against the camera.
+    pub fn validate(&self) -> Result<()> {
+        self.camera.validate()?;
+        let n = self.camera.width as usize * self.camera.height as usize;
+        if self.depth.len() != n {
+            return Err(MurkError::invalid("volume depth", self.depth.len(), format!("must hold width x height = {n} values")));
+        }
+        if let Some(i) = self.depth.iter().position(|d| d.is_nan() || *d < 0.0) {
+            return Err(MurkError::invalid(format!("volume depth[{i}]"), self.depth[i], "must be a non-negative distance"));
+        }
+        if let Some(h) = self.history {
+            let (w, hh) = half_size(self.camera.width, self.camera.height);
+            if (h.width, h.height) != (w, hh) || h.texels.len() != (w * hh) as usize {
+                return Err(MurkError::invalid("volume history", format!("{}x{}", h.width, h.height), format!("must be the half-resolution frame {w}x{hh}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Premade fog looks, computed by a backend. Presentation only: the answers
+/// are floats and agree across backends within each look's tolerance.
+pub trait Looks {
+    /// The three-state overlay of `mask`, `style.upscale` times its size:
+    /// the mask blurred (integer, as the blur pass), upscaled bilinearly (as
+    /// the upscale pass), then shaded. `tint` gives one RGB per mask texel.
+    fn overlay(&mut self, mask: &MaskView, tint: Option<&[[u8; 3]]>, time_s: f32, style: &OverlayStyle) -> Result<RgbaImage>;
+
+    /// The fog surface's vertex heights over `params`' grid; `ground` holds
+    /// the terrain's world Z at each vertex, row-major.
+    fn surface(&mut self, mask: &MaskView, area: &ShaderParams, ground: &[f32], params: &SurfaceParams) -> Result<SurfaceGrid>;
+
+    /// The volumetric fog of one camera frame: the half-resolution march
+    /// (temporally blended with `scene.history`) and its depth-aware
+    /// upsample to the camera's size. Returns `(half, full)`.
+    fn volume(&mut self, mask: &MaskView, area: &ShaderParams, scene: &VolumeScene, params: &VolumeParams) -> Result<(VolumeFrame, VolumeFrame)>;
+}
+
+/// Checks the shared inputs of [`Looks::surface`].
+pub fn validate_surface(mask: &MaskView, ground: &[f32], params: &SurfaceParams) -> Result<()> {
+    mask.validate()?;
+    params.validate()?;
+    let n = params.cols as usize * params.rows as usize;
+    if ground.len() != n {
+        return Err(MurkError::invalid("surface ground", ground.len(), format!("must hold cols x rows = {n} heights")));
+    }
+    if let Some(i) = ground.iter().position(|g| !g.is_finite()) {
+        return Err(MurkError::invalid(format!("surface ground[{i}]"), ground[i], "must be finite"));
+    }
+    Ok(())
+}
+
+/// Checks a tint table against the mask.
+pub fn validate_tint(mask: &MaskView, tint: Option<&[[u8; 3]]>) -> Result<()> {
+    match tint {
+        Some(t) if t.len() != mask.texels.len() => Err(MurkError::invalid("overlay tint", t.len(), format!("must hold one colour per mask texel ({})", mask.texels.len()))),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a tall object at `world` is hidden by the fog surface: the seed
+/// shows an object once the explored mask under it passes 0.6.
+pub fn object_hidden(mask: &MaskView, area: &ShaderParams, world: [f32; 3]) -> bool {
+    mask.known_at(world, area) <= 0.6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn area() -> ShaderParams {
+        ShaderParams { center: [10.0, 20.0, 0.0], enabled: 1.0, size: [40.0, 20.0, 10.0], yaw_degrees: 0.0, explored_value: 0.5, ..Default::default() }
+    }
+
+    #[test]
+    fn uv_maps_the_area_corners_and_turns_with_the_yaw() {
+        let a = area();
+        assert_eq!(fog_uv([-10.0, 10.0, 0.0], &a), [0.0, 0.0]);
+        assert_eq!(fog_uv([30.0, 30.0, 0.0], &a), [1.0, 1.0]);
+        let turned = ShaderParams { yaw_degrees: 90.0, size: [20.0, 20.0, 10.0], ..a };
+        // Local +X is world +Y after a quarter turn.
+        let uv = fog_uv([10.0, 25.0, 0.0], &turned);
+        assert!((uv[0] - 0.75).abs() < 1e-6 && (uv[1] - 0.5).abs() < 1e-6, "{uv:?}");
+    }
+
+    #[test]
+    fn known_is_the_mask_over_explored_and_one_outside() {
+        let texels = [0u16, 32768, 65535, 65535];
+        let m = MaskView { width: 4, height: 1, texels: &texels, explored: 0.5 };
+        let a = area();
+        // Texel centres at x = -5, 5, 15, 25 in world.
+        assert_eq!(m.known_at([-5.0, 20.0, 0.0], &a), 0.0);
+        assert!((m.known_at([5.0, 20.0, 0.0], &a) - 1.0).abs() < 1e-4);
+        assert_eq!(m.known_at([0.0, 20.0, 0.0], &a), (32768.0 / 65535.0 / 2.0 / 0.5f32).clamp(0.0, 1.0));
+        assert_eq!(m.known_at([100.0, 20.0, 0.0], &a), 1.0, "outside the area: no fog");
+        assert!(object_hidden(&m, &a, [-5.0, 20.0, 0.0]) && !object_hidden(&m, &a, [15.0, 20.0, 0.0]));
+    }
+
+    #[test]
+    fn noise_is_smooth_bounded_and_deterministic() {
+        let mut last = value_noise3([0.0, 0.3, 0.7]);
+        for i in 1..2000 {
+            let x = i as f32 * 0.01;
+            let v = value_noise3([x, 0.3, 0.7]);
+            assert!((0.0..=1.0).contains(&v));
+            assert!((v - last).abs() < 0.05, "jump at {x}");
+            last = v;
+        }
+        assert_eq!(value_noise2(3.0, 4.0), lattice(hash2(3, 4)), "lattice points are the hash");
+    }
+
+    #[test]
+    fn closed_form_height_fog_matches_a_fine_sum() {
+        let (a, b, z0, dz, len) = (0.8f32, 0.5f32, 0.3f32, 0.2f32, 12.0f32);
+        let n = 20000;
+        let sum: f32 = (0..n).map(|i| a * (-b * (z0 + dz * (i as f32 + 0.5) * len / n as f32)).exp() * len / n as f32).sum();
+        assert!((height_fog_depth(a, b, z0, dz, len) - sum).abs() < 1e-3 * sum);
+        assert!((height_fog_depth(a, b, z0, 0.0, len) - a * (-b * z0).exp() * len).abs() < 1e-5);
+        assert!((henyey_greenstein(0.3, 0.0) - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn camera_projects_what_it_casts() {
+        let cam = Camera { eye: [0.0, -50.0, 40.0], target: [0.0, 0.0, 0.0], fov_y_degrees: 50.0, width: 320, height: 200 };
+        cam.validate().unwrap();
+        let d = cam.ray(100.5, 60.5);
+        let p = [0, 1, 2].map(|i| cam.eye[i] + 30.0 * d[i]);
+        let [x, y, _] = cam.project(p).unwrap();
+        assert!((x - 100.5).abs() < 1e-2 && (y - 60.5).abs() < 1e-2, "{x} {y}");
+        let bad = Camera { target: [0.0, -50.0, 0.0], ..cam };
+        assert!(bad.validate().unwrap_err().to_string().contains("camera target"));
+        let empty = Camera { width: 0, ..cam };
+        assert!(empty.validate().unwrap_err().to_string().contains("camera width x height"));
+    }
+}
