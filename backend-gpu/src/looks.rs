@@ -50,8 +50,15 @@ fn overlay(ctx: &mut Context, mask: &MaskView, tint: Option<&[[u8; 3]]>, time_s:
     let (w, h, s) = (mask.width, mask.height, style.upscale);
     let (ow, oh) = (w * s, h * s);
     let kernel = BlurKernel::gaussian(4, 2.0, 1);
-    let frame =
-        FrameParams { width: w, height: h, out_width: ow, out_height: oh, lod_scale: s, blur_radius: kernel.radius() as u32, ..bytemuck::Zeroable::zeroed() };
+    let frame = FrameParams {
+        width: w,
+        height: h,
+        out_width: ow,
+        out_height: oh,
+        lod_scale: s,
+        blur_radius: kernel.radius() as u32,
+        ..bytemuck::Zeroable::zeroed()
+    };
     let params = ctx.uniform(bytemuck::bytes_of(&frame));
     let (axis_x, axis_y) = (ctx.uniform(bytemuck::cast_slice(&[0u32; 4])), ctx.uniform(bytemuck::cast_slice(&[1u32, 0, 0, 0])));
     let texels: Vec<u32> = mask.texels.iter().map(|&v| u32::from(v)).collect();

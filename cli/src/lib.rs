@@ -5,6 +5,7 @@
 //! backend. (Backends never depend on each other, so the choice lives above
 //! them.)
 
+use murk_core::looks::Looks;
 use murk_core::{Backend, BackendChoice, MurkError};
 
 /// A backend for `choice`, and a line saying what was chosen and why.
@@ -30,5 +31,27 @@ pub fn select_backend(choice: BackendChoice, threads: usize) -> Result<(Box<dyn 
             }
             Err(e) => cpu(format!("auto: no usable GPU ({e}); running on the cpu with {threads} thread(s)")),
         },
+    }
+}
+
+/// What [`select_renderer`] returns: the simulation backend, the looks on
+/// the same device, and the line saying what was chosen.
+pub type Renderer = (Box<dyn Backend>, Box<dyn Looks>, String);
+
+/// A simulation backend and a [`Looks`] renderer on the same device for
+/// `choice` (`murk render`), and a line saying what was chosen and why.
+pub fn select_renderer(choice: BackendChoice, threads: usize) -> Result<Renderer, MurkError> {
+    let cpu = |why: String| -> Result<Renderer, MurkError> {
+        Ok((Box::new(murk_cpu::CpuBackend::new(threads)?), Box::new(murk_cpu::variants::CpuLooks), why))
+    };
+    let gpu = |prefix: &str| -> Result<Renderer, MurkError> {
+        let shared = murk_gpu::SharedGpu::new()?;
+        let line = format!("{prefix}gpu on {}", shared.adapter());
+        Ok((shared.backend(), Box::new(shared), line))
+    };
+    match choice {
+        BackendChoice::Cpu => cpu(format!("cpu with {threads} thread(s)")),
+        BackendChoice::Gpu => gpu(""),
+        BackendChoice::Auto => gpu("auto: ").or_else(|e| cpu(format!("auto: no usable GPU ({e}); running on the cpu with {threads} thread(s)"))),
     }
 }

@@ -4,10 +4,12 @@
 //! murk                                  the demo: writes pictures to murk-out/demo/
 //! murk run SCENARIO [--backend cpu|gpu|auto] [--compare cpu|gpu|auto] [--threads N] [--ticks N] [--stages] [--snapshot-at TICK] [--out DIR]
 //! murk resume SNAPSHOT [--backend cpu|gpu|auto] [--threads N] [--ticks N] [--stages] [--out DIR]
+//! murk render SCENARIO --variant overlay|surface|volume [--backend cpu|gpu|auto] [--every K] [--size WxH] [--out DIR]
 //! ```
 
 mod picture;
 mod render;
+mod scene;
 
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};
 use murk_core::{Backend, BackendChoice, MurkError, Stage};
@@ -21,8 +23,11 @@ USAGE:
     murk                      run the built-in demo and write pictures to murk-out/demo/
     murk run SCENARIO [OPTIONS]
     murk resume SNAPSHOT [OPTIONS]   continue a run saved with --snapshot-at
-    murk render SCENARIO --variant overlay [--every K] [--out DIR]
-                              top-down frames of a premade fog look (PNG)
+    murk render SCENARIO --variant overlay|surface|volume [--backend cpu|gpu|auto]
+                [--every K] [--size WxH] [--out DIR]
+                              a camera view of the scenario with a premade fog
+                              look: PNG frames, an animated GIF, and for the
+                              surface the mesh as glTF
     murk --help
 
 OPTIONS (run):
@@ -76,14 +81,27 @@ fn main() -> ExitCode {
     }
 }
 
+fn parse_choice(flag: &str, v: &str) -> Result<BackendChoice, String> {
+    v.parse().map_err(|_| format!("invalid {flag} = {v}: must be cpu, gpu or auto"))
+}
+
 fn parse_render(args: &[String]) -> Result<render::RenderOptions, String> {
     let mut it = args.iter();
     let (mut scenario, mut variant, mut out, mut every) = (None, None, None, 10u32);
+    let (mut backend, mut size) = (BackendChoice::Cpu, (480u32, 270u32));
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
         match a.as_str() {
             "--variant" => variant = Some(value("--variant")?),
             "--out" => out = Some(PathBuf::from(value("--out")?)),
+            "--backend" => backend = parse_choice("--backend", &value("--backend")?)?,
+            "--size" => {
+                let v = value("--size")?;
+                size = v
+                    .split_once('x')
+                    .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+                    .ok_or_else(|| format!("invalid --size = {v}: must be WIDTHxHEIGHT"))?;
+            }
             "--every" => {
                 let v = value("--every")?;
                 every = v.parse().ok().filter(|&n| n > 0).ok_or_else(|| format!("invalid --every = {v}: must be a positive integer"))?;
@@ -93,9 +111,10 @@ fn parse_render(args: &[String]) -> Result<render::RenderOptions, String> {
         }
     }
     let scenario = scenario.ok_or_else(|| format!("missing SCENARIO\n\n{USAGE}"))?;
-    let variant = variant.ok_or_else(|| "missing --variant (overlay)".to_string())?;
+    let variant = variant.ok_or_else(|| format!("missing --variant ({})", render::VARIANTS.join(", ")))?;
     let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("render").to_string();
-    Ok(render::RenderOptions { scenario, variant, out: out.unwrap_or_else(|| PathBuf::from("murk-out").join(format!("{stem}-render"))), every })
+    let out = out.unwrap_or_else(|| PathBuf::from("murk-out").join(format!("{stem}-render")));
+    Ok(render::RenderOptions { scenario, variant, out, every, backend, size })
 }
 
 fn default_threads() -> usize {
@@ -118,14 +137,8 @@ fn parse_run(args: &[String]) -> Result<RunOptions, String> {
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
         match a.as_str() {
-            "--backend" => {
-                let v = value("--backend")?;
-                opts.backend = Some(v.parse().map_err(|_| format!("invalid --backend = {v}: must be cpu, gpu or auto"))?);
-            }
-            "--compare" => {
-                let v = value("--compare")?;
-                opts.compare = Some(v.parse().map_err(|_| format!("invalid --compare = {v}: must be cpu, gpu or auto"))?);
-            }
+            "--backend" => opts.backend = Some(parse_choice("--backend", &value("--backend")?)?),
+            "--compare" => opts.compare = Some(parse_choice("--compare", &value("--compare")?)?),
             "--threads" => {
                 let v = value("--threads")?;
                 opts.threads = v.parse().ok().filter(|&n| n > 0).ok_or_else(|| format!("invalid --threads = {v}: must be a positive integer"))?;

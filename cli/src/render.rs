@@ -1,79 +1,187 @@
-//! `murk render`: a top-down camera view of a scenario with a premade fog
-//! look, as PNG frames.
+//! `murk render`: a camera view of a scenario with a premade fog look
+//! (overlay, surface or volume) computed on the chosen backend, as PNG
+//! frames and an animated GIF (and, for the surface, the last frame's mesh
+//! as glTF).
 
-use crate::picture::{terrain_colour, write_rgb8};
+use crate::scene::{camera_for, Frame, Terrain};
+use murk_core::looks::mesh::{FogMesh, MeshSettings};
+use murk_core::looks::{fog_uv, object_hidden, MaskView, OverlayStyle, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
-use murk_core::{AreaTransform, Stage, StageData};
-use murk_cpu::variants::overlay::{self, OverlayStyle};
+use murk_core::{BackendChoice, Stage, StageData};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+/// The looks `murk render` draws.
+pub const VARIANTS: [&str; 3] = ["overlay", "surface", "volume"];
 
 /// Options of `murk render`.
 pub struct RenderOptions {
     /// Scenario file.
     pub scenario: PathBuf,
-    /// `overlay` (the others are not built yet).
+    /// `overlay`, `surface` or `volume`.
     pub variant: String,
     /// Output folder.
     pub out: PathBuf,
     /// A frame every this many ticks.
     pub every: u32,
+    /// Backend of the simulation and the look.
+    pub backend: BackendChoice,
+    /// Image size.
+    pub size: (u32, u32),
 }
 
-/// Runs the scenario and writes `<instance>.<variant>.<tick>.png` frames.
+/// Per-instance state carried between frames.
+#[derive(Default)]
+struct Track {
+    gif: Vec<Vec<u8>>,
+    history: Option<VolumeFrame>,
+    frame: u32,
+    last_tick: u32,
+}
+
+/// Runs the scenario and writes `<instance>.<variant>.<tick>.png` frames,
+/// `<instance>.<variant>.gif`, and for the surface `<instance>.surface.gltf`.
 pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
-    if opts.variant != "overlay" {
-        return Err(format!("invalid --variant = {}: this build renders `overlay` (`surface` and `volume` are not built yet)", opts.variant));
+    if !VARIANTS.contains(&opts.variant.as_str()) {
+        return Err(format!("invalid --variant = {}: must be one of {}", opts.variant, VARIANTS.join(", ")));
+    }
+    let (w, h) = opts.size;
+    if !(16..=4096).contains(&w) || !(16..=4096).contains(&h) {
+        return Err(format!("invalid --size = {w}x{h}: each side must be within 16..=4096"));
     }
     let scenario = Scenario::load(&opts.scenario).map_err(|e| e.to_string())?;
     let base = opts.scenario.parent().unwrap_or(Path::new("."));
     let files = ScenarioFiles::load(&scenario, base).map_err(|e| e.to_string())?;
-    let backend = murk_cpu::CpuBackend::new(std::thread::available_parallelism().map_or(1, |n| n.get())).map_err(|e| e.to_string())?;
-    let mut runner = ScenarioRunner::new(scenario, &files, Box::new(backend)).map_err(|e| e.to_string())?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (backend, mut looks, line) = murk_cli::select_renderer(opts.backend, threads).map_err(|e| e.to_string())?;
+    println!("{line}");
+    let mut runner = ScenarioRunner::new(scenario, &files, backend).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(&opts.out).map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
-    let style = OverlayStyle::default();
-    let (tick_s, ticks) = (runner.scenario().tick_us as f32 / 1.0e6, runner.scenario().ticks);
+    let map = files.map.as_ref().zip(runner.scenario().map.clone());
+    let tick_s = runner.scenario().tick_us as f32 / 1.0e6;
+    let ticks = runner.scenario().ticks;
     let mut written = Vec::new();
+    let mut tracks: BTreeMap<String, Track> = BTreeMap::new();
+    let mut last_mesh: BTreeMap<String, String> = BTreeMap::new();
     while !runner.finished() {
         let tick = runner.ticks_done();
         runner.step().map_err(|e| format!("tick {tick}: {e}"))?;
-        if tick % opts.every.max(1) != 0 && tick + 1 != ticks {
+        if tick % opts.every != 0 && tick + 1 != ticks {
             continue;
         }
         for name in runner.fog().instance_names() {
+            let area = runner.fog().shader_params(&name).map_err(|e| e.to_string())?;
             let img = runner.fog().read_stage(&name, Stage::Final).map_err(|e| e.to_string())?;
-            let StageData::U16(mask) = &img.data else { return Err("the final mask is u16".into()) };
-            let explored = runner.fog().instance(&name).map_err(|e| e.to_string())?.profile.explored_value;
-            let (w, h, fog) = overlay::render(mask, img.width, img.height, explored, None, tick as f32 * tick_s, &style);
-            let desc = runner.fog().instance(&name).map_err(|e| e.to_string())?.clone();
-            let camera = AreaTransform::new(&desc.area, w, h);
-            let mut rgb = Vec::with_capacity((w * h * 3) as usize);
-            for y in 0..h {
-                for x in 0..w {
-                    // Terrain under the texel (the map where there is one, plain ground elsewhere).
-                    let (wx, wy) = camera.texel_to_world(f64::from(x) + 0.5, f64::from(y) + 0.5);
-                    let ground = match (&files.map, &runner.scenario().map) {
-                        (Some(m), Some(spec)) => {
-                            let c = ((wx - f64::from(spec.origin.x)) / f64::from(spec.cell_size)).floor();
-                            let r = ((wy - f64::from(spec.origin.y)) / f64::from(spec.cell_size)).floor();
-                            if c >= 0.0 && r >= 0.0 && (c as u32) < m.width && (r as u32) < m.height {
-                                terrain_colour(m.cells[(r as u32 * m.width + c as u32) as usize])
-                            } else {
-                                terrain_colour(b'@')
+            let StageData::U16(texels) = &img.data else { return Err("the final mask is u16".into()) };
+            let mask = MaskView { width: img.width, height: img.height, texels, explored: area.explored_value };
+            let terrain = Terrain::new(&area, map.as_ref().map(|(m, s)| (*m, s)), 256);
+            let camera = camera_for(&area, w, h);
+            let mut frame = Frame::new(camera);
+            let track = tracks.entry(name.clone()).or_default();
+            let time = tick as f32 * tick_s;
+            let light = VolumeParams::ground_fog(1.0).light_dir;
+            let span = area.size[0].max(area.size[1]);
+            let tree = map.as_ref().map_or(0.04 * span, |(_, s)| s.tree_height);
+            match opts.variant.as_str() {
+                "overlay" => {
+                    frame.draw_terrain(&terrain, light, |_, _, h| h);
+                    let fog = looks.overlay(&mask, None, time, &OverlayStyle::default()).map_err(|e| e.to_string())?;
+                    let distances = frame.ray_distances();
+                    for y in 0..h {
+                        for x in 0..w {
+                            let Some(p) = frame.world_at(x, y, &distances) else { continue };
+                            let uv = fog_uv(p, &area);
+                            if !(0.0..1.0).contains(&uv[0]) || !(0.0..1.0).contains(&uv[1]) {
+                                continue;
+                            }
+                            let (fx, fy) = ((uv[0] * fog.width as f32) as u32, (uv[1] * fog.height as f32) as u32);
+                            let px = &fog.pixels[((fy * fog.width + fx) * 4) as usize..][..4];
+                            let a = f32::from(px[3]) / 255.0;
+                            let c = &mut frame.colour[(y * w + x) as usize];
+                            for k in 0..3 {
+                                c[k] += (f32::from(px[k]) - c[k]) * a;
                             }
                         }
-                        _ => terrain_colour(b'.'),
-                    };
-                    let i = ((y * w + x) * 4) as usize;
-                    let a = f64::from(fog[i + 3]) / 255.0;
-                    for (k, g) in ground.iter().enumerate() {
-                        rgb.push((g * (1.0 - a) + f64::from(fog[i + k]) * a).round() as u8);
                     }
                 }
+                "surface" => {
+                    let fog_level = 1.25 * tree;
+                    // Tall objects under never-seen fog are hidden: drawn no
+                    // taller than the sheet.
+                    frame.draw_terrain(&terrain, light, |x, y, hgt| {
+                        if hgt > fog_level && object_hidden(&mask, &area, [x, y, hgt]) {
+                            0.8 * fog_level
+                        } else {
+                            hgt
+                        }
+                    });
+                    let cells = (span / terrain.step).ceil() as u32 + 1;
+                    let (cols, rows) = (cells.clamp(2, 257), cells.clamp(2, 257));
+                    let mut params = SurfaceParams::over([area.center[0], area.center[1]], [span, span], cols, rows, fog_level);
+                    params.time_s = time;
+                    let ground: Vec<f32> = (0..rows)
+                        .flat_map(|j| (0..cols).map(move |i| (i, j)))
+                        .map(|(i, j)| {
+                            let [x, y] = params.vertex_xy(i, j);
+                            terrain.height_at(x, y)
+                        })
+                        .collect();
+                    let grid = looks.surface(&mask, &area, &ground, &params).map_err(|e| e.to_string())?;
+                    let settings = MeshSettings { lod_distance: 0.9 * span, light_dir: light, ..MeshSettings::default() };
+                    let mesh = FogMesh::build(&grid, &params, &ground, &settings, Some(&camera));
+                    frame.draw_transparent(&mesh.draw_list());
+                    last_mesh.insert(name.clone(), mesh.to_gltf());
+                }
+                _ => {
+                    frame.draw_terrain(&terrain, light, |_, _, h| h);
+                    let distances = frame.ray_distances();
+                    let mut params = VolumeParams { time_s: time, frame: track.frame, ..VolumeParams::ground_fog(0.5 * tree) };
+                    // The history is the last frame drawn, `elapsed` ticks ago:
+                    // the blend of one tick applied that many times.
+                    let elapsed = tick - track.last_tick;
+                    params.temporal_blend = 1.0 - (1.0 - params.temporal_blend).powi(elapsed.min(1000) as i32);
+                    let scene = VolumeScene { camera: &camera, depth: &distances, history: track.history.as_ref() };
+                    let (half, full) = looks.volume(&mask, &area, &scene, &params).map_err(|e| e.to_string())?;
+                    for (c, f) in frame.colour.iter_mut().zip(&full.texels) {
+                        for k in 0..3 {
+                            c[k] = c[k] * f[3] + f[k] * 255.0;
+                        }
+                    }
+                    track.history = Some(half);
+                    track.frame += 1;
+                    track.last_tick = tick;
+                }
             }
+            let rgb = frame.to_rgb8();
             let path = opts.out.join(format!("{name}.{}.{tick:04}.png", opts.variant));
-            write_rgb8(&path, w, h, &rgb)?;
+            crate::picture::write_rgb8(&path, w, h, &rgb)?;
             written.push(path);
+            track.gif.push(rgb);
         }
     }
+    for (name, track) in &tracks {
+        let path = opts.out.join(format!("{name}.{}.gif", opts.variant));
+        write_gif(&path, w, h, &track.gif)?;
+        written.push(path);
+    }
+    for (name, doc) in &last_mesh {
+        let path = opts.out.join(format!("{name}.surface.gltf"));
+        std::fs::write(&path, doc).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        written.push(path);
+    }
     Ok(written)
+}
+
+/// Writes RGB8 frames as a looping GIF, a tenth of a second each.
+fn write_gif(path: &Path, w: u32, h: u32, frames: &[Vec<u8>]) -> Result<(), String> {
+    let err = |e: gif::EncodingError| format!("cannot write {}: {e}", path.display());
+    let file = std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut enc = gif::Encoder::new(std::io::BufWriter::new(file), w as u16, h as u16, &[]).map_err(err)?;
+    enc.set_repeat(gif::Repeat::Infinite).map_err(err)?;
+    for rgb in frames {
+        let mut frame = gif::Frame::from_rgb_speed(w as u16, h as u16, rgb, 10);
+        frame.delay = 10;
+        enc.write_frame(&frame).map_err(err)?;
+    }
+    Ok(())
 }

@@ -191,23 +191,74 @@ fn gpu_without_an_adapter_is_a_clear_error_and_auto_falls_back() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
-fn render_overlay_writes_frames_and_rejects_unbuilt_variants() {
-    let dir = temp("render");
-    let st = murk()
-        .args(["render", "scenarios/infiltration.json", "--variant", "overlay", "--every", "20", "--out"])
-        .arg(&dir)
+fn read_rgb8(path: &Path) -> (u32, u32, Vec<u8>) {
+    let mut reader = png::Decoder::new(std::fs::File::open(path).unwrap()).read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+fn render(variant: &str, backend: &str, dir: &Path) -> std::process::Output {
+    murk()
+        .args(["render", "scenarios/infiltration.json", "--variant", variant, "--backend", backend, "--every", "20", "--size", "96x54", "--out"])
+        .arg(dir)
         .current_dir(repo())
         .output()
-        .unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
-    let frames: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-    assert!(frames.contains(&"guard-view.overlay.0000.png".to_string()) && frames.contains(&"guard-view.overlay.0044.png".to_string()), "{frames:?}");
-    let dec = png::Decoder::new(std::fs::File::open(dir.join("guard-view.overlay.0044.png")).unwrap());
-    let info = dec.read_info().unwrap().info().clone();
-    assert_eq!((info.width, info.height, info.color_type), (256, 256, png::ColorType::Rgb));
-    let st = murk().args(["render", "scenarios/infiltration.json", "--variant", "volume"]).current_dir(repo()).output().unwrap();
+        .unwrap()
+}
+
+#[test]
+fn render_writes_frames_a_gif_and_a_mesh_for_every_variant() {
+    let mut last_frames = Vec::new();
+    for variant in ["overlay", "surface", "volume"] {
+        let dir = temp(&format!("render-{variant}"));
+        let st = render(variant, "cpu", &dir);
+        assert!(st.status.success(), "{variant}: {}", String::from_utf8_lossy(&st.stderr));
+        let files: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        for tick in ["0000", "0020", "0040", "0044"] {
+            assert!(files.contains(&format!("guard-view.{variant}.{tick}.png")), "{variant} {tick}: {files:?}");
+        }
+        let (w, h, px) = read_rgb8(&dir.join(format!("guard-view.{variant}.0044.png")));
+        assert_eq!((w, h), (96, 54));
+        let gif = std::fs::read(dir.join(format!("guard-view.{variant}.gif"))).unwrap();
+        assert_eq!(&gif[..6], b"GIF89a", "{variant}: an animated GIF");
+        assert_eq!(u16::from_le_bytes([gif[6], gif[7]]), 96);
+        if variant == "surface" {
+            let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("guard-view.surface.gltf")).unwrap()).unwrap();
+            assert_eq!(doc["asset"]["version"], "2.0");
+            assert!(doc["nodes"].as_array().unwrap().len() > 1, "chunks");
+        }
+        last_frames.push(px);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    assert!(last_frames[0] != last_frames[1] && last_frames[1] != last_frames[2], "three different looks");
+    let st = murk().args(["render", "scenarios/infiltration.json", "--variant", "smoke"]).current_dir(repo()).output().unwrap();
     assert!(!st.status.success());
-    assert!(String::from_utf8_lossy(&st.stderr).contains("--variant = volume"));
-    let _ = std::fs::remove_dir_all(dir);
+    assert!(String::from_utf8_lossy(&st.stderr).contains("--variant = smoke"));
+    let st = murk().args(["render", "scenarios/infiltration.json", "--variant", "volume", "--size", "8x8"]).current_dir(repo()).output().unwrap();
+    assert!(!st.status.success());
+    assert!(String::from_utf8_lossy(&st.stderr).contains("--size = 8x8"));
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-cli -- --ignored"]
+fn render_on_the_gpu_matches_the_cpu_within_tolerance() {
+    for variant in ["overlay", "surface", "volume"] {
+        let (cpu, gpu) = (temp(&format!("render-cpu-{variant}")), temp(&format!("render-gpu-{variant}")));
+        for (dir, backend) in [(&cpu, "cpu"), (&gpu, "gpu")] {
+            let st = render(variant, backend, dir);
+            assert!(st.status.success(), "{variant} on {backend}: {}", String::from_utf8_lossy(&st.stderr));
+        }
+        for tick in ["0000", "0020", "0044"] {
+            let name = format!("guard-view.{variant}.{tick}.png");
+            let (_, _, a) = read_rgb8(&cpu.join(&name));
+            let (_, _, b) = read_rgb8(&gpu.join(&name));
+            let worst = a.iter().zip(&b).map(|(x, y)| x.abs_diff(*y)).max().unwrap();
+            assert!(worst <= 3, "{name}: CPU and GPU frames differ by {worst} in an 8-bit channel");
+        }
+        let _ = std::fs::remove_dir_all(cpu);
+        let _ = std::fs::remove_dir_all(gpu);
+    }
 }

@@ -147,11 +147,14 @@ pub fn depth_buffer(camera: &Camera, height: impl Fn(f32, f32) -> f32) -> Vec<f3
     out
 }
 
+/// A look's name, width, height and RGBA8 pixels.
+pub type LookImage = (&'static str, u32, u32, Vec<u8>);
+
 /// The three looks of the fixture rendered as 8-bit RGBA images: the
 /// overlay as it is; the surface as (height, drop, 0, 255) per vertex with
 /// heights over 0..8 world units; the volume's full frame as scattered
 /// light and transmittance.
-pub fn render_looks(looks: &mut dyn Looks, fx: &Fixture) -> Result<Vec<(&'static str, u32, u32, Vec<u8>)>, String> {
+pub fn render_looks(looks: &mut dyn Looks, fx: &Fixture) -> Result<Vec<LookImage>, String> {
     let overlay = looks.overlay(&fx.view(), Some(&fx.tint), 1.5, &OverlayStyle::default()).map_err(|e| e.to_string())?;
     let surface = looks.surface(&fx.view(), &fx.area, &fx.ground, &fx.surface).map_err(|e| e.to_string())?;
     let (_, full) = looks.volume(&fx.view(), &fx.area, &fx.scene(), &fx.volume_params(0)).map_err(|e| e.to_string())?;
@@ -199,7 +202,11 @@ pub fn compare_f32(what: &str, a: &[f32], b: &[f32], tolerance: f32) -> Result<f
         return Err(format!("{what}: lengths differ ({} vs {})", a.len(), b.len()));
     }
     let worst = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
-    if let Some(i) = a.iter().zip(b).position(|(x, y)| !((x - y).abs() <= tolerance)) {
+    if let Some(i) = a
+        .iter()
+        .zip(b)
+        .position(|(x, y)| !matches!((x - y).abs().partial_cmp(&tolerance), Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)))
+    {
         return Err(format!("{what}: largest difference {worst} > {tolerance}; first at index {i}: {} vs {}", a[i], b[i]));
     }
     Ok(worst)
@@ -247,7 +254,8 @@ pub fn check_goldens(looks: &mut dyn Looks, label: &str) -> Result<Vec<(&'static
             Ok(worst) => report.push((name, worst)),
             Err(e) => {
                 let dir = crate::harness::failures_dir().join(format!("looks-{label}"));
-                let diff: Vec<u8> = px.iter().zip(&golden).enumerate().map(|(i, (a, b))| if i % 4 == 3 { 255 } else { a.abs_diff(*b).saturating_mul(16) }).collect();
+                let diff: Vec<u8> =
+                    px.iter().zip(&golden).enumerate().map(|(i, (a, b))| if i % 4 == 3 { 255 } else { a.abs_diff(*b).saturating_mul(16) }).collect();
                 write_rgba(&dir.join(format!("{name}.actual.png")), w, h, &px)?;
                 write_rgba(&dir.join(format!("{name}.diff.png")), w, h, &diff)?;
                 failures.push(format!("{e} (images in {})", dir.display()));

@@ -6,20 +6,24 @@
 //!    from where the ray enters the fog bank (below the height where the
 //!    density falls to 1 %) takes `steps` jittered samples up to the march
 //!    range of the density
-//!    `density * exp(-falloff * z) * (0.35 + 0.65 * noise) * (1 - known)`
+//!    `density * exp(-falloff * max(z, 0)) * (0.35 + 0.65 * noise) * open`
 //!    (`noise` one octave of 3D value noise scrolled by the wind, `known`
-//!    the explored fraction of the mask under the sample, so explored ground
-//!    clears), with Beer-Lambert extinction and light from a
+//!    `1 - smoothstep(0, 0.75, known)` of the explored fraction `known` of
+//!    the mask under the sample, so explored ground clears), with Beer-Lambert extinction and light from a
 //!    Henyey-Greenstein lobe toward the light plus an ambient term; above
 //!    the bank and past the range the analytic height fog in closed form
-//!    (its noise at the mean) covers the ray. With `steps = 0` the analytic fog is the whole ray:
+//!    (its noise at the mean, its height clamped at the ground) covers the
+//!    ray; where the mask there is explored (or outside the area) that part
+//!    adds nothing, so a sky ray never multiplies an infinite depth by zero. With `steps = 0` the analytic fog is the whole ray:
 //!    the low tier. The result is blended with the previous frame
 //!    (`temporal_blend` of the new one).
 //! 2. **upsample**, at full resolution: the four nearest half pixels,
 //!    bilinear weights times a depth-similarity weight, so fog does not bleed
 //!    across silhouettes.
 
-use murk_core::looks::{half_size, hash3, height_fog_depth, henyey_greenstein, value_noise3, MaskView, VolumeFrame, VolumeParams, VolumeScene};
+use murk_core::looks::{
+    half_size, hash3, height_fog_depth, henyey_greenstein, smoothstep, value_noise3, MaskView, VolumeFrame, VolumeParams, VolumeScene,
+};
 use murk_core::{Result, ShaderParams};
 use rayon::prelude::*;
 
@@ -38,10 +42,17 @@ pub fn block_depth(depth: &[f32], width: u32, height: u32, x: u32, y: u32) -> f3
     d
 }
 
+/// How much fog the mask leaves at a point: none once the ground there is
+/// three quarters explored (remembered ground whose memory has faded a
+/// little stays clear), all where it was never seen, smooth between.
+pub fn open(mask: &MaskView, area: &ShaderParams, p: [f32; 3]) -> f32 {
+    1.0 - smoothstep(0.0, 0.75, mask.known_at(p, area))
+}
+
 fn density(p: [f32; 3], mask: &MaskView, area: &ShaderParams, v: &VolumeParams) -> f32 {
     let q = [(p[0] - v.wind[0] * v.time_s) * v.noise_frequency, (p[1] - v.wind[1] * v.time_s) * v.noise_frequency, p[2] * v.noise_frequency];
     let noise = value_noise3(q);
-    v.density * (-v.falloff * p[2]).exp() * (0.35 + 0.65 * noise) * (1.0 - mask.known_at(p, area))
+    v.density * (-v.falloff * p[2].max(0.0)).exp() * (0.35 + 0.65 * noise) * open(mask, area, p)
 }
 
 /// The bank's ceiling: the height where the density falls to 1 % of the ground's.
@@ -88,9 +99,9 @@ pub fn march_pixel(mask: &MaskView, area: &ShaderParams, scene: &VolumeScene, v:
     };
     // Above the bank: the closed form (its noise at the mean), open as the
     // mask where the ray enters the bank.
-    if start > 0.0 {
-        let open = 1.0 - mask.known_at(at(start), area);
-        add(open * 0.675 * height_fog_depth(v.density, v.falloff, cam.eye[2], dir[2], start), &mut trans);
+    let open_at = |t: f32| open(mask, area, at(t));
+    if start > 0.0 && open_at(start) > 0.0 {
+        add(open_at(start) * 0.675 * height_fog_depth(v.density, v.falloff, cam.eye[2].max(0.0), dir[2], start), &mut trans);
     }
     if end > start {
         let dt = (end - start) / v.steps as f32;
@@ -100,9 +111,8 @@ pub fn march_pixel(mask: &MaskView, area: &ShaderParams, scene: &VolumeScene, v:
             add(density(p, mask, area, v) * dt, &mut trans);
         }
     }
-    if length > end {
-        let open = 1.0 - mask.known_at(at(length), area);
-        add(open * 0.675 * height_fog_depth(v.density, v.falloff, at(end)[2], dir[2], length - end), &mut trans);
+    if length > end && open_at(length) > 0.0 {
+        add(open_at(length) * 0.675 * height_fog_depth(v.density, v.falloff, at(end)[2].max(0.0), dir[2], length - end), &mut trans);
     }
     [scatter[0], scatter[1], scatter[2], trans]
 }
@@ -202,7 +212,7 @@ mod tests {
                 if p[0] < 20.0 && p[1] > 0.0 {
                     assert!(t > 0.97, "explored ground at {p:?} is clear: transmittance {t}");
                     clear += 1;
-                } else if (44.0..60.0).contains(&p[0]) && (8.0..60.0).contains(&p[1]) {
+                } else if (48.0..60.0).contains(&p[0]) && (16.0..56.0).contains(&p[1]) {
                     assert!(t < 0.1, "never-seen ground at {p:?} is fogged: transmittance {t}");
                     foggy += 1;
                 }

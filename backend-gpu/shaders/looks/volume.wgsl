@@ -50,10 +50,15 @@ fn block_depth(x: u32, y: u32) -> f32 {
     return d;
 }
 
+// volume.rs `open`: no fog once three quarters explored.
+fn open_at(p: vec3<f32>) -> f32 {
+    return 1.0 - smooth01(known_at(p) / 0.75);
+}
+
 fn density_at(p: vec3<f32>) -> f32 {
     let q = vec3<f32>((p.x - volume.wind.x * volume.time_s) * volume.noise_frequency, (p.y - volume.wind.y * volume.time_s) * volume.noise_frequency, p.z * volume.noise_frequency);
     let noise = value_noise3(q);
-    return volume.density * exp(-volume.falloff * p.z) * (0.35 + 0.65 * noise) * (1.0 - known_at(p));
+    return volume.density * exp(-volume.falloff * max(p.z, 0.0)) * (0.35 + 0.65 * noise) * open_at(p);
 }
 
 fn henyey_greenstein(cos_theta: f32, g: f32) -> f32 {
@@ -62,12 +67,12 @@ fn henyey_greenstein(cos_theta: f32, g: f32) -> f32 {
 }
 
 fn height_fog_depth(z0: f32, dir_z: f32, len: f32) -> f32 {
-    let base = volume.density * exp(-volume.falloff * z0);
     let k = volume.falloff * dir_z;
     if (abs(k) < 1e-5) {
-        return base * len;
+        return volume.density * exp(-volume.falloff * z0) * len;
     }
-    return base * (1.0 - exp(-k * len)) / k;
+    let z1 = z0 + dir_z * len;
+    return volume.density * (exp(-volume.falloff * z0) - exp(-volume.falloff * z1)) / k;
 }
 
 @compute @workgroup_size(8, 8)
@@ -98,9 +103,9 @@ fn march(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     var trans = 1.0;
     var scatter = vec3<f32>(0.0);
-    if (start > 0.0) {
-        let open = 1.0 - known_at(eye + dir * start);
-        let st = exp(-(open * 0.675 * height_fog_depth(eye.z, dir.z, start)));
+    let open_start = open_at(eye + dir * start);
+    if (start > 0.0 && open_start > 0.0) {
+        let st = exp(-(open_start * 0.675 * height_fog_depth(max(eye.z, 0.0), dir.z, start)));
         scatter = scatter + trans * (1.0 - st) * light;
         trans = trans * st;
     }
@@ -114,9 +119,9 @@ fn march(@builtin(global_invocation_id) id: vec3<u32>) {
             trans = trans * st;
         }
     }
-    if (ray_len > end) {
-        let open = 1.0 - known_at(eye + dir * ray_len);
-        let st = exp(-(open * 0.675 * height_fog_depth(eye.z + dir.z * end, dir.z, ray_len - end)));
+    let open_end = open_at(eye + dir * ray_len);
+    if (ray_len > end && open_end > 0.0) {
+        let st = exp(-(open_end * 0.675 * height_fog_depth(max(eye.z + dir.z * end, 0.0), dir.z, ray_len - end)));
         scatter = scatter + trans * (1.0 - st) * light;
         trans = trans * st;
     }

@@ -108,9 +108,20 @@ impl FogMesh {
                 let light = dot(normal, settings.light_dir).max(0.0) + 0.3;
                 let base: [f32; 3] = [0, 1, 2].map(|c| settings.colour[c] + (settings.low_colour[c] - settings.colour[c]) * d);
                 let a = drop_alpha(d);
-                upper.push(Vertex { position: [x, y, z], normal, colour: [base[0] * light, base[1] * light, base[2] * light, a].map(|c| c.min(1.0)) });
-                let zl = g + (z - g) * settings.lower_ratio;
-                lower.push(Vertex { position: [x, y, zl], normal: [0.0, 0.0, 1.0], colour: [settings.low_colour[0], settings.low_colour[1], settings.low_colour[2], a * settings.lower_alpha] });
+                upper.push(Vertex {
+                    position: [x, y, z],
+                    normal,
+                    colour: [base[0] * light, base[1] * light, base[2] * light, a].map(|c| c.min(1.0)),
+                });
+                // The lower layer stays under the top, also where the ground
+                // (a wall) rises above the sheet.
+                let floor = g.min(z);
+                let zl = floor + (z - floor) * settings.lower_ratio;
+                lower.push(Vertex {
+                    position: [x, y, zl],
+                    normal: [0.0, 0.0, 1.0],
+                    colour: [settings.low_colour[0], settings.low_colour[1], settings.low_colour[2], a * settings.lower_alpha],
+                });
             }
         }
         let chunk = settings.chunk.max(1) as usize;
@@ -250,7 +261,9 @@ impl FogMesh {
         }
         let node_ids: Vec<String> = (0..nodes.len()).map(|i| i.to_string()).collect();
         let material = |name: &str| {
-            format!(r#"{{"name":"{name}","alphaMode":"BLEND","doubleSided":true,"pbrMetallicRoughness":{{"baseColorFactor":[1,1,1,1],"metallicFactor":0,"roughnessFactor":1}}}}"#)
+            format!(
+                r#"{{"name":"{name}","alphaMode":"BLEND","doubleSided":true,"pbrMetallicRoughness":{{"baseColorFactor":[1,1,1,1],"metallicFactor":0,"roughnessFactor":1}}}}"#
+            )
         };
         format!(
             r#"{{"asset":{{"version":"2.0","generator":"murk"}},"scene":0,"scenes":[{{"nodes":[{}]}}],"nodes":[{}],"meshes":[{}],"materials":[{},{}],"accessors":[{}],"bufferViews":[{}],"buffers":[{{"byteLength":{},"uri":"data:application/octet-stream;base64,{}"}}]}}"#,

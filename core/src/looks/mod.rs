@@ -331,7 +331,11 @@ impl Camera {
         crate::error::in_range("camera fov_y_degrees", self.fov_y_degrees, 1.0, 170.0)?;
         let f = sub(self.target, self.eye);
         if dot(f, f) == 0.0 || cross(normalize(f), [0.0, 0.0, 1.0]) == [0.0; 3] {
-            return Err(MurkError::invalid("camera target", format!("{:?}", self.target), "must differ from the eye and not be straight below or above it"));
+            return Err(MurkError::invalid(
+                "camera target",
+                format!("{:?}", self.target),
+                "must differ from the eye and not be straight below or above it",
+            ));
         }
         Ok(())
     }
@@ -406,16 +410,16 @@ impl VolumeParams {
     /// bank is about `bank` world units deep.
     pub fn ground_fog(bank: f32) -> Self {
         Self {
-            density: 8.0 / bank,
-            falloff: 1.0 / (0.6 * bank),
+            density: 18.0 / bank,
+            falloff: 1.0 / (0.3 * bank),
             steps: 14,
             range: 40.0 * bank,
             noise_frequency: 0.6 / bank,
             wind: [0.4 * bank, 0.15 * bank],
             anisotropy: 0.35,
             light_dir: normalize([0.4, 0.6, 0.7]),
-            light_colour: [0.95, 0.92, 0.85],
-            ambient_colour: [0.42, 0.46, 0.55],
+            light_colour: [0.55, 0.54, 0.50],
+            ambient_colour: [0.30, 0.33, 0.40],
             temporal_blend: 0.1,
             time_s: 0.0,
             frame: 0,
@@ -435,7 +439,9 @@ impl VolumeParams {
         in_range("volume wind x", self.wind[0], -1.0e6, 1.0e6)?;
         in_range("volume wind y", self.wind[1], -1.0e6, 1.0e6)?;
         in_range("volume anisotropy", self.anisotropy, -0.99, 0.99)?;
-        for (name, v) in [("volume light_dir", self.light_dir), ("volume light_colour", self.light_colour), ("volume ambient_colour", self.ambient_colour)] {
+        for (name, v) in
+            [("volume light_dir", self.light_dir), ("volume light_colour", self.light_colour), ("volume ambient_colour", self.ambient_colour)]
+        {
             for c in v {
                 in_range(name, c, -1.0e3, 1.0e3)?;
             }
@@ -454,14 +460,16 @@ pub fn henyey_greenstein(cos_theta: f32, g: f32) -> f32 {
 
 /// The optical depth of `density * exp(-falloff * z)` along `length` world
 /// units of a ray starting at height `z0` with vertical direction `dir_z`, in
-/// closed form (Quilez's "better fog"), with the horizontal limit.
+/// closed form (Quilez's "better fog"), with the horizontal limit. Written
+/// as a difference of two exponentials of the end heights, so a long ray
+/// from high above neither overflows nor underflows into `0 * inf`.
 pub fn height_fog_depth(density: f32, falloff: f32, z0: f32, dir_z: f32, length: f32) -> f32 {
-    let base = density * (-falloff * z0).exp();
     let k = falloff * dir_z;
     if k.abs() < 1e-5 {
-        base * length
+        density * (-falloff * z0).exp() * length
     } else {
-        base * (1.0 - (-k * length).exp()) / k
+        let z1 = z0 + dir_z * length;
+        density * ((-falloff * z0).exp() - (-falloff * z1).exp()) / k
     }
 }
 
@@ -508,7 +516,11 @@ impl VolumeScene<'_> {
         if let Some(h) = self.history {
             let (w, hh) = half_size(self.camera.width, self.camera.height);
             if (h.width, h.height) != (w, hh) || h.texels.len() != (w * hh) as usize {
-                return Err(MurkError::invalid("volume history", format!("{}x{}", h.width, h.height), format!("must be the half-resolution frame {w}x{hh}")));
+                return Err(MurkError::invalid(
+                    "volume history",
+                    format!("{}x{}", h.width, h.height),
+                    format!("must be the half-resolution frame {w}x{hh}"),
+                ));
             }
         }
         Ok(())
@@ -550,7 +562,9 @@ pub fn validate_surface(mask: &MaskView, ground: &[f32], params: &SurfaceParams)
 /// Checks a tint table against the mask.
 pub fn validate_tint(mask: &MaskView, tint: Option<&[[u8; 3]]>) -> Result<()> {
     match tint {
-        Some(t) if t.len() != mask.texels.len() => Err(MurkError::invalid("overlay tint", t.len(), format!("must hold one colour per mask texel ({})", mask.texels.len()))),
+        Some(t) if t.len() != mask.texels.len() => {
+            Err(MurkError::invalid("overlay tint", t.len(), format!("must hold one colour per mask texel ({})", mask.texels.len())))
+        }
         _ => Ok(()),
     }
 }
@@ -566,7 +580,14 @@ mod tests {
     use super::*;
 
     fn area() -> ShaderParams {
-        ShaderParams { center: [10.0, 20.0, 0.0], enabled: 1.0, size: [40.0, 20.0, 10.0], yaw_degrees: 0.0, explored_value: 0.5, ..Default::default() }
+        ShaderParams {
+            center: [10.0, 20.0, 0.0],
+            enabled: 1.0,
+            size: [40.0, 20.0, 10.0],
+            yaw_degrees: 0.0,
+            explored_value: 0.5,
+            ..Default::default()
+        }
     }
 
     #[test]
