@@ -2,17 +2,26 @@
 //! over the area, the sheet floats at the fog level plus noise waves, and
 //! sinks toward the ground below it as the mask there is explored:
 //! `z = mix(fog_level + elevation * amplitude, ground - sink, drop)` with
-//! `drop` the explored fraction (mask / explored value, clamped) under the
-//! vertex. Twin: `backend-gpu/shaders/looks/surface.wgsl`.
+//! `drop` the explored fraction (mask / explored value, clamped) around the
+//! vertex (a 3x3 tent over the neighbouring vertices, then an S-curve, so
+//! the edges taper). Twin: `backend-gpu/shaders/looks/surface.wgsl`.
 
-use murk_core::looks::{surface_elevation, validate_surface, MaskView, SurfaceGrid, SurfaceParams};
+use murk_core::looks::{smoothstep, surface_elevation, validate_surface, MaskView, SurfaceGrid, SurfaceParams};
 use murk_core::{Result, ShaderParams};
 use rayon::prelude::*;
 
 /// One vertex: `(z, drop)`.
 pub fn vertex(mask: &MaskView, area: &ShaderParams, ground: f32, params: &SurfaceParams, i: u32, j: u32) -> (f32, f32) {
     let [x, y] = params.vertex_xy(i, j);
-    let drop = mask.known_at([x, y, ground], area);
+    // A 3x3 tent over the neighbouring vertices, then an S-curve: the sheet
+    // tapers to the ground over about two vertices, not in one step.
+    let mut known = 0.0;
+    for (b, wy) in [(-1.0f32, 0.25f32), (0.0, 0.5), (1.0, 0.25)] {
+        for (a, wx) in [(-1.0f32, 0.25f32), (0.0, 0.5), (1.0, 0.25)] {
+            known += wx * wy * mask.known_at([x + a * params.spacing[0], y + b * params.spacing[1], ground], area);
+        }
+    }
+    let drop = smoothstep(0.0, 1.0, known);
     let top = params.fog_level + surface_elevation(x, y, params) * params.amplitude;
     let bottom = ground - params.sink;
     (top + (bottom - top) * drop, drop)

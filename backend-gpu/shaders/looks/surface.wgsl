@@ -39,7 +39,14 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let x = surface.origin.x + f32(id.x) * surface.spacing.x;
     let y = surface.origin.y + f32(id.y) * surface.spacing.y;
     let g = ground[k];
-    let drop = known_at(vec3<f32>(x, y, g));
+    var known = 0.0;
+    for (var b = -1; b <= 1; b = b + 1) {
+        for (var a = -1; a <= 1; a = a + 1) {
+            let w = (0.5 - 0.25 * f32(abs(a))) * (0.5 - 0.25 * f32(abs(b)));
+            known = known + w * known_at(vec3<f32>(x + f32(a) * surface.spacing.x, y + f32(b) * surface.spacing.y, g));
+        }
+    }
+    let drop = smooth01(known);
     let top = surface.fog_level + elevation(x, y) * surface.amplitude;
     let bottom = g - surface.sink;
     vertices[k] = vec2<f32>(top + (bottom - top) * drop, drop);
