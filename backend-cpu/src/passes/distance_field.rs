@@ -18,99 +18,108 @@ pub fn distance_field(coverage: &[u8], width: u32, height: u32, scale: u32) -> (
     let (dw, dh) = (width.div_ceil(scale) as usize, height.div_ceil(scale) as usize);
     let (w, s) = (width as usize, scale as usize);
     // Coarse coverage: a DF texel is covered when any texel of its block is.
-    let mut coarse = if s == 1 { coverage.to_vec() } else { vec![0u8; dw * dh] };
-    if s > 1 {
-        coarse.par_chunks_mut(dw).enumerate().for_each(|(cy, row)| {
+    let coarse: std::borrow::Cow<[u8]> = if s == 1 {
+        std::borrow::Cow::Borrowed(coverage)
+    } else {
+        let mut c = vec![0u8; dw * dh];
+        c.par_chunks_mut(dw).enumerate().for_each(|(cy, row)| {
             for y in cy * s..((cy + 1) * s).min(height as usize) {
-                for (x, &c) in coverage[y * w..(y + 1) * w].iter().enumerate() {
-                    row[x / s] |= c;
+                for (x, &v) in coverage[y * w..(y + 1) * w].iter().enumerate() {
+                    row[x / s] |= v;
                 }
             }
         });
-    }
-    // Column pass, done row by row so memory is read in order: the vertical
-    // distance to the nearest covered texel above, then below (inf if none).
-    let inf = (dw + dh + 1) as i32;
-    let mut vertical = vec![inf; dw * dh];
-    for y in 0..dh {
-        let (done, rest) = vertical.split_at_mut(y * dw);
-        let row = &mut rest[..dw];
-        let cov = &coarse[y * dw..(y + 1) * dw];
-        if y == 0 {
-            for (r, &c) in row.iter_mut().zip(cov) {
-                *r = if c != 0 { 0 } else { inf };
-            }
-        } else {
-            let above = &done[(y - 1) * dw..];
-            for ((r, &c), &a) in row.iter_mut().zip(cov).zip(above) {
-                *r = if c != 0 { 0 } else { (a + 1).min(inf) };
-            }
+        std::borrow::Cow::Owned(c)
+    };
+    // Column pass: the vertical distance to the nearest covered texel above,
+    // then below (`inf` if none). Vertical stripes of columns run in
+    // parallel; each walks its rows in order, so memory is read row by row.
+    let inf = (dw + dh + 1) as u32;
+    let mut out = vec![0u32; dw * dh];
+    let stripe = dw.div_ceil(4 * rayon::current_num_threads()).max(64);
+    let mut stripes: Vec<Vec<&mut [u32]>> = (0..dw.div_ceil(stripe)).map(|_| Vec::with_capacity(dh)).collect();
+    for row in out.chunks_mut(dw) {
+        let mut rest = row;
+        for list in stripes.iter_mut() {
+            let (head, tail) = rest.split_at_mut(stripe.min(rest.len()));
+            list.push(head);
+            rest = tail;
         }
     }
-    for y in (0..dh.saturating_sub(1)).rev() {
-        let (head, below) = vertical.split_at_mut((y + 1) * dw);
-        for (r, &b) in head[y * dw..].iter_mut().zip(&below[..dw]) {
-            *r = (*r).min(b + 1);
+    stripes.into_par_iter().enumerate().for_each(|(k, mut rows)| {
+        let x0 = k * stripe;
+        for y in 0..dh {
+            let cov = &coarse[y * dw + x0..][..rows[y].len()];
+            let (done, rest) = rows.split_at_mut(y);
+            let row = &mut rest[0];
+            match done.last() {
+                None => row.iter_mut().zip(cov).for_each(|(r, &c)| *r = if c != 0 { 0 } else { inf }),
+                Some(above) => row.iter_mut().zip(cov).zip(above.iter()).for_each(|((r, &c), &a)| *r = if c != 0 { 0 } else { (a + 1).min(inf) }),
+            }
         }
-    }
+        for y in (0..dh.saturating_sub(1)).rev() {
+            let (head, below) = rows.split_at_mut(y + 1);
+            head[y].iter_mut().zip(below[0].iter()).for_each(|(r, &b)| *r = (*r).min(b + 1));
+        }
+    });
     // Row pass: lower envelope of parabolas (x - q)^2 + g(q)^2, one row per
-    // task with its own scratch.
-    let mut out = vec![FAR; dw * dh];
-    out.par_chunks_mut(dw)
-        .zip(vertical.par_chunks(dw))
-        .for_each_init(|| (Vec::with_capacity(dw), Vec::with_capacity(dw + 1)), |(v, z), (row, g)| envelope_row(g, inf, v, z, row));
+    // task, in place, with its own copy of the row's vertical distances.
+    out.par_chunks_mut(dw).for_each_init(
+        || (Vec::with_capacity(dw), Vec::with_capacity(dw), Vec::with_capacity(dw)),
+        |(g, v, z), row| {
+            g.clear();
+            g.extend_from_slice(row);
+            envelope_row(g, inf, v, z, row);
+        },
+    );
     (dw as u32, dh as u32, out)
 }
 
 /// One row of the lower envelope; `g[q] >= inf` means no covered texel in
-/// column `q`. `v` and `z` are scratch; boundaries are exact fractions
-/// `num / den` (`den > 0`; `den == 0` is minus infinity), compared by cross
-/// multiplication, so the loop divides nothing. Any exact envelope gives the
-/// same values at the integer texels: the output is unique.
-fn envelope_row(g: &[i32], inf: i32, v: &mut Vec<i32>, z: &mut Vec<(i64, i64)>, out: &mut [u32]) {
-    let n = g.len();
-    v.resize(n, 0);
-    z.resize(n + 1, (0, 0));
-    let mut count = 0usize;
+/// column `q`. `v` (each kept parabola's column and `g^2 + q^2`) and `z`
+/// are scratch; boundaries are exact fractions `num / den` (`den > 0`;
+/// `den == 0` is minus infinity), compared by cross multiplication, so the
+/// loop divides nothing. Any exact envelope gives the same values at the
+/// integer texels: the output is unique.
+fn envelope_row(g: &[u32], inf: u32, v: &mut Vec<(i64, i64)>, z: &mut Vec<(i64, i64)>, out: &mut [u32]) {
+    v.clear();
+    z.clear();
     for (q, &gq) in g.iter().enumerate() {
         if gq >= inf {
             continue;
         }
-        let q = q as i32;
-        let fq = i64::from(gq * gq + q * q);
+        let q = q as i64;
+        let fq = i64::from(gq * gq) + q * q;
         // Drop parabolas that the new one hides from their left boundary on.
         let mut boundary = (0i64, 0i64);
-        while count > 0 {
-            let last = v[count - 1];
-            let gl = g[last as usize];
+        while let Some(&(last, fl)) = v.last() {
             // The parabolas of `last` and `q` cross at num / den.
-            let (num, den) = (fq - i64::from(gl * gl + last * last), 2 * i64::from(q - last));
-            let (zn, zd) = z[count - 1];
+            let (num, den) = (fq - fl, 2 * (q - last));
+            let (zn, zd) = z[z.len() - 1];
             if zd != 0 && num * zd <= zn * den {
-                count -= 1;
+                v.pop();
+                z.pop();
             } else {
                 boundary = (num, den);
                 break;
             }
         }
-        v[count] = q;
-        z[count] = boundary;
-        count += 1;
+        v.push((q, fq));
+        z.push(boundary);
     }
-    if count == 0 {
+    if v.is_empty() {
         out.fill(FAR);
         return;
     }
     let mut k = 0;
     for (x, o) in out.iter_mut().enumerate() {
         let xi = x as i64;
-        while k + 1 < count && z[k + 1].0 < xi * z[k + 1].1 {
+        while k + 1 < v.len() && z[k + 1].0 < xi * z[k + 1].1 {
             k += 1;
         }
-        let q = v[k];
-        let gq = g[q as usize];
-        let dx = x as i32 - q;
-        *o = (dx * dx + gq * gq) as u32;
+        let (q, fq) = v[k];
+        // (x - q)^2 + g^2 = fq - 2xq + x^2.
+        *o = (fq - 2 * xi * q + xi * xi) as u32;
     }
 }
 
