@@ -32,24 +32,19 @@ pub const UNIT_ONE: i32 = 1 << UNIT_FRAC_BITS;
 
 /// Integer square root: the largest `r` with `r * r <= v`.
 ///
-/// Bit-by-bit, so the WGSL twin can run the same steps.
+/// That value is unique, so the WGSL twin (bit by bit, in 32-bit integers)
+/// gives the same answer as this double-precision guess and its correction.
 pub fn isqrt(v: u32) -> u32 {
-    let mut rem = v;
-    let mut root = 0u32;
-    let mut bit = 1u32 << 30;
-    while bit > rem {
-        bit >>= 2;
+    // A double holds every u32 exactly and its square root is correctly
+    // rounded, so the guess is off by at most one; the checks make it the floor.
+    let mut r = f64::from(v).sqrt() as u64;
+    let v = u64::from(v);
+    if r * r > v {
+        r -= 1;
+    } else if (r + 1) * (r + 1) <= v {
+        r += 1;
     }
-    while bit != 0 {
-        if rem >= root + bit {
-            rem -= root + bit;
-            root = (root >> 1) + bit;
-        } else {
-            root >>= 1;
-        }
-        bit >>= 2;
-    }
-    root
+    r as u32
 }
 
 /// Converts a fraction in `0..=1` to the mask scale `0..=65535`, rounding to nearest.
@@ -123,7 +118,8 @@ mod tests {
 
     #[test]
     fn isqrt_is_floor_sqrt() {
-        for v in (0..200_000u32).chain([u32::MAX, u32::MAX - 1, 1 << 30, (1 << 30) - 1]) {
+        let squares = (60_000u32..=65_535).flat_map(|k| [k * k - 1, k * k, k * k + 1]);
+        for v in (0..200_000u32).chain([u32::MAX, u32::MAX - 1, 1 << 30, (1 << 30) - 1]).chain(squares) {
             let r = isqrt(v);
             assert!(u64::from(r) * u64::from(r) <= u64::from(v), "{v}");
             assert!(u64::from(r + 1) * u64::from(r + 1) > u64::from(v), "{v}");

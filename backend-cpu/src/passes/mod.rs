@@ -7,6 +7,7 @@ pub mod distance_field;
 pub mod memory;
 pub mod mips;
 pub mod rasterize;
+pub mod shadowcast;
 pub mod upscale;
 pub mod visibility;
 

@@ -28,6 +28,7 @@ use murk_core::{RayMethod, RecomputeInput, SourceTexel};
 use rayon::prelude::*;
 
 use super::rasterize::centre_q;
+use super::shadowcast::RayBits;
 
 /// The occlusion textures the visibility pass reads.
 pub struct Occlusion<'a> {
@@ -47,6 +48,9 @@ pub struct Occlusion<'a> {
     pub accel: &'a Accel,
 }
 
+/// Most distinct covered tops the shadowcast shortcut keeps a class for.
+pub const MAX_CLASSES: usize = 4;
+
 /// Derived from coverage and height once per occlusion build, to make the
 /// CPU marches cheaper; they change no result.
 #[derive(Clone, Debug, Default)]
@@ -56,13 +60,45 @@ pub struct Accel {
     pub sums: Vec<u32>,
     /// Height where covered, `i32::MIN` where not: one load per visited texel.
     pub tops: Vec<i32>,
+    /// Shadowcasting classes, ascending by top: for each distinct top of a
+    /// covered texel, the texels covered at least that high as bits,
+    /// `words_per_row` 64-bit words per row. With more than
+    /// [`MAX_CLASSES`] distinct tops, only the first (every covered texel).
+    pub classes: Vec<(i32, Vec<u64>)>,
+    /// Words per row of the class bit sets.
+    pub words_per_row: usize,
+    /// Whether every distinct top has its class.
+    pub classes_complete: bool,
+    /// The lowest top of any covered texel (`i32::MAX` with none): a source
+    /// whose eye is below it may shadowcast without looking at its window.
+    pub lowest_top: i32,
 }
 
 impl Accel {
-    /// Builds both tables.
+    /// Builds the tables.
     pub fn new(coverage: &[u8], heights: &[i32], width: u32, height: u32) -> Self {
-        let tops = coverage.iter().zip(heights).map(|(&c, &h)| if c != 0 { h } else { i32::MIN }).collect();
-        Self { sums: coverage_sums(coverage, width, height), tops }
+        let tops: Vec<i32> = coverage.iter().zip(heights).map(|(&c, &h)| if c != 0 { h } else { i32::MIN }).collect();
+        let words_per_row = (width as usize).div_ceil(64);
+        let mut levels: Vec<i32> = tops.iter().copied().filter(|&t| t != i32::MIN).collect();
+        levels.sort_unstable();
+        levels.dedup();
+        let lowest_top = levels.first().copied().unwrap_or(i32::MAX);
+        let classes_complete = levels.len() <= MAX_CLASSES;
+        if !classes_complete {
+            levels.truncate(1);
+        }
+        let classes = levels
+            .iter()
+            .map(|&level| {
+                let mut bits = vec![0u64; words_per_row * height as usize];
+                for (i, _) in tops.iter().enumerate().filter(|(_, &t)| t != i32::MIN && t >= level) {
+                    let (x, y) = (i % width as usize, i / width as usize);
+                    bits[y * words_per_row + x / 64] |= 1 << (x % 64);
+                }
+                (level, bits)
+            })
+            .collect();
+        Self { sums: coverage_sums(coverage, width, height), tops, classes, words_per_row, classes_complete, lowest_top }
     }
 }
 
@@ -161,12 +197,18 @@ pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
             list
         })
         .collect();
+    // DDA and Hierarchical DDA: shadowcast each source's window once.
+    let rays: Vec<Option<RayBits>> = if matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda) {
+        input.sources.par_iter().map(|s| if s.flags & SOURCE_ANTI != 0 { None } else { RayBits::build(s, occ) }).collect()
+    } else {
+        Vec::new()
+    };
     out.par_chunks_mut(w).enumerate().for_each(|(row, line)| {
         let y = row as u32;
         for (x, o) in line.iter_mut().enumerate() {
             let x = x as u32;
             let t = (y / bins.tile_size * bins.tiles_x + x / bins.tile_size) as usize;
-            *o = texel_visibility_of(input, occ, &nearest_first[t], x, y);
+            *o = texel_visibility_with(input, occ, &nearest_first[t], &rays, x, y);
         }
     });
 }
@@ -174,11 +216,12 @@ pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
 /// The visibility of one texel: the max over the revealing sources of its
 /// tile, scaled down by the strongest anti-vision source covering it.
 pub fn texel_visibility(input: &RecomputeInput, occ: &Occlusion, x: u32, y: u32) -> u16 {
-    texel_visibility_of(input, occ, input.bins.sources_at(x, y), x, y)
+    texel_visibility_with(input, occ, input.bins.sources_at(x, y), &[], x, y)
 }
 
-/// [`texel_visibility`] over a given list of the tile's sources.
-fn texel_visibility_of(input: &RecomputeInput, occ: &Occlusion, sources: &[u32], x: u32, y: u32) -> u16 {
+/// [`texel_visibility`] over a given list of the tile's sources, with the
+/// shadowcast windows of the sources that have one (indexed like the sources).
+fn texel_visibility_with(input: &RecomputeInput, occ: &Occlusion, sources: &[u32], rays: &[Option<RayBits>], x: u32, y: u32) -> u16 {
     let mut reveal = 0u16;
     let mut conceal = 0u16;
     for &i in sources {
@@ -186,7 +229,8 @@ fn texel_visibility_of(input: &RecomputeInput, occ: &Occlusion, sources: &[u32],
         if s.flags & SOURCE_ANTI != 0 {
             conceal = conceal.max(falloff_value(s, x, y));
         } else if reveal < u16::MAX {
-            reveal = reveal.max(source_value(input, occ, s, x, y));
+            let bits = rays.get(i as usize).and_then(Option::as_ref);
+            reveal = reveal.max(source_value_with(input, occ, s, bits, x, y));
         }
     }
     mask_mul(reveal, u16::MAX - conceal)
@@ -194,6 +238,12 @@ fn texel_visibility_of(input: &RecomputeInput, occ: &Occlusion, sources: &[u32],
 
 /// The reveal of one source at one texel.
 pub fn source_value(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, x: u32, y: u32) -> u16 {
+    source_value_with(input, occ, s, None, x, y)
+}
+
+/// [`source_value`], answered from the source's shadowcast window where it
+/// settles the ray (see [`super::shadowcast`]), by the march otherwise.
+fn source_value_with(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, bits: Option<&RayBits>, x: u32, y: u32) -> u16 {
     let v = falloff_value(s, x, y);
     if v == 0 {
         return 0;
@@ -206,6 +256,11 @@ pub fn source_value(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, x:
     let target = i64::from(occ.height_at(tx, ty)) + i64::from(input.target_height);
     let eye = i64::from(s.eye);
     let ray = Ray { sx, sy, tx, ty, n: i64::from((tx - sx).abs().max((ty - sy).abs())), eye, rise: target - eye };
+    match bits.and_then(|b| b.blocked(tx, ty, target as i32, s.eye)) {
+        Some(false) => return v,
+        Some(true) => return 0,
+        None => {}
+    }
     let binary = matches!(input.method, RayMethod::StepScan | RayMethod::Dda | RayMethod::HierarchicalDda);
     if binary && occ.empty_box(sx, sy, tx, ty) {
         return v;
@@ -391,4 +446,80 @@ fn distance_field_march(ray: &Ray, occ: &Occlusion, input: &RecomputeInput) -> u
         travelled += step;
     }
     light as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use murk_core::fixed::HEIGHT_WALL;
+    use murk_core::{BlurKernel, TileBins};
+    use proptest::prelude::*;
+
+    /// A random grid: covered texels rise above `eye` (walls or lower tops),
+    /// except with `low` some covered texels sit at or below it; uncovered
+    /// ground has random heights so some targets rise above the eye.
+    /// With `palette`, covered tops take at most four values (so the
+    /// shortcut keeps a class per top and decides raised targets too).
+    fn grid(w: u32, h: u32, seed: i32, density: u32, eye: i32, low: bool, palette: bool) -> (Vec<u8>, Vec<i32>) {
+        let (mut cov, mut heights) = (Vec::new(), Vec::new());
+        let tops = [HEIGHT_WALL, eye + 1, eye + 1 + (seed.unsigned_abs() % 300) as i32, 2 * eye + 5];
+        for i in 0..(w * h) as i32 {
+            let r = hash2(i, seed);
+            let covered = r % 100 < density;
+            cov.push(u8::from(covered));
+            heights.push(match (covered, r / 100 % 4) {
+                (true, 1) if low => eye - (r / 400 % 50) as i32,
+                (true, k) if palette => tops[k as usize],
+                (true, 0) => HEIGHT_WALL,
+                (true, _) => eye + 1 + (r / 400 % 300) as i32,
+                (false, _) => (r / 400 % (2 * eye.max(1) as u32 + 40)) as i32,
+            });
+        }
+        (cov, heights)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        /// The shadowcast shortcut gives exactly what the DDA march gives, for
+        /// every texel of the window, whether the target is below or above the eye.
+        #[test]
+        fn shadowcast_equals_the_dda_march(
+            w in 4u32..40, h in 4u32..40, seed in any::<i32>(), density in 0u32..60,
+            px in 0u32..320, py in 0u32..320, radius in 8i32..200, eye in 1i32..400, low in any::<bool>(), palette in any::<bool>(),
+            target_height in -20i32..60,
+        ) {
+            let (cov, heights) = grid(w, h, seed, density, eye, low, palette);
+            let accel = Accel::new(&cov, &heights, w, h);
+            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+            let s = SourceTexel { x: (px % (w * 8)) as i32, y: (py % (h * 8)) as i32, radius, eye, strength: 65535, ..Default::default() };
+            let input = RecomputeInput {
+                sources: vec![s],
+                bins: TileBins::default(),
+                method: RayMethod::Dda,
+                target_height,
+                df_scale: 1,
+                soft_shadow_k_q8: 0,
+                df_jitter: 0,
+                blur: BlurKernel::gaussian(0, 1.0, 0),
+                forget_step: 0,
+                freeze_memory: false,
+                fade_in_step: 0,
+                relax_step: 0,
+                explored_value: 32768,
+                show_memory_alpha: 65535,
+            };
+            let bits = RayBits::build(&s, &occ);
+            let any_low = cov.iter().zip(&heights).any(|(&c, &t)| c != 0 && t <= eye);
+            if !any_low {
+                prop_assert!(bits.is_some(), "every cover is above the eye: the shortcut applies");
+            }
+            for y in 0..h {
+                for x in 0..w {
+                    let fast = source_value_with(&input, &occ, &s, bits.as_ref(), x, y);
+                    let march = source_value(&input, &occ, &s, x, y);
+                    prop_assert_eq!(fast, march, "texel ({}, {})", x, y);
+                }
+            }
+        }
+    }
 }
