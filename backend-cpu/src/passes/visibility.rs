@@ -26,6 +26,7 @@ use murk_core::fixed::{hash2, isqrt, mask_mul, HEIGHT_FLOOR, TEXEL_ONE};
 use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE};
 use murk_core::{RayMethod, RecomputeInput, SourceTexel};
 use rayon::prelude::*;
+use std::sync::OnceLock;
 
 use super::rasterize::centre_q;
 use super::shadowcast::RayBits;
@@ -79,25 +80,24 @@ impl Accel {
     pub fn new(coverage: &[u8], heights: &[i32], width: u32, height: u32) -> Self {
         let tops: Vec<i32> = coverage.iter().zip(heights).map(|(&c, &h)| if c != 0 { h } else { i32::MIN }).collect();
         let words_per_row = (width as usize).div_ceil(64);
-        let mut levels: Vec<i32> = tops.iter().copied().filter(|&t| t != i32::MIN).collect();
-        levels.sort_unstable();
-        levels.dedup();
-        let lowest_top = levels.first().copied().unwrap_or(i32::MAX);
-        let classes_complete = levels.len() <= MAX_CLASSES;
-        if !classes_complete {
-            levels.truncate(1);
+        // The distinct covered tops, as long as there are few of them.
+        let (mut levels, mut lowest_top) = (Vec::with_capacity(MAX_CLASSES + 1), i32::MAX);
+        for &t in tops.iter().filter(|&&t| t != i32::MIN) {
+            lowest_top = lowest_top.min(t);
+            if levels.len() <= MAX_CLASSES && !levels.contains(&t) {
+                levels.push(t);
+            }
         }
-        let classes = levels
-            .iter()
-            .map(|&level| {
-                let mut bits = vec![0u64; words_per_row * height as usize];
-                for (i, _) in tops.iter().enumerate().filter(|(_, &t)| t != i32::MIN && t >= level) {
-                    let (x, y) = (i % width as usize, i / width as usize);
-                    bits[y * words_per_row + x / 64] |= 1 << (x % 64);
-                }
-                (level, bits)
-            })
-            .collect();
+        let classes_complete = levels.len() <= MAX_CLASSES;
+        levels = if classes_complete { levels } else { vec![lowest_top] };
+        levels.sort_unstable();
+        let mut classes: Vec<(i32, Vec<u64>)> = levels.iter().map(|&l| (l, vec![0u64; words_per_row * height as usize])).collect();
+        for (i, &t) in tops.iter().enumerate().filter(|(_, &t)| t != i32::MIN) {
+            let (x, y) = (i % width as usize, i / width as usize);
+            for (_, bits) in classes.iter_mut().take_while(|(level, _)| *level <= t) {
+                bits[y * words_per_row + x / 64] |= 1 << (x % 64);
+            }
+        }
         Self { sums: coverage_sums(coverage, width, height), tops, classes, words_per_row, classes_complete, lowest_top }
     }
 }
@@ -197,9 +197,12 @@ pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
             list
         })
         .collect();
-    // DDA and Hierarchical DDA: shadowcast each source's window once.
-    let rays: Vec<Option<RayBits>> = if matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda) {
-        input.sources.par_iter().map(|s| if s.flags & SOURCE_ANTI != 0 { None } else { RayBits::build(s, occ) }).collect()
+    // DDA and Hierarchical DDA: shadowcast a source's window the first time
+    // a texel consults it (many sources are never consulted where nearer
+    // ones already reveal fully). The window is a pure function of the
+    // source and the occlusion, so which thread builds it changes nothing.
+    let rays: Vec<OnceLock<Option<RayBits>>> = if matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda) {
+        input.sources.iter().map(|_| OnceLock::new()).collect()
     } else {
         Vec::new()
     };
@@ -221,7 +224,7 @@ pub fn texel_visibility(input: &RecomputeInput, occ: &Occlusion, x: u32, y: u32)
 
 /// [`texel_visibility`] over a given list of the tile's sources, with the
 /// shadowcast windows of the sources that have one (indexed like the sources).
-fn texel_visibility_with(input: &RecomputeInput, occ: &Occlusion, sources: &[u32], rays: &[Option<RayBits>], x: u32, y: u32) -> u16 {
+fn texel_visibility_with(input: &RecomputeInput, occ: &Occlusion, sources: &[u32], rays: &[OnceLock<Option<RayBits>>], x: u32, y: u32) -> u16 {
     let mut reveal = 0u16;
     let mut conceal = 0u16;
     for &i in sources {
@@ -229,7 +232,7 @@ fn texel_visibility_with(input: &RecomputeInput, occ: &Occlusion, sources: &[u32
         if s.flags & SOURCE_ANTI != 0 {
             conceal = conceal.max(falloff_value(s, x, y));
         } else if reveal < u16::MAX {
-            let bits = rays.get(i as usize).and_then(Option::as_ref);
+            let bits = rays.get(i as usize).and_then(|cell| cell.get_or_init(|| RayBits::build(s, occ)).as_ref());
             reveal = reveal.max(source_value_with(input, occ, s, bits, x, y));
         }
     }
