@@ -199,17 +199,24 @@ pub fn write_png16(path: &Path, width: u32, height: u32, texels: &[u16]) -> Resu
     w.write_image_data(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Reads a 16-bit grayscale PNG.
-pub fn read_png16(path: &Path) -> Result<(u32, u32, Vec<u16>), String> {
+/// Decodes a PNG that must have the given colour type and bit depth:
+/// `(width, height, bytes)`.
+pub fn read_png(path: &Path, color: png::ColorType, depth: png::BitDepth) -> Result<(u32, u32, Vec<u8>), String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().map_err(|e| format!("{}: {e}", path.display()))?;
     let mut buf = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut buf).map_err(|e| format!("{}: {e}", path.display()))?;
-    if info.bit_depth != png::BitDepth::Sixteen || info.color_type != png::ColorType::Grayscale {
-        return Err(format!("{} is not 16-bit grayscale", path.display()));
+    if info.bit_depth != depth || info.color_type != color {
+        return Err(format!("{} is not {depth:?}-bit {color:?}", path.display()));
     }
-    let texels = buf[..info.buffer_size()].chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect();
-    Ok((info.width, info.height, texels))
+    buf.truncate(info.buffer_size());
+    Ok((info.width, info.height, buf))
+}
+
+/// Reads a 16-bit grayscale PNG.
+pub fn read_png16(path: &Path) -> Result<(u32, u32, Vec<u16>), String> {
+    let (w, h, bytes) = read_png(path, png::ColorType::Grayscale, png::BitDepth::Sixteen)?;
+    Ok((w, h, bytes.chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect()))
 }
 
 /// Writes actual, expected and difference images of a mismatch; returns the folder.

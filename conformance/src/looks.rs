@@ -226,15 +226,7 @@ pub fn write_rgba(path: &Path, width: u32, height: u32, px: &[u8]) -> Result<(),
 
 /// Reads an RGBA8 PNG.
 pub fn read_rgba(path: &Path) -> Result<(u32, u32, Vec<u8>), String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).map_err(|e| format!("{}: {e}", path.display()))?;
-    if info.color_type != png::ColorType::Rgba || info.bit_depth != png::BitDepth::Eight {
-        return Err(format!("{}: expected 8-bit RGBA", path.display()));
-    }
-    buf.truncate(info.buffer_size());
-    Ok((info.width, info.height, buf))
+    crate::harness::read_png(path, png::ColorType::Rgba, png::BitDepth::Eight)
 }
 
 /// Checks every look of `looks` against the goldens; on a mismatch writes
