@@ -175,68 +175,65 @@ impl Ray {
 }
 
 /// Computes the visibility of every texel into `out`.
+///
+/// Each band of `tile_size` rows (in parallel) paints the window of every
+/// source binned to its tiles: the strongest reveal and the strongest
+/// anti-vision per texel, then their product. Both combine by max, so the
+/// order of sources changes no result; a texel already fully revealed skips
+/// the ray of every further source.
 pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
     let w = occ.width as usize;
-    // Each tile's sources, nearest to the tile's centre first: the loop below
-    // stops at the first full reveal, which the nearest sources give most
-    // often. Sources combine by max, so the order changes no result.
     let bins = &input.bins;
-    let tiles = (bins.tiles_x * bins.tiles_y) as usize;
-    let half = i64::from(bins.tile_size) * 4;
-    let nearest_first: Vec<Vec<u32>> = (0..tiles)
-        .into_par_iter()
-        .map(|t| {
-            let (tx, ty) = ((t as u32 % bins.tiles_x) * bins.tile_size, (t as u32 / bins.tiles_x) * bins.tile_size);
-            let (cx, cy) = (i64::from(tx) * 8 + half, i64::from(ty) * 8 + half);
-            let mut list = bins.indices[bins.offsets[t] as usize..bins.offsets[t + 1] as usize].to_vec();
-            list.sort_by_key(|&i| {
-                let s = &input.sources[i as usize];
-                let (dx, dy) = (i64::from(s.x) - cx, i64::from(s.y) - cy);
-                (dx * dx + dy * dy, i)
-            });
-            list
-        })
-        .collect();
     // DDA and Hierarchical DDA: shadowcast a source's window the first time
-    // a texel consults it (many sources are never consulted where nearer
-    // ones already reveal fully). The window is a pure function of the
-    // source and the occlusion, so which thread builds it changes nothing.
+    // a texel needs its ray. The window is a pure function of the source and
+    // the occlusion, so which thread builds it changes nothing.
     let rays: Vec<OnceLock<Option<RayBits>>> = if matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda) {
         input.sources.iter().map(|_| OnceLock::new()).collect()
     } else {
         Vec::new()
     };
-    out.par_chunks_mut(w).enumerate().for_each(|(row, line)| {
-        let y = row as u32;
-        for (x, o) in line.iter_mut().enumerate() {
-            let x = x as u32;
-            let t = (y / bins.tile_size * bins.tiles_x + x / bins.tile_size) as usize;
-            *o = texel_visibility_with(input, occ, &nearest_first[t], &rays, x, y);
-        }
-    });
-}
-
-/// The visibility of one texel: the max over the revealing sources of its
-/// tile, scaled down by the strongest anti-vision source covering it.
-pub fn texel_visibility(input: &RecomputeInput, occ: &Occlusion, x: u32, y: u32) -> u16 {
-    texel_visibility_with(input, occ, input.bins.sources_at(x, y), &[], x, y)
-}
-
-/// [`texel_visibility`] over a given list of the tile's sources, with the
-/// shadowcast windows of the sources that have one (indexed like the sources).
-fn texel_visibility_with(input: &RecomputeInput, occ: &Occlusion, sources: &[u32], rays: &[OnceLock<Option<RayBits>>], x: u32, y: u32) -> u16 {
-    let mut reveal = 0u16;
-    let mut conceal = 0u16;
-    for &i in sources {
-        let s = &input.sources[i as usize];
-        if s.flags & SOURCE_ANTI != 0 {
-            conceal = conceal.max(falloff_value(s, x, y));
-        } else if reveal < u16::MAX {
-            let bits = rays.get(i as usize).and_then(|cell| cell.get_or_init(|| RayBits::build(s, occ)).as_ref());
-            reveal = reveal.max(source_value_with(input, occ, s, bits, x, y));
-        }
-    }
-    mask_mul(reveal, u16::MAX - conceal)
+    let band_rows = bins.tile_size as usize;
+    out.par_chunks_mut(w * band_rows).enumerate().for_each_init(
+        || (Vec::new(), Vec::new(), Vec::new()),
+        |(reveal, conceal, list), (band, texels)| {
+            let tile_row = band as u32;
+            list.clear();
+            for t in tile_row * bins.tiles_x..(tile_row + 1) * bins.tiles_x {
+                list.extend_from_slice(&bins.indices[bins.offsets[t as usize] as usize..bins.offsets[t as usize + 1] as usize]);
+            }
+            list.sort_unstable();
+            list.dedup();
+            reveal.clear();
+            reveal.resize(texels.len(), 0u16);
+            conceal.clear();
+            conceal.resize(texels.len(), 0u16);
+            let (y0, rows) = ((band * band_rows) as i32, (texels.len() / w) as i32);
+            for &i in list.iter() {
+                let s = &input.sources[i as usize];
+                let reach = (s.radius >> 3) + 2;
+                let (sx, sy) = (s.x >> 3, s.y >> 3);
+                let (x0, x1) = ((sx - reach).max(0), (sx + reach).min(w as i32 - 1));
+                let (ya, yb) = ((sy - reach).max(y0), (sy + reach).min(y0 + rows - 1));
+                let anti = s.flags & SOURCE_ANTI != 0;
+                let bits =
+                    if anti || ya > yb { None } else { rays.get(i as usize).and_then(|cell| cell.get_or_init(|| RayBits::build(s, occ)).as_ref()) };
+                for y in ya..=yb {
+                    let line = (y - y0) as usize * w;
+                    for x in x0..=x1 {
+                        let k = line + x as usize;
+                        if anti {
+                            conceal[k] = conceal[k].max(falloff_value(s, x as u32, y as u32));
+                        } else if reveal[k] < u16::MAX {
+                            reveal[k] = reveal[k].max(source_value_with(input, occ, s, bits, x as u32, y as u32));
+                        }
+                    }
+                }
+            }
+            for ((o, &r), &c) in texels.iter_mut().zip(reveal.iter()).zip(conceal.iter()) {
+                *o = mask_mul(r, u16::MAX - c);
+            }
+        },
+    );
 }
 
 /// The reveal of one source at one texel.
