@@ -13,7 +13,7 @@ use murk_core::looks::{
     half_size, validate_surface, validate_tint, Looks, MaskView, OverlayStyle, RgbaImage, SurfaceGrid, SurfaceParams, VolumeFrame, VolumeParams,
     VolumeScene,
 };
-use murk_core::{BlurKernel, FrameParams, Result, ShaderParams};
+use murk_core::{FrameParams, Result, ShaderParams};
 
 /// `OverlayParams` of `shaders/looks/overlay.wgsl`.
 #[repr(C)]
@@ -36,10 +36,16 @@ struct VolumeUniform {
     temporal_blend: f32,
 }
 
-fn mask_buffers(ctx: &mut Context, mask: &MaskView) -> (wgpu::Buffer, wgpu::Buffer) {
+/// The mask's texels as a pooled buffer of u32 (one texel per entry).
+fn upload_texels(ctx: &mut Context, mask: &MaskView) -> wgpu::Buffer {
     let texels: Vec<u32> = mask.texels.iter().map(|&v| u32::from(v)).collect();
+    ctx.upload(bytemuck::cast_slice(&texels))
+}
+
+/// `MaskInfo` (size and explored value) and the texels.
+fn mask_buffers(ctx: &mut Context, mask: &MaskView) -> (wgpu::Buffer, wgpu::Buffer) {
     let info: [u32; 4] = [mask.width, mask.height, mask.explored.to_bits(), 0];
-    (ctx.uniform(bytemuck::cast_slice(&info)), ctx.upload(bytemuck::cast_slice(&texels)))
+    (ctx.uniform(bytemuck::cast_slice(&info)), upload_texels(ctx, mask))
 }
 
 fn overlay(ctx: &mut Context, mask: &MaskView, tint: Option<&[[u8; 3]]>, time_s: f32, style: &OverlayStyle) -> Result<RgbaImage> {
@@ -49,7 +55,7 @@ fn overlay(ctx: &mut Context, mask: &MaskView, tint: Option<&[[u8; 3]]>, time_s:
     murk_core::error::finite("overlay time_s", time_s)?;
     let (w, h, s) = (mask.width, mask.height, style.upscale);
     let (ow, oh) = (w * s, h * s);
-    let kernel = BlurKernel::gaussian(4, 2.0, 1);
+    let kernel = OverlayStyle::kernel();
     let frame = FrameParams {
         width: w,
         height: h,
@@ -61,8 +67,7 @@ fn overlay(ctx: &mut Context, mask: &MaskView, tint: Option<&[[u8; 3]]>, time_s:
     };
     let params = ctx.uniform(bytemuck::bytes_of(&frame));
     let (axis_x, axis_y) = (ctx.uniform(bytemuck::cast_slice(&[0u32; 4])), ctx.uniform(bytemuck::cast_slice(&[1u32, 0, 0, 0])));
-    let texels: Vec<u32> = mask.texels.iter().map(|&v| u32::from(v)).collect();
-    let (a, b) = (ctx.upload(bytemuck::cast_slice(&texels)), ctx.take(u64::from(w * h) * 4));
+    let (a, b) = (upload_texels(ctx, mask), ctx.take(u64::from(w * h) * 4));
     let weights = ctx.upload(bytemuck::cast_slice(&kernel.weights));
     let big = ctx.take(u64::from(ow * oh) * 4);
     let tint_words: Vec<u32> = tint.map_or(vec![0], |t| t.iter().map(|c| u32::from(c[0]) | u32::from(c[1]) << 8 | u32::from(c[2]) << 16).collect());

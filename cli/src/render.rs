@@ -7,7 +7,7 @@ use crate::scene::{camera_for, Frame, Terrain};
 use murk_core::looks::mesh::{FogMesh, MeshSettings};
 use murk_core::looks::{fog_uv, object_hidden, MaskView, OverlayStyle, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
-use murk_core::{BackendChoice, Stage, StageData};
+use murk_core::{BackendChoice, ShaderParams, Stage, StageData};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -33,6 +33,8 @@ pub struct RenderOptions {
 /// Per-instance state carried between frames.
 #[derive(Default)]
 struct Track {
+    /// The terrain and the area it was sampled for (rebuilt when the area moves).
+    terrain: Option<(ShaderParams, Terrain)>,
     gif: Vec<Vec<u8>>,
     history: Option<VolumeFrame>,
     frame: u32,
@@ -74,17 +76,20 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
             let img = runner.fog().read_stage(&name, Stage::Final).map_err(|e| e.to_string())?;
             let StageData::U16(texels) = &img.data else { return Err("the final mask is u16".into()) };
             let mask = MaskView { width: img.width, height: img.height, texels, explored: area.explored_value };
-            let terrain = Terrain::new(&area, map.as_ref().map(|(m, s)| (*m, s)), 256);
             let camera = camera_for(&area, w, h);
             let mut frame = Frame::new(camera);
             let track = tracks.entry(name.clone()).or_default();
+            if track.terrain.as_ref().is_none_or(|(sampled, _)| *sampled != area) {
+                track.terrain = Some((area, Terrain::new(&area, map.as_ref().map(|(m, s)| (*m, s)), 256)));
+            }
+            let terrain = &track.terrain.as_ref().expect("sampled just above").1;
             let time = tick as f32 * tick_s;
             let light = VolumeParams::ground_fog(1.0).light_dir;
             let span = area.size[0].max(area.size[1]);
             let tree = map.as_ref().map_or(0.04 * span, |(_, s)| s.tree_height);
             match opts.variant.as_str() {
                 "overlay" => {
-                    frame.draw_terrain(&terrain, light, |_, _, h| h);
+                    frame.draw_terrain(terrain, light, |_, _, h| h);
                     let fog = looks.overlay(&mask, None, time, &OverlayStyle::default()).map_err(|e| e.to_string())?;
                     let distances = frame.ray_distances();
                     for y in 0..h {
@@ -108,7 +113,7 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
                     let fog_level = 1.25 * tree;
                     // Tall objects under never-seen fog are hidden: drawn no
                     // taller than the sheet.
-                    frame.draw_terrain(&terrain, light, |x, y, hgt| {
+                    frame.draw_terrain(terrain, light, |x, y, hgt| {
                         if hgt > fog_level && object_hidden(&mask, &area, [x, y, hgt]) {
                             0.8 * fog_level
                         } else {
@@ -133,7 +138,7 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
                     last_mesh.insert(name.clone(), mesh.to_gltf());
                 }
                 _ => {
-                    frame.draw_terrain(&terrain, light, |_, _, h| h);
+                    frame.draw_terrain(terrain, light, |_, _, h| h);
                     let distances = frame.ray_distances();
                     let mut params = VolumeParams { time_s: time, frame: track.frame, ..VolumeParams::ground_fog(0.5 * tree) };
                     // The history is the last frame drawn, `elapsed` ticks ago:

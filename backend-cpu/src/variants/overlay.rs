@@ -10,13 +10,8 @@
 
 use crate::passes::{blur::blur, upscale::upscale};
 use murk_core::looks::{smoothstep, validate_tint, value_noise2, MaskView, OverlayStyle, RgbaImage};
-use murk_core::{BlurKernel, Result};
+use murk_core::Result;
 use rayon::prelude::*;
-
-/// The blur the overlay applies to the mask before upscaling.
-pub fn overlay_kernel() -> BlurKernel {
-    BlurKernel::gaussian(4, 2.0, 1)
-}
 
 /// The fog colour and opacity of one texel of the (smoothed) mask `m` in
 /// `0..1`; `noise` in `0..1` drives the breathing.
@@ -54,7 +49,7 @@ pub fn render(mask: &MaskView, tint: Option<&[[u8; 3]]>, time_s: f32, style: &Ov
     let (width, height) = (mask.width, mask.height);
     let n = mask.texels.len();
     let (mut smooth, mut scratch) = (vec![0u16; n], vec![0u16; n]);
-    blur(&overlay_kernel(), width, height, mask.texels, &mut smooth, &mut scratch);
+    blur(&OverlayStyle::kernel(), width, height, mask.texels, &mut smooth, &mut scratch);
     let s = style.upscale;
     let (ow, oh) = (width * s, height * s);
     let mut big = vec![0u16; (ow * oh) as usize];

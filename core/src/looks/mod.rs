@@ -167,6 +167,12 @@ impl Default for OverlayStyle {
 }
 
 impl OverlayStyle {
+    /// The blur the overlay puts the mask through before upscaling (the
+    /// integer blur pass: Gaussian, radius 4, sigma 2), on every backend.
+    pub fn kernel() -> crate::frame::BlurKernel {
+        crate::frame::BlurKernel::gaussian(4, 2.0, 1)
+    }
+
     /// Rejects NaN, negative or out-of-range settings, naming the field.
     pub fn validate(&self) -> Result<()> {
         crate::error::in_range("overlay haze_alpha", self.haze_alpha, 0.0, 1.0)?;
@@ -220,7 +226,7 @@ impl SurfaceParams {
             time_s: 0.0,
             fog_level,
             amplitude: 0.35 * fog_level,
-            noise_scale: 4.0 / size[0].max(size[1]).max(1e-3) * 6.0,
+            noise_scale: 24.0 / size[0].max(size[1]).max(1e-3),
             speed: 0.15,
             sink: 0.05 * fog_level,
         }
