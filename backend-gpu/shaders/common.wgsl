@@ -59,7 +59,7 @@ struct FrameParams {
     polygon_count: u32,
     has_capture: u32,
     lod_scale: u32,
-    pad0: u32,
+    reveal_walls: u32,
     pad1: u32,
 }
 

@@ -2,6 +2,10 @@
 // scaled down by the strongest anti-vision source. Every step integer; the
 // ray rules (Step Scan, DDA with the corner rule, HDDA, Distance Field) are
 // those of backend-cpu/src/passes/visibility.rs, its twin, line for line.
+// Two entry points: `main` paints reveal and anti-vision per texel into
+// `painted` (reveal in the low 16 bits, anti-vision in the high 16);
+// `finish` lights covered texels from their open neighbours (reveal_walls)
+// and applies the anti-vision, reading only `painted`.
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
 @group(0) @binding(1) var<storage, read> sources: array<SourceTexel>;
@@ -13,6 +17,7 @@
 @group(0) @binding(7) var<storage, read> level_table: array<vec4<u32>>;
 @group(0) @binding(8) var<storage, read> field: array<u32>;
 @group(0) @binding(9) var<storage, read_write> visibility: array<u32>;
+@group(0) @binding(10) var<storage, read_write> painted: array<u32>;
 
 struct Ray {
     sx: i32,
@@ -270,5 +275,28 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
             reveal = max(reveal, source_value(s, id.x, id.y));
         }
     }
-    visibility[id.y * params.width + id.x] = mask_mul(reveal, MASK_MAX - conceal);
+    painted[id.y * params.width + id.x] = reveal | (conceal << 16u);
+}
+
+// A covered texel takes the strongest reveal of its open 8-neighbours
+// (wall_reveal in the CPU twin); then the anti-vision scales it down.
+@compute @workgroup_size(8, 8)
+fn finish(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x >= params.width || id.y >= params.height) {
+        return;
+    }
+    let x = i32(id.x);
+    let y = i32(id.y);
+    let own = painted[id.y * params.width + id.x];
+    var reveal = own & 0xffffu;
+    if (params.reveal_walls != 0u && covered(x, y)) {
+        for (var ny = y - 1; ny <= y + 1; ny = ny + 1) {
+            for (var nx = x - 1; nx <= x + 1; nx = nx + 1) {
+                if (inside(nx, ny) && !covered(nx, ny)) {
+                    reveal = max(reveal, painted[u32(ny) * params.width + u32(nx)] & 0xffffu);
+                }
+            }
+        }
+    }
+    visibility[id.y * params.width + id.x] = mask_mul(reveal, MASK_MAX - (own >> 16u));
 }

@@ -19,7 +19,7 @@ const MODULES: [(&str, &[&str], &[&str]); 13] = [
     ("rasterize", &[include_str!("../shaders/rasterize.wgsl")], &["main"]),
     ("mips", &[include_str!("../shaders/mips.wgsl")], &["main"]),
     ("distance_field", &[include_str!("../shaders/distance_field.wgsl")], &["coarse_pass", "columns_pass", "rows_pass"]),
-    ("visibility", &[include_str!("../shaders/visibility.wgsl")], &["main"]),
+    ("visibility", &[include_str!("../shaders/visibility.wgsl")], &["main", "finish"]),
     ("blur", &[include_str!("../shaders/blur.wgsl")], &["main"]),
     ("memory", &[include_str!("../shaders/memory.wgsl")], &["main"]),
     ("compose", &[include_str!("../shaders/compose.wgsl")], &["main"]),

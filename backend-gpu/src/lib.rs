@@ -324,6 +324,7 @@ impl Backend for GpuBackend {
         f.relax_step = input.relax_step;
         f.explored_value = u32::from(input.explored_value);
         f.show_memory_alpha = u32::from(input.show_memory_alpha);
+        f.reveal_walls = u32::from(input.reveal_walls);
         ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
         enc.clear_buffer(&t.flags, 0, None);
         recycle.extend(passes::visibility::record(ctx, &mut enc, t, input));

@@ -63,7 +63,7 @@ fn wgsl_structs_match_the_rust_layouts() {
             polygon_count,
             has_capture,
             lod_scale,
-            pad0,
+            reveal_walls,
             pad1
         ]
     );

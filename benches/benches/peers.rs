@@ -45,12 +45,17 @@ fn peers(c: &mut Criterion) {
     let radius = w.radius as usize;
     let blocked = |x: i32, y: i32| x < 0 || y < 0 || x >= SIZE as i32 || y >= SIZE as i32 || p.coverage[y as usize * SIZE + x as usize] != 0;
     let mut out = vec![0u16; SIZE * SIZE];
+    // The same job with reveal_walls off: what lighting walls costs.
+    let walls_off = murk_core::RecomputeInput { reveal_walls: false, ..p.recompute.clone() };
     let mut g = c.benchmark_group("los_rts");
     g.sample_size(10);
     for threads in [1usize, 2] {
         let pool = pool(threads);
         g.bench_function(BenchmarkId::new("visibility/murk", threads), |b| {
             b.iter(|| pool.install(|| passes::visibility::visibility(&p.recompute, &occ, &mut out)))
+        });
+        g.bench_function(BenchmarkId::new("visibility/murk-reveal-walls-off", threads), |b| {
+            b.iter(|| pool.install(|| passes::visibility::visibility(&walls_off, &occ, &mut out)))
         });
         g.bench_function(BenchmarkId::new("adam_fov_rs", threads), |b| {
             b.iter(|| {

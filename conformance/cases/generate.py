@@ -81,19 +81,23 @@ def room_sources():
 cases = {}
 
 
-def case(name, ticks, instances, sources=(), blockers=(), events=(), stage_ticks=None, tick_us=50000, map=None, desc=""):
+def case(name, ticks, instances, sources=(), blockers=(), events=(), stage_ticks=None, tick_us=50000, map=None, desc="", anti_vision=()):
     d = {"name": f"{name}: {desc}" if desc else name, "tick_us": tick_us, "ticks": ticks}
     if map:
         d["map"] = map
     d["instances"] = instances
     d["sources"] = list(sources)
     d["blockers"] = list(blockers)
+    if anti_vision:
+        d["anti_vision"] = list(anti_vision)
     d["events"] = list(events)
     d["stage_ticks"] = stage_ticks or [0, ticks - 1]
     cases[name] = d
 
 
-FAST = {"fade_in_rate": 20.0, "relax_rate": 20.0}
+# The cases below keep reveal_walls off, so their bytes are those from before
+# the setting existed; section 16 turns it on.
+FAST = {"fade_in_rate": 20.0, "relax_rate": 20.0, "reveal_walls": False}
 
 # 1. Every ray method, with and without heights.
 for method in ["none", "step_scan", "dda", "hierarchical_dda", "distance_field"]:
@@ -187,7 +191,7 @@ case("blur-iterations", 3, [inst(profile=dict(FAST, blur_iterations=3, blur_radi
 case("memory-forget", 30, [inst(profile=dict(FAST, forget_rate=0.8, explored_value=0.6))],
      [src("scout", 8.125, 8.375, 12.0, motion=walk([(56.125, 8.375), (56.375, 56.125), (8.375, 56.125)], 40.0))], room(False),
      stage_ticks=[10, 20, 29], desc="explored memory decays at the forget rate")
-case("fade-in-relax", 40, [inst(profile={"fade_in_rate": 1.5, "relax_rate": 0.7, "explored_value": 0.4})],
+case("fade-in-relax", 40, [inst(profile={"fade_in_rate": 1.5, "relax_rate": 0.7, "explored_value": 0.4, "reveal_walls": False})],
      [src("scout", 8.125, 32.375, 14.0, motion=walk([(56.125, 32.375)], 20.0, looped=True))], room(False),
      stage_ticks=[5, 20, 39], desc="slow fade-in and relax over many ticks")
 case("freeze-state", 12, [inst(profile=FAST)], [src("scout", 8.125, 32.375, 14.0, motion=walk([(56.125, 32.375)], 60.0))], room(False),
@@ -255,6 +259,30 @@ map_case("map-frozensea-df", "TheFrozenSea.map", 1024, 1024, 128,
 map_case("map-divide-water", "divideandconquer.map", 512, 512, 128,
          [src(f"u{i}", 60.5 + 130 * (i % 4), 60.5 + 130 * (i // 4), 70.0, source={"eye_height": 3.0}) for i in range(16)],
          "Warcraft III map with swamp and water (neither blocks), trees 4 tall", ticks=3)
+
+# 16. Walls beside revealed floor are revealed (reveal_walls, the default).
+LIT = dict(FAST, reveal_walls=True)
+for method in ["step_scan", "dda", "hierarchical_dda", "distance_field"]:
+    case(f"walls-lit-{method.replace('_', '-')}", 4, [inst(profile=dict(LIT, ray_method=method))], room_sources(), room(True),
+         desc=f"{method}: covered texels take the reveal of their open neighbours")
+corridor = [blk("corridor-north", 32.125, 28.375, rect(56.0, 2.0)), blk("corridor-south", 32.125, 35.625, rect(56.0, 2.0)),
+            blk("thick-wall", 32.375, 46.125, rect(40.0, 6.0))]
+case("walls-lit-corridor", 3, [inst(profile=LIT)], [src("eye", 6.375, 32.125, 40.0), src("yard", 20.125, 54.375, 18.0)], corridor,
+     desc="a corridor seen along its length: grazing walls lit, the thick wall's far rows dark")
+door = [blk("room-west", 20.125, 32.375, rect(2.0, 30.0)), blk("room-north", 34.125, 17.375, rect(30.0, 2.0)),
+        blk("room-south", 34.125, 47.375, rect(30.0, 2.0)), blk("room-east-a", 48.125, 22.375, rect(2.0, 12.0)),
+        blk("room-east-b", 48.125, 42.375, rect(2.0, 12.0))]
+case("walls-lit-door", 3, [inst(profile=LIT)], [src("outside", 60.375, 32.125, 40.0, source={"eye_height": 1.0})], door,
+     desc="a room seen through its door: the far walls inside are lit only where the door shows them")
+case("walls-lit-anti-vision", 3, [inst(profile=LIT)], [src("eye", 6.375, 32.125, 40.0)], corridor,
+     anti_vision=[{"id": "cloak", "position": [40.125, 30.375, 0.0], "anti_vision": {"radius": 8.0, "falloff": 0.25}}],
+     desc="anti-vision hides lit walls as it hides floor")
+map_case("walls-lit-lak303d-trees", "lak303d.map", 194, 194, 194,
+         [src("a", 100.5, 20.5, 25.0), src("b", 30.5, 50.5, 25.0), src("c", 110.5, 100.5, 35.0, source={"eye_height": 12.0})],
+         "trees at the edge of sight, lit beside lit ground", extra={"reveal_walls": True}, ticks=3)
+map_case("walls-lit-frozensea", "TheFrozenSea.map", 1024, 1024, 256,
+         [src(f"u{i}", 100.5 + 97 * (i % 9), 120.5 + 101 * (i // 9), 64.0) for i in range(72)],
+         "StarCraft map, walls beside lit ground lit", extra={"reveal_walls": True}, ticks=3)
 
 os.makedirs(HERE, exist_ok=True)
 for f in os.listdir(HERE):

@@ -48,6 +48,7 @@ struct GenWorld {
     blur_radius: u32,
     forget_rate: f32,
     fade_in_rate: f32,
+    reveal_walls: bool,
 }
 
 /// An odd multiple of 1/8 inside `-half..half`, as eighths.
@@ -99,8 +100,9 @@ fn world_with(walls_only: bool, methods: BoxedStrategy<RayMethod>) -> impl Strat
             0u32..3,
             prop_oneof![Just(0.0f32), Just(0.7)],
             prop_oneof![Just(3.0f32), Just(1.0e4)],
+            any::<bool>(),
         )
-            .prop_map(move |(sources, blockers, method, blur_radius, forget_rate, fade_in_rate)| GenWorld {
+            .prop_map(move |(sources, blockers, method, blur_radius, forget_rate, fade_in_rate, reveal_walls)| GenWorld {
                 width: w,
                 rows: h,
                 sources,
@@ -109,6 +111,7 @@ fn world_with(walls_only: bool, methods: BoxedStrategy<RayMethod>) -> impl Strat
                 blur_radius,
                 forget_rate,
                 fade_in_rate,
+                reveal_walls,
             })
     })
 }
@@ -176,6 +179,7 @@ fn profile(g: &GenWorld) -> Profile {
         fade_in_rate: g.fade_in_rate,
         df_jitter: 0.2,
         soft_shadows: true,
+        reveal_walls: g.reveal_walls,
         ..Profile::default()
     }
 }
@@ -209,6 +213,13 @@ fn u16s(img: &murk_core::StageImage) -> &[u16] {
     match &img.data {
         StageData::U16(v) => v,
         other => panic!("not a mask: {other:?}"),
+    }
+}
+
+fn u8s(img: &murk_core::StageImage) -> &[u8] {
+    match &img.data {
+        StageData::U8(v) => v,
+        other => panic!("not a coverage grid: {other:?}"),
     }
 }
 
@@ -279,15 +290,47 @@ proptest! {
     }
 
     #[test]
-    fn adding_a_wall_never_raises_visibility(
+    fn adding_a_wall_never_raises_visibility_except_its_own_faces(
         g in world_with(true, prop_oneof![Just(RayMethod::StepScan), Just(RayMethod::Dda), Just(RayMethod::HierarchicalDda)].boxed()),
         extra in blocker(64, 64, true)
     ) {
+        // Without reveal_walls no texel rises; with it, only texels the new
+        // wall covers may (its faces), never anything behind or beside it.
         let mut more = g.clone();
         more.blockers.push(extra);
         let (a, b) = (run(&g, IDENTITY, 2), run(&more, IDENTITY, 2));
+        prop_assert_eq!((a[0].0, a[4].0), (Stage::Coverage, Stage::Visibility));
+        let (ca, cb) = (u8s(&a[0].1), u8s(&b[0].1));
         for (i, (x, y)) in u16s(&a[4].1).iter().zip(u16s(&b[4].1)).enumerate() {
-            prop_assert!(y <= x, "texel {} rose from {} to {}", i, x, y);
+            let newly_covered = g.reveal_walls && ca[i] == 0 && cb[i] != 0;
+            prop_assert!(y <= x || newly_covered, "texel {} rose from {} to {} (covered before {}, after {})", i, x, y, ca[i], cb[i]);
+        }
+    }
+
+    #[test]
+    fn reveal_walls_lights_only_covered_texels_beside_open_ones(g in world_with(false, method().boxed())) {
+        // The same world with the setting off and on: open texels keep their
+        // value; a covered texel takes exactly the strongest of its own and
+        // its open 8-neighbours' values (so a covered texel with no open
+        // neighbour, a wall behind a wall, keeps its own).
+        let (off, on) = (GenWorld { reveal_walls: false, ..g.clone() }, GenWorld { reveal_walls: true, ..g });
+        let (a, b) = (run(&off, IDENTITY, 2), run(&on, IDENTITY, 2));
+        let (cov, va, vb) = (u8s(&a[0].1), u16s(&a[4].1), u16s(&b[4].1));
+        let (w, h) = (a[4].1.width as i64, a[4].1.height as i64);
+        // Only without anti-vision is the rule a plain max (the generator makes none).
+        for y in 0..h {
+            for x in 0..w {
+                let i = (y * w + x) as usize;
+                let mut expect = va[i];
+                if cov[i] != 0 {
+                    for (nx, ny) in (-1..=1).flat_map(|dy| (-1..=1).map(move |dx| (x + dx, y + dy))) {
+                        if nx >= 0 && ny >= 0 && nx < w && ny < h && cov[(ny * w + nx) as usize] == 0 {
+                            expect = expect.max(va[(ny * w + nx) as usize]);
+                        }
+                    }
+                }
+                prop_assert_eq!(vb[i], expect, "texel ({}, {}) covered {}", x, y, cov[i]);
+            }
         }
     }
 

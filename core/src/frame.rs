@@ -165,6 +165,9 @@ pub struct RecomputeInput {
     pub explored_value: u16,
     /// Memory contribution, mask scale.
     pub show_memory_alpha: u16,
+    /// Covered texels take the strongest reveal of their uncovered
+    /// 8-neighbours (before anti-vision).
+    pub reveal_walls: bool,
 }
 
 /// What a recompute reports back.
@@ -266,8 +269,8 @@ pub struct FrameParams {
     pub has_capture: u32,
     /// Output texels per internal texel along each axis (`1 << lod`).
     pub lod_scale: u32,
-    /// Padding to a multiple of 16 bytes.
-    pub pad0: u32,
+    /// 1 when covered texels take the reveal of their uncovered neighbours.
+    pub reveal_walls: u32,
     /// Padding to a multiple of 16 bytes.
     pub pad1: u32,
 }

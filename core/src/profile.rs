@@ -106,6 +106,10 @@ pub struct Profile {
     pub z_layering: bool,
     /// Scale of the logical slab used for participation (not the visual one), `>= 1`.
     pub z_layering_area_scale: f32,
+    /// Walls and other covered texels beside revealed open ground show as
+    /// revealed: each covered texel takes the strongest reveal of its
+    /// uncovered 8-neighbours (see `docs/determinism.md`).
+    pub reveal_walls: bool,
 }
 
 impl Default for Profile {
@@ -136,6 +140,7 @@ impl Default for Profile {
             target_height: 0.0,
             z_layering: false,
             z_layering_area_scale: 1.0,
+            reveal_walls: true,
         }
     }
 }

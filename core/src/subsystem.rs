@@ -1288,6 +1288,7 @@ fn recompute_input(slot: &Slot, sources: Vec<SourceTexel>, elapsed_us: u64) -> R
         relax_step: step(slot.q.relax_per_s),
         explored_value: slot.q.explored_value,
         show_memory_alpha: slot.q.show_memory_alpha,
+        reveal_walls: p.reveal_walls,
     })
 }
 

@@ -18,8 +18,12 @@
 //!    texel itself never blocks its own ray, so walls are lit.
 //!
 //! Sources combine by max, so the order of sources does not matter.
-//! Anti-vision sources (flag `SOURCE_ANTI`) take steps 1-4 only; the texel's
-//! result is `reveal * (65535 - strongest anti-vision) / 65535`.
+//! With `reveal_walls`, a covered texel then takes the strongest reveal of
+//! its uncovered 8-neighbours where that is higher than its own: the face of
+//! a wall beside lit floor is lit even where no ray reaches the wall texel's
+//! centre (grazing angles). Anti-vision sources (flag `SOURCE_ANTI`) take
+//! steps 1-4 only; the texel's result is
+//! `reveal * (65535 - strongest anti-vision) / 65535`.
 //! Twin: `backend-gpu/shaders/visibility.wgsl`.
 
 use murk_core::fixed::{hash2, isqrt, mask_mul, HEIGHT_FLOOR, TEXEL_ONE};
@@ -177,10 +181,12 @@ impl Ray {
 /// Computes the visibility of every texel into `out`.
 ///
 /// Each band of `tile_size` rows (in parallel) paints the window of every
-/// source binned to its tiles: the strongest reveal and the strongest
-/// anti-vision per texel, then their product. Both combine by max, so the
+/// source binned to its tiles: the strongest reveal into `out` and the
+/// strongest anti-vision into a second grid. Both combine by max, so the
 /// order of sources changes no result; a texel already fully revealed skips
-/// the ray of every further source.
+/// the ray of every further source. A second pass over rows then lights
+/// covered texels from their open neighbours (with `reveal_walls`, see
+/// [`wall_reveal`]) and applies the anti-vision.
 pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
     let w = occ.width as usize;
     let bins = &input.bins;
@@ -193,9 +199,10 @@ pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
         Vec::new()
     };
     let band_rows = bins.tile_size as usize;
-    out.par_chunks_mut(w * band_rows).enumerate().for_each_init(
-        || (Vec::new(), Vec::new(), Vec::new()),
-        |(reveal, conceal, list), (band, texels)| {
+    let mut conceal = vec![0u16; out.len()];
+    out.par_chunks_mut(w * band_rows).zip(conceal.par_chunks_mut(w * band_rows)).enumerate().for_each_init(
+        Vec::new,
+        |list, (band, (reveal, conceal))| {
             let tile_row = band as u32;
             list.clear();
             for t in tile_row * bins.tiles_x..(tile_row + 1) * bins.tiles_x {
@@ -203,11 +210,8 @@ pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
             }
             list.sort_unstable();
             list.dedup();
-            reveal.clear();
-            reveal.resize(texels.len(), 0u16);
-            conceal.clear();
-            conceal.resize(texels.len(), 0u16);
-            let (y0, rows) = ((band * band_rows) as i32, (texels.len() / w) as i32);
+            reveal.fill(0);
+            let (y0, rows) = ((band * band_rows) as i32, (reveal.len() / w) as i32);
             for &i in list.iter() {
                 let s = &input.sources[i as usize];
                 let reach = (s.radius >> 3) + 2;
@@ -229,11 +233,39 @@ pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
                     }
                 }
             }
-            for ((o, &r), &c) in texels.iter_mut().zip(reveal.iter()).zip(conceal.iter()) {
-                *o = mask_mul(r, u16::MAX - c);
-            }
         },
     );
+    // Covered texels read their neighbours' reveal as painted, before any
+    // texel is lit or concealed.
+    let painted = if input.reveal_walls { out.to_vec() } else { Vec::new() };
+    out.par_chunks_mut(w).zip(conceal.par_chunks(w)).enumerate().for_each(|(y, (row, conceal))| {
+        for (x, (o, &c)) in row.iter_mut().zip(conceal).enumerate() {
+            let r = if input.reveal_walls { wall_reveal(occ, &painted, x, y) } else { *o };
+            *o = mask_mul(r, u16::MAX - c);
+        }
+    });
+}
+
+/// The reveal of texel `(x, y)` under `reveal_walls`: an open texel keeps
+/// its own; a covered texel takes the strongest of its own and of its open
+/// 8-neighbours (texels outside the grid are not neighbours). Only open
+/// texels give, so a wall never lights the wall behind it, and the rule is
+/// the same whether sources are combined before or after it (max commutes).
+pub fn wall_reveal(occ: &Occlusion, reveal: &[u16], x: usize, y: usize) -> u16 {
+    let (w, h) = (occ.width as usize, occ.height as usize);
+    let mut r = reveal[y * w + x];
+    if occ.coverage[y * w + x] == 0 {
+        return r;
+    }
+    for ny in y.saturating_sub(1)..=(y + 1).min(h - 1) {
+        for nx in x.saturating_sub(1)..=(x + 1).min(w - 1) {
+            let k = ny * w + nx;
+            if occ.coverage[k] == 0 {
+                r = r.max(reveal[k]);
+            }
+        }
+    }
+    r
 }
 
 /// The reveal of one source at one texel.
@@ -507,6 +539,7 @@ mod tests {
                 relax_step: 0,
                 explored_value: 32768,
                 show_memory_alpha: 65535,
+                reveal_walls: false,
             };
             let bits = RayBits::build(&s, &occ);
             let any_low = cov.iter().zip(&heights).any(|(&c, &t)| c != 0 && t <= eye);

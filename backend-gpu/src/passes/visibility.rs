@@ -1,4 +1,5 @@
-//! Pass 5, visibility. Twins: `shaders/visibility.wgsl`,
+//! Pass 5, visibility: `main` paints, `finish` lights walls and applies
+//! anti-vision (see the shader's header). Twins: `shaders/visibility.wgsl`,
 //! `backend-cpu/src/passes/visibility.rs`.
 
 use super::groups;
@@ -11,10 +12,12 @@ pub fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &Textures, i
     let sources = ctx.upload(bytemuck::cast_slice(&input.sources));
     let offsets = ctx.upload(bytemuck::cast_slice(&input.bins.offsets));
     let indices = ctx.upload(bytemuck::cast_slice(&input.bins.indices));
-    let group = ctx.bind(
-        "visibility.main",
-        &[&t.params, &sources, &offsets, &indices, &t.coverage, &t.height, &t.levels, &t.level_table, &t.field, &t.visibility],
-    );
-    ctx.dispatch(enc, "visibility.main", &group, groups(t.dims.width, 8), groups(t.dims.height, 8));
+    // `scratch` holds the painted reveal and anti-vision between the two
+    // entry points; the blur that uses it next runs after both.
+    let buffers = [&t.params, &sources, &offsets, &indices, &t.coverage, &t.height, &t.levels, &t.level_table, &t.field, &t.visibility, &t.scratch];
+    for entry in ["visibility.main", "visibility.finish"] {
+        let group = ctx.bind(entry, &buffers);
+        ctx.dispatch(enc, entry, &group, groups(t.dims.width, 8), groups(t.dims.height, 8));
+    }
     vec![sources, offsets, indices]
 }

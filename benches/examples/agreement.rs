@@ -1,0 +1,52 @@
+//! Which texels of the `rts` job murk reveals and which adam_fov_rs reveals,
+//! with `reveal_walls` on and off: counts of texels seen by both, by murk
+//! only and by the peer only, and how many of the peer-only texels are
+//! covered (walls, trees). The figures in BENCHMARKS.md come from here.
+//!
+//! `cargo run --release -p murk-benches --example agreement`
+
+use murk_benches::{pool, prepare};
+use murk_conformance::workloads;
+use murk_cpu::passes::{self, visibility::Occlusion};
+
+fn main() {
+    let mut w = workloads::rts();
+    let p = prepare(&mut w);
+    let (wd, ht) = (p.occlusion.width, p.occlusion.height);
+    let size = wd as usize;
+    let accel = passes::visibility::Accel::new(&p.coverage, &p.heights, wd, ht);
+    let occ = Occlusion { width: wd, height: ht, coverage: &p.coverage, heights: &p.heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+    let blocked = |x: i32, y: i32| x < 0 || y < 0 || x >= wd as i32 || y >= ht as i32 || p.coverage[y as usize * size + x as usize] != 0;
+    let mut peer = vec![false; p.coverage.len()];
+    for &(x, y) in &w.source_cells {
+        adam_fov_rs::compute_fov(
+            adam_fov_rs::IVec2::new(x as i32, y as i32),
+            w.radius as usize,
+            [wd, ht],
+            |q| blocked(q.x, q.y),
+            |q| peer[q.y as usize * size + q.x as usize] = true,
+        );
+    }
+    println!("rts: {} sources of radius {} on {wd}x{ht}", w.source_cells.len(), w.radius);
+    println!("| reveal_walls | both | murk only | adam_fov_rs only | of which covered |");
+    println!("|---|---|---|---|---|");
+    for on in [false, true] {
+        let mut input = p.recompute.clone();
+        input.reveal_walls = on;
+        let mut out = vec![0u16; p.coverage.len()];
+        pool(2).install(|| passes::visibility::visibility(&input, &occ, &mut out));
+        let (mut both, mut murk_only, mut peer_only, mut peer_only_covered) = (0, 0, 0, 0);
+        for (i, (&v, &seen)) in out.iter().zip(&peer).enumerate() {
+            match (v > 0, seen) {
+                (true, true) => both += 1,
+                (true, false) => murk_only += 1,
+                (false, true) => {
+                    peer_only += 1;
+                    peer_only_covered += usize::from(p.coverage[i] != 0);
+                }
+                (false, false) => {}
+            }
+        }
+        println!("| {} | {both} | {murk_only} | {peer_only} | {peer_only_covered} |", if on { "on" } else { "off" });
+    }
+}
