@@ -1,7 +1,9 @@
 //! # murk-cpu
 //!
-//! The CPU reference backend of murk: every pass of DESIGN section 3 in
-//! plain integer Rust, parallel over rows with rayon. It is the backend that
+//! The CPU reference backend of murk: every pass of the pipeline in
+//! plain integer Rust, parallel over rows with rayon; the per-texel passes
+//! (memory, compose, blend) run `wide` SIMD kernels, each beside the scalar
+//! twin it is tested equal to. It is the backend that
 //! writes the conformance goldens; every other backend must match its bytes.
 //!
 //! Results do not depend on the thread count: every pass writes each texel
@@ -36,6 +38,8 @@ struct CpuInstance {
     mips: Vec<(u32, u32, Vec<u8>)>,
     distance_field: (u32, u32, Vec<u32>),
     accel: passes::visibility::Accel,
+    /// Source windows over the current occlusion (cleared with `accel`).
+    windows: passes::visibility::WindowCache,
     visibility: Vec<u16>,
     blurred: Vec<u16>,
     scratch: Vec<u16>,
@@ -57,6 +61,7 @@ impl CpuInstance {
             mips: Vec::new(),
             distance_field: (0, 0, Vec::new()),
             accel: passes::visibility::Accel::new(&vec![0; n], &vec![HEIGHT_FLOOR; n], dims.width, dims.height),
+            windows: passes::visibility::WindowCache::default(),
             visibility: vec![0; n],
             blurred: vec![0; n],
             scratch: vec![0; n],
@@ -124,6 +129,7 @@ impl Backend for CpuBackend {
         pool.install(|| {
             passes::rasterize::rasterize(input, &mut inst.coverage, &mut inst.height);
             inst.accel = passes::visibility::Accel::new(&inst.coverage, &inst.height, input.width, input.height);
+            inst.windows.clear();
             inst.mips = if input.build_mips { passes::mips::build_mips(&inst.coverage, input.width, input.height) } else { Vec::new() };
             inst.distance_field = if input.distance_field_scale > 0 {
                 passes::distance_field::distance_field(&inst.coverage, input.width, input.height, input.distance_field_scale)
@@ -145,6 +151,7 @@ impl Backend for CpuBackend {
             )));
         }
         dst.accel = passes::visibility::Accel::new(&coverage, &height, dims.width, dims.height);
+        dst.windows.clear();
         dst.coverage = coverage;
         dst.height = height;
         dst.mips = mips;
@@ -165,8 +172,10 @@ impl Backend for CpuBackend {
                 distance_field: (inst.distance_field.0, inst.distance_field.1, &inst.distance_field.2),
                 accel: &inst.accel,
             };
-            passes::visibility::visibility(input, &occ, &mut inst.visibility);
-            passes::blur::blur(&input.blur, w, h, &inst.visibility, &mut inst.blurred, &mut inst.scratch);
+            if !input.reuse_visibility {
+                passes::visibility::visibility_cached(input, &occ, &mut inst.windows, &mut inst.visibility);
+                passes::blur::blur(&input.blur, w, h, &inst.visibility, &mut inst.blurred, &mut inst.scratch);
+            }
             let memory_changed = passes::memory::memory(&inst.blurred, &mut inst.memory, input.forget_step, input.freeze_memory);
             let params = ComposeParams {
                 fade_in_step: input.fade_in_step,
@@ -289,6 +298,7 @@ impl Backend for CpuBackend {
         }
         next.mips = mips;
         next.accel = passes::visibility::Accel::new(&next.coverage, &next.height, d.width, d.height);
+        next.windows.clear();
         *inst = next;
         Ok(())
     }

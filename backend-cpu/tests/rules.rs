@@ -42,6 +42,41 @@ fn slow_fades_keep_recomputing_until_settled() {
 }
 
 #[test]
+fn a_fade_over_a_static_scene_keeps_visibility_and_gives_the_same_bytes() {
+    // One subsystem follows the rules; the other is invalidated every tick,
+    // so it recomputes everything. While the fade runs, the first keeps
+    // visibility and blur (nothing they read changed) and must still match.
+    let (mut kept, mut full) = (fog(Profile { fade_in_rate: 1.0, ..Profile::default() }), fog(Profile { fade_in_rate: 1.0, ..Profile::default() }));
+    let mut world = World::new();
+    let src = world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
+    let wall = world.spawn((Position(Vec3::new(25.0, 20.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: 1.5 })));
+    let mut reused = Vec::new();
+    for tick in 0..12 {
+        match tick {
+            5 => world.get::<&mut Position>(src).unwrap().0.x = 21.0,
+            8 => world.get::<&mut Position>(wall).unwrap().0.y = 22.0,
+            10 => kept.apply_profile("i", Profile { fade_in_rate: 1.0, blur_radius: 2, ..Profile::default() }).unwrap(),
+            _ => {}
+        }
+        if tick == 10 {
+            full.apply_profile("i", Profile { fade_in_rate: 1.0, blur_radius: 2, ..Profile::default() }).unwrap();
+        }
+        full.invalidate("i").unwrap();
+        let r = kept.tick(&mut world, 33_333).unwrap();
+        let f = full.tick(&mut world, 33_333).unwrap();
+        assert!(r.instances["i"].recomputed && !f.instances["i"].visibility_reused);
+        reused.push(r.instances["i"].visibility_reused);
+        for stage in Stage::ALL {
+            assert_eq!(kept.read_stage("i", stage).unwrap(), full.read_stage("i", stage).unwrap(), "tick {tick}, stage {}", stage.name());
+        }
+    }
+    // Kept except on the first tick, after the source moved (5), the wall
+    // moved (8) and the blur changed (10).
+    let expected: Vec<bool> = (0..12).map(|t| ![0, 5, 8, 10].contains(&t)).collect();
+    assert_eq!(reused, expected);
+}
+
+#[test]
 fn moving_a_blocker_rebuilds_occlusion_and_moving_a_source_does_not() {
     let mut fog = fog(fast());
     let mut world = World::new();

@@ -1,6 +1,6 @@
 //! # murk-gpu
 //!
-//! The GPU backend of murk: every pass of DESIGN section 3 as a WGSL compute
+//! The GPU backend of murk: every pass of the pipeline as a WGSL compute
 //! shader (`shaders/<pass>.wgsl`, set up by `src/passes/<pass>.rs`), in the
 //! integer arithmetic of the CPU reference, so both give the same bytes for
 //! every pass, tick and case of the conformance suite.
@@ -327,8 +327,10 @@ impl Backend for GpuBackend {
         f.reveal_walls = u32::from(input.reveal_walls);
         ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
         enc.clear_buffer(&t.flags, 0, None);
-        recycle.extend(passes::visibility::record(ctx, &mut enc, t, input));
-        recycle.extend(passes::blur::record(ctx, &mut enc, t, &input.blur));
+        if !input.reuse_visibility {
+            recycle.extend(passes::visibility::record(ctx, &mut enc, t, input));
+            recycle.extend(passes::blur::record(ctx, &mut enc, t, &input.blur));
+        }
         passes::memory::record(ctx, &mut enc, t);
         passes::compose::record(ctx, &mut enc, t);
         passes::upscale::record(ctx, &mut enc, t);

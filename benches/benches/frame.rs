@@ -1,13 +1,18 @@
 #![expect(missing_docs, reason = "criterion_group! generates undocumented items")]
 
-//! Whole frames, backends side by side: `frame/<workload>/<backend>/<threads>`.
+//! Whole frames, backends side by side: `frame/<workload>/<backend>/<threads>`,
+//! and steady ticks: `tick/rts-static/...` (nothing moves while a fade runs:
+//! visibility and blur are kept, memory, compose, upscale and blend run) and
+//! `tick/rts-steady/...` (every tenth source walks each tick, the others
+//! stand: a typical RTS tick).
 //!
 //! `cargo bench -p murk-benches --bench frame`. The GPU rows appear when an
 //! adapter exists (figures on lavapipe are not performance figures).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use murk_conformance::workloads::{self, Workload};
-use murk_core::{Backend, FogSubsystem};
+use murk_core::hecs::{Entity, World};
+use murk_core::{Backend, FogSubsystem, Position, VisionSource};
 
 /// One full recompute (occlusion, visibility .. upscale, blend) per iteration.
 fn bench_frames(c: &mut Criterion, w: &mut Workload, backends: Vec<(String, Box<dyn Backend>)>) {
@@ -30,6 +35,44 @@ fn bench_frames(c: &mut Criterion, w: &mut Workload, backends: Vec<(String, Box<
     group.finish();
 }
 
+/// Steady ticks of `rts`: with `walkers`, every tenth source steps along a
+/// short back-and-forth path each tick; without, nothing moves and each tick
+/// re-opens the fade so that the transition never settles.
+fn bench_ticks(c: &mut Criterion, walkers: bool, backends: Vec<(String, Box<dyn Backend>)>) {
+    let mut group = c.benchmark_group("tick");
+    group.sample_size(10);
+    let label = if walkers { "rts-steady" } else { "rts-static" };
+    for (backend_label, backend) in backends {
+        let mut w = workloads::rts();
+        let mut fog = FogSubsystem::new(backend);
+        fog.create_instance(w.desc.clone()).expect("valid workload");
+        let (name, profile) = (w.desc.name.clone(), w.desc.profile.clone());
+        let mut sources: Vec<Entity> = w.world.query::<&VisionSource>().iter().map(|(e, _)| e).collect();
+        sources.sort();
+        let moving: Vec<Entity> = sources.into_iter().step_by(10).collect();
+        // Warm-up: the cold frame, then a few steady ticks.
+        let mut tick = 0u32;
+        let mut step = |fog: &mut FogSubsystem, world: &mut World| {
+            if walkers {
+                // Eight ticks east, eight back, a quarter unit per tick.
+                let dx = if tick % 16 < 8 { 0.25 } else { -0.25 };
+                for &e in &moving {
+                    world.get::<&mut Position>(e).expect("source").0.x += dx;
+                }
+            } else {
+                fog.apply_profile(&name, profile.clone()).expect("profile");
+            }
+            tick += 1;
+            fog.tick(world, 33_333).expect("tick")
+        };
+        for _ in 0..4 {
+            step(&mut fog, &mut w.world);
+        }
+        group.bench_function(BenchmarkId::new(format!("{label}/{backend_label}"), ""), |b| b.iter(|| step(&mut fog, &mut w.world)));
+    }
+    group.finish();
+}
+
 fn cpu(threads: usize) -> (String, Box<dyn Backend>) {
     (format!("cpu/{threads}"), Box::new(murk_cpu::CpuBackend::new(threads).expect("pool")))
 }
@@ -48,6 +91,9 @@ fn frame(c: &mut Criterion) {
     };
     bench_frames(c, &mut workloads::small(), with_gpu(vec![cpu(1), cpu(2)]));
     bench_frames(c, &mut workloads::rts(), with_gpu(vec![cpu(1), cpu(2)]));
+    bench_frames(c, &mut workloads::rts_sparse(), with_gpu(vec![cpu(2)]));
+    bench_ticks(c, false, with_gpu(vec![cpu(1), cpu(2)]));
+    bench_ticks(c, true, with_gpu(vec![cpu(1), cpu(2)]));
     if std::env::var_os("MURK_BENCH_HUGE").is_some() {
         bench_frames(c, &mut workloads::huge(), with_gpu(vec![cpu(2)]));
     }

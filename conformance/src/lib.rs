@@ -1,6 +1,6 @@
 //! # murk-conformance
 //!
-//! The referee every backend answers to (DESIGN section 6): the scenario
+//! The referee every backend answers to: the scenario
 //! corpus in `cases/`, the goldens in `goldens/` (written only by the CPU
 //! reference through `murk-bless`), the harness that runs every case on a
 //! backend variant and compares each pass exactly, the contact sheet, and the

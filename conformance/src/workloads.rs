@@ -3,6 +3,7 @@
 //! * `small`: 256x256, 64 sources, a few blockers.
 //! * `rts`: 1024x1024 over `TheFrozenSea.map` (StarCraft), 1000 sources of
 //!   radius 32 texels on passable cells, DDA, blur radius 2.
+//! * `rts-10`: the same map with 10 sources.
 //! * `huge`: 4096x4096, 10 000 sources (the same map scaled by 4).
 
 use murk_core::fixed::hash2;
@@ -88,6 +89,11 @@ fn map_scene(name: &'static str, map: MovingAiMap, scale: u32, sources: usize, r
 /// `rts`: TheFrozenSea at 1024x1024, 1000 sources of radius 32, DDA, blur radius 2.
 pub fn rts() -> Workload {
     map_scene("rts", load_map("TheFrozenSea.map"), 1, 1000, 32, RayMethod::Dda)
+}
+
+/// `rts-10`: `rts` with 10 sources: what a frame costs that has little to do.
+pub fn rts_sparse() -> Workload {
+    map_scene("rts-10", load_map("TheFrozenSea.map"), 1, 10, 32, RayMethod::Dda)
 }
 
 /// `huge`: TheFrozenSea scaled to 4096x4096, 10 000 sources of radius 32.

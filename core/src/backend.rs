@@ -146,7 +146,7 @@ impl StageImage {
     }
 }
 
-/// A fog backend: runs the passes of DESIGN section 3 on its own resources.
+/// A fog backend: runs the passes of the pipeline on its own resources.
 pub trait Backend: Send {
     /// Short name (`cpu`, `gpu`) with its configuration (`cpu[threads=2]`).
     fn name(&self) -> String;

@@ -168,6 +168,28 @@ pub struct RecomputeInput {
     /// Covered texels take the strongest reveal of their uncovered
     /// 8-neighbours (before anti-vision).
     pub reveal_walls: bool,
+    /// Visibility and blur of the last recompute still hold (nothing they
+    /// read changed, occlusion included): the backend keeps both and runs
+    /// memory, compose and upscale only. Core sets it; the bytes are the
+    /// same as recomputing.
+    pub reuse_visibility: bool,
+}
+
+impl RecomputeInput {
+    /// Whether visibility and blur read the same inputs here as in `other`
+    /// (over the same occlusion): sources, bins and every setting of the two
+    /// passes. The per-recompute steps of the later passes do not count.
+    pub fn same_visibility_inputs(&self, other: &RecomputeInput) -> bool {
+        self.sources == other.sources
+            && self.bins == other.bins
+            && self.method == other.method
+            && self.target_height == other.target_height
+            && self.df_scale == other.df_scale
+            && self.soft_shadow_k_q8 == other.soft_shadow_k_q8
+            && self.df_jitter == other.df_jitter
+            && self.blur == other.blur
+            && self.reveal_walls == other.reveal_walls
+    }
 }
 
 /// What a recompute reports back.

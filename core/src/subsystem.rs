@@ -90,6 +90,11 @@ struct Slot {
     rate_since_us: u64,
     blend_since_us: u64,
     has_recomputed: bool,
+    /// The inputs of the last recompute, while the occlusion it read is
+    /// still the one built: a recompute with the same visibility inputs
+    /// keeps visibility and blur. Not saved in snapshots (a restored
+    /// instance recomputes them once, to the same bytes).
+    last_input: Option<RecomputeInput>,
     stats: InstanceStats,
 }
 
@@ -109,6 +114,9 @@ pub struct InstanceTick {
     pub occlusion_built: bool,
     /// Visibility recomputed this tick.
     pub recomputed: bool,
+    /// The recompute kept visibility and blur from the last one (nothing
+    /// they read changed) and ran memory, compose and upscale only.
+    pub visibility_reused: bool,
 }
 
 /// What one tick did.
@@ -194,6 +202,7 @@ impl FogSubsystem {
             rate_since_us: 0,
             blend_since_us: 0,
             has_recomputed: false,
+            last_input: None,
             stats: InstanceStats::default(),
         };
         self.instances.insert(slot.desc.name.clone(), slot);
@@ -770,6 +779,7 @@ impl FogSubsystem {
                 rate_since_us,
                 blend_since_us,
                 has_recomputed,
+                last_input: None,
                 stats,
             };
             slots.push((slot, textures));
@@ -1289,6 +1299,7 @@ fn recompute_input(slot: &Slot, sources: Vec<SourceTexel>, elapsed_us: u64) -> R
         explored_value: slot.q.explored_value,
         show_memory_alpha: slot.q.show_memory_alpha,
         reveal_walls: p.reveal_walls,
+        reuse_visibility: false,
     })
 }
 
@@ -1354,8 +1365,17 @@ fn apply(
         return Ok(outcome);
     }
     let elapsed = if slot.has_recomputed { slot.rate_since_us } else { dt };
-    let input = recompute_input(slot, g.sources, elapsed)?;
-    let report = backend.recompute(slot.key, &input)?;
+    let mut input = recompute_input(slot, g.sources, elapsed)?;
+    if outcome.occlusion_built {
+        slot.last_input = None;
+    }
+    input.reuse_visibility = slot.last_input.as_ref().is_some_and(|last| last.same_visibility_inputs(&input));
+    let report = backend.recompute(slot.key, &input);
+    // A failed recompute may have left the textures half written.
+    slot.last_input = None;
+    let report = report?;
+    outcome.visibility_reused = input.reuse_visibility;
+    slot.last_input = Some(input);
     slot.settled = !report.changed;
     slot.source_hash = Some(g.source_hash);
     slot.recomputed_profile = Some(slot.q);

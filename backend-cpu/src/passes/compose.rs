@@ -5,10 +5,14 @@
 //! Target = `max(visibility, explored * memory * alpha)` (mask products,
 //! rounded). Below the target the texel rises by at most the fade-in step;
 //! above it falls by at most the relax step.
-//! Returns whether any texel changed. Twin: `backend-gpu/shaders/compose.wgsl`.
+//! Returns whether any texel changed. [`compose_scalar`] is the reference;
+//! [`compose_simd`] does eight texels at a time with `wide` and is tested
+//! equal to it. Twin: `backend-gpu/shaders/compose.wgsl`.
 
+use super::lanes::{mask_mul8, narrow, widen, CHUNK, LANES};
 use murk_core::fixed::mask_mul;
 use rayon::prelude::*;
+use wide::u32x8;
 
 /// Compose parameters, mask units.
 #[derive(Clone, Copy, Debug)]
@@ -19,31 +23,60 @@ pub struct ComposeParams {
     pub relax_step: u32,
     /// Explored baseline.
     pub explored_value: u16,
-    /// Memory contribution.
+    /// Memory's weight.
     pub show_memory_alpha: u16,
 }
 
-/// Updates `composed` in place.
+/// Moves `composed` toward its target, in parallel chunks of [`CHUNK`]
+/// texels; returns whether any texel changed.
 pub fn compose(visibility: &[u16], memory: &[u16], composed: &mut [u16], p: ComposeParams) -> bool {
     composed
-        .par_iter_mut()
-        .zip(visibility.par_iter().zip(memory.par_iter()))
-        .map(|(c, (&v, &m))| {
-            let baseline = mask_mul(mask_mul(p.explored_value, m), p.show_memory_alpha);
-            let target = v.max(baseline);
-            let cur = u32::from(*c);
-            let t = u32::from(target);
-            let next = if t > cur { cur + (t - cur).min(p.fade_in_step) } else { cur - (cur - t).min(p.relax_step) };
-            let changed = next != cur;
-            *c = next as u16;
-            changed
-        })
+        .par_chunks_mut(CHUNK)
+        .zip(visibility.par_chunks(CHUNK).zip(memory.par_chunks(CHUNK)))
+        .map(|(c, (v, m))| compose_simd(v, m, c, p))
         .reduce(|| false, |a, b| a | b)
+}
+
+/// The reference, one texel at a time.
+pub fn compose_scalar(visibility: &[u16], memory: &[u16], composed: &mut [u16], p: ComposeParams) -> bool {
+    let mut changed = false;
+    for (c, (&v, &m)) in composed.iter_mut().zip(visibility.iter().zip(memory)) {
+        let baseline = mask_mul(mask_mul(p.explored_value, m), p.show_memory_alpha);
+        let target = u32::from(v.max(baseline));
+        let cur = u32::from(*c);
+        let next = if target > cur { cur + (target - cur).min(p.fade_in_step) } else { cur - (cur - target).min(p.relax_step) };
+        changed |= next != cur;
+        *c = next as u16;
+    }
+    changed
+}
+
+/// [`compose_scalar`] eight texels at a time; the tail goes through the
+/// scalar twin.
+pub fn compose_simd(visibility: &[u16], memory: &[u16], composed: &mut [u16], p: ComposeParams) -> bool {
+    let whole = composed.len() / LANES * LANES;
+    let (explored, alpha) = (u32x8::splat(u32::from(p.explored_value)), u32x8::splat(u32::from(p.show_memory_alpha)));
+    let (fade_in, relax) = (u32x8::splat(p.fade_in_step), u32x8::splat(p.relax_step));
+    let mut changed = false;
+    for ((c, v), m) in composed[..whole].chunks_exact_mut(LANES).zip(visibility.chunks_exact(LANES)).zip(memory.chunks_exact(LANES)) {
+        let baseline = mask_mul8(mask_mul8(explored, widen(m)), alpha);
+        let target = widen(v).max(baseline);
+        let cur = widen(c);
+        // Both branches are computed; the lanes of the other one wrap and are
+        // dropped by the select.
+        let rise = cur + (target - cur).min(fade_in);
+        let fall = cur - (cur - target).min(relax);
+        let next = target.cmp_gt(cur).blend(rise, fall);
+        changed |= !next.cmp_eq(cur).all();
+        narrow(next, c);
+    }
+    compose_scalar(&visibility[whole..], &memory[whole..], &mut composed[whole..], p) | changed
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn fades_in_and_relaxes_to_the_explored_baseline() {
@@ -55,7 +88,6 @@ mod tests {
             compose(&[65535], &[65535], &mut c, p);
         }
         assert_eq!(c[0], 65535);
-        // Vision lost: relax toward explored (0.5 of memory 1.0).
         compose(&[0], &[65535], &mut c, p);
         assert_eq!(c[0], 55535);
         for _ in 0..5 {
@@ -63,5 +95,28 @@ mod tests {
         }
         assert_eq!(c[0], 32768);
         assert!(!compose(&[0], &[65535], &mut c, p));
+    }
+
+    proptest! {
+        #[test]
+        fn simd_equals_scalar(
+            texels in prop::collection::vec((any::<u16>(), any::<u16>(), any::<u16>()), 0..70),
+            fade_in_step in prop_oneof![Just(0u32), Just(u32::MAX), 0u32..70000],
+            relax_step in prop_oneof![Just(0u32), Just(u32::MAX), 0u32..70000],
+            explored_value in any::<u16>(), show_memory_alpha in any::<u16>(), settle in any::<bool>(),
+        ) {
+            let p = ComposeParams { fade_in_step, relax_step, explored_value, show_memory_alpha };
+            let v: Vec<u16> = texels.iter().map(|t| t.0).collect();
+            let m: Vec<u16> = texels.iter().map(|t| t.1).collect();
+            let mut s: Vec<u16> = texels.iter().map(|t| t.2).collect();
+            if settle {
+                // Composed already at its target: neither kernel reports a change.
+                compose_scalar(&v, &m, &mut s, ComposeParams { fade_in_step: u32::MAX, relax_step: u32::MAX, ..p });
+            }
+            let mut w = s.clone();
+            let (a, b) = (compose_scalar(&v, &m, &mut s, p), compose_simd(&v, &m, &mut w, p));
+            prop_assert_eq!(s, w);
+            prop_assert_eq!(a, b);
+        }
     }
 }

@@ -1,9 +1,11 @@
-//! The passes of DESIGN section 3, one file each; every file names its GPU twin.
+//! The passes of the pipeline (see `docs/determinism.md`), one file each;
+//! every file names its GPU twin. `lanes` holds what the `wide` kernels share.
 
 pub mod blend;
 pub mod blur;
 pub mod compose;
 pub mod distance_field;
+pub mod lanes;
 pub mod memory;
 pub mod mips;
 pub mod rasterize;

@@ -30,8 +30,9 @@ use murk_core::fixed::{hash2, isqrt, mask_mul, HEIGHT_FLOOR, TEXEL_ONE};
 use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE};
 use murk_core::{RayMethod, RecomputeInput, SourceTexel};
 use rayon::prelude::*;
-use std::sync::OnceLock;
+use std::collections::BTreeMap;
 
+use super::lanes::max_into;
 use super::rasterize::centre_q;
 use super::shadowcast::RayBits;
 
@@ -178,26 +179,149 @@ impl Ray {
     }
 }
 
-/// Computes the visibility of every texel into `out`.
+/// What a source's window depends on besides the source and the occlusion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RaySettings {
+    method: RayMethod,
+    target_height: i32,
+    df_scale: u32,
+    soft_shadow_k_q8: u32,
+    df_jitter: u16,
+}
+
+impl RaySettings {
+    fn of(input: &RecomputeInput) -> Self {
+        Self {
+            method: input.method,
+            target_height: input.target_height,
+            df_scale: input.df_scale,
+            soft_shadow_k_q8: input.soft_shadow_k_q8,
+            df_jitter: input.df_jitter,
+        }
+    }
+}
+
+/// One source's contribution over its reach: its reveal (steps 1-5) per
+/// texel, or for an anti-vision source its concealment (steps 1-4), for the
+/// grid texels `x0..x0 + width` by `y0..y0 + values.len() / width`.
+#[derive(Clone, Debug)]
+pub struct Window {
+    x0: i32,
+    y0: i32,
+    width: usize,
+    values: Vec<u16>,
+}
+
+impl Window {
+    /// Evaluates the source at every texel of its reach (the box the tile
+    /// bins use: the radius plus two texels around the source texel,
+    /// clipped to the grid).
+    fn build(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel) -> Self {
+        let reach = (s.radius >> 3) + 2;
+        let (sx, sy) = (s.x >> 3, s.y >> 3);
+        let (x0, x1) = ((sx - reach).max(0), (sx + reach).min(occ.width as i32 - 1));
+        let (y0, y1) = ((sy - reach).max(0), (sy + reach).min(occ.height as i32 - 1));
+        if x0 > x1 || y0 > y1 {
+            return Self { x0, y0, width: 0, values: Vec::new() };
+        }
+        let anti = s.flags & SOURCE_ANTI != 0;
+        // DDA and Hierarchical DDA: the shadowcast window settles most rays.
+        let bits = if !anti && matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda) { RayBits::build(s, occ) } else { None };
+        let width = (x1 - x0 + 1) as usize;
+        let mut values = Vec::with_capacity(width * (y1 - y0 + 1) as usize);
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                values.push(if anti {
+                    falloff_value(s, x as u32, y as u32)
+                } else {
+                    source_value_with(input, occ, s, bits.as_ref(), x as u32, y as u32)
+                });
+            }
+        }
+        Self { x0, y0, width, values }
+    }
+
+    /// Heap bytes of the window's values.
+    pub fn bytes(&self) -> usize {
+        self.values.capacity() * 2
+    }
+}
+
+/// Source windows kept across recomputes of one instance, keyed by the
+/// projected source (position in Q3 texels, radius, falloff, eye, cone, Z
+/// strength, flags): sources with the same key share one window, a source
+/// whose key did not change costs no ray, and windows of sources gone are
+/// freed at the next recompute. A window is a pure function of its key, the
+/// ray settings and the occlusion, so [`WindowCache::clear`] must run
+/// whenever the occlusion changes; the settings are checked here.
+#[derive(Clone, Debug, Default)]
+pub struct WindowCache {
+    settings: Option<RaySettings>,
+    windows: BTreeMap<SourceTexel, Window>,
+}
+
+impl WindowCache {
+    /// Forgets every window (the occlusion changed).
+    pub fn clear(&mut self) {
+        self.windows.clear();
+    }
+
+    /// Windows kept.
+    pub fn len(&self) -> usize {
+        self.windows.len()
+    }
+
+    /// Whether no window is kept.
+    pub fn is_empty(&self) -> bool {
+        self.windows.is_empty()
+    }
+
+    /// Heap bytes of the kept windows' values.
+    pub fn bytes(&self) -> usize {
+        self.windows.values().map(Window::bytes).sum()
+    }
+
+    /// Makes the cache hold exactly the windows of `input`'s sources,
+    /// building the missing ones in parallel; returns how many were built.
+    fn update(&mut self, input: &RecomputeInput, occ: &Occlusion) -> usize {
+        let settings = RaySettings::of(input);
+        if self.settings != Some(settings) {
+            self.windows.clear();
+            self.settings = Some(settings);
+        }
+        let mut wanted: Vec<SourceTexel> = input.sources.clone();
+        wanted.sort_unstable();
+        wanted.dedup();
+        self.windows.retain(|k, _| wanted.binary_search(k).is_ok());
+        let missing: Vec<SourceTexel> = wanted.into_iter().filter(|k| !self.windows.contains_key(k)).collect();
+        let built: Vec<(SourceTexel, Window)> = missing.par_iter().map(|s| (*s, Window::build(input, occ, s))).collect();
+        let count = built.len();
+        self.windows.extend(built);
+        count
+    }
+}
+
+/// Computes the visibility of every texel into `out` from scratch (every
+/// source's window built anew). [`visibility_cached`] is the same with
+/// windows kept across calls.
+pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
+    visibility_cached(input, occ, &mut WindowCache::default(), out);
+}
+
+/// Computes the visibility of every texel into `out`, building only the
+/// windows `cache` lacks; returns how many were built.
 ///
-/// Each band of `tile_size` rows (in parallel) paints the window of every
-/// source binned to its tiles: the strongest reveal into `out` and the
+/// Each band of `tile_size` rows (in parallel) combines the windows of the
+/// sources binned to its tiles: the strongest reveal into `out` and the
 /// strongest anti-vision into a second grid. Both combine by max, so the
-/// order of sources changes no result; a texel already fully revealed skips
-/// the ray of every further source. A second pass over rows then lights
+/// order of sources changes no result. A second pass over rows then lights
 /// covered texels from their open neighbours (with `reveal_walls`, see
 /// [`wall_reveal`]) and applies the anti-vision.
-pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
+pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut WindowCache, out: &mut [u16]) -> usize {
     let w = occ.width as usize;
     let bins = &input.bins;
-    // DDA and Hierarchical DDA: shadowcast a source's window the first time
-    // a texel needs its ray. The window is a pure function of the source and
-    // the occlusion, so which thread builds it changes nothing.
-    let rays: Vec<OnceLock<Option<RayBits>>> = if matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda) {
-        input.sources.iter().map(|_| OnceLock::new()).collect()
-    } else {
-        Vec::new()
-    };
+    let built = cache.update(input, occ);
+    let windows = &cache.windows;
     let band_rows = bins.tile_size as usize;
     let mut conceal = vec![0u16; out.len()];
     out.par_chunks_mut(w * band_rows).zip(conceal.par_chunks_mut(w * band_rows)).enumerate().for_each_init(
@@ -211,26 +335,19 @@ pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
             list.sort_unstable();
             list.dedup();
             reveal.fill(0);
-            let (y0, rows) = ((band * band_rows) as i32, (reveal.len() / w) as i32);
+            let (y0, rows) = (band * band_rows, reveal.len() / w);
             for &i in list.iter() {
                 let s = &input.sources[i as usize];
-                let reach = (s.radius >> 3) + 2;
-                let (sx, sy) = (s.x >> 3, s.y >> 3);
-                let (x0, x1) = ((sx - reach).max(0), (sx + reach).min(w as i32 - 1));
-                let (ya, yb) = ((sy - reach).max(y0), (sy + reach).min(y0 + rows - 1));
-                let anti = s.flags & SOURCE_ANTI != 0;
-                let bits =
-                    if anti || ya > yb { None } else { rays.get(i as usize).and_then(|cell| cell.get_or_init(|| RayBits::build(s, occ)).as_ref()) };
-                for y in ya..=yb {
-                    let line = (y - y0) as usize * w;
-                    for x in x0..=x1 {
-                        let k = line + x as usize;
-                        if anti {
-                            conceal[k] = conceal[k].max(falloff_value(s, x as u32, y as u32));
-                        } else if reveal[k] < u16::MAX {
-                            reveal[k] = reveal[k].max(source_value_with(input, occ, s, bits, x as u32, y as u32));
-                        }
-                    }
+                let win = &windows[s];
+                let target = if s.flags & SOURCE_ANTI != 0 { &mut *conceal } else { &mut *reveal };
+                if win.width == 0 {
+                    continue;
+                }
+                let (wy0, wy1) = (win.y0 as usize, win.y0 as usize + win.values.len() / win.width);
+                for y in wy0.max(y0)..wy1.min(y0 + rows) {
+                    let at = (y - y0) * w + win.x0 as usize;
+                    let from = (y - wy0) * win.width;
+                    max_into(&mut target[at..at + win.width], &win.values[from..from + win.width]);
                 }
             }
         },
@@ -244,6 +361,7 @@ pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
             *o = mask_mul(r, u16::MAX - c);
         }
     });
+    built
 }
 
 /// The reveal of texel `(x, y)` under `reveal_walls`: an open texel keeps
@@ -540,6 +658,7 @@ mod tests {
                 explored_value: 32768,
                 show_memory_alpha: 65535,
                 reveal_walls: false,
+                reuse_visibility: false,
             };
             let bits = RayBits::build(&s, &occ);
             let any_low = cov.iter().zip(&heights).any(|(&c, &t)| c != 0 && t <= eye);

@@ -1,0 +1,92 @@
+//! Helpers shared by the `wide` kernels of the per-texel passes: eight `u16`
+//! texels widened into `u32` lanes and narrowed back, the exact mask product
+//! in lanes, and the row maximum that paints source windows.
+
+use wide::{u16x16, u32x8};
+
+/// Texels per SIMD step of the `u32x8` kernels.
+pub const LANES: usize = 8;
+
+/// Texels per parallel task of the per-texel passes (a multiple of
+/// [`LANES`] and of 16, so only the last task has a scalar tail).
+pub const CHUNK: usize = 1 << 14;
+
+/// Eight texels, widened.
+pub fn widen(texels: &[u16]) -> u32x8 {
+    u32x8::new(std::array::from_fn(|i| u32::from(texels[i])))
+}
+
+/// Eight lanes (each below 2^16), narrowed into `out`.
+pub fn narrow(v: u32x8, out: &mut [u16]) {
+    for (o, &x) in out.iter_mut().zip(v.as_array_ref()) {
+        *o = x as u16;
+    }
+}
+
+/// `murk_core::fixed::mask_mul` in lanes: `(a * b + 32767) / 65535` with
+/// `a, b < 2^16`. The division is `(p + (p >> 16) + 1) >> 16`, which equals
+/// `p / 65535` for every `p` up to `65535 * 65535 + 32767` (checked over the
+/// whole range when it was written; the tests compare it with the scalar
+/// product on edges and random values) and stays inside 32 bits.
+pub fn mask_mul8(a: u32x8, b: u32x8) -> u32x8 {
+    let p = a * b + u32x8::splat(32767);
+    (p + (p >> 16) + u32x8::splat(1)) >> 16
+}
+
+/// `dst[i] = max(dst[i], src[i])`, one texel at a time: the reference.
+pub fn max_into_scalar(dst: &mut [u16], src: &[u16]) {
+    for (d, &s) in dst.iter_mut().zip(src) {
+        *d = (*d).max(s);
+    }
+}
+
+/// [`max_into_scalar`] sixteen texels at a time (the painting of source
+/// windows); the tail goes through the scalar twin.
+pub fn max_into(dst: &mut [u16], src: &[u16]) {
+    const N: usize = 16;
+    let whole = dst.len().min(src.len()) / N * N;
+    for (d, s) in dst[..whole].chunks_exact_mut(N).zip(src.chunks_exact(N)) {
+        let m = u16x16::new(d.try_into().expect("16 texels")).max(u16x16::new(s.try_into().expect("16 texels")));
+        d.copy_from_slice(m.as_array_ref());
+    }
+    max_into_scalar(&mut dst[whole..], &src[whole..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use murk_core::fixed::mask_mul;
+    use proptest::prelude::*;
+
+    fn check(a: [u16; 8], b: [u16; 8]) -> Result<(), TestCaseError> {
+        let got = mask_mul8(widen(&a), widen(&b));
+        for i in 0..8 {
+            prop_assert_eq!(got.as_array_ref()[i], u32::from(mask_mul(a[i], b[i])), "{} * {}", a[i], b[i]);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_lane_product_matches_the_scalar_one_at_the_edges() {
+        let edges = [0u16, 1, 2, 32767, 32768, 65533, 65534, 65535];
+        for &x in &edges {
+            check([x; 8], edges).unwrap();
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn max_into_equals_its_scalar_twin(pairs in prop::collection::vec((any::<u16>(), any::<u16>()), 0..70)) {
+            let (mut a, src): (Vec<u16>, Vec<u16>) = pairs.into_iter().unzip();
+            let mut b = a.clone();
+            max_into_scalar(&mut a, &src);
+            max_into(&mut b, &src);
+            prop_assert_eq!(a, b);
+        }
+
+        #[test]
+        fn the_lane_product_matches_the_scalar_one(a in any::<[u16; 8]>(), b in any::<[u16; 8]>()) {
+            check(a, b)?;
+        }
+    }
+}
