@@ -5,10 +5,10 @@
 //! [`blend_simd`] does eight texels at a time with `wide` and is tested equal
 //! to it. Twin: `backend-gpu/shaders/blend.wgsl`.
 
-use super::lanes::{narrow, widen, CHUNK, LANES};
+use super::lanes::{load, store, CHUNK, LANES};
 use murk_core::fixed::lerp_mask;
 use rayon::prelude::*;
-use wide::u32x8;
+use wide::u16x8;
 
 /// Writes the blend of `start` toward `target` at `t` into `out`, in
 /// parallel chunks of [`CHUNK`] texels.
@@ -23,18 +23,22 @@ pub fn blend_scalar(start: &[u16], target: &[u16], t: u32, out: &mut [u16]) {
     }
 }
 
-/// [`blend_scalar`] eight texels at a time (products inside 32 bits: a
-/// difference below 2^16 times `t <= 2^16`); the tail goes through the
-/// scalar twin.
+/// [`blend_scalar`] eight texels at a time: the rise `(b - a) * t >> 16` is
+/// the high half of a 16-bit product (`t < 2^16`; `t = 2^16` is the target
+/// itself), and at most one of rise and fall is non-zero. The tail goes
+/// through the scalar twin.
 pub fn blend_simd(start: &[u16], target: &[u16], t: u32, out: &mut [u16]) {
+    if t >= 1 << 16 {
+        out.copy_from_slice(&target[..out.len()]);
+        return;
+    }
     let whole = out.len() / LANES * LANES;
-    let tt = u32x8::splat(t);
-    for ((o, a), b) in out[..whole].chunks_exact_mut(LANES).zip(start.chunks_exact(LANES)).zip(target.chunks_exact(LANES)) {
-        let (a, b) = (widen(a), widen(b));
-        let rising = b.cmp_gt(a) | b.cmp_eq(a);
-        let up = a + (((b - a) * tt) >> 16);
-        let down = a - (((a - b) * tt) >> 16);
-        narrow(rising.blend(up, down), o);
+    let tt = u16x8::splat(t as u16);
+    for x in (0..whole).step_by(LANES) {
+        let (a, b) = (load(&start[x..]), load(&target[x..]));
+        let rise = b.saturating_sub(a).mul_keep_high(tt);
+        let fall = a.saturating_sub(b).mul_keep_high(tt);
+        store(a + rise - fall, &mut out[x..]);
     }
     blend_scalar(&start[whole..], &target[whole..], t, &mut out[whole..]);
 }

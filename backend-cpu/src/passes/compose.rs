@@ -9,10 +9,10 @@
 //! [`compose_simd`] does eight texels at a time with `wide` and is tested
 //! equal to it. Twin: `backend-gpu/shaders/compose.wgsl`.
 
-use super::lanes::{mask_mul8, narrow, widen, CHUNK, LANES};
+use super::lanes::{load, mask_mul8, store, CHUNK, LANES};
 use murk_core::fixed::mask_mul;
 use rayon::prelude::*;
-use wide::u32x8;
+use wide::u16x8;
 
 /// Compose parameters, mask units.
 #[derive(Clone, Copy, Debug)]
@@ -51,24 +51,24 @@ pub fn compose_scalar(visibility: &[u16], memory: &[u16], composed: &mut [u16], 
     changed
 }
 
-/// [`compose_scalar`] eight texels at a time; the tail goes through the
-/// scalar twin.
+/// [`compose_scalar`] eight texels at a time. At most one of the distances
+/// up to and down to the target is non-zero, so adding the capped rise and
+/// subtracting the capped fall never leaves the 16-bit range. The tail goes
+/// through the scalar twin.
 pub fn compose_simd(visibility: &[u16], memory: &[u16], composed: &mut [u16], p: ComposeParams) -> bool {
     let whole = composed.len() / LANES * LANES;
-    let (explored, alpha) = (u32x8::splat(u32::from(p.explored_value)), u32x8::splat(u32::from(p.show_memory_alpha)));
-    let (fade_in, relax) = (u32x8::splat(p.fade_in_step), u32x8::splat(p.relax_step));
+    let (explored, alpha) = (u16x8::splat(p.explored_value), u16x8::splat(p.show_memory_alpha));
+    // A step above the mask range moves as far as the range allows.
+    let cap = |step: u32| u16x8::splat(step.min(u32::from(u16::MAX)) as u16);
+    let (fade_in, relax) = (cap(p.fade_in_step), cap(p.relax_step));
     let mut changed = false;
-    for ((c, v), m) in composed[..whole].chunks_exact_mut(LANES).zip(visibility.chunks_exact(LANES)).zip(memory.chunks_exact(LANES)) {
-        let baseline = mask_mul8(mask_mul8(explored, widen(m)), alpha);
-        let target = widen(v).max(baseline);
-        let cur = widen(c);
-        // Both branches are computed; the lanes of the other one wrap and are
-        // dropped by the select.
-        let rise = cur + (target - cur).min(fade_in);
-        let fall = cur - (cur - target).min(relax);
-        let next = target.cmp_gt(cur).blend(rise, fall);
-        changed |= !next.cmp_eq(cur).all();
-        narrow(next, c);
+    for x in (0..whole).step_by(LANES) {
+        let baseline = mask_mul8(mask_mul8(explored, load(&memory[x..])), alpha);
+        let target = load(&visibility[x..]).max(baseline);
+        let cur = load(&composed[x..]);
+        let next = cur + target.saturating_sub(cur).min(fade_in) - cur.saturating_sub(target).min(relax);
+        changed |= next.to_array() != cur.to_array();
+        store(next, &mut composed[x..]);
     }
     compose_scalar(&visibility[whole..], &memory[whole..], &mut composed[whole..], p) | changed
 }

@@ -1,36 +1,49 @@
-//! Helpers shared by the `wide` kernels of the per-texel passes: eight `u16`
-//! texels widened into `u32` lanes and narrowed back, the exact mask product
-//! in lanes, and the row maximum that paints source windows.
+//! What the `wide` kernels of the per-texel passes share: eight `u16` texels
+//! as a `u16x8`, the exact mask product in lanes, and the row maximum that
+//! paints source windows.
+//!
+//! The kernels stay in 16-bit lanes and form 32-bit products only through
+//! `u16x8::mul_widen` and `mul_keep_high`, which the baseline x86-64
+//! instruction set (SSE2) has; a 32-bit lane multiply does not exist there
+//! and would be emulated lane by lane.
 
-use wide::{u16x16, u32x8};
+use wide::{i16x8, i32x8, u16x16, u16x8, u32x8};
 
-/// Texels per SIMD step of the `u32x8` kernels.
+/// Texels per SIMD step of the `u16x8` kernels.
 pub const LANES: usize = 8;
 
-/// Texels per parallel task of the per-texel passes (a multiple of
-/// [`LANES`] and of 16, so only the last task has a scalar tail).
+/// Texels per parallel task of the per-texel passes (a multiple of 16, so
+/// only the last task has a scalar tail).
 pub const CHUNK: usize = 1 << 14;
 
-/// Eight texels, widened.
-pub fn widen(texels: &[u16]) -> u32x8 {
-    u32x8::new(std::array::from_fn(|i| u32::from(texels[i])))
+/// Eight texels from the start of `texels`.
+#[inline]
+pub fn load(texels: &[u16]) -> u16x8 {
+    u16x8::new(texels[..LANES].try_into().expect("eight texels"))
 }
 
-/// Eight lanes (each below 2^16), narrowed into `out`.
-pub fn narrow(v: u32x8, out: &mut [u16]) {
-    for (o, &x) in out.iter_mut().zip(v.as_array_ref()) {
-        *o = x as u16;
-    }
+/// Eight texels into the start of `out`.
+#[inline]
+pub fn store(v: u16x8, out: &mut [u16]) {
+    out[..LANES].copy_from_slice(v.as_array_ref());
 }
 
-/// `murk_core::fixed::mask_mul` in lanes: `(a * b + 32767) / 65535` with
-/// `a, b < 2^16`. The division is `(p + (p >> 16) + 1) >> 16`, which equals
-/// `p / 65535` for every `p` up to `65535 * 65535 + 32767` (checked over the
-/// whole range when it was written; the tests compare it with the scalar
-/// product on edges and random values) and stays inside 32 bits.
-pub fn mask_mul8(a: u32x8, b: u32x8) -> u32x8 {
-    let p = a * b + u32x8::splat(32767);
-    (p + (p >> 16) + u32x8::splat(1)) >> 16
+/// Eight 32-bit lanes, each below 2^16, back to 16 bits.
+#[inline]
+pub fn narrow(v: u32x8) -> u16x8 {
+    let low = i16x8::from_i32x8_truncate(i32x8::new(v.to_array().map(|x| x as i32)));
+    u16x8::new(low.to_array().map(|x| x as u16))
+}
+
+/// `murk_core::fixed::mask_mul` in lanes: `(a * b + 32767) / 65535`. The
+/// division is `(p + (p >> 16) + 1) >> 16`, which equals `p / 65535` for
+/// every `p` up to `65535 * 65535 + 32767` (checked over that whole range
+/// when it was written; the tests compare it with the scalar product on
+/// edges and random values) and stays inside 32 bits.
+#[inline]
+pub fn mask_mul8(a: u16x8, b: u16x8) -> u16x8 {
+    let p = a.mul_widen(b) + u32x8::splat(32767);
+    narrow((p + (p >> 16) + u32x8::splat(1)) >> 16)
 }
 
 /// `dst[i] = max(dst[i], src[i])`, one texel at a time: the reference.
@@ -59,9 +72,9 @@ mod tests {
     use proptest::prelude::*;
 
     fn check(a: [u16; 8], b: [u16; 8]) -> Result<(), TestCaseError> {
-        let got = mask_mul8(widen(&a), widen(&b));
+        let got = mask_mul8(u16x8::new(a), u16x8::new(b));
         for i in 0..8 {
-            prop_assert_eq!(got.as_array_ref()[i], u32::from(mask_mul(a[i], b[i])), "{} * {}", a[i], b[i]);
+            prop_assert_eq!(got.as_array_ref()[i], mask_mul(a[i], b[i]), "{} * {}", a[i], b[i]);
         }
         Ok(())
     }

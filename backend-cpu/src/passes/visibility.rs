@@ -31,8 +31,9 @@ use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE};
 use murk_core::{RayMethod, RecomputeInput, SourceTexel};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use wide::{u16x16, u16x8, u8x16, CmpEq};
 
-use super::lanes::max_into;
+use super::lanes::{load, mask_mul8, max_into, store, LANES};
 use super::rasterize::centre_q;
 use super::shadowcast::RayBits;
 
@@ -216,7 +217,7 @@ impl Window {
     /// Evaluates the source at every texel of its reach (the box the tile
     /// bins use: the radius plus two texels around the source texel,
     /// clipped to the grid).
-    fn build(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel) -> Self {
+    fn build(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, falloff: &FalloffTable) -> Self {
         let reach = (s.radius >> 3) + 2;
         let (sx, sy) = (s.x >> 3, s.y >> 3);
         let (x0, x1) = ((sx - reach).max(0), (sx + reach).min(occ.width as i32 - 1));
@@ -230,12 +231,10 @@ impl Window {
         let width = (x1 - x0 + 1) as usize;
         let mut values = Vec::with_capacity(width * (y1 - y0 + 1) as usize);
         for y in y0..=y1 {
+            let row = falloff.row(y - sy);
             for x in x0..=x1 {
-                values.push(if anti {
-                    falloff_value(s, x as u32, y as u32)
-                } else {
-                    source_value_with(input, occ, s, bits.as_ref(), x as u32, y as u32)
-                });
+                let v = row[(x - sx + falloff.reach) as usize];
+                values.push(if anti { v } else { occluded_value(input, occ, s, bits.as_ref(), x as u32, y as u32, v) });
             }
         }
         Self { x0, y0, width, values }
@@ -244,6 +243,41 @@ impl Window {
     /// Heap bytes of the window's values.
     pub fn bytes(&self) -> usize {
         self.values.capacity() * 2
+    }
+}
+
+/// Steps 1-4 of a source (range, cone, falloff, Z strength) over its whole
+/// reach, by offset from the source texel. They depend on the source only
+/// through [`FalloffTable::key`] (not its texel), so sources of the same
+/// radius, falloff, cone, strength and sub-texel offset share one table.
+struct FalloffTable {
+    reach: i32,
+    values: Vec<u16>,
+}
+
+impl FalloffTable {
+    /// What the table depends on: the source with its texel dropped.
+    fn key(s: &SourceTexel) -> SourceTexel {
+        SourceTexel { x: s.x & 7, y: s.y & 7, eye: 0, flags: s.flags & SOURCE_HAS_CONE, ..*s }
+    }
+
+    fn new(key: &SourceTexel) -> Self {
+        let reach = (key.radius >> 3) + 2;
+        let one = i64::from(TEXEL_ONE);
+        let mut values = Vec::with_capacity(((2 * reach + 1) * (2 * reach + 1)) as usize);
+        for oy in -reach..=reach {
+            for ox in -reach..=reach {
+                values.push(falloff_at(key, i64::from(ox) * one + one / 2 - i64::from(key.x), i64::from(oy) * one + one / 2 - i64::from(key.y)));
+            }
+        }
+        Self { reach, values }
+    }
+
+    /// The row `oy` texels below the source texel.
+    fn row(&self, oy: i32) -> &[u16] {
+        let side = (2 * self.reach + 1) as usize;
+        let at = (oy + self.reach) as usize * side;
+        &self.values[at..at + side]
     }
 }
 
@@ -294,7 +328,12 @@ impl WindowCache {
         wanted.dedup();
         self.windows.retain(|k, _| wanted.binary_search(k).is_ok());
         let missing: Vec<SourceTexel> = wanted.into_iter().filter(|k| !self.windows.contains_key(k)).collect();
-        let built: Vec<(SourceTexel, Window)> = missing.par_iter().map(|s| (*s, Window::build(input, occ, s))).collect();
+        let mut keys: Vec<SourceTexel> = missing.iter().map(FalloffTable::key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let tables: BTreeMap<SourceTexel, FalloffTable> = keys.into_par_iter().map(|k| (k, FalloffTable::new(&k))).collect();
+        let built: Vec<(SourceTexel, Window)> =
+            missing.par_iter().map(|s| (*s, Window::build(input, occ, s, &tables[&FalloffTable::key(s)]))).collect();
         let count = built.len();
         self.windows.extend(built);
         count
@@ -354,14 +393,71 @@ pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut Wi
     );
     // Covered texels read their neighbours' reveal as painted, before any
     // texel is lit or concealed.
-    let painted = if input.reveal_walls { out.to_vec() } else { Vec::new() };
-    out.par_chunks_mut(w).zip(conceal.par_chunks(w)).enumerate().for_each(|(y, (row, conceal))| {
-        for (x, (o, &c)) in row.iter_mut().zip(conceal).enumerate() {
-            let r = if input.reveal_walls { wall_reveal(occ, &painted, x, y) } else { *o };
-            *o = mask_mul(r, u16::MAX - c);
-        }
-    });
+    let painted = out.to_vec();
+    out.par_chunks_mut(w)
+        .zip(conceal.par_chunks(w))
+        .enumerate()
+        .for_each_init(Vec::new, |near, (y, (row, conceal))| finish_row(occ, &painted, input.reveal_walls, conceal, y, near, row));
     built
+}
+
+/// Row `y` of the finished visibility: each texel's painted reveal, for a
+/// covered texel raised to its open neighbours' (with `reveal_walls`, as
+/// [`wall_reveal`]), then scaled down by the anti-vision in `conceal`.
+/// Eight texels at a time with `wide`; [`finish_row_scalar`] is the
+/// reference. `near` is scratch.
+pub fn finish_row(occ: &Occlusion, painted: &[u16], reveal_walls: bool, conceal: &[u16], y: usize, near: &mut Vec<u16>, out: &mut [u16]) {
+    let (w, h) = (occ.width as usize, occ.height as usize);
+    // near[x + 1]: the strongest open reveal in column x of rows y-1..=y+1,
+    // with a zero (no neighbour) at both ends.
+    near.clear();
+    near.resize(w + 2, 0);
+    if reveal_walls {
+        for ny in y.saturating_sub(1)..=(y + 1).min(h - 1) {
+            open_max_into(&mut near[1..=w], &painted[ny * w..(ny + 1) * w], &occ.coverage[ny * w..(ny + 1) * w]);
+        }
+    }
+    let (own, coverage) = (&painted[y * w..(y + 1) * w], &occ.coverage[y * w..(y + 1) * w]);
+    let whole = w / LANES * LANES;
+    let (zero, full) = (u16x8::splat(0), u16x8::splat(u16::MAX));
+    for x in (0..whole).step_by(LANES) {
+        let mine = load(&own[x..]);
+        let open = u16x8::new(std::array::from_fn(|i| u16::from(coverage[x + i]))).cmp_eq(zero);
+        let beside = load(&near[x..]).max(load(&near[x + 1..])).max(load(&near[x + 2..]));
+        let lit = open.blend(mine, mine.max(beside));
+        store(mask_mul8(lit, full - load(&conceal[x..])), &mut out[x..]);
+    }
+    for x in whole..w {
+        let lit = if coverage[x] == 0 { own[x] } else { own[x].max(near[x]).max(near[x + 1]).max(near[x + 2]) };
+        out[x] = mask_mul(lit, u16::MAX - conceal[x]);
+    }
+}
+
+/// `near[x] = max(near[x], reveal[x] where coverage[x] is 0)`, sixteen
+/// texels at a time.
+fn open_max_into(near: &mut [u16], reveal: &[u16], coverage: &[u8]) {
+    const N: usize = 16;
+    let whole = near.len() / N * N;
+    let zero = u16x16::splat(0);
+    for x in (0..whole).step_by(N) {
+        let open = u16x16::from(u8x16::new(coverage[x..x + N].try_into().expect("16 texels"))).cmp_eq(zero);
+        let r = u16x16::new(reveal[x..x + N].try_into().expect("16 texels")) & open;
+        let m = u16x16::new(near[x..x + N].try_into().expect("16 texels")).max(r);
+        near[x..x + N].copy_from_slice(m.as_array_ref());
+    }
+    for x in whole..near.len() {
+        if coverage[x] == 0 {
+            near[x] = near[x].max(reveal[x]);
+        }
+    }
+}
+
+/// The reference of [`finish_row`], one texel at a time.
+pub fn finish_row_scalar(occ: &Occlusion, painted: &[u16], reveal_walls: bool, conceal: &[u16], y: usize, out: &mut [u16]) {
+    for (x, (o, &c)) in out.iter_mut().zip(conceal).enumerate() {
+        let r = if reveal_walls { wall_reveal(occ, painted, x, y) } else { painted[y * occ.width as usize + x] };
+        *o = mask_mul(r, u16::MAX - c);
+    }
 }
 
 /// The reveal of texel `(x, y)` under `reveal_walls`: an open texel keeps
@@ -394,7 +490,11 @@ pub fn source_value(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, x:
 /// [`source_value`], answered from the source's shadowcast window where it
 /// settles the ray (see [`super::shadowcast`]), by the march otherwise.
 fn source_value_with(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, bits: Option<&RayBits>, x: u32, y: u32) -> u16 {
-    let v = falloff_value(s, x, y);
+    occluded_value(input, occ, s, bits, x, y, falloff_value(s, x, y))
+}
+
+/// Step 5 applied to `v`, the source's falloff at the texel.
+fn occluded_value(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, bits: Option<&RayBits>, x: u32, y: u32, v: u16) -> u16 {
     if v == 0 {
         return 0;
     }
@@ -428,8 +528,11 @@ fn source_value_with(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, b
 /// Steps 1-4 of a source at a texel: range, cone, falloff and Z strength
 /// (no occlusion).
 pub fn falloff_value(s: &SourceTexel, x: u32, y: u32) -> u16 {
-    let dx = centre_q(x) - i64::from(s.x);
-    let dy = centre_q(y) - i64::from(s.y);
+    falloff_at(s, centre_q(x) - i64::from(s.x), centre_q(y) - i64::from(s.y))
+}
+
+/// [`falloff_value`] of a texel centre `(dx, dy)` Q3 texels from the source.
+fn falloff_at(s: &SourceTexel, dx: i64, dy: i64) -> u16 {
     let r = i64::from(s.radius);
     if dx.abs() >= r || dy.abs() >= r {
         return 0;
@@ -626,6 +729,31 @@ mod tests {
             });
         }
         (cov, heights)
+    }
+
+    proptest! {
+        /// The `wide` finish of a row (walls lit, anti-vision applied) gives
+        /// the bytes of the per-texel reference, edges and all lanes.
+        #[test]
+        fn finish_row_equals_its_scalar_twin(
+            (w, h, texels) in (1u32..40, 1u32..12).prop_flat_map(|(w, h)| (Just(w), Just(h), prop::collection::vec((any::<bool>(), any::<u16>(), prop_oneof![Just(0u16), any::<u16>()]), (w * h) as usize))),
+            reveal_walls in any::<bool>(),
+        ) {
+            let cov: Vec<u8> = texels.iter().map(|t| u8::from(t.0)).collect();
+            let painted: Vec<u16> = texels.iter().map(|t| t.1).collect();
+            let conceal: Vec<u16> = texels.iter().map(|t| t.2).collect();
+            let heights = vec![0; cov.len()];
+            let accel = Accel::default();
+            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+            let mut near = Vec::new();
+            for y in 0..h as usize {
+                let row = y * w as usize..(y + 1) * w as usize;
+                let (mut a, mut b) = (vec![0u16; w as usize], vec![1u16; w as usize]);
+                finish_row_scalar(&occ, &painted, reveal_walls, &conceal[row.clone()], y, &mut a);
+                finish_row(&occ, &painted, reveal_walls, &conceal[row], y, &mut near, &mut b);
+                prop_assert_eq!(a, b, "row {}", y);
+            }
+        }
     }
 
     proptest! {
