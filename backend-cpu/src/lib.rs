@@ -1,9 +1,11 @@
 //! # murk-cpu
 //!
 //! The CPU reference backend of murk: every pass of the pipeline in
-//! plain integer Rust, parallel over rows with rayon; the per-texel passes
-//! (memory, compose, blend) run `wide` SIMD kernels, each beside the scalar
-//! twin it is tested equal to. It is the backend that
+//! plain integer Rust, parallel over rows with rayon; the painting of
+//! source windows, blur, memory, compose, upscale and blend run `wide` SIMD
+//! kernels, each beside the scalar twin it is tested equal to. Visibility
+//! keeps each source's window across recomputes (see `docs/determinism.md`).
+//! It is the backend that
 //! writes the conformance goldens; every other backend must match its bytes.
 //!
 //! Results do not depend on the thread count: every pass writes each texel
