@@ -92,6 +92,7 @@ fn frame(c: &mut Criterion) {
     bench_frames(c, &mut workloads::small(), with_gpu(vec![cpu(1), cpu(2)]));
     bench_frames(c, &mut workloads::rts(), with_gpu(vec![cpu(1), cpu(2)]));
     bench_frames(c, &mut workloads::rts_sparse(), with_gpu(vec![cpu(2)]));
+    bench_frames(c, &mut workloads::long_sight(), vec![cpu(2)]);
     bench_ticks(c, false, with_gpu(vec![cpu(1), cpu(2)]));
     bench_ticks(c, true, with_gpu(vec![cpu(1), cpu(2)]));
     if std::env::var_os("MURK_BENCH_HUGE").is_some() {

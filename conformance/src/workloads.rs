@@ -4,6 +4,7 @@
 //! * `rts`: 1024x1024 over `TheFrozenSea.map` (StarCraft), 1000 sources of
 //!   radius 32 texels on passable cells, DDA, blur radius 2.
 //! * `rts-10`: the same map with 10 sources.
+//! * `long-sight`: the map at 2048x2048 with one source of radius 1000.
 //! * `huge`: 4096x4096, 10 000 sources (the same map scaled by 4).
 
 use murk_core::fixed::hash2;
@@ -89,6 +90,12 @@ fn map_scene(name: &'static str, map: MovingAiMap, scale: u32, sources: usize, r
 /// `rts`: TheFrozenSea at 1024x1024, 1000 sources of radius 32, DDA, blur radius 2.
 pub fn rts() -> Workload {
     map_scene("rts", load_map("TheFrozenSea.map"), 1, 1000, 32, RayMethod::Dda)
+}
+
+/// `long-sight`: TheFrozenSea at 2048x2048 with one DDA source of radius
+/// 1000 texels: the cost of one long-sighted source.
+pub fn long_sight() -> Workload {
+    map_scene("long-sight", load_map("TheFrozenSea.map"), 2, 1, 1000, RayMethod::Dda)
 }
 
 /// `rts-10`: `rts` with 10 sources: what a frame costs that has little to do.

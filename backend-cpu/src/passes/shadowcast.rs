@@ -20,10 +20,14 @@
 //! march.
 
 use super::visibility::Occlusion;
+use murk_core::fixed::MAX_RADIUS_TEXELS;
 use murk_core::SourceTexel;
 
-/// Sources whose window is larger than this many texels a side are marched.
-const MAX_HALF: i32 = 512;
+/// The largest half side of a window: every radius core accepts is swept,
+/// so no source falls back to a march per texel for its size (a radius of
+/// 4095 texels holds about 17 MB of bits per cover class while its window
+/// is built).
+const MAX_HALF: i32 = MAX_RADIUS_TEXELS + 2;
 
 /// The per-source answer: for each class (covered texels at least as high
 /// as one of the distinct tops), per octant and column `j`, one bit per row

@@ -202,6 +202,9 @@ impl RaySettings {
     }
 }
 
+/// Windows of more texels than this are built by rows in parallel.
+const LARGE_WINDOW: usize = 1 << 16;
+
 /// One source's contribution over its reach: its reveal (steps 1-5) per
 /// texel, or for an anti-vision source its concealment (steps 1-4), for the
 /// grid texels `x0..x0 + width` by `y0..y0 + values.len() / width`.
@@ -229,13 +232,21 @@ impl Window {
         // DDA and Hierarchical DDA: the shadowcast window settles most rays.
         let bits = if !anti && matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda) { RayBits::build(s, occ) } else { None };
         let width = (x1 - x0 + 1) as usize;
-        let mut values = Vec::with_capacity(width * (y1 - y0 + 1) as usize);
-        for y in y0..=y1 {
+        let mut values = vec![0u16; width * (y1 - y0 + 1) as usize];
+        let fill = |(k, out): (usize, &mut [u16])| {
+            let y = y0 + k as i32;
             let row = falloff.row(y - sy);
-            for x in x0..=x1 {
+            for (x, o) in (x0..=x1).zip(out) {
                 let v = row[(x - sx + falloff.reach) as usize];
-                values.push(if anti { v } else { occluded_value(input, occ, s, bits.as_ref(), x as u32, y as u32, v) });
+                *o = if anti { v } else { occluded_value(input, occ, s, bits.as_ref(), x as u32, y as u32, v) };
             }
+        };
+        // A large window (a long-sighted source) is shared among the threads
+        // by rows; small ones are built one per task.
+        if values.len() > LARGE_WINDOW {
+            values.par_chunks_mut(width).enumerate().for_each(fill);
+        } else {
+            values.chunks_mut(width).enumerate().for_each(fill);
         }
         Self { x0, y0, width, values }
     }
@@ -729,6 +740,50 @@ mod tests {
             });
         }
         (cov, heights)
+    }
+
+    /// A source wider than any window the shortcut once kept (half side over
+    /// 512) is swept too, and agrees with the march on sampled texels.
+    #[test]
+    fn a_long_sighted_source_is_swept_and_agrees_with_the_march() {
+        let (w, h) = (1100u32, 1100u32);
+        let (cov, heights) = grid(w, h, 7, 1, 12, false, false);
+        let accel = Accel::new(&cov, &heights, w, h);
+        let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+        let s =
+            SourceTexel { x: 550 * 8 + 3, y: 540 * 8 + 5, radius: 530 * 8, inner_radius: 100 * 8, eye: 12, strength: 65535, ..Default::default() };
+        let input = RecomputeInput {
+            sources: vec![s],
+            bins: TileBins::default(),
+            method: RayMethod::Dda,
+            target_height: 0,
+            df_scale: 1,
+            soft_shadow_k_q8: 0,
+            df_jitter: 0,
+            blur: BlurKernel::gaussian(0, 1.0, 0),
+            forget_step: 0,
+            freeze_memory: false,
+            fade_in_step: 0,
+            relax_step: 0,
+            explored_value: 32768,
+            show_memory_alpha: 65535,
+            reveal_walls: false,
+            reuse_visibility: false,
+        };
+        let bits = RayBits::build(&s, &occ).expect("every cover rises above the eye: the window is swept");
+        let (mut lit, mut dark) = (0, 0);
+        for k in 0..4000 {
+            // Half the samples anywhere, half within 120 texels of the source.
+            let (x, y) = if k % 2 == 0 { (hash2(k, 1) % w, hash2(k, 2) % h) } else { (430 + hash2(k, 1) % 240, 420 + hash2(k, 2) % 240) };
+            let fast = source_value_with(&input, &occ, &s, Some(&bits), x, y);
+            assert_eq!(fast, source_value(&input, &occ, &s, x, y), "texel ({x}, {y})");
+            if fast > 0 {
+                lit += 1
+            } else {
+                dark += 1
+            }
+        }
+        assert!(lit > 100 && dark > 100, "the sample sees both light and shadow ({lit} lit, {dark} dark)");
     }
 
     proptest! {
