@@ -71,6 +71,24 @@ pub fn lerp_mask(a: u16, b: u16, t: u32) -> u16 {
     }
 }
 
+/// `v.floor()` computed by truncation, so a hot loop calls no library
+/// `floor` where the target has no rounding instruction (x86-64 before
+/// SSE4.1). Below 2^52 a truncation to `i64` is exact; above, every `f64`
+/// is already whole (and infinities and NaN pass through). Only the sign of
+/// a zero can differ from `floor` (`-0.0` gives `0.0`).
+pub fn floor_exact(v: f64) -> f64 {
+    if v.abs() < 4_503_599_627_370_496.0 {
+        let t = v as i64 as f64;
+        if t > v {
+            t - 1.0
+        } else {
+            t
+        }
+    } else {
+        v
+    }
+}
+
 /// A small integer hash (for deterministic jitter), the same on every backend.
 pub fn hash2(x: i32, y: i32) -> u32 {
     let mut h = (x as u32).wrapping_mul(0x8da6_b343) ^ (y as u32).wrapping_mul(0xd816_3841);
@@ -133,6 +151,35 @@ mod tests {
         assert_eq!(lerp_mask(60000, 100, 65536), 100);
         assert_eq!(lerp_mask(0, 65535, 32768), 32767);
         assert_eq!(lerp_mask(65535, 0, 32768), 65535 - 32767);
+    }
+
+    #[test]
+    fn floor_exact_is_floor() {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.0,
+            -1.0,
+            2.999_999,
+            -2.000_001,
+            1e-300,
+            -1e-300,
+            f64::MAX,
+            f64::MIN,
+            4_503_599_627_370_495.5,
+            -4_503_599_627_370_495.5,
+        ];
+        values.extend([f64::INFINITY, f64::NEG_INFINITY, 9.007_199_254_740_993e15, -1e18]);
+        for k in 0..20_000 {
+            let x = f64::from(hash2(k, 5)) / f64::from(u32::MAX) * 2e6 - 1e6;
+            values.extend([x, x / 1e3, x * 1e9, x.floor(), x.floor() - f64::EPSILON]);
+        }
+        for v in values {
+            assert_eq!(floor_exact(v), v.floor(), "{v}");
+        }
+        assert!(floor_exact(f64::NAN).is_nan());
     }
 
     #[test]

@@ -1241,14 +1241,16 @@ fn resample_captures(captures: &[(Entity, &HeightCapture)], t: &AreaTransform, s
         }
     }
     let mut out = vec![CAPTURE_EMPTY; (w * h) as usize];
+    let columns: Vec<(f64, f64)> = (0..w).map(|col| t.texel_column_terms(f64::from(col) + 0.5)).collect();
     for row in 0..h {
-        for col in 0..w {
-            let (x, y) = t.texel_to_world(f64::from(col) + 0.5, f64::from(row) + 0.5);
+        let row_terms = t.texel_row_terms(f64::from(row) + 0.5);
+        for (col, &column) in (0..w).zip(&columns) {
+            let (x, y) = t.texel_terms_to_world(column, row_terms);
             let mut best = CAPTURE_EMPTY;
             for (e, c) in captures {
                 let cell = f64::from(c.cell_size);
-                let cx = ((x - f64::from(c.origin.x)) / cell).floor();
-                let cy = ((y - f64::from(c.origin.y)) / cell).floor();
+                let cx = crate::fixed::floor_exact((x - f64::from(c.origin.x)) / cell);
+                let cy = crate::fixed::floor_exact((y - f64::from(c.origin.y)) / cell);
                 if cx < 0.0 || cy < 0.0 || cx >= f64::from(c.width) || cy >= f64::from(c.height) {
                     continue;
                 }

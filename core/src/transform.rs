@@ -174,9 +174,27 @@ impl AreaTransform {
 
     /// World point of continuous texel coordinates (inverse of [`Self::world_to_texel`]).
     pub fn texel_to_world(&self, tx: f64, ty: f64) -> (f64, f64) {
+        let (u, v) = (self.texel_column_terms(tx), self.texel_row_terms(ty));
+        self.texel_terms_to_world(u, v)
+    }
+
+    /// The terms [`Self::texel_to_world`] takes from the texel column `tx`:
+    /// a loop over a grid computes them once per column and row, and gets
+    /// the same bits as the per-point call.
+    pub fn texel_column_terms(&self, tx: f64) -> (f64, f64) {
         let u = (tx - f64::from(self.width) / 2.0) * self.texel_size;
+        (u * self.cos, u * self.sin)
+    }
+
+    /// The terms [`Self::texel_to_world`] takes from the texel row `ty`.
+    pub fn texel_row_terms(&self, ty: f64) -> (f64, f64) {
         let v = (ty - f64::from(self.height) / 2.0) * self.texel_size;
-        (self.center[0] + u * self.cos - v * self.sin, self.center[1] + u * self.sin + v * self.cos)
+        (v * self.sin, v * self.cos)
+    }
+
+    /// [`Self::texel_to_world`] from the terms of a column and a row.
+    pub fn texel_terms_to_world(&self, column: (f64, f64), row: (f64, f64)) -> (f64, f64) {
+        (self.center[0] + column.0 - row.0, self.center[1] + column.1 + row.1)
     }
 
     /// Ground-plane direction `(dx, dy)` (world) rotated into texel axes.
