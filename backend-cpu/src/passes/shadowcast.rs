@@ -143,64 +143,117 @@ impl RayBits {
         }
         // Column bit sets hold rows 0..=j+1 (the pinch test reads row j+1).
         let words = (half as usize + 2).div_ceil(64);
-        let layers = occ.accel.classes.iter().map(|(top, class)| (*top, sweep_class(class, occ, sx, sy, half, words))).collect();
+        let layers = occ
+            .accel
+            .classes
+            .iter()
+            .zip(&occ.accel.classes_by_column)
+            .map(|((top, class), by_column)| (*top, sweep_class(class, by_column, occ, sx, sy, half, words)))
+            .collect();
         Some(Self { sx, sy, half, words, layers, complete: occ.accel.classes_complete })
     }
 }
 
-/// The bits of one class: every octant swept outward.
-fn sweep_class(class: &[u64], occ: &Occlusion, sx: i32, sy: i32, half: i32, words: usize) -> Vec<u64> {
-    let (w, h) = (occ.width as i32, occ.height as i32);
+/// The bits of one class (`class` row by row, `by_column` column by
+/// column): every octant swept outward.
+fn sweep_class(class: &[u64], by_column: &[u64], occ: &Occlusion, sx: i32, sy: i32, half: i32, words: usize) -> Vec<u64> {
     let mut out = vec![0u64; 8 * (half as usize + 1) * words];
-    {
-        let wpr = occ.accel.words_per_row;
-        let covered = |x: i32, y: i32| x >= 0 && y >= 0 && x < w && y < h && class[y as usize * wpr + (x as usize >> 6)] >> (x & 63) & 1 != 0;
-        let mut sweep = Sweep::default();
-        let (mut prev, mut col, mut blocked) = (vec![0u64; words], vec![0u64; words], vec![0u64; words]);
-        for (o, &(a, b, c, d)) in OCTANTS.iter().enumerate() {
-            sweep.intervals.clear();
-            sweep.points.clear();
-            read_column(&mut prev, 0, |i| covered(sx + b * i, sy + d * i));
-            for j in 1..=half {
-                read_column(&mut col, j, |i| covered(sx + a * j + b * i, sy + c * j + d * i));
-                // Corners at x = j - 0.5: sides (j, p) and (j - 1, p + 1), p < j.
-                for (k, (&now, &before)) in col.iter().zip(&prev).enumerate() {
-                    let shifted = before >> 1 | prev.get(k + 1).map_or(0, |n| n << 63);
-                    let mut pinched = now & shifted;
-                    while pinched != 0 {
-                        let p = (k * 64 + pinched.trailing_zeros() as usize) as i32;
-                        pinched &= pinched - 1;
-                        if p < j {
-                            sweep.pinch(Slope(i64::from(2 * p + 1), i64::from(2 * j - 1)));
-                        }
-                    }
-                }
-                blocked.fill(0);
-                sweep.mark(j, &mut blocked);
-                let base = (o * (half as usize + 1) + j as usize) * words;
-                out[base..base + words].copy_from_slice(&blocked);
-                sweep.add_column(j, &col);
-                if sweep.intervals.first().is_some_and(|&(lo, hi)| lo.lt(Slope(0, 1)) && Slope(1, 1).lt(hi)) {
-                    // The whole octant is in shadow from here on.
-                    for rest in j + 1..=half {
-                        let base = (o * (half as usize + 1) + rest as usize) * words;
-                        set_range(&mut out[base..base + words], 0, rest as usize);
-                    }
-                    break;
-                }
-                std::mem::swap(&mut prev, &mut col);
+    let rows = Lines { bits: class, count: occ.height as i32, words: occ.accel.words_per_row, length: occ.width as i32 };
+    let columns = Lines { bits: by_column, count: occ.width as i32, words: occ.accel.words_per_column, length: occ.height as i32 };
+    let mut sweep = Sweep::default();
+    let (mut prev, mut col, mut blocked) = (vec![0u64; words], vec![0u64; words], vec![0u64; words]);
+    for (o, &(a, b, c, d)) in OCTANTS.iter().enumerate() {
+        sweep.intervals.clear();
+        sweep.points.clear();
+        // Column j of the octant is a run of one grid row (b != 0) or of one
+        // grid column (b == 0), starting at the source's own row or column;
+        // rows 0..=j + 1 are read (the pinch test reads row j + 1).
+        let read = |bits: &mut [u64], j: i32| {
+            if b != 0 {
+                rows.read(bits, sy + c * j, sx + a * j, b, j + 2);
+            } else {
+                columns.read(bits, sx + a * j, sy + c * j, d, j + 2);
             }
+        };
+        read(&mut prev, 0);
+        for j in 1..=half {
+            read(&mut col, j);
+            // Corners at x = j - 0.5: sides (j, p) and (j - 1, p + 1), p < j.
+            for (k, (&now, &before)) in col.iter().zip(&prev).enumerate() {
+                let shifted = before >> 1 | prev.get(k + 1).map_or(0, |n| n << 63);
+                let mut pinched = now & shifted;
+                while pinched != 0 {
+                    let p = (k * 64 + pinched.trailing_zeros() as usize) as i32;
+                    pinched &= pinched - 1;
+                    if p < j {
+                        sweep.pinch(Slope(i64::from(2 * p + 1), i64::from(2 * j - 1)));
+                    }
+                }
+            }
+            blocked.fill(0);
+            sweep.mark(j, &mut blocked);
+            let base = (o * (half as usize + 1) + j as usize) * words;
+            out[base..base + words].copy_from_slice(&blocked);
+            sweep.add_column(j, &col);
+            if sweep.intervals.first().is_some_and(|&(lo, hi)| lo.lt(Slope(0, 1)) && Slope(1, 1).lt(hi)) {
+                // The whole octant is in shadow from here on.
+                for rest in j + 1..=half {
+                    let base = (o * (half as usize + 1) + rest as usize) * words;
+                    set_range(&mut out[base..base + words], 0, rest as usize);
+                }
+                break;
+            }
+            std::mem::swap(&mut prev, &mut col);
         }
     }
     out
 }
 
-/// Fills `bits` with `covered(i)` for rows `0..=j + 1`.
-fn read_column(bits: &mut [u64], j: i32, covered: impl Fn(i32) -> bool) {
-    bits.fill(0);
-    for i in 0..=j + 1 {
-        if covered(i) {
-            bits[i as usize >> 6] |= 1 << (i & 63);
+/// A class bit set read as lines (grid rows, or grid columns when
+/// transposed): `count` lines of `length` bits, `words` words each.
+struct Lines<'a> {
+    bits: &'a [u64],
+    count: i32,
+    words: usize,
+    length: i32,
+}
+
+impl Lines<'_> {
+    /// 64 bits of `line` from bit `from` on (bits outside the line are 0).
+    fn word_at(&self, line: &[u64], from: i64) -> u64 {
+        if from >= i64::from(self.length) || from <= -64 {
+            return 0;
+        }
+        let (k, shift) = (from.div_euclid(64), from.rem_euclid(64) as u32);
+        let at = |i: i64| if i >= 0 && (i as usize) < self.words { line[i as usize] } else { 0 };
+        let low = at(k) >> shift;
+        if shift == 0 {
+            low
+        } else {
+            low | at(k + 1) << (64 - shift)
+        }
+    }
+
+    /// Fills `out` with bits `i = 0..len` of line `line` taken at
+    /// `start + step * i` (`step` is 1 or -1); bits past `len` are 0.
+    fn read(&self, out: &mut [u64], line: i32, start: i32, step: i32, len: i32) {
+        out.fill(0);
+        if line < 0 || line >= self.count {
+            return;
+        }
+        let bits = &self.bits[line as usize * self.words..][..self.words];
+        for (k, word) in out.iter_mut().enumerate().take((len as usize).div_ceil(64)) {
+            let offset = 64 * k as i64;
+            *word = if step > 0 {
+                self.word_at(bits, i64::from(start) + offset)
+            } else {
+                // Bits start - offset - 63 ..= start - offset, reversed.
+                self.word_at(bits, i64::from(start) - offset - 63).reverse_bits()
+            };
+            let left = i64::from(len) - offset;
+            if left < 64 {
+                *word &= (1u64 << left) - 1;
+            }
         }
     }
 }
@@ -259,19 +312,26 @@ impl Sweep {
     /// Adds the covered squares of column `j` (rows `0..=j`): a run of rows
     /// `i0..=i1` blocks the open slopes `((2 i0 - 1) / (2 j + 1), (2 i1 + 1) / (2 j - 1))`.
     fn add_column(&mut self, j: i32, col: &[u64]) {
-        let at = |i: i32| col[i as usize >> 6] >> (i & 63) & 1 != 0;
-        let mut i = 0;
+        // Runs of set bits, found a word at a time.
+        let next = |from: i32, set: bool| -> i32 {
+            let mut k = from as usize / 64;
+            let pick = |w: u64| if set { w } else { !w };
+            let mut word = col.get(k).map_or(if set { 0 } else { u64::MAX }, |&w| pick(w)) & (u64::MAX << (from % 64));
+            while word == 0 {
+                k += 1;
+                if k >= col.len() {
+                    return (k * 64) as i32;
+                }
+                word = pick(col[k]);
+            }
+            (k * 64) as i32 + word.trailing_zeros() as i32
+        };
+        let mut i = next(0, true);
         while i <= j {
-            if !at(i) {
-                i += 1;
-                continue;
-            }
             let i0 = i;
-            while i < j && at(i + 1) {
-                i += 1;
-            }
-            self.insert(Slope(i64::from(2 * i0 - 1), i64::from(2 * j + 1)), Slope(i64::from(2 * i + 1), i64::from(2 * j - 1)));
-            i += 1;
+            let i1 = (next(i0, false) - 1).min(j);
+            self.insert(Slope(i64::from(2 * i0 - 1), i64::from(2 * j + 1)), Slope(i64::from(2 * i1 + 1), i64::from(2 * j - 1)));
+            i = next(i1 + 1, true);
         }
     }
 

@@ -74,6 +74,12 @@ pub struct Accel {
     pub classes: Vec<(i32, Vec<u64>)>,
     /// Words per row of the class bit sets.
     pub words_per_row: usize,
+    /// The same classes transposed (one bit set per grid column, rows as
+    /// bits), `words_per_column` words per column: the shadowcast sweep reads
+    /// vertical lines of a class as whole words.
+    pub classes_by_column: Vec<Vec<u64>>,
+    /// Words per column of [`Accel::classes_by_column`].
+    pub words_per_column: usize,
     /// Whether every distinct top has its class.
     pub classes_complete: bool,
     /// The lowest top of any covered texel (`i32::MAX` with none): a source
@@ -98,13 +104,25 @@ impl Accel {
         levels = if classes_complete { levels } else { vec![lowest_top] };
         levels.sort_unstable();
         let mut classes: Vec<(i32, Vec<u64>)> = levels.iter().map(|&l| (l, vec![0u64; words_per_row * height as usize])).collect();
+        let words_per_column = (height as usize).div_ceil(64);
+        let mut classes_by_column: Vec<Vec<u64>> = classes.iter().map(|_| vec![0u64; words_per_column * width as usize]).collect();
         for (i, &t) in tops.iter().enumerate().filter(|(_, &t)| t != i32::MIN) {
             let (x, y) = (i % width as usize, i / width as usize);
-            for (_, bits) in classes.iter_mut().take_while(|(level, _)| *level <= t) {
+            for ((_, bits), by_column) in classes.iter_mut().zip(classes_by_column.iter_mut()).take_while(|((level, _), _)| *level <= t) {
                 bits[y * words_per_row + x / 64] |= 1 << (x % 64);
+                by_column[x * words_per_column + y / 64] |= 1 << (y % 64);
             }
         }
-        Self { sums: coverage_sums(coverage, width, height), tops, classes, words_per_row, classes_complete, lowest_top }
+        Self {
+            sums: coverage_sums(coverage, width, height),
+            tops,
+            classes,
+            words_per_row,
+            classes_by_column,
+            words_per_column,
+            classes_complete,
+            lowest_top,
+        }
     }
 }
 
