@@ -124,6 +124,33 @@ impl RayBits {
         Some(self.layers[layer].1[base + (i as usize >> 6)] >> (i & 63) & 1 != 0)
     }
 
+    /// The first class's bit ("some covered texel lies on the ray") for
+    /// every texel of the box `x0.., y0..` of `width` by `rows` texels (all
+    /// inside the window), as 0/1 bytes row by row: what [`RayBits::blocked`]
+    /// reads first, laid out for a whole window at once. Octants are walked
+    /// so that a texel on an octant boundary ends with the octant `bit`
+    /// picks. Empty when nothing is covered (every ray is clear).
+    pub fn first_class(&self, x0: i32, y0: i32, width: usize, rows: usize) -> Vec<u8> {
+        let Some((_, layer)) = self.layers.first() else {
+            return Vec::new();
+        };
+        let mut out = vec![0u8; width * rows];
+        let (x1, y1) = (x0 + width as i32, y0 + rows as i32);
+        for o in [2, 1, 5, 6, 7, 0, 4, 3] {
+            let (a, b, c, d) = OCTANTS[o];
+            for j in 0..=self.half {
+                let base = (o * (self.half as usize + 1) + j as usize) * self.words;
+                for i in 0..=j {
+                    let (x, y) = (self.sx + a * j + b * i, self.sy + c * j + d * i);
+                    if x >= x0 && x < x1 && y >= y0 && y < y1 {
+                        out[(y - y0) as usize * width + (x - x0) as usize] = (layer[base + (i as usize >> 6)] >> (i & 63) & 1) as u8;
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Sweeps the window of `s`, or `None` when the shortcut does not apply:
     /// a covered texel in the window at or below the eye, or a window too large.
     pub fn build(s: &SourceTexel, occ: &Occlusion) -> Option<Self> {

@@ -251,12 +251,16 @@ impl Window {
         let bits = if !anti && matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda) { RayBits::build(s, occ) } else { None };
         let width = (x1 - x0 + 1) as usize;
         let mut values = vec![0u16; width * (y1 - y0 + 1) as usize];
+        // Where the sweep says no cover lies on the ray, the texel is lit
+        // without asking the march (the first test of `RayBits::blocked`).
+        let clear = bits.as_ref().map(|b| b.first_class(x0, y0, width, (y1 - y0 + 1) as usize));
         let fill = |(k, out): (usize, &mut [u16])| {
             let y = y0 + k as i32;
             let row = falloff.row(y - sy);
             for (x, o) in (x0..=x1).zip(out) {
                 let v = row[(x - sx + falloff.reach) as usize];
-                *o = if anti { v } else { occluded_value(input, occ, s, bits.as_ref(), x as u32, y as u32, v) };
+                let unobstructed = clear.as_ref().is_some_and(|c| c.is_empty() || c[k * width + (x - x0) as usize] == 0);
+                *o = if anti || unobstructed { v } else { occluded_value(input, occ, s, bits.as_ref(), x as u32, y as u32, v) };
             }
         };
         // A large window (a long-sighted source) is shared among the threads
@@ -872,6 +876,13 @@ mod tests {
                     let march = source_value(&input, &occ, &s, x, y);
                     prop_assert_eq!(fast, march, "texel ({}, {})", x, y);
                 }
+            }
+            // The window as visibility builds it (falloff table, the sweep's
+            // clear texels laid out at once) holds the same values.
+            let win = Window::build(&input, &occ, &s, &FalloffTable::new(&FalloffTable::key(&s)));
+            for (k, &v) in win.values.iter().enumerate() {
+                let (x, y) = (win.x0 + (k % win.width) as i32, win.y0 + (k / win.width) as i32);
+                prop_assert_eq!(v, source_value(&input, &occ, &s, x as u32, y as u32), "window texel ({}, {})", x, y);
             }
         }
     }
