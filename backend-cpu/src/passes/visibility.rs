@@ -764,6 +764,53 @@ mod tests {
         (cov, heights)
     }
 
+    /// The cache holds one window per distinct source key: equal sources
+    /// share one, sources that leave free theirs, and a moved source costs
+    /// exactly one new window.
+    #[test]
+    fn the_window_cache_keeps_one_window_per_distinct_source_and_frees_the_rest() {
+        let (w, h) = (48u32, 40u32);
+        let (cov, heights) = grid(w, h, 3, 10, 12, false, false);
+        let accel = Accel::new(&cov, &heights, w, h);
+        let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+        let src = |x: i32, y: i32| SourceTexel { x: x * 8 + 4, y: y * 8 + 4, radius: 80, eye: 12, strength: 65535, ..Default::default() };
+        let input = |sources: Vec<SourceTexel>| RecomputeInput {
+            bins: murk_core::bin_sources(&sources, w, h, 16),
+            sources,
+            method: RayMethod::Dda,
+            target_height: 0,
+            df_scale: 1,
+            soft_shadow_k_q8: 0,
+            df_jitter: 0,
+            blur: BlurKernel::gaussian(0, 1.0, 0),
+            forget_step: 0,
+            freeze_memory: false,
+            fade_in_step: 0,
+            relax_step: 0,
+            explored_value: 32768,
+            show_memory_alpha: 65535,
+            reveal_walls: true,
+            reuse_visibility: false,
+        };
+        let mut cache = WindowCache::default();
+        let mut out = vec![0u16; (w * h) as usize];
+        let three = input(vec![src(5, 5), src(5, 5), src(20, 30), src(40, 10)]);
+        assert_eq!(visibility_cached(&three, &occ, &mut cache, &mut out), 3, "two equal sources share one window");
+        assert_eq!(cache.len(), 3);
+        let first = out.clone();
+        assert_eq!(visibility_cached(&three, &occ, &mut cache, &mut out), 0, "nothing changed: no window is built");
+        assert_eq!(out, first);
+        let moved = input(vec![src(5, 5), src(21, 30), src(40, 10)]);
+        assert_eq!(visibility_cached(&moved, &occ, &mut cache, &mut out), 1, "one source moved: one window");
+        assert_eq!(cache.len(), 3, "the old window of the moved source is freed");
+        let mut fresh = vec![0u16; out.len()];
+        visibility(&moved, &occ, &mut fresh);
+        assert_eq!(out, fresh, "kept windows give the bytes of a cold pass");
+        visibility_cached(&input(vec![src(40, 10)]), &occ, &mut cache, &mut out);
+        assert_eq!(cache.len(), 1);
+        assert!(cache.bytes() > 0 && cache.bytes() <= 2 * 25 * 25);
+    }
+
     /// A source wider than any window the shortcut once kept (half side over
     /// 512) is swept too, and agrees with the march on sampled texels.
     #[test]
