@@ -44,7 +44,7 @@ struct CpuInstance {
     windows: passes::visibility::WindowCache,
     visibility: Vec<u16>,
     blurred: Vec<u16>,
-    scratch: Vec<u16>,
+    scratch: Vec<u32>,
     memory: Vec<u16>,
     composed: Vec<u16>,
     upscaled: Vec<u16>,

@@ -1,6 +1,8 @@
-// Pass 6, blur: one separable Gaussian step per dispatch; pass.a = 0 for X,
-// 1 for Y. Edges clamp; (sum(w * v) + 32768) >> 16 with weights summing to
-// 65536. Twin: backend-cpu/src/passes/blur.rs.
+// Pass 6, blur: one axis of a Gaussian step per dispatch, weights summing to
+// 256, edges clamped. pass.a = 0: along X, the unrounded sum(w * v) (below
+// 2^24) into the scratch; pass.a = 1: along Y over the scratch,
+// (sum(w * s) + 32768) >> 16 (below 2^32). No rounding between the axes, so
+// the blur commutes with transposition. Twin: backend-cpu/src/passes/blur.rs.
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
 @group(0) @binding(1) var<uniform> pass_params: PassParams;
@@ -16,7 +18,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let r = i32(params.blur_radius);
-    var acc = 32768u;
+    var acc = select(32768u, 0u, pass_params.a == 0u);
     for (var j = 0; j <= 2 * r; j = j + 1) {
         var sx = i32(id.x);
         var sy = i32(id.y);
@@ -27,5 +29,5 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         }
         acc = acc + weights[j] * src[u32(sy) * params.width + u32(sx)];
     }
-    dst[id.y * params.width + id.x] = acc >> 16u;
+    dst[id.y * params.width + id.x] = select(acc >> 16u, acc, pass_params.a == 0u);
 }

@@ -116,15 +116,16 @@ fn world_with(walls_only: bool, methods: BoxedStrategy<RayMethod>) -> impl Strat
     })
 }
 
-/// A rigid motion of the world (and the area with it).
+/// A rigid motion of the world (and the area with it, unless `area_fixed`).
 #[derive(Clone, Copy, Debug)]
 struct Motion {
     quarter_turns: i32,
     mirror: bool,
     shift: Vec2,
+    area_fixed: bool,
 }
 
-const IDENTITY: Motion = Motion { quarter_turns: 0, mirror: false, shift: Vec2::ZERO };
+const IDENTITY: Motion = Motion { quarter_turns: 0, mirror: false, shift: Vec2::ZERO, area_fixed: false };
 
 impl Motion {
     fn vec(self, mut p: Vec2) -> Vec2 {
@@ -186,6 +187,7 @@ fn profile(g: &GenWorld) -> Profile {
 
 fn fog_for(g: &GenWorld, m: Motion, threads: usize) -> FogSubsystem {
     let mut fog = FogSubsystem::new(Box::new(CpuBackend::new(threads).unwrap()));
+    let m = if m.area_fixed { IDENTITY } else { m };
     let c = m.point(Vec2::ZERO);
     fog.create_instance(InstanceDesc {
         name: "i".into(),
@@ -223,6 +225,16 @@ fn u8s(img: &murk_core::StageImage) -> &[u8] {
     }
 }
 
+/// A square grid turned a quarter counter-clockwise `k` times, as the
+/// world turns under an area at yaw 0 (texel x follows world X, rows world Y).
+fn turn<T: Copy>(v: &[T], n: usize, k: i32) -> Vec<T> {
+    let mut out = v.to_vec();
+    for _ in 0..k {
+        out = (0..n * n).map(|i| out[(n - 1 - i % n) * n + i / n]).collect();
+    }
+    out
+}
+
 fn flip_rows(img: &murk_core::StageImage) -> Vec<u16> {
     let v = u16s(img);
     v.chunks(img.width as usize).rev().flatten().copied().collect()
@@ -256,6 +268,29 @@ proptest! {
         for ((stage, x), (_, y)) in a.iter().zip(&b) {
             if matches!(stage, Stage::Visibility | Stage::Blur | Stage::Memory | Stage::Compose | Stage::Upscale | Stage::Final) {
                 prop_assert_eq!(u16s(x), &flip_rows(y)[..], "stage {}", stage.name());
+            }
+        }
+    }
+
+    #[test]
+    fn turning_the_world_under_a_fixed_area_turns_every_mask(
+        g in world_with(false, prop_oneof![Just(RayMethod::None), Just(RayMethod::StepScan), Just(RayMethod::Dda), Just(RayMethod::HierarchicalDda)].boxed()),
+        k in 1i32..4,
+    ) {
+        // The area stays square at yaw 0 while the world turns by quarter
+        // turns about its centre: coverage and every mask turn with it, the
+        // blur included (no rounding between its two axes).
+        let g = GenWorld { rows: g.width, ..g };
+        let n = g.width as usize;
+        let a = run(&g, IDENTITY, 2);
+        let b = run(&g, Motion { quarter_turns: k, area_fixed: true, ..IDENTITY }, 2);
+        for ((stage, x), (_, y)) in a.iter().zip(&b) {
+            match stage {
+                Stage::Coverage => prop_assert_eq!(turn(u8s(x), n, k), u8s(y).to_vec(), "stage {}", stage.name()),
+                Stage::Visibility | Stage::Blur | Stage::Memory | Stage::Compose | Stage::Upscale | Stage::Final => {
+                    prop_assert_eq!(turn(u16s(x), n, k), u16s(y).to_vec(), "stage {}", stage.name())
+                }
+                _ => {}
             }
         }
     }

@@ -103,7 +103,14 @@ pub struct OcclusionInput {
     pub distance_field_scale: u32,
 }
 
-/// Separable blur kernel: integer weights summing to 65536.
+/// Separable blur kernel: integer weights summing to [`BlurKernel::ONE`]
+/// (256), the same along both axes.
+///
+/// A blur step weighs the rows of a column, then the columns of the result,
+/// with no rounding in between: `(sum_j w_j * sum_i w_i * v + 32768) >> 16`.
+/// That sum is the same whichever axis goes first, so the blur commutes with
+/// quarter turns and transposition of the grid; 8-bit weights keep every
+/// partial sum inside 32 bits (`65535 * 256 * 256 < 2^32`) for the GPU.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BlurKernel {
     /// Weights for offsets `-radius..=radius`.
@@ -113,19 +120,24 @@ pub struct BlurKernel {
 }
 
 impl BlurKernel {
+    /// The sum of the weights.
+    pub const ONE: u32 = 256;
+
     /// A Gaussian of `radius` and `sigma`, quantized so the weights sum to
-    /// exactly 65536 (libm for the exponentials, so every platform agrees).
+    /// exactly [`Self::ONE`] (libm for the exponentials, so every platform
+    /// agrees; the rounding remainder goes to the centre). Weights below
+    /// 1/256 of the total are 0.
     pub fn gaussian(radius: u32, sigma: f32, iterations: u32) -> Self {
         if radius == 0 || iterations == 0 {
-            return Self { weights: vec![65536], iterations: 0 };
+            return Self { weights: vec![Self::ONE], iterations: 0 };
         }
         let s = f64::from(sigma);
         let r = radius as i32;
         let raw: Vec<f64> = (-r..=r).map(|i| libm::exp(-f64::from(i * i) / (2.0 * s * s))).collect();
         let total: f64 = raw.iter().sum();
-        let mut weights: Vec<u32> = raw.iter().map(|w| (w / total * 65536.0).floor() as u32).collect();
+        let mut weights: Vec<u32> = raw.iter().map(|w| (w / total * f64::from(Self::ONE)).floor() as u32).collect();
         let sum: u32 = weights.iter().sum();
-        weights[radius as usize] += 65536 - sum;
+        weights[radius as usize] += Self::ONE - sum;
         Self { weights, iterations }
     }
     /// Kernel radius.
