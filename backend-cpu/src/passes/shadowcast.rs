@@ -136,15 +136,32 @@ impl RayBits {
         };
         let mut out = vec![0u8; width * rows];
         let (x1, y1) = (x0 + width as i32, y0 + rows as i32);
+        // The rows i of column j whose texel `start + i * step` lies in `lo..hi`.
+        let span = |start: i32, step: i32, lo: i32, hi: i32, j: i32| -> (i32, i32) {
+            let (first, last) = if step > 0 { (lo - start, hi - 1 - start) } else { (start - (hi - 1), start - lo) };
+            (first.max(0), last.min(j))
+        };
         for o in [2, 1, 5, 6, 7, 0, 4, 3] {
             let (a, b, c, d) = OCTANTS[o];
             for j in 0..=self.half {
                 let base = (o * (self.half as usize + 1) + j as usize) * self.words;
-                for i in 0..=j {
-                    let (x, y) = (self.sx + a * j + b * i, self.sy + c * j + d * i);
-                    if x >= x0 && x < x1 && y >= y0 && y < y1 {
-                        out[(y - y0) as usize * width + (x - x0) as usize] = (layer[base + (i as usize >> 6)] >> (i & 63) & 1) as u8;
+                // Column j of the octant runs along one grid row (b != 0) or
+                // one grid column (b == 0).
+                let (cx, cy) = (self.sx + a * j, self.sy + c * j);
+                let (first, last) = if b != 0 {
+                    if cy < y0 || cy >= y1 {
+                        continue;
                     }
+                    span(cx, b, x0, x1, j)
+                } else {
+                    if cx < x0 || cx >= x1 {
+                        continue;
+                    }
+                    span(cy, d, y0, y1, j)
+                };
+                for i in first..=last {
+                    let (x, y) = (cx + b * i, cy + d * i);
+                    out[(y - y0) as usize * width + (x - x0) as usize] = (layer[base + (i as usize >> 6)] >> (i & 63) & 1) as u8;
                 }
             }
         }

@@ -257,10 +257,19 @@ impl Window {
         let fill = |(k, out): (usize, &mut [u16])| {
             let y = y0 + k as i32;
             let row = falloff.row(y - sy);
+            let heights = &occ.heights[y as usize * occ.width as usize..];
             for (x, o) in (x0..=x1).zip(out) {
                 let v = row[(x - sx + falloff.reach) as usize];
-                let unobstructed = clear.as_ref().is_some_and(|c| c.is_empty() || c[k * width + (x - x0) as usize] == 0);
-                *o = if anti || unobstructed { v } else { occluded_value(input, occ, s, bits.as_ref(), x as u32, y as u32, v) };
+                *o = match clear.as_ref().map(|c| c.is_empty() || c[k * width + (x - x0) as usize] == 0) {
+                    _ if anti || v == 0 => v,
+                    // No cover on the ray: lit.
+                    Some(true) => v,
+                    // A cover on the ray, and every cover rises above the eye
+                    // (or there would be no sweep): a target at or below the
+                    // eye is hidden, as `RayBits::blocked` answers first.
+                    Some(false) if (x, y) != (sx, sy) && i64::from(heights[x as usize]) + i64::from(input.target_height) <= i64::from(s.eye) => 0,
+                    _ => occluded_value(input, occ, s, bits.as_ref(), x as u32, y as u32, v),
+                };
             }
         };
         // A large window (a long-sighted source) is shared among the threads
