@@ -222,3 +222,55 @@ fn shader_params_carry_the_material_block() {
     assert_eq!(size_of::<murk_core::ShaderParams>(), 48);
     assert!(fog.shader_params("nope").is_err());
 }
+
+/// The composed mask at texel (20, 20), where the tests put their source.
+fn composed_at_source(fog: &mut murk_core::FogSubsystem) -> u16 {
+    match fog.read_stage("i", Stage::Compose).unwrap().data {
+        murk_core::StageData::U16(v) => v[20 * 64 + 20],
+        other => panic!("composed mask has type {other:?}"),
+    }
+}
+
+#[test]
+fn a_pause_before_the_first_fade_does_not_freeze_it() {
+    for pause_dt in [0, 1] {
+        let mut fog = fog(Profile::default());
+        let mut world = World::new();
+        world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(10.0)));
+        fog.tick(&mut world, pause_dt).unwrap();
+        fog.tick(&mut world, pause_dt).unwrap();
+        for _ in 0..30 {
+            fog.tick(&mut world, 33_333).unwrap();
+        }
+        assert_eq!(composed_at_source(&mut fog), 65535, "pause with dt = {pause_dt} µs");
+    }
+}
+
+#[test]
+fn a_pause_mid_fade_does_not_freeze_it() {
+    for pause_dt in [0, 1] {
+        let mut fog = fog(Profile { fade_in_rate: 1.0, ..Profile::default() });
+        let mut world = World::new();
+        world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(10.0)));
+        for _ in 0..5 {
+            fog.tick(&mut world, 33_333).unwrap();
+        }
+        // The first paused tick still spends the time of the tick before it.
+        fog.tick(&mut world, pause_dt).unwrap();
+        let before = composed_at_source(&mut fog);
+        assert!(before > 0 && before < 65535, "mid-fade: {before}");
+        for _ in 0..10 {
+            fog.tick(&mut world, pause_dt).unwrap();
+        }
+        assert_eq!(composed_at_source(&mut fog), before, "a pause does not move the fade");
+        for _ in 0..60 {
+            fog.tick(&mut world, 33_333).unwrap();
+        }
+        assert_eq!(composed_at_source(&mut fog), 65535, "pause with dt = {pause_dt} µs");
+        // Once the fade is done the instance settles again.
+        let skipped = fog.stats("i").unwrap().skipped_recomputes;
+        fog.tick(&mut world, 33_333).unwrap();
+        fog.tick(&mut world, 33_333).unwrap();
+        assert!(fog.stats("i").unwrap().skipped_recomputes > skipped);
+    }
+}

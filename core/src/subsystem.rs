@@ -1291,6 +1291,19 @@ fn recompute_input(slot: &Slot, sources: Vec<SourceTexel>, elapsed_us: u64) -> R
     })
 }
 
+/// Which configured rates (fade-in, relax, forget unless memory is frozen)
+/// got a step of 0 from the elapsed time: `(any, all)`. `all` is false when
+/// no rate is configured.
+fn starved_rates(q: &ProfileQ, input: &RecomputeInput) -> (bool, bool) {
+    let rates = [
+        (q.fade_in_per_s, input.fade_in_step),
+        (q.relax_per_s, input.relax_step),
+        (if input.freeze_memory { 0 } else { q.forget_per_s }, input.forget_step),
+    ];
+    let active: Vec<bool> = rates.iter().filter(|(per_s, _)| *per_s > 0).map(|(_, step)| *step == 0).collect();
+    (active.iter().any(|s| *s), !active.is_empty() && active.iter().all(|s| *s))
+}
+
 /// Applies a gathered tick to one instance.
 fn apply(
     backend: &mut dyn Backend,
@@ -1355,11 +1368,19 @@ fn apply(
     let elapsed = if slot.has_recomputed { slot.rate_since_us } else { dt };
     let input = recompute_input(slot, g.sources, elapsed)?;
     let report = backend.recompute(slot.key, &input)?;
-    slot.settled = !report.changed;
+    let (starved, all_starved) = starved_rates(&slot.q, &input);
+    // "Nothing changed" proves a fixed point only when every configured rate
+    // could move a texel: after a pause (dt = 0) or a tick too short for a
+    // rate to take one mask unit, an unfinished fade also changes nothing.
+    slot.settled = !report.changed && !starved;
     slot.source_hash = Some(g.source_hash);
     slot.recomputed_profile = Some(slot.q);
     slot.has_recomputed = true;
-    slot.rate_since_us = 0;
+    // When no rate could step, the elapsed time is still owed to them: keep
+    // it for the next recompute instead of dropping it.
+    if !all_starved {
+        slot.rate_since_us = 0;
+    }
     slot.blend_since_us = 0;
     slot.stats.recomputes += 1;
     outcome.recomputed = true;
