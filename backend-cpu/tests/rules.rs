@@ -274,3 +274,61 @@ fn a_pause_mid_fade_does_not_freeze_it() {
         assert!(fog.stats("i").unwrap().skipped_recomputes > skipped);
     }
 }
+
+fn far_fine_instance() -> murk_core::InstanceDesc {
+    murk_core::InstanceDesc {
+        name: "far".into(),
+        area: murk_core::Area { center: Vec3::new(10_000.0, 10_000.0, 5.0), extents: Vec3::new(8.0, 8.0, 10.0), yaw_degrees: 0.0 },
+        resolution: 2048,
+        ..desc(Profile::default())
+    }
+}
+
+#[test]
+fn a_far_fine_instance_does_not_judge_sources_it_cannot_see() {
+    let mut fog = fog(fast());
+    fog.create_instance(far_fine_instance()).unwrap();
+    let mut world = World::new();
+    world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(20.0)));
+    for _ in 0..3 {
+        fog.tick(&mut world, 33_333).unwrap();
+    }
+    // A source that does reach the far instance is judged there, and the
+    // error names that instance; nothing was changed by the failed tick.
+    let before = fog.state_hash("i").unwrap();
+    let e = world.spawn((Position(Vec3::new(10_000.0, 10_000.0, 0.0)), VisionSource::new(20.0)));
+    let err = fog.tick(&mut world, 33_333).unwrap_err().to_string();
+    assert!(err.contains(&format!("instance `far`: entity {}.source.radius = 20", e.id())), "{err}");
+    assert!(err.contains("5120 texels"), "{err}");
+    assert_eq!(fog.state_hash("i").unwrap(), before);
+}
+
+#[test]
+fn degenerate_areas_are_rejected_at_creation_naming_the_instance() {
+    let mut fog = fog(fast());
+    let mut d = desc(Profile::default());
+    d.name = "tiny".into();
+    d.area.extents = Vec3::new(1e-30, 1e-30, 10.0);
+    let err = fog.create_instance(d.clone()).unwrap_err().to_string();
+    assert!(err.contains("instance `tiny`.area.extents.x = 0.000000000000000000000000000001"), "{err}");
+    d.area.extents = Vec3::new(64.0, 64.0, 1e-30);
+    let err = fog.create_instance(d.clone()).unwrap_err().to_string();
+    assert!(err.contains("instance `tiny`.area.extents.z"), "{err}");
+    // set_area refuses it too and keeps the old area.
+    let mut area = fog.instance("i").unwrap().area;
+    area.extents = Vec3::new(1e-30, 1e-30, 10.0);
+    let err = fog.set_area("i", area).unwrap_err().to_string();
+    assert!(err.contains("instance `i`.area.extents.x"), "{err}");
+    assert_eq!(fog.instance("i").unwrap().area.extents.x, 64.0);
+    assert_eq!(fog.instance_names(), vec!["i".to_string()]);
+}
+
+#[test]
+fn a_radius_rejected_after_rounding_says_what_was_rounded() {
+    let mut fog = fog(fast());
+    let mut world = World::new();
+    world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(4095.0625)));
+    let err = fog.tick(&mut world, 33_333).unwrap_err().to_string();
+    assert!(err.contains("is 4095.0625 texels"), "{err}");
+    assert!(err.contains("4095.125 after rounding to 1/8 texel; at most 4095"), "{err}");
+}

@@ -34,6 +34,13 @@ use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The smallest internal texel an area may have, in world units; finer grids
+/// (an area of 1e-30 units) are degenerate and rejected when created.
+pub const MIN_TEXEL_SIZE: f64 = 1.0 / 65536.0;
+/// The smallest height slab (`extents.z`), in world units (a height unit is
+/// 1/256 of it).
+pub const MIN_SLAB_HEIGHT: f64 = 1.0 / 256.0;
+
 /// What a fog instance is made of.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -206,6 +213,23 @@ impl FogSubsystem {
         let (out_w, out_h) = grid_size(&desc.area, desc.resolution, desc.lod).map_err(|e| prefix_error(e, prefix))?;
         let (w, h) = (out_w >> desc.lod, out_h >> desc.lod);
         let transform = AreaTransform::new(&desc.area, w, h);
+        if transform.texel_size() < MIN_TEXEL_SIZE {
+            return Err(MurkError::invalid(
+                format!("{prefix}.area.extents.x"),
+                desc.area.extents.x,
+                format!(
+                    "gives texels of {:e} world units at {w} internal texels; they must be at least 2^-16 = {MIN_TEXEL_SIZE:e} (a larger area or a lower resolution)",
+                    transform.texel_size()
+                ),
+            ));
+        }
+        if f64::from(desc.area.extents.z) < MIN_SLAB_HEIGHT {
+            return Err(MurkError::invalid(
+                format!("{prefix}.area.extents.z"),
+                desc.area.extents.z,
+                format!("the height slab must be at least 2^-8 = {MIN_SLAB_HEIGHT} world units"),
+            ));
+        }
         target_height_units(desc).map_err(|e| prefix_error(e, prefix))?;
         Ok((q, transform, InstanceDims { width: w, height: h, out_width: out_w, out_height: out_h }))
     }
@@ -332,7 +356,7 @@ impl FogSubsystem {
             }
             let due = !slot.has_recomputed || slot.rate_since_us >= slot.q.update_interval_us;
             if due {
-                gathered.insert(name.clone(), gather(slot, world)?);
+                gathered.insert(name.clone(), gather(slot, world).map_err(|e| in_instance(e, name))?);
             }
         }
         let actors = self.gather_actors(world)?;
@@ -899,6 +923,15 @@ impl FogSubsystem {
     }
 }
 
+/// Names the instance that judged a world input.
+fn in_instance(e: MurkError, name: &str) -> MurkError {
+    match e {
+        MurkError::InvalidValue { field, value, reason } => MurkError::InvalidValue { field: format!("instance `{name}`: {field}"), value, reason },
+        MurkError::UnknownEntity(what) => MurkError::UnknownEntity(format!("instance `{name}`: {what}")),
+        other => other,
+    }
+}
+
 fn prefix_error(e: MurkError, prefix: &str) -> MurkError {
     match e {
         MurkError::InvalidValue { field, value, reason } => MurkError::InvalidValue { field: format!("{prefix}.{field}"), value, reason },
@@ -1080,13 +1113,13 @@ fn project_source(label: &str, pos: &Position, s: &VisionSource, slot: &Slot, sl
     let x = finite(|| format!("{label}.position.x"), pos.0.x)?;
     let y = finite(|| format!("{label}.position.y"), pos.0.y)?;
     let z = finite(|| format!("{label}.position.z"), pos.0.z)?;
-    let radius = t.length_q(|| format!("{label}.source.radius"), s.radius)?;
-    if radius > MAX_RADIUS_TEXELS * TEXEL_ONE {
-        return Err(MurkError::invalid(
-            format!("{label}.source.radius"),
-            s.radius,
-            format!("is {} texels at this instance's resolution; at most {MAX_RADIUS_TEXELS}", radius / TEXEL_ONE),
-        ));
+    // A radius that is not a length is wrong for every instance; one too long
+    // for this instance's texels is judged only if the source can touch it.
+    let radius_q = t.length_q(|| format!("{label}.source.radius"), s.radius);
+    if let Err(e) = &radius_q {
+        if !s.radius.is_finite() || s.radius < 0.0 {
+            return Err(e.clone());
+        }
     }
     let falloff = match s.falloff {
         Some(f) => in_range(|| format!("{label}.source.falloff"), f, 0.0, 1.0)?,
@@ -1121,9 +1154,24 @@ fn project_source(label: &str, pos: &Position, s: &VisionSource, slot: &Slot, sl
         return Ok(None);
     }
     let (tx, ty) = t.world_to_texel(x, y);
-    let rt = f64::from(radius) / f64::from(TEXEL_ONE);
+    let rt = match &radius_q {
+        Ok(r) => f64::from(*r) / f64::from(TEXEL_ONE),
+        Err(_) => f64::from(s.radius) / t.texel_size(),
+    };
     if tx + rt < 0.0 || ty + rt < 0.0 || tx - rt > f64::from(t.width()) || ty - rt > f64::from(t.height()) {
         return Ok(None);
+    }
+    let radius = radius_q?;
+    if radius > MAX_RADIUS_TEXELS * TEXEL_ONE {
+        let exact = f64::from(s.radius) / t.texel_size();
+        return Err(MurkError::invalid(
+            format!("{label}.source.radius"),
+            s.radius,
+            format!(
+                "is {exact} texels at this instance's resolution, {} after rounding to 1/{TEXEL_ONE} texel; at most {MAX_RADIUS_TEXELS}",
+                f64::from(radius) / f64::from(TEXEL_ONE)
+            ),
+        ));
     }
     let [qx, qy] = AreaTransform::texel_q(tx, ty);
     let eye = t.height_q(|| format!("{label}.source.eye_height"), z + eye_offset)?;
