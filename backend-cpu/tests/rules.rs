@@ -332,3 +332,60 @@ fn a_radius_rejected_after_rounding_says_what_was_rounded() {
     assert!(err.contains("is 4095.0625 texels"), "{err}");
     assert!(err.contains("4095.125 after rounding to 1/8 texel; at most 4095"), "{err}");
 }
+
+const SCENARIO: &str = r#"{"name": "x", "ticks": TICKS, "instances": [{"name": "i", "area": {"center": [0,0,0], "extents": [10,10,10]}, "resolution": 16}],
+    "sources": [{"id": "a", "position": [0,0,0], "source": {"radius": 3}}, {"id": "late", "position": [1,1,0], "source": {"radius": 2}, "spawn_tick": SPAWN}],
+    "blockers": [{"id": "wall", "position": [2,2,0], "blocker": {"shape": {"circle": {"radius": 1}}}, "spawn_tick": 1 DESPAWN}],
+    "events": EVENTS}"#;
+
+fn scenario_error(ticks: &str, spawn: &str, despawn: &str, events: &str, edit: impl Fn(&mut Scenario)) -> Option<String> {
+    let text = SCENARIO.replace("TICKS", ticks).replace("DESPAWN", despawn).replace("SPAWN", spawn).replace("EVENTS", events);
+    let mut s = Scenario::parse(&text, "json", "s.json").unwrap();
+    edit(&mut s);
+    ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).err().map(|e| e.to_string())
+}
+
+#[test]
+fn a_scenario_is_checked_whole_before_tick_0() {
+    assert_eq!(scenario_error("5", "3", "", "[]", |_| {}), None);
+    // A bad source that spawns late fails before the first tick.
+    let e = scenario_error("200000", "199999", "", "[]", |s| s.sources[1].source.falloff = Some(2.0)).unwrap();
+    assert!(e.contains("sources[1].source.falloff = 2"), "{e}");
+    let e = scenario_error("5", "3", "", "[]", |s| s.sources[1].source.team = 40).unwrap();
+    assert!(e.contains("sources[1].source.team = 40"), "{e}");
+    let e = scenario_error("5", "3", "", "[]", |s| s.blockers[0].blocker.shape = BlockerShape::Polygon { points: vec![] }).unwrap();
+    assert!(e.contains("blockers[0].blocker.shape.polygon.points = 0"), "{e}");
+    let e = scenario_error("0", "0", "", "[]", |_| {}).unwrap();
+    assert!(e.contains("ticks = 0"), "{e}");
+    let e = scenario_error("5", "5", "", "[]", |_| {}).unwrap();
+    assert!(e.contains("sources[1].spawn_tick = 5") && e.contains("never spawn"), "{e}");
+    let e = scenario_error("5", "3", ", \"despawn_tick\": 1", "[]", |_| {}).unwrap();
+    assert!(e.contains("blockers[0].despawn_tick = 1") && e.contains("despawn before spawn"), "{e}");
+    let e = scenario_error("5", "3", "", r#"[{"tick": 5, "action": "mark_capture_dirty"}]"#, |_| {}).unwrap();
+    assert!(e.contains("events[0].tick = 5") && e.contains("after the last tick (4)"), "{e}");
+    let e = scenario_error("5", "3", "", r#"[{"tick": 2, "action": {"despawn": {"id": "late"}}}]"#, |_| {}).unwrap();
+    assert!(e.contains("events[0].tick = 2") && e.contains("before it spawns at tick 3"), "{e}");
+    let e = scenario_error(
+        "5",
+        "3",
+        "",
+        r#"[{"tick": 2, "action": {"set_area": {"instance": "i", "area": {"center": [0,0,0], "extents": [10,0,10]}}}}]"#,
+        |_| {},
+    )
+    .unwrap();
+    assert!(e.contains("events[0].action.area.extents.y = 0"), "{e}");
+}
+
+#[test]
+fn scenario_tick_errors_name_the_file_entry_not_the_entity_number() {
+    // A radius that is too long only in this instance's texels is found when
+    // the tick measures it; the error names the file's entry.
+    let text = SCENARIO.replace("TICKS", "3").replace("DESPAWN", "").replace("SPAWN", "1").replace("EVENTS", "[]");
+    let mut s = Scenario::parse(&text, "json", "s.json").unwrap();
+    s.sources[1].source.radius = 5000.0;
+    let mut runner = ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).unwrap();
+    runner.step().unwrap();
+    let e = runner.step().unwrap_err().to_string();
+    assert!(e.contains("instance `i`: sources[1] (id `late`).source.radius = 5000"), "{e}");
+    assert!(!e.contains("entity "), "{e}");
+}
