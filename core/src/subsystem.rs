@@ -181,8 +181,10 @@ impl FogSubsystem {
         let prefix = format!("instance `{}`", desc.name);
         let (q, transform, dims) = Self::validate_desc(&desc, &prefix)?;
         let key = self.next_key;
+        let next_key =
+            key.checked_add(1).ok_or_else(|| MurkError::invalid("instance keys", key, "are used up: every key up to u32::MAX was given out"))?;
         self.backend.create_instance(key, dims)?;
-        self.next_key += 1;
+        self.next_key = next_key;
         let slot = Slot {
             key,
             desc,
@@ -368,13 +370,15 @@ impl FogSubsystem {
             if !slot.desc.profile.enabled {
                 continue;
             }
-            slot.stats.ticks += 1;
+            slot.stats.ticks = slot.stats.ticks.saturating_add(1);
             let mut outcome = InstanceTick::default();
             if let Some(g) = gathered.remove(name) {
                 outcome = apply(self.backend.as_mut(), slot, g, dt, &mut built, share)?;
             }
-            slot.rate_since_us += dt;
-            slot.blend_since_us += dt;
+            // Counters and timers saturate: a snapshot may bring them near
+            // u64::MAX, and a saturated timer means "due" and "blend done".
+            slot.rate_since_us = slot.rate_since_us.saturating_add(dt);
+            slot.blend_since_us = slot.blend_since_us.saturating_add(dt);
             // An interval of 0 recomputes every tick: the blend lands at once.
             let t = slot.blend_since_us.saturating_mul(65536).checked_div(slot.q.update_interval_us).map_or(65536, |t| t.min(65536) as u32);
             if slot.has_recomputed {
@@ -395,7 +399,7 @@ impl FogSubsystem {
             // The entity was just listed by the query, so it exists.
             let _ = world.despawn(e);
         }
-        self.tick += 1;
+        self.tick = self.tick.saturating_add(1);
         Ok(report)
     }
 
@@ -455,6 +459,11 @@ impl FogSubsystem {
                 finite(|| format!("points[{i}].{axis}"), v)?;
             }
         }
+        // Handles are never reused: after u64::MAX handles, queries are refused.
+        let next_query = self
+            .next_query
+            .checked_add(1)
+            .ok_or_else(|| MurkError::invalid("query handle", self.next_query, "is the last one: every handle below u64::MAX was given out"))?;
         let mut by_instance: BTreeMap<String, (Vec<usize>, Vec<[u32; 2]>)> = BTreeMap::new();
         for (i, p) in points.iter().enumerate() {
             if let Some((name, texel)) = self.locate(*p) {
@@ -471,7 +480,7 @@ impl FogSubsystem {
             batches.push(SampleBatch { instance, ticket, indices, cutoff: cut });
         }
         let id = self.next_query;
-        self.next_query += 1;
+        self.next_query = next_query;
         self.queries.insert(id, PendingQuery { answers: vec![MaskAnswer::NoInstance; points.len()], batches });
         Ok(QueryHandle(id))
     }
@@ -1318,7 +1327,10 @@ fn resample_captures(captures: &[(Entity, &HeightCapture)], t: &AreaTransform, s
 /// The recompute inputs of an instance for its projected sources, with rate
 /// steps for `elapsed_us` since the last recompute.
 fn recompute_input(slot: &Slot, sources: Vec<SourceTexel>, elapsed_us: u64) -> Result<RecomputeInput> {
-    let step = |per_s: u32| (u64::from(per_s) * elapsed_us / 1_000_000).min(u64::from(u32::MAX)) as u32;
+    // In 128 bits: per_s * elapsed fits for any elapsed time (a u64 product
+    // wraps after about 7.8 hours at the highest rate); the step saturates
+    // at u32::MAX, where it already moves any texel the whole range.
+    let step = |per_s: u32| (u128::from(per_s) * u128::from(elapsed_us) / 1_000_000).min(u128::from(u32::MAX)) as u32;
     let p = &slot.desc.profile;
     let bins = bin_sources(&sources, slot.dims.width, slot.dims.height, p.tile_size);
     Ok(RecomputeInput {
@@ -1364,7 +1376,7 @@ fn apply(
     let mut outcome = InstanceTick::default();
     if let Some((signature, texels)) = g.capture {
         if let Some(texels) = texels {
-            slot.stats.recaptures += 1;
+            slot.stats.recaptures = slot.stats.recaptures.saturating_add(1);
             slot.capture = Some(texels);
             slot.occlusion_dirty = true;
         }
@@ -1388,12 +1400,14 @@ fn apply(
         let content = if share { input.content_hash() } else { 0 };
         let shared_from = if share { built.get(&content).copied() } else { None };
         let result = match shared_from {
-            Some(from) => backend.copy_occlusion(from, slot.key).map(|()| slot.stats.occlusion_shared += 1),
+            Some(from) => {
+                backend.copy_occlusion(from, slot.key).map(|()| slot.stats.occlusion_shared = slot.stats.occlusion_shared.saturating_add(1))
+            }
             None => backend.build_occlusion(slot.key, &input).map(|()| {
                 if share {
                     built.insert(content, slot.key);
                 }
-                slot.stats.occlusion_builds += 1;
+                slot.stats.occlusion_builds = slot.stats.occlusion_builds.saturating_add(1);
             }),
         };
         slot.capture = input.capture.take();
@@ -1409,7 +1423,7 @@ fn apply(
         && slot.recomputed_profile == Some(slot.q)
         && slot.has_recomputed;
     if unchanged {
-        slot.stats.skipped_recomputes += 1;
+        slot.stats.skipped_recomputes = slot.stats.skipped_recomputes.saturating_add(1);
         slot.rate_since_us = 0;
         return Ok(outcome);
     }
@@ -1430,7 +1444,7 @@ fn apply(
         slot.rate_since_us = 0;
     }
     slot.blend_since_us = 0;
-    slot.stats.recomputes += 1;
+    slot.stats.recomputes = slot.stats.recomputes.saturating_add(1);
     outcome.recomputed = true;
     Ok(outcome)
 }
