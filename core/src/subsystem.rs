@@ -308,6 +308,8 @@ impl FogSubsystem {
         slot.transform = transform;
         if dims != slot.dims {
             slot.has_recomputed = false;
+            // Fresh textures: nothing is built for them yet.
+            slot.built_for = None;
         }
         slot.dims = dims;
         slot.capture_dirty = true;
@@ -724,8 +726,21 @@ impl FogSubsystem {
     }
 
     /// Restores a snapshot written by [`Self::snapshot`], and its ghosts and
-    /// transient-reveal counters into `world`. A truncated, corrupted or
-    /// wrong-version snapshot is an error and changes nothing.
+    /// transient-reveal counters into `world`.
+    ///
+    /// The whole body is read and checked against itself before anything is
+    /// replaced: a truncated, corrupted or wrong-version snapshot, or one whose
+    /// checksum is right but whose fields disagree (two instances with one
+    /// name, textures missing or of the wrong size, type or range, a capture
+    /// of the wrong length, query handles at or past the next handle, stealth
+    /// states naming unknown instances or sharing a ghost) is an error naming
+    /// the field, and changes nothing.
+    ///
+    /// Entities the game owns are never touched: a ghost keeps its saved id
+    /// only when no live entity holds that index; otherwise (the game reused
+    /// the id after the ghost was removed) a new ghost entity is spawned and
+    /// the stealth state names it. Transient-reveal countdowns are restored
+    /// only on entities that hold a `TransientReveal` already.
     pub fn restore(&mut self, world: &mut World, bytes: &[u8]) -> Result<()> {
         let payload = unframe(FOG_MAGIC, bytes)?;
         let mut r = Reader::new(payload);
@@ -733,21 +748,30 @@ impl FogSubsystem {
         let next_query = r.u64()?;
         let queries: BTreeMap<u64, Vec<MaskAnswer>> =
             serde_json::from_str(&r.str()?).map_err(|e| MurkError::Parse { what: "snapshot query answers".into(), message: e.to_string() })?;
+        if let Some((&h, _)) = queries.range(next_query..).next() {
+            return Err(MurkError::invalid("snapshot.queries", h, format!("is a pending handle at or past the next handle {next_query}")));
+        }
         let count = r.u32()?;
-        let mut slots = Vec::new();
+        let mut slots: Vec<(Slot, Vec<(String, StageImage)>)> = Vec::new();
+        let mut names = std::collections::BTreeSet::new();
         for _ in 0..count {
             let desc: InstanceDesc =
                 serde_json::from_str(&r.str()?).map_err(|e| MurkError::Parse { what: "snapshot instance".into(), message: e.to_string() })?;
             let prefix = format!("snapshot instance `{}`", desc.name);
+            if !names.insert(desc.name.clone()) {
+                return Err(MurkError::invalid("snapshot.instances.name", &desc.name, "is used by two instances"));
+            }
             let (q, transform, dims) = Self::validate_desc(&desc, &prefix)?;
             let blocker_hash = r.opt_u64()?;
             let capture_signature = r.opt_u64()?;
-            let capture =
-                if r.bool()? { Some(r.blob()?.chunks(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<i32>>()) } else { None };
+            let capture = if r.bool()? { Some(read_capture(r.blob()?, dims, &prefix)?) } else { None };
             let source_hash = r.opt_u64()?;
             let (occlusion_dirty, capture_dirty, settled, has_recomputed) = (r.bool()?, r.bool()?, r.bool()?, r.bool()?);
             let has_built = r.bool()?;
             let built = (r.bool()?, r.u32()?);
+            if ![0, 1, 2, 4].contains(&built.1) {
+                return Err(MurkError::invalid(format!("{prefix}.built_for.distance_field_scale"), built.1, "must be 0, 1, 2 or 4"));
+            }
             let has_recomputed_profile = r.bool()?;
             let (explored_value, visibility_cutoff, show_memory_alpha, smooth_falloff, df_jitter) =
                 (r.u16()?, r.u16()?, r.u16()?, r.u16()?, r.u16()?);
@@ -774,17 +798,13 @@ impl FogSubsystem {
                 recomputes: r.u64()?,
                 skipped_recomputes: r.u64()?,
             };
-            if capture.as_ref().is_some_and(|c| c.len() != (dims.width * dims.height) as usize) {
-                return Err(MurkError::Parse {
-                    what: "snapshot".into(),
-                    message: format!("{prefix}: capture size does not match {}x{}", dims.width, dims.height),
-                });
-            }
+            let built_for = has_built.then_some(built);
             let n = r.u32()?;
             let mut textures = Vec::new();
             for _ in 0..n {
                 textures.push(r.image()?);
             }
+            check_textures(&textures, dims, built_for, &prefix)?;
             let slot = Slot {
                 key: 0,
                 desc,
@@ -798,7 +818,7 @@ impl FogSubsystem {
                 occlusion_dirty,
                 capture_dirty,
                 settled,
-                built_for: has_built.then_some(built),
+                built_for,
                 recomputed_profile: has_recomputed_profile.then_some(recomputed),
                 rate_since_us,
                 blend_since_us,
@@ -807,8 +827,18 @@ impl FogSubsystem {
             };
             slots.push((slot, textures));
         }
+        for (h, answers) in &queries {
+            for a in answers {
+                if let MaskAnswer::Sampled { instance, .. } = a {
+                    if !names.contains(instance) {
+                        return Err(MurkError::invalid(format!("snapshot.queries[{h}].instance"), instance, "names no instance of the snapshot"));
+                    }
+                }
+            }
+        }
         let mut stealth = BTreeMap::new();
         let mut ghosts = Vec::new();
+        let mut ghost_ids = std::collections::BTreeSet::new();
         for _ in 0..r.u32()? {
             let bits = r.u64()?;
             let last_visible = r.bool()?;
@@ -822,6 +852,16 @@ impl FogSubsystem {
             let instance = r.str()?;
             let actor = Entity::from_bits(bits)
                 .ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("actor id {bits} is invalid") })?;
+            let field = format!("snapshot.stealth[{}]", actor.id());
+            if stealth.contains_key(&bits) {
+                return Err(MurkError::invalid(format!("{field}.actor"), bits, "has two stealth states"));
+            }
+            if has_known && known.iter().any(|v| !f32::from_bits(*v).is_finite()) {
+                return Err(MurkError::invalid(format!("{field}.last_known"), format!("{known:?}"), "must be finite numbers"));
+            }
+            if has_instance && !names.contains(&instance) {
+                return Err(MurkError::invalid(format!("{field}.instance"), &instance, "names no instance of the snapshot"));
+            }
             let ghost = match ghost {
                 Some(g) => Some(
                     Entity::from_bits(g).ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("ghost id {g} is invalid") })?,
@@ -829,7 +869,13 @@ impl FogSubsystem {
                 None => None,
             };
             if let Some(g) = ghost {
-                ghosts.push((g, at, actor));
+                if !ghost_ids.insert(g.id()) || g.id() == actor.id() {
+                    return Err(MurkError::invalid(format!("{field}.ghost"), g.id(), "is shared with another ghost or actor"));
+                }
+                for (axis, v) in [("x", at.x), ("y", at.y), ("z", at.z)] {
+                    finite(|| format!("{field}.ghost_position.{axis}"), v)?;
+                }
+                ghosts.push((bits, g, at, actor));
             }
             let state = StealthState {
                 last_visible,
@@ -841,13 +887,29 @@ impl FogSubsystem {
             };
             stealth.insert(bits, state);
         }
-        let mut reveals = Vec::new();
+        for bits in stealth.keys() {
+            if let Some(id) = Entity::from_bits(*bits).map(|e| e.id()) {
+                if ghost_ids.contains(&id) {
+                    return Err(MurkError::invalid("snapshot.stealth.ghost", id, "is also an actor"));
+                }
+            }
+        }
+        let mut reveals = BTreeMap::new();
         for _ in 0..r.u32()? {
-            reveals.push((r.u64()?, r.u32()?));
+            let (bits, remaining) = (r.u64()?, r.u32()?);
+            let e = Entity::from_bits(bits)
+                .ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("reveal id {bits} is invalid") })?;
+            if reveals.insert(e, remaining).is_some() {
+                return Err(MurkError::invalid("snapshot.reveals", e.id(), "is listed twice"));
+            }
         }
         r.finish()?;
-        // Everything parsed: load the textures into fresh backend instances,
-        // and only when all succeeded replace the running ones.
+        let last_key = u64::from(self.next_key) + slots.len() as u64;
+        if last_key > u64::from(u32::MAX) {
+            return Err(MurkError::invalid("instance keys", self.next_key, "are used up: every key up to u32::MAX was given out"));
+        }
+        // Everything parsed and checked: load the textures into fresh backend
+        // instances, and only when all succeeded replace the running ones.
         let mut created = Vec::new();
         let mut fresh = BTreeMap::new();
         let mut key = self.next_key;
@@ -874,19 +936,31 @@ impl FogSubsystem {
         self.tick = tick;
         self.next_query = next_query;
         self.queries = queries.into_iter().map(|(h, answers)| (h, PendingQuery { answers, batches: Vec::new() })).collect();
+        // The old ghosts are murk's: despawn those that are still ghosts.
         for old in self.stealth.values() {
             if let Some(g) = old.ghost {
-                let _ = world.despawn(g);
+                if world.get::<&Ghost>(g).is_ok() {
+                    let _ = world.despawn(g);
+                }
             }
         }
         self.stealth = stealth;
-        for (ghost, at, actor) in ghosts {
-            world.spawn_at(ghost, (Position(at), Ghost { actor }));
+        let live: std::collections::BTreeSet<u32> = world.iter().map(|e| e.entity().id()).collect();
+        for (bits, ghost, at, actor) in ghosts {
+            let components = (Position(at), Ghost { actor });
+            if live.contains(&ghost.id()) {
+                let new = world.spawn(components);
+                if let Some(state) = self.stealth.get_mut(&bits) {
+                    state.ghost = Some(new);
+                }
+            } else {
+                world.spawn_at(ghost, components);
+            }
         }
-        for (bits, remaining) in reveals {
-            if let Some(e) = Entity::from_bits(bits) {
-                // The game restores its own entities; murk restores their countdown.
-                let _ = world.insert_one(e, TransientReveal { remaining_ticks: remaining });
+        for (e, remaining) in reveals {
+            // The game restores its own entities; murk restores their countdown.
+            if let Ok(mut reveal) = world.get::<&mut TransientReveal>(e) {
+                reveal.remaining_ticks = remaining;
             }
         }
         Ok(())
@@ -939,6 +1013,94 @@ fn in_instance(e: MurkError, name: &str) -> MurkError {
         MurkError::UnknownEntity(what) => MurkError::UnknownEntity(format!("instance `{name}`: {what}")),
         other => other,
     }
+}
+
+/// A snapshot's capture blob: `width * height` little-endian `i32` heights,
+/// each empty or within the height range.
+fn read_capture(blob: &[u8], dims: InstanceDims, prefix: &str) -> Result<Vec<i32>> {
+    let n = u64::from(dims.width) * u64::from(dims.height);
+    if blob.len() as u64 != n * 4 {
+        return Err(MurkError::invalid(
+            format!("{prefix}.capture"),
+            format!("{} bytes", blob.len()),
+            format!("must hold {}x{} heights of 4 bytes = {} bytes", dims.width, dims.height, n * 4),
+        ));
+    }
+    let texels: Vec<i32> = blob.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    if let Some((i, v)) = texels.iter().enumerate().find(|(_, &v)| v != CAPTURE_EMPTY && !(-HEIGHT_LIMIT..=HEIGHT_WALL).contains(&v)) {
+        return Err(MurkError::invalid(format!("{prefix}.capture[{i}]"), v, format!("must be empty or within -{HEIGHT_LIMIT}..={HEIGHT_WALL}")));
+    }
+    Ok(texels)
+}
+
+/// The textures an instance of `dims` holds after the occlusion build
+/// `built_for` (mips, distance-field scale), in the order backends export
+/// them: name, width, height, texel type (0 u8, 1 u16, 2 i32, 3 u32).
+fn expected_textures(dims: InstanceDims, built_for: Option<(bool, u32)>) -> Vec<(String, u32, u32, u8)> {
+    let (w, h) = (dims.width, dims.height);
+    let mut out = vec![("coverage".to_string(), w, h, 0), ("height".to_string(), w, h, 2)];
+    let (mips, scale) = built_for.unwrap_or((false, 0));
+    if mips {
+        let (mut lw, mut lh) = (w, h);
+        while lw > 1 || lh > 1 {
+            (lw, lh) = (lw.div_ceil(2), lh.div_ceil(2));
+            out.push((format!("mip{}", out.len() - 1), lw, lh, 0));
+        }
+    }
+    let (dw, dh) = if scale > 0 { (w.div_ceil(scale), h.div_ceil(scale)) } else { (0, 0) };
+    out.push(("distance_field".to_string(), dw, dh, 3));
+    for name in ["visibility", "blur", "memory", "compose"] {
+        out.push((name.to_string(), w, h, 1));
+    }
+    for name in ["upscale", "start", "final"] {
+        out.push((name.to_string(), dims.out_width, dims.out_height, 1));
+    }
+    out
+}
+
+/// Checks a snapshot's textures against what the instance must hold: every
+/// texture present once, in order, of the right size and type, and the
+/// occlusion textures within their ranges (coverage and mips 0 or 1,
+/// heights within the height range).
+fn check_textures(textures: &[(String, StageImage)], dims: InstanceDims, built_for: Option<(bool, u32)>, prefix: &str) -> Result<()> {
+    let expected = expected_textures(dims, built_for);
+    let listed: Vec<&str> = textures.iter().map(|(n, _)| n.as_str()).collect();
+    let wanted: Vec<&str> = expected.iter().map(|(n, ..)| n.as_str()).collect();
+    if listed != wanted {
+        return Err(MurkError::invalid(
+            format!("{prefix}.textures"),
+            listed.join(", "),
+            format!("must be exactly {} for its size and occlusion build", wanted.join(", ")),
+        ));
+    }
+    for ((name, img), (_, w, h, kind)) in textures.iter().zip(&expected) {
+        let field = format!("{prefix}.textures.{name}");
+        let actual_kind = match img.data {
+            StageData::U8(_) => 0,
+            StageData::U16(_) => 1,
+            StageData::I32(_) => 2,
+            StageData::U32(_) => 3,
+        };
+        if (img.width, img.height, actual_kind) != (*w, *h, *kind) {
+            return Err(MurkError::invalid(
+                field,
+                format!("{}x{} of type {actual_kind}", img.width, img.height),
+                format!("must be {w}x{h} of type {kind} (0 u8, 1 u16, 2 i32, 3 u32)"),
+            ));
+        }
+        let bad = match &img.data {
+            StageData::U8(v) => v.iter().position(|&x| x > 1).map(|i| (i, i64::from(v[i]), "0 or 1".to_string())),
+            StageData::I32(v) => v
+                .iter()
+                .position(|x| !(-HEIGHT_LIMIT..=HEIGHT_WALL).contains(x))
+                .map(|i| (i, i64::from(v[i]), format!("-{HEIGHT_LIMIT}..={HEIGHT_WALL}"))),
+            _ => None,
+        };
+        if let Some((i, v, range)) = bad {
+            return Err(MurkError::invalid(format!("{field}[{i}]"), v, format!("must be {range}")));
+        }
+    }
+    Ok(())
 }
 
 fn prefix_error(e: MurkError, prefix: &str) -> MurkError {
