@@ -319,3 +319,16 @@ fn a_ghost_shared_by_two_states_is_named() {
     let e = fog.restore(&mut world, &body.write()).unwrap_err().to_string();
     assert!(e.contains("instance = nowhere: names no instance"), "{e}");
 }
+
+#[test]
+fn a_ghost_id_in_the_billions_is_not_allocated_up_to() {
+    // Found by the snapshot fuzz target: spawn_at(3 000 000 000) made hecs
+    // allocate 24 GiB and abort.
+    let (mut world, mut fog, spy, _ghost) = ghosted();
+    let mut body = Body::read(&fog.snapshot(&world).unwrap());
+    *body.get("stealth[0].ghost") = F::U64((1 << 32) | 3_000_000_000);
+    fog.restore(&mut world, &body.write()).unwrap();
+    let ghost = fog.stealth_state(spy).unwrap().ghost.unwrap();
+    assert!(ghost.id() < 1000, "a new entity: {ghost:?}");
+    assert_eq!(world.get::<&murk_core::Ghost>(ghost).unwrap().actor, spy);
+}

@@ -41,6 +41,10 @@ pub const MIN_TEXEL_SIZE: f64 = 1.0 / 65536.0;
 /// 1/256 of it).
 pub const MIN_SLAB_HEIGHT: f64 = 1.0 / 256.0;
 
+/// How far beyond the largest live entity index a restored ghost may keep
+/// its saved id (farther ones are spawned as new entities).
+const GHOST_ID_SLACK: u32 = 1 << 16;
+
 /// What a fog instance is made of.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -737,9 +741,10 @@ impl FogSubsystem {
     /// the field, and changes nothing.
     ///
     /// Entities the game owns are never touched: a ghost keeps its saved id
-    /// only when no live entity holds that index; otherwise (the game reused
-    /// the id after the ghost was removed) a new ghost entity is spawned and
-    /// the stealth state names it. Transient-reveal countdowns are restored
+    /// only when no live entity holds that index (and the index is not far
+    /// beyond the world's largest); otherwise (the game reused the id after
+    /// the ghost was removed) a new ghost entity is spawned and the stealth
+    /// state names it. Transient-reveal countdowns are restored
     /// only on entities that hold a `TransientReveal` already.
     pub fn restore(&mut self, world: &mut World, bytes: &[u8]) -> Result<()> {
         let payload = unframe(FOG_MAGIC, bytes)?;
@@ -946,9 +951,12 @@ impl FogSubsystem {
         }
         self.stealth = stealth;
         let live: std::collections::BTreeSet<u32> = world.iter().map(|e| e.entity().id()).collect();
+        // hecs sizes its tables by the largest index: a saved id far beyond the
+        // world's (a hostile 3 000 000 000) would allocate gigabytes.
+        let reach = live.last().copied().unwrap_or(0).saturating_add(GHOST_ID_SLACK);
         for (bits, ghost, at, actor) in ghosts {
             let components = (Position(at), Ghost { actor });
-            if live.contains(&ghost.id()) {
+            if live.contains(&ghost.id()) || ghost.id() > reach {
                 let new = world.spawn(components);
                 if let Some(state) = self.stealth.get_mut(&bits) {
                     state.ghost = Some(new);
