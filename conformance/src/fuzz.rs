@@ -210,15 +210,18 @@ fn area_from(b: &mut Bytes) -> Area {
 
 fn fuzz_profile(b: &mut Bytes) -> Profile {
     let methods = [RayMethod::None, RayMethod::StepScan, RayMethod::Dda, RayMethod::HierarchicalDda, RayMethod::DistanceField];
+    let (method, fade_in_rate, relax_rate, forget, update, blur, df) = (b.u8(), b.f32(), b.f32(), b.f32(), b.f32(), b.u8(), b.u8());
+    let flags = b.u8();
     Profile {
-        ray_method: methods[usize::from(b.u8()) % methods.len()],
-        fade_in_rate: b.f32(),
-        relax_rate: b.f32(),
-        forget_rate: b.f32().abs().min(1.0e4),
-        update_rate: b.f32().abs().min(1.0),
-        blur_radius: u32::from(b.u8() % 4),
-        df_scale: [1, 2, 4, 3][usize::from(b.u8() % 4)],
-        freeze_state: b.u8() % 8 == 0,
+        ray_method: methods[usize::from(method) % methods.len()],
+        fade_in_rate,
+        relax_rate,
+        forget_rate: forget.abs().min(1.0e4),
+        update_rate: update.abs().min(1.0),
+        blur_radius: u32::from(blur % 4),
+        df_scale: [1, 2, 4, 3][usize::from(df % 4)],
+        freeze_state: flags % 8 == 0,
+        resample_on_area_change: flags & 2 != 0,
         ..Profile::default()
     }
 }

@@ -106,6 +106,12 @@ pub struct Profile {
     pub z_layering: bool,
     /// Scale of the logical slab used for participation (not the visual one), `>= 1`.
     pub z_layering_area_scale: f32,
+    /// When the area changes (`set_area`, `expand_area_to_include`), resample
+    /// explored memory and the fade state into the new area in world space
+    /// instead of keeping them in texel space (same size) or starting over
+    /// (new size). Off by default for now: the conformance goldens were
+    /// recorded with the old rule.
+    pub resample_on_area_change: bool,
 }
 
 impl Default for Profile {
@@ -136,6 +142,7 @@ impl Default for Profile {
             target_height: 0.0,
             z_layering: false,
             z_layering_area_scale: 1.0,
+            resample_on_area_change: false,
         }
     }
 }
