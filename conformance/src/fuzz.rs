@@ -435,3 +435,73 @@ pub fn seeds(name: &str, repo: &std::path::Path) -> Vec<Vec<u8>> {
         _ => Vec::new(),
     }
 }
+
+/// A structural mutation of a JSON seed: a few values replaced by
+/// boundary values, keys removed, array elements repeated or dropped. The
+/// result parses as JSON, so the scenario and profile checks (not only the
+/// parser) are reached. `None` when the seed is not JSON.
+pub fn mutate_json(seed: &[u8], rng: &mut Rng) -> Option<Vec<u8>> {
+    let mut value: serde_json::Value = serde_json::from_slice(seed).ok()?;
+    for _ in 0..1 + rng.below(3) {
+        let mut count = 0;
+        count_nodes(&value, &mut count);
+        let target = rng.below(count.max(1));
+        let mut at = 0;
+        mutate_node(&mut value, target, &mut at, rng);
+    }
+    serde_json::to_vec(&value).ok()
+}
+
+fn count_nodes(v: &serde_json::Value, n: &mut usize) {
+    *n += 1;
+    match v {
+        serde_json::Value::Array(a) => a.iter().for_each(|x| count_nodes(x, n)),
+        serde_json::Value::Object(o) => o.values().for_each(|x| count_nodes(x, n)),
+        _ => {}
+    }
+}
+
+fn mutate_node(v: &mut serde_json::Value, target: usize, at: &mut usize, rng: &mut Rng) -> bool {
+    use serde_json::Value;
+    if *at == target {
+        let boundary: [Value; 14] = [
+            Value::from(0),
+            Value::from(-1),
+            Value::from(1),
+            Value::from(u32::MAX),
+            Value::from(1_000_001),
+            Value::from(4096),
+            Value::from(4097),
+            Value::from(1.0e30),
+            Value::from(-1.0e30),
+            Value::from(1.0e-30),
+            Value::from(4095.0625),
+            Value::from(0.5),
+            Value::from("x"),
+            Value::Null,
+        ];
+        match v {
+            Value::Array(a) if !a.is_empty() && rng.below(2) == 0 => {
+                let i = rng.below(a.len());
+                if rng.below(2) == 0 {
+                    let copy = a[i].clone();
+                    a.insert(i, copy);
+                } else {
+                    a.remove(i);
+                }
+            }
+            Value::Object(o) if !o.is_empty() && rng.below(3) == 0 => {
+                let key = o.keys().nth(rng.below(o.len())).cloned().unwrap_or_default();
+                o.remove(&key);
+            }
+            _ => *v = boundary[rng.below(boundary.len())].clone(),
+        }
+        return true;
+    }
+    *at += 1;
+    match v {
+        Value::Array(a) => a.iter_mut().any(|x| mutate_node(x, target, at, rng)),
+        Value::Object(o) => o.values_mut().any(|x| mutate_node(x, target, at, rng)),
+        _ => false,
+    }
+}

@@ -8,7 +8,7 @@
 //! test fails naming it: fix the bug, then move the file into
 //! `conformance/fuzz/regressions/TARGET/`, where every later run replays it.
 
-use murk_conformance::fuzz::{mutate, run, seeds, Rng, TARGETS};
+use murk_conformance::fuzz::{mutate, mutate_json, run, seeds, Rng, TARGETS};
 
 #[test]
 fn every_target_has_a_test() {
@@ -75,7 +75,14 @@ fn fuzz_target(target: &str) {
             let n = rng.below(300);
             rng.bytes(n)
         } else {
-            mutate(&seeds[rng.below(seeds.len())], &mut rng)
+            let seed = &seeds[rng.below(seeds.len())];
+            // Scenarios and profiles: half the time a structural mutation, so
+            // that the checks behind the parser are reached.
+            let structural = matches!(target, "scenario" | "profile") && rng.below(2) == 0;
+            match structural.then(|| mutate_json(seed, &mut rng)).flatten() {
+                Some(m) => m,
+                None => mutate(seed, &mut rng),
+            }
         };
         if let Some(saved) = try_input(target, &input) {
             crashes.push(format!("random case {cases}, saved as {}", saved.display()));
