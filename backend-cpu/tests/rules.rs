@@ -377,15 +377,26 @@ fn a_scenario_is_checked_whole_before_tick_0() {
 }
 
 #[test]
-fn scenario_tick_errors_name_the_file_entry_not_the_entity_number() {
-    // A radius that is too long only in this instance's texels is found when
-    // the tick measures it; the error names the file's entry.
-    let text = SCENARIO.replace("TICKS", "3").replace("DESPAWN", "").replace("SPAWN", "1").replace("EVENTS", "[]");
+fn a_radius_too_long_for_an_instance_is_found_before_tick_0_naming_the_file_entry() {
+    let text = SCENARIO.replace("TICKS", "300000").replace("DESPAWN", "").replace("SPAWN", "299999").replace("EVENTS", "[]");
     let mut s = Scenario::parse(&text, "json", "s.json").unwrap();
     s.sources[1].source.radius = 5000.0;
+    let e = ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).err().unwrap().to_string();
+    assert!(e.contains("instance `i`: sources[1] (id `late`).source.radius = 5000"), "{e}");
+}
+
+#[test]
+fn scenario_tick_errors_name_the_file_entry_not_the_entity_number() {
+    // A source that passes through the instance between two far waypoints
+    // is judged when it gets there; the error names the file's entry.
+    let text = SCENARIO.replace("TICKS", "3").replace("DESPAWN", "").replace("SPAWN", "1").replace("EVENTS", "[]");
+    let mut s = Scenario::parse(&text, "json", "s.json").unwrap();
+    s.sources[0].source.radius = 5000.0;
+    s.sources[0].position = Vec3::new(-100_000.0, 0.0, 0.0);
+    s.sources[0].motion = murk_core::scenario::Motion { waypoints: vec![Vec3::new(100_000.0, 0.0, 0.0)], speed: 3.0e6, looped: false };
     let mut runner = ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).unwrap();
     runner.step().unwrap();
     let e = runner.step().unwrap_err().to_string();
-    assert!(e.contains("instance `i`: sources[1] (id `late`).source.radius = 5000"), "{e}");
+    assert!(e.contains("instance `i`: sources[0] (id `a`).source.radius = 5000"), "{e}");
     assert!(!e.contains("entity "), "{e}");
 }

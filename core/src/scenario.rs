@@ -478,6 +478,7 @@ impl ScenarioRunner {
             };
             fog.create_instance(desc).map_err(|e| rename(e, &format!("instance `{}`", inst.name), &format!("instances[{i}]")))?;
         }
+        check_placements(&scenario, &fog)?;
         let mut world = World::new();
         if let (Some(spec), Some(map)) = (&scenario.map, &files.map) {
             let capture = map.to_capture(
@@ -853,6 +854,46 @@ fn check_motion(field: &str, m: &Motion) -> Result<()> {
     }
     for (i, w) in m.waypoints.iter().enumerate() {
         check_vec3(&format!("{field}.motion.waypoints[{i}]"), *w)?;
+    }
+    Ok(())
+}
+
+/// Checks every source and anti-vision area against every instance at each
+/// place the file puts it (its position, its waypoints, its `move` events),
+/// as a tick would there: a radius too long for an instance's texels is
+/// found before tick 0. (Places between waypoints are checked when reached.)
+fn check_placements(s: &Scenario, fog: &FogSubsystem) -> Result<()> {
+    let moves = |id: &str| -> Vec<Vec3> {
+        s.events
+            .iter()
+            .filter_map(|e| match &e.action {
+                Action::Move { id: m, position } if m == id => Some(*position),
+                _ => None,
+            })
+            .collect()
+    };
+    let places = |position: Vec3, motion: &Motion, id: &str| -> Vec<Vec3> {
+        std::iter::once(position).chain(motion.waypoints.iter().copied()).chain(moves(id)).collect()
+    };
+    for (i, src) in s.sources.iter().enumerate() {
+        let label = format!("sources[{i}] (id `{}`)", src.id);
+        for p in places(src.position, &src.motion, &src.id) {
+            fog.check_source(&label, p, &src.source)?;
+        }
+    }
+    for (i, a) in s.anti_vision.iter().enumerate() {
+        let label = format!("anti_vision[{i}] (id `{}`)", a.id);
+        let as_source = VisionSource {
+            radius: a.anti_vision.radius,
+            falloff: Some(a.anti_vision.falloff),
+            eye_height: 0.0,
+            cone: None,
+            team: 0,
+            height_layer: None,
+        };
+        for p in places(a.position, &a.motion, &a.id) {
+            fog.check_source(&label, p, &as_source)?;
+        }
     }
     Ok(())
 }

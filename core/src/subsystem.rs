@@ -360,6 +360,20 @@ impl FogSubsystem {
         self.set_area(name, area)
     }
 
+    /// Checks a vision source (or, with `anti`, an anti-vision area of that
+    /// radius and falloff) standing at `position` against every instance, as a
+    /// tick would, without changing anything: its own fields, and in each
+    /// instance it can touch, its radius in that instance's texels and its eye
+    /// height within the slab. Errors name the instance and `label`.
+    pub fn check_source(&self, label: &str, position: glam::Vec3, source: &VisionSource) -> Result<()> {
+        let pos = Position(position);
+        for (name, slot) in &self.instances {
+            let slab = Slab::logical(&slot.desc.area, slot.desc.profile.z_layering_area_scale);
+            project_source(label, &pos, source, slot, &slab, TeamMask::ALL).map_err(|e| in_instance(e, name))?;
+        }
+        Ok(())
+    }
+
     /// Forces a recapture of the height captures on the next recompute (for
     /// games that change captured geometry without moving its members).
     pub fn mark_capture_dirty(&mut self) {
