@@ -878,7 +878,7 @@ fn check_placements(s: &Scenario, fog: &FogSubsystem) -> Result<()> {
     for (i, src) in s.sources.iter().enumerate() {
         let label = format!("sources[{i}] (id `{}`)", src.id);
         for p in places(src.position, &src.motion, &src.id) {
-            fog.check_source(&label, p, &src.source)?;
+            fog.check_source(&label, p, &src.source, None)?;
         }
     }
     for (i, a) in s.anti_vision.iter().enumerate() {
@@ -892,7 +892,7 @@ fn check_placements(s: &Scenario, fog: &FogSubsystem) -> Result<()> {
             height_layer: None,
         };
         for p in places(a.position, &a.motion, &a.id) {
-            fog.check_source(&label, p, &as_source)?;
+            fog.check_source(&label, p, &as_source, Some(a.anti_vision.targets))?;
         }
     }
     Ok(())

@@ -360,16 +360,23 @@ impl FogSubsystem {
         self.set_area(name, area)
     }
 
-    /// Checks a vision source (or, with `anti`, an anti-vision area of that
-    /// radius and falloff) standing at `position` against every instance, as a
-    /// tick would, without changing anything: its own fields, and in each
-    /// instance it can touch, its radius in that instance's texels and its eye
-    /// height within the slab. Errors name the instance and `label`.
-    pub fn check_source(&self, label: &str, position: glam::Vec3, source: &VisionSource) -> Result<()> {
+    /// Checks a vision source standing at `position` against every instance,
+    /// as a tick would now, without changing anything: its own fields, and in
+    /// each instance that observes its team and that it can touch, its radius
+    /// in that instance's texels and its eye height within the slab. With
+    /// `anti_targets`, `source` stands for an anti-vision area (its radius and
+    /// falloff) hiding those teams, judged by the instances observing one of
+    /// them. Errors name the instance and `label`.
+    pub fn check_source(&self, label: &str, position: glam::Vec3, source: &VisionSource, anti_targets: Option<TeamMask>) -> Result<()> {
         let pos = Position(position);
         for (name, slot) in &self.instances {
+            let teams = match anti_targets {
+                None => slot.desc.observed_teams,
+                Some(t) if t.0 & slot.desc.observed_teams.0 != 0 => TeamMask::ALL,
+                Some(_) => continue,
+            };
             let slab = Slab::logical(&slot.desc.area, slot.desc.profile.z_layering_area_scale);
-            project_source(label, &pos, source, slot, &slab, TeamMask::ALL).map_err(|e| in_instance(e, name))?;
+            project_source(label, &pos, source, slot, &slab, teams).map_err(|e| in_instance(e, name))?;
         }
         Ok(())
     }
