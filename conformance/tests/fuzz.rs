@@ -54,6 +54,15 @@ fn regressions(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
 }
 
 fn fuzz_target(target: &str) {
+    // Replaying one input: `MURK_FUZZ_TARGET=api MURK_FUZZ_FILE=/abs/path.bin
+    // cargo test -p murk-conformance --test fuzz api` runs just that input,
+    // unguarded, so that a panic shows its backtrace.
+    if let (Ok(t), Ok(file)) = (std::env::var("MURK_FUZZ_TARGET"), std::env::var("MURK_FUZZ_FILE")) {
+        if t == target {
+            run(target, &std::fs::read(&file).unwrap_or_else(|e| panic!("{file}: {e}")));
+        }
+        return;
+    }
     let mut crashes = Vec::new();
     for (path, data) in regressions(target) {
         if let Some(saved) = try_input(target, &data) {
@@ -121,14 +130,4 @@ fn fuzz_api_sequences() {
 #[test]
 fn fuzz_map_files() {
     fuzz_target("map");
-}
-
-/// Replays one input: `MURK_FUZZ_TARGET=snapshot MURK_FUZZ_FILE=path cargo
-/// test -p murk-conformance --test fuzz replay_one -- --ignored`.
-#[test]
-#[ignore = "replays the file named by MURK_FUZZ_FILE"]
-fn replay_one() {
-    let target = std::env::var("MURK_FUZZ_TARGET").expect("MURK_FUZZ_TARGET");
-    let data = std::fs::read(std::env::var("MURK_FUZZ_FILE").expect("MURK_FUZZ_FILE")).expect("readable");
-    run(&target, &data);
 }
