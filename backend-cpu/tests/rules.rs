@@ -257,3 +257,181 @@ fn shader_params_carry_the_material_block() {
     assert_eq!(size_of::<murk_core::ShaderParams>(), 48);
     assert!(fog.shader_params("nope").is_err());
 }
+
+/// The composed mask at texel (20, 20), where the tests put their source.
+fn composed_at_source(fog: &mut murk_core::FogSubsystem) -> u16 {
+    match fog.read_stage("i", Stage::Compose).unwrap().data {
+        murk_core::StageData::U16(v) => v[20 * 64 + 20],
+        other => panic!("composed mask has type {other:?}"),
+    }
+}
+
+#[test]
+fn a_pause_before_the_first_fade_does_not_freeze_it() {
+    for pause_dt in [0, 1] {
+        let mut fog = fog(Profile::default());
+        let mut world = World::new();
+        world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(10.0)));
+        fog.tick(&mut world, pause_dt).unwrap();
+        fog.tick(&mut world, pause_dt).unwrap();
+        for _ in 0..30 {
+            fog.tick(&mut world, 33_333).unwrap();
+        }
+        assert_eq!(composed_at_source(&mut fog), 65535, "pause with dt = {pause_dt} µs");
+    }
+}
+
+#[test]
+fn a_pause_mid_fade_does_not_freeze_it() {
+    for pause_dt in [0, 1] {
+        let mut fog = fog(Profile { fade_in_rate: 1.0, ..Profile::default() });
+        let mut world = World::new();
+        world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(10.0)));
+        for _ in 0..5 {
+            fog.tick(&mut world, 33_333).unwrap();
+        }
+        // The first paused tick still spends the time of the tick before it.
+        fog.tick(&mut world, pause_dt).unwrap();
+        let before = composed_at_source(&mut fog);
+        assert!(before > 0 && before < 65535, "mid-fade: {before}");
+        for _ in 0..10 {
+            fog.tick(&mut world, pause_dt).unwrap();
+        }
+        assert_eq!(composed_at_source(&mut fog), before, "a pause does not move the fade");
+        for _ in 0..60 {
+            fog.tick(&mut world, 33_333).unwrap();
+        }
+        assert_eq!(composed_at_source(&mut fog), 65535, "pause with dt = {pause_dt} µs");
+        // Once the fade is done the instance settles again.
+        let skipped = fog.stats("i").unwrap().skipped_recomputes;
+        fog.tick(&mut world, 33_333).unwrap();
+        fog.tick(&mut world, 33_333).unwrap();
+        assert!(fog.stats("i").unwrap().skipped_recomputes > skipped);
+    }
+}
+
+fn far_fine_instance() -> murk_core::InstanceDesc {
+    murk_core::InstanceDesc {
+        name: "far".into(),
+        area: murk_core::Area { center: Vec3::new(10_000.0, 10_000.0, 5.0), extents: Vec3::new(8.0, 8.0, 10.0), yaw_degrees: 0.0 },
+        resolution: 2048,
+        ..desc(Profile::default())
+    }
+}
+
+#[test]
+fn a_far_fine_instance_does_not_judge_sources_it_cannot_see() {
+    let mut fog = fog(fast());
+    fog.create_instance(far_fine_instance()).unwrap();
+    let mut world = World::new();
+    world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(20.0)));
+    for _ in 0..3 {
+        fog.tick(&mut world, 33_333).unwrap();
+    }
+    // A source that does reach the far instance is judged there, and the
+    // error names that instance; nothing was changed by the failed tick.
+    let before = fog.state_hash("i").unwrap();
+    let e = world.spawn((Position(Vec3::new(10_000.0, 10_000.0, 0.0)), VisionSource::new(20.0)));
+    let err = fog.tick(&mut world, 33_333).unwrap_err().to_string();
+    assert!(err.contains(&format!("instance `far`: entity {}.source.radius = 20", e.id())), "{err}");
+    assert!(err.contains("5120 texels"), "{err}");
+    assert_eq!(fog.state_hash("i").unwrap(), before);
+}
+
+#[test]
+fn degenerate_areas_are_rejected_at_creation_naming_the_instance() {
+    let mut fog = fog(fast());
+    let mut d = desc(Profile::default());
+    d.name = "tiny".into();
+    d.area.extents = Vec3::new(1e-30, 1e-30, 10.0);
+    let err = fog.create_instance(d.clone()).unwrap_err().to_string();
+    assert!(err.contains("instance `tiny`.area.extents.x = 0.000000000000000000000000000001"), "{err}");
+    d.area.extents = Vec3::new(64.0, 64.0, 1e-30);
+    let err = fog.create_instance(d.clone()).unwrap_err().to_string();
+    assert!(err.contains("instance `tiny`.area.extents.z"), "{err}");
+    // set_area refuses it too and keeps the old area.
+    let mut area = fog.instance("i").unwrap().area;
+    area.extents = Vec3::new(1e-30, 1e-30, 10.0);
+    let err = fog.set_area("i", area).unwrap_err().to_string();
+    assert!(err.contains("instance `i`.area.extents.x"), "{err}");
+    assert_eq!(fog.instance("i").unwrap().area.extents.x, 64.0);
+    assert_eq!(fog.instance_names(), vec!["i".to_string()]);
+}
+
+#[test]
+fn a_radius_rejected_after_rounding_says_what_was_rounded() {
+    let mut fog = fog(fast());
+    let mut world = World::new();
+    world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(4095.0625)));
+    let err = fog.tick(&mut world, 33_333).unwrap_err().to_string();
+    assert!(err.contains("is 4095.0625 texels"), "{err}");
+    assert!(err.contains("4095.125 after rounding to 1/8 texel; at most 4095"), "{err}");
+}
+
+const SCENARIO: &str = r#"{"name": "x", "ticks": TICKS, "instances": [{"name": "i", "area": {"center": [0,0,0], "extents": [10,10,10]}, "resolution": 16}],
+    "sources": [{"id": "a", "position": [0,0,0], "source": {"radius": 3}}, {"id": "late", "position": [1,1,0], "source": {"radius": 2}, "spawn_tick": SPAWN}],
+    "blockers": [{"id": "wall", "position": [2,2,0], "blocker": {"shape": {"circle": {"radius": 1}}}, "spawn_tick": 1 DESPAWN}],
+    "events": EVENTS}"#;
+
+fn scenario_error(ticks: &str, spawn: &str, despawn: &str, events: &str, edit: impl Fn(&mut Scenario)) -> Option<String> {
+    let text = SCENARIO.replace("TICKS", ticks).replace("DESPAWN", despawn).replace("SPAWN", spawn).replace("EVENTS", events);
+    let mut s = Scenario::parse(&text, "json", "s.json").unwrap();
+    edit(&mut s);
+    ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).err().map(|e| e.to_string())
+}
+
+#[test]
+fn a_scenario_is_checked_whole_before_tick_0() {
+    assert_eq!(scenario_error("5", "3", "", "[]", |_| {}), None);
+    // A bad source that spawns late fails before the first tick.
+    let e = scenario_error("200000", "199999", "", "[]", |s| s.sources[1].source.falloff = Some(2.0)).unwrap();
+    assert!(e.contains("sources[1].source.falloff = 2"), "{e}");
+    let e = scenario_error("5", "3", "", "[]", |s| s.sources[1].source.team = 40).unwrap();
+    assert!(e.contains("sources[1].source.team = 40"), "{e}");
+    let e = scenario_error("5", "3", "", "[]", |s| s.blockers[0].blocker.shape = BlockerShape::Polygon { points: vec![] }).unwrap();
+    assert!(e.contains("blockers[0].blocker.shape.polygon.points = 0"), "{e}");
+    let e = scenario_error("0", "0", "", "[]", |_| {}).unwrap();
+    assert!(e.contains("ticks = 0"), "{e}");
+    let e = scenario_error("5", "5", "", "[]", |_| {}).unwrap();
+    assert!(e.contains("sources[1].spawn_tick = 5") && e.contains("never spawn"), "{e}");
+    let e = scenario_error("5", "3", ", \"despawn_tick\": 1", "[]", |_| {}).unwrap();
+    assert!(e.contains("blockers[0].despawn_tick = 1") && e.contains("despawn before spawn"), "{e}");
+    let e = scenario_error("5", "3", "", r#"[{"tick": 5, "action": "mark_capture_dirty"}]"#, |_| {}).unwrap();
+    assert!(e.contains("events[0].tick = 5") && e.contains("after the last tick (4)"), "{e}");
+    let e = scenario_error("5", "3", "", r#"[{"tick": 2, "action": {"despawn": {"id": "late"}}}]"#, |_| {}).unwrap();
+    assert!(e.contains("events[0].tick = 2") && e.contains("before it spawns at tick 3"), "{e}");
+    let e = scenario_error(
+        "5",
+        "3",
+        "",
+        r#"[{"tick": 2, "action": {"set_area": {"instance": "i", "area": {"center": [0,0,0], "extents": [10,0,10]}}}}]"#,
+        |_| {},
+    )
+    .unwrap();
+    assert!(e.contains("events[0].action.area.extents.y = 0"), "{e}");
+}
+
+#[test]
+fn a_radius_too_long_for_an_instance_is_found_before_tick_0_naming_the_file_entry() {
+    let text = SCENARIO.replace("TICKS", "300000").replace("DESPAWN", "").replace("SPAWN", "299999").replace("EVENTS", "[]");
+    let mut s = Scenario::parse(&text, "json", "s.json").unwrap();
+    s.sources[1].source.radius = 5000.0;
+    let e = ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).err().unwrap().to_string();
+    assert!(e.contains("instance `i`: sources[1] (id `late`).source.radius = 5000"), "{e}");
+}
+
+#[test]
+fn scenario_tick_errors_name_the_file_entry_not_the_entity_number() {
+    // A source that passes through the instance between two far waypoints
+    // is judged when it gets there; the error names the file's entry.
+    let text = SCENARIO.replace("TICKS", "3").replace("DESPAWN", "").replace("SPAWN", "1").replace("EVENTS", "[]");
+    let mut s = Scenario::parse(&text, "json", "s.json").unwrap();
+    s.sources[0].source.radius = 5000.0;
+    s.sources[0].position = Vec3::new(-100_000.0, 0.0, 0.0);
+    s.sources[0].motion = murk_core::scenario::Motion { waypoints: vec![Vec3::new(100_000.0, 0.0, 0.0)], speed: 3.0e6, looped: false };
+    let mut runner = ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).unwrap();
+    runner.step().unwrap();
+    let e = runner.step().unwrap_err().to_string();
+    assert!(e.contains("instance `i`: sources[0] (id `a`).source.radius = 5000"), "{e}");
+    assert!(!e.contains("entity "), "{e}");
+}

@@ -1,13 +1,14 @@
 //! Which texels of the `rts` job murk reveals and which adam_fov_rs reveals,
 //! with `reveal_walls` on and off: counts of texels seen by both, by murk
 //! only and by the peer only, and how many of the peer-only texels are
-//! covered (walls, trees). The figures in BENCHMARKS.md come from here.
+//! covered (walls, trees); and what the CPU keeps per source between
+//! recomputes (its window). The figures in BENCHMARKS.md come from here.
 //!
 //! `cargo run --release -p murk-benches --example agreement`
 
 use murk_benches::{pool, prepare};
 use murk_conformance::workloads;
-use murk_cpu::passes::{self, visibility::Occlusion};
+use murk_cpu::passes::{self, visibility::Occlusion, visibility::WindowCache};
 
 fn main() {
     let mut w = workloads::rts();
@@ -49,4 +50,13 @@ fn main() {
         }
         println!("| {} | {both} | {murk_only} | {peer_only} | {peer_only_covered} |", if on { "on" } else { "off" });
     }
+    let mut cache = WindowCache::default();
+    let mut out = vec![0u16; p.coverage.len()];
+    pool(2).install(|| passes::visibility::visibility_cached(&p.recompute, &occ, &mut cache, &mut out));
+    println!(
+        "kept source windows: {} windows, {:.2} MB ({:.0} bytes per window)",
+        cache.len(),
+        cache.bytes() as f64 / 1e6,
+        cache.bytes() as f64 / cache.len().max(1) as f64
+    );
 }

@@ -211,11 +211,14 @@ fn run_ticks(runner: &mut ScenarioRunner, ticks: u32, snapshot: Option<SnapshotA
 }
 
 fn run(opts: &RunOptions) -> Result<(), String> {
-    let mut scenario = Scenario::load(&opts.scenario).map_err(err)?;
-    if let Some(t) = opts.ticks {
-        scenario.ticks = t;
+    // The file is checked as written (its `ticks` bound its events); `--ticks`
+    // only says how many of them to run.
+    let scenario = Scenario::load(&opts.scenario).map_err(err)?;
+    let ticks = opts.ticks.unwrap_or(scenario.ticks);
+    if ticks == 0 {
+        return Err("invalid --ticks = 0: must be at least 1".into());
     }
-    let base = opts.scenario.parent().unwrap_or(Path::new("."));
+    let base = scenario_base(&opts.scenario);
     let files = ScenarioFiles::load(&scenario, base).map_err(err)?;
     let choice = opts.backend.or(scenario.backend).unwrap_or_default();
     let (backend, chosen) = make_backend(choice, opts.threads)?;
@@ -223,10 +226,9 @@ fn run(opts: &RunOptions) -> Result<(), String> {
     if let Some(other) = opts.compare {
         let (second, line) = make_backend(other, opts.threads)?;
         eprintln!("murk: comparing with: {line}");
-        return compare(scenario, &files, backend, second);
+        return compare(scenario, &files, backend, second, ticks);
     }
     let mut runner = ScenarioRunner::new(scenario, &files, backend).map_err(err)?;
-    let ticks = runner.scenario().ticks;
     let stem = opts.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
     let out = opts.out.clone().unwrap_or_else(|| PathBuf::from("murk-out").join(stem));
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
@@ -238,6 +240,15 @@ fn run(opts: &RunOptions) -> Result<(), String> {
     let snapshot = opts.snapshot_at.map(|tick| SnapshotAt { tick, base: &base, out: &out });
     let records = run_ticks(&mut runner, ticks, snapshot)?;
     finish(&mut runner, opts, &out, &records)
+}
+
+/// The folder a scenario's relative paths start from: the file's folder, or
+/// the current one for a bare file name (whose parent is the empty path).
+pub(crate) fn scenario_base(scenario: &Path) -> &Path {
+    match scenario.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
 }
 
 /// Writes the pictures and `summary.json` of a run.
@@ -255,8 +266,7 @@ fn finish(runner: &mut ScenarioRunner, opts: &RunOptions, out: &Path, records: &
 
 /// Runs the scenario on two backends tick by tick and compares every pass
 /// of every instance; reports agreement or the first difference.
-fn compare(scenario: Scenario, files: &ScenarioFiles, a: Box<dyn Backend>, b: Box<dyn Backend>) -> Result<(), String> {
-    let ticks = scenario.ticks;
+fn compare(scenario: Scenario, files: &ScenarioFiles, a: Box<dyn Backend>, b: Box<dyn Backend>, ticks: u32) -> Result<(), String> {
     let mut first = ScenarioRunner::new(scenario.clone(), files, a).map_err(err)?;
     let mut second = ScenarioRunner::new(scenario, files, b).map_err(err)?;
     let (na, nb) = (first.backend_name(), second.backend_name());

@@ -52,7 +52,7 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
         return Err(format!("invalid --size = {w}x{h}: each side must be within 16..=4096"));
     }
     let scenario = Scenario::load(&opts.scenario).map_err(|e| e.to_string())?;
-    let base = opts.scenario.parent().unwrap_or(Path::new("."));
+    let base = crate::scenario_base(&opts.scenario);
     let files = ScenarioFiles::load(&scenario, base).map_err(|e| e.to_string())?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (backend, mut looks, line) = murk_cli::select_renderer(opts.backend, threads).map_err(|e| e.to_string())?;

@@ -262,3 +262,20 @@ fn render_on_the_gpu_matches_the_cpu_within_tolerance() {
         let _ = std::fs::remove_dir_all(gpu);
     }
 }
+
+#[test]
+fn a_bare_file_name_runs_from_its_folder() {
+    // `murk run outpost.json` inside scenarios/: the base folder is the current one.
+    let out = temp("bare");
+    let st = murk()
+        .args(["run", "outpost.json", "--threads", "1", "--ticks", "2", "--snapshot-at", "1", "--out"])
+        .arg(&out)
+        .current_dir(repo().join("scenarios"))
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(out.join("summary.json").exists() && out.join("snapshot-1.murk").exists());
+    let st = murk().args(["run", "outpost.json", "--ticks", "0"]).current_dir(repo().join("scenarios")).output().unwrap();
+    assert!(String::from_utf8_lossy(&st.stderr).contains("--ticks = 0"), "{}", String::from_utf8_lossy(&st.stderr));
+    let _ = std::fs::remove_dir_all(out);
+}

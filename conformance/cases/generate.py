@@ -95,9 +95,10 @@ def case(name, ticks, instances, sources=(), blockers=(), events=(), stage_ticks
     cases[name] = d
 
 
-# The cases below keep reveal_walls off, so their bytes are those from before
-# the setting existed; section 16 turns it on.
-FAST = {"fade_in_rate": 20.0, "relax_rate": 20.0, "reveal_walls": False}
+# The cases below keep reveal_walls and resample_on_area_change off, so their
+# bytes are those from before the settings existed; sections 16 and 17 turn
+# them on.
+FAST = {"fade_in_rate": 20.0, "relax_rate": 20.0, "reveal_walls": False, "resample_on_area_change": False}
 
 # 1. Every ray method, with and without heights.
 for method in ["none", "step_scan", "dda", "hierarchical_dda", "distance_field"]:
@@ -191,7 +192,7 @@ case("blur-iterations", 3, [inst(profile=dict(FAST, blur_iterations=3, blur_radi
 case("memory-forget", 30, [inst(profile=dict(FAST, forget_rate=0.8, explored_value=0.6))],
      [src("scout", 8.125, 8.375, 12.0, motion=walk([(56.125, 8.375), (56.375, 56.125), (8.375, 56.125)], 40.0))], room(False),
      stage_ticks=[10, 20, 29], desc="explored memory decays at the forget rate")
-case("fade-in-relax", 40, [inst(profile={"fade_in_rate": 1.5, "relax_rate": 0.7, "explored_value": 0.4, "reveal_walls": False})],
+case("fade-in-relax", 40, [inst(profile={"fade_in_rate": 1.5, "relax_rate": 0.7, "explored_value": 0.4, "reveal_walls": False, "resample_on_area_change": False})],
      [src("scout", 8.125, 32.375, 14.0, motion=walk([(56.125, 32.375)], 20.0, looped=True))], room(False),
      stage_ticks=[5, 20, 39], desc="slow fade-in and relax over many ticks")
 case("freeze-state", 12, [inst(profile=FAST)], [src("scout", 8.125, 32.375, 14.0, motion=walk([(56.125, 32.375)], 60.0))], room(False),
@@ -283,6 +284,13 @@ map_case("walls-lit-lak303d-trees", "lak303d.map", 194, 194, 194,
 map_case("walls-lit-frozensea", "TheFrozenSea.map", 1024, 1024, 256,
          [src(f"u{i}", 100.5 + 97 * (i % 9), 120.5 + 101 * (i // 9), 64.0) for i in range(72)],
          "StarCraft map, walls beside lit ground lit", extra={"reveal_walls": True}, ticks=3)
+
+# 17. Explored memory follows the area when it moves and grows (the default).
+case("instance-area-changes-resampled", 8, [inst(a=area(24, 24, 48, 48), res=48, profile=dict(FAST, resample_on_area_change=True))],
+     room_sources(), room(False),
+     events=[{"tick": 3, "action": {"set_area": {"instance": "main", "area": area(28, 28, 48, 48)}}},
+             {"tick": 6, "action": {"expand_area": {"instance": "main", "point": [62.0, 60.0, 0.0]}}}],
+     stage_ticks=[2, 3, 5, 6, 7], desc="area moved, then expanded: memory and the fade resampled in world space")
 
 os.makedirs(HERE, exist_ok=True)
 for f in os.listdir(HERE):

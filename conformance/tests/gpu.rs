@@ -293,3 +293,31 @@ fn looks_agree_with_the_cpu_within_tolerance() {
     let goldens = check_goldens(&mut gpu, "gpu").unwrap_or_else(|e| panic!("{e}"));
     eprintln!("largest GPU/golden differences (8-bit): {goldens:?}");
 }
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn area_changes_resample_alike_on_both_backends() {
+    let shared = gpu();
+    let mut fogs = [FogSubsystem::new(cpu()), FogSubsystem::new(shared.backend())];
+    let mut worlds = [World::new(), World::new()];
+    let profile =
+        Profile { fade_in_rate: 20.0, relax_rate: 20.0, resample_on_area_change: true, ray_method: RayMethod::HierarchicalDda, ..Profile::default() };
+    for (fog, world) in fogs.iter_mut().zip(&mut worlds) {
+        let area = Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 };
+        fog.create_instance(InstanceDesc { name: "i".into(), area, resolution: 64, lod: 1, observed_teams: TeamMask::ALL, profile: profile.clone() })
+            .unwrap();
+        world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(10.0)));
+        world.spawn((Position(Vec3::new(25.0, 20.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: 1.5 })));
+        for _ in 0..4 {
+            fog.tick(world, 50_000).unwrap();
+        }
+        fog.set_area("i", Area { center: Vec3::new(40.0, 30.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 30.0 }).unwrap();
+        fog.expand_area_to_include("i", Vec3::new(120.0, 10.0, 0.0)).unwrap();
+        fog.tick(world, 50_000).unwrap();
+    }
+    let [a, b] = &mut fogs;
+    for stage in [Stage::Visibility, Stage::Memory, Stage::Compose, Stage::Final] {
+        assert_eq!(a.read_stage("i", stage).unwrap(), b.read_stage("i", stage).unwrap(), "{}", stage.name());
+    }
+    assert_eq!(a.lockstep_hash().unwrap(), b.lockstep_hash().unwrap());
+}

@@ -2,6 +2,7 @@
 //!
 //! murk reads them each tick; behaviour lives in [`crate::FogSubsystem`].
 
+use crate::error::{finite, in_range, MurkError, Result};
 use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
@@ -59,6 +60,33 @@ impl VisionSource {
     /// A source of `radius` with the default falloff and eye height.
     pub fn new(radius: f32) -> Self {
         Self { radius, falloff: None, eye_height: default_eye_height(), cone: None, team: 0, height_layer: None }
+    }
+
+    /// The checks that do not depend on an instance (the tick also measures
+    /// the radius in each instance's texels); errors name `{label}.source.*`.
+    pub fn check(&self, label: &str) -> Result<()> {
+        let r = finite(|| format!("{label}.source.radius"), self.radius)?;
+        if r < 0.0 {
+            return Err(MurkError::invalid(format!("{label}.source.radius"), self.radius, "must not be negative"));
+        }
+        if let Some(f) = self.falloff {
+            in_range(|| format!("{label}.source.falloff"), f, 0.0, 1.0)?;
+        }
+        finite(|| format!("{label}.source.eye_height"), self.eye_height)?;
+        if self.team >= 32 {
+            return Err(MurkError::invalid(format!("{label}.source.team"), self.team, "must be within 0..=31"));
+        }
+        if let Some(c) = self.cone {
+            finite(|| format!("{label}.source.cone.yaw_degrees"), c.yaw_degrees)?;
+            in_range(|| format!("{label}.source.cone.half_angle_degrees"), c.half_angle_degrees, 0.0, 180.0)?;
+        }
+        if let Some(layer) = self.height_layer {
+            let extent = finite(|| format!("{label}.source.height_layer.vertical_extent"), layer.vertical_extent)?;
+            if extent < 0.0 {
+                return Err(MurkError::invalid(format!("{label}.source.height_layer.vertical_extent"), extent, "must not be negative"));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -128,6 +156,44 @@ impl Blocker {
     /// A wall of the given shape.
     pub fn wall(shape: BlockerShape) -> Self {
         Self { shape, height: None, use_height_layer: false, mobility: Mobility::Static }
+    }
+
+    /// The checks that do not depend on an instance; errors name
+    /// `{label}.blocker.*`, as the tick's do.
+    pub fn check(&self, label: &str) -> Result<()> {
+        if let Some(v) = self.height {
+            let v = finite(|| format!("{label}.blocker.height"), v)?;
+            if v < 0.0 {
+                return Err(MurkError::invalid(format!("{label}.blocker.height"), v, "must not be negative"));
+            }
+        }
+        match &self.shape {
+            BlockerShape::Circle { radius } => {
+                let r = finite(|| format!("{label}.blocker.shape.circle.radius"), *radius)?;
+                if r < 0.0 {
+                    return Err(MurkError::invalid(format!("{label}.blocker.shape.circle.radius"), radius, "must not be negative"));
+                }
+            }
+            BlockerShape::Rect { size, yaw_degrees } => {
+                let sx = finite(|| format!("{label}.blocker.shape.rect.size.x"), size.x)?;
+                let sy = finite(|| format!("{label}.blocker.shape.rect.size.y"), size.y)?;
+                if sx <= 0.0 || sy <= 0.0 {
+                    let v = if sx <= 0.0 { size.x } else { size.y };
+                    return Err(MurkError::invalid(format!("{label}.blocker.shape.rect.size"), v, "must be positive"));
+                }
+                finite(|| format!("{label}.blocker.shape.rect.yaw_degrees"), *yaw_degrees)?;
+            }
+            BlockerShape::Polygon { points } => {
+                if points.len() < 3 {
+                    return Err(MurkError::invalid(format!("{label}.blocker.shape.polygon.points"), points.len(), "needs at least 3 points"));
+                }
+                for (i, p) in points.iter().enumerate() {
+                    finite(|| format!("{label}.blocker.shape.polygon.points[{i}].x"), p.x)?;
+                    finite(|| format!("{label}.blocker.shape.polygon.points[{i}].y"), p.y)?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -110,6 +110,11 @@ pub struct Profile {
     /// revealed: each covered texel takes the strongest reveal of its
     /// uncovered 8-neighbours (see `docs/determinism.md`).
     pub reveal_walls: bool,
+    /// When the area changes (`set_area`, `expand_area_to_include`), resample
+    /// explored memory and the fade state into the new area in world space
+    /// instead of keeping them in texel space (same size) or starting over
+    /// (new size). On by default; off keeps the older texel-space rule.
+    pub resample_on_area_change: bool,
 }
 
 impl Default for Profile {
@@ -141,6 +146,7 @@ impl Default for Profile {
             z_layering: false,
             z_layering_area_scale: 1.0,
             reveal_walls: true,
+            resample_on_area_change: true,
         }
     }
 }

@@ -34,15 +34,33 @@ pub enum MaskAnswer {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct QueryHandle(pub u64);
 
-fn quantize(field: &str, v: f32) -> Result<i64> {
-    Ok((finite(field, v)? * WORLD_Q).round() as i64)
+/// Largest coordinate the immediate query takes, in world units: 2^54, so
+/// that quantized coordinates stay within ±2^62 and their differences and
+/// squares fit 128-bit integers.
+pub const MAX_QUERY_COORD: f64 = (1u64 << 54) as f64;
+/// Largest source radius the immediate query takes, in world units: 2^40, so
+/// that the cone test's products (Q14 directions times squared distances
+/// inside the radius) stay below 2^127.
+pub const MAX_QUERY_RADIUS: f64 = (1u64 << 40) as f64;
+
+fn quantize(field: &str, v: f32, limit: f64) -> Result<i64> {
+    let x = finite(field, v)?;
+    if x.abs() > limit {
+        return Err(MurkError::invalid(
+            field,
+            v,
+            format!("is beyond ±{limit} world units, where the immediate query's 1/256-unit integers would overflow"),
+        ));
+    }
+    // |x| <= 2^54, so x * 256 is exact and fits i64.
+    Ok((x * WORLD_Q).round() as i64)
 }
 
 /// Whether `point` lies inside the radius (and cone) of any source of `teams`.
 /// Integer arithmetic on coordinates quantized to 1/256 world unit.
 pub fn immediate(world: &World, point: Vec3, teams: TeamMask) -> Result<bool> {
-    let px = quantize("point.x", point.x)?;
-    let py = quantize("point.y", point.y)?;
+    let px = quantize("point.x", point.x, MAX_QUERY_COORD)?;
+    let py = quantize("point.y", point.y, MAX_QUERY_COORD)?;
     let mut sources: Vec<(hecs::Entity, Position, VisionSource)> =
         world.query::<(&Position, &VisionSource)>().iter().map(|(e, (p, s))| (e, *p, *s)).collect();
     sources.sort_by_key(|(e, _, _)| e.to_bits());
@@ -51,18 +69,22 @@ pub fn immediate(world: &World, point: Vec3, teams: TeamMask) -> Result<bool> {
             continue;
         }
         let label = format!("entity {}", e.id());
-        let sx = quantize(&format!("{label}.position.x"), pos.0.x)?;
-        let sy = quantize(&format!("{label}.position.y"), pos.0.y)?;
+        let sx = quantize(&format!("{label}.position.x"), pos.0.x, MAX_QUERY_COORD)?;
+        let sy = quantize(&format!("{label}.position.y"), pos.0.y, MAX_QUERY_COORD)?;
         let r = finite(&format!("{label}.source.radius"), s.radius)?;
         if r < 0.0 {
             return Err(MurkError::invalid(format!("{label}.source.radius"), r, "must not be negative"));
         }
-        let r = (r * WORLD_Q).round() as i128;
-        let (dx, dy) = (i128::from(px - sx), i128::from(py - sy));
-        let d2 = dx * dx + dy * dy;
-        if d2 >= r * r {
+        let r = i128::from(quantize(&format!("{label}.source.radius"), s.radius, MAX_QUERY_RADIUS)?);
+        // |dx|, |dy| <= 2^63: their squares and sum fit below 2^127.
+        let (dx, dy) = (i128::from(px) - i128::from(sx), i128::from(py) - i128::from(sy));
+        let (ax, ay) = (dx.unsigned_abs(), dy.unsigned_abs());
+        let d2 = ax * ax + ay * ay;
+        if d2 >= r.unsigned_abs() * r.unsigned_abs() {
             continue;
         }
+        // Inside the radius: |dx|, |dy| < r <= 2^48, so d2 < 2^97.
+        let d2 = d2 as i128;
         if let Some(c) = s.cone {
             let half = in_range(&format!("{label}.source.cone.half_angle_degrees"), c.half_angle_degrees, 0.0, 180.0)?;
             let yaw = finite(&format!("{label}.source.cone.yaw_degrees"), c.yaw_degrees)?;

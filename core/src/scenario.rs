@@ -478,6 +478,7 @@ impl ScenarioRunner {
             };
             fog.create_instance(desc).map_err(|e| rename(e, &format!("instance `{}`", inst.name), &format!("instances[{i}]")))?;
         }
+        check_placements(&scenario, &fog)?;
         let mut world = World::new();
         if let (Some(spec), Some(map)) = (&scenario.map, &files.map) {
             let capture = map.to_capture(
@@ -606,7 +607,7 @@ impl ScenarioRunner {
             self.apply(action)?;
         }
         self.place_entities(tick)?;
-        let report = self.fog.tick(&mut self.world, self.scenario.tick_us)?;
+        let report = self.fog.tick(&mut self.world, self.scenario.tick_us).map_err(|e| self.name_entities(e))?;
         let (lockstep, per_instance) = self.fog.state_hashes()?;
         let hashes: BTreeMap<String, String> = per_instance.into_iter().map(|(n, h)| (n, format!("{h:016x}"))).collect();
         let ids: BTreeMap<u64, &str> = self.tracked.iter().filter_map(|(id, t)| t.entity.map(|e| (e, id.as_str()))).collect();
@@ -639,6 +640,43 @@ impl ScenarioRunner {
         self.tick += 1;
         let recomputed = report.instances.into_iter().filter(|(_, t)| t.recomputed).map(|(n, _)| n).collect();
         Ok(TickRecord { tick, lockstep, hashes, recomputed, events, queries })
+    }
+
+    /// Rewrites `entity N` in an error from the subsystem as the file's
+    /// name for it: `blockers[0] (id `wall`)`.
+    fn name_entities(&self, e: MurkError) -> MurkError {
+        let mut names: BTreeMap<u32, String> = BTreeMap::new();
+        let lists = [
+            ("sources", self.scenario.sources.iter().map(|x| x.id.as_str()).collect::<Vec<_>>()),
+            ("blockers", self.scenario.blockers.iter().map(|x| x.id.as_str()).collect()),
+            ("actors", self.scenario.actors.iter().map(|x| x.id.as_str()).collect()),
+            ("anti_vision", self.scenario.anti_vision.iter().map(|x| x.id.as_str()).collect()),
+        ];
+        for (list, ids) in &lists {
+            for (i, id) in ids.iter().enumerate() {
+                if let Some(entity) = self.tracked.get(*id).and_then(|t| t.entity).and_then(Entity::from_bits) {
+                    names.insert(entity.id(), format!("{list}[{i}] (id `{id}`)"));
+                }
+            }
+        }
+        // The field starts with `entity N`, or `instance `x`: entity N`.
+        let rewrite = |text: &str| -> String {
+            let at = match text.find(": entity ") {
+                Some(i) if text.starts_with("instance `") => i + 2,
+                _ => 0,
+            };
+            let Some(rest) = text[at..].strip_prefix("entity ") else { return text.to_string() };
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            match digits.parse::<u32>().ok().and_then(|n| names.get(&n)) {
+                Some(name) => format!("{}{name}{}", &text[..at], &rest[digits.len()..]),
+                None => text.to_string(),
+            }
+        };
+        match e {
+            MurkError::InvalidValue { field, value, reason } => MurkError::InvalidValue { field: rewrite(&field), value, reason },
+            MurkError::UnknownEntity(what) => MurkError::UnknownEntity(rewrite(&what)),
+            other => other,
+        }
     }
 
     fn place_entities(&mut self, tick: u32) -> Result<()> {
@@ -820,19 +858,96 @@ fn check_motion(field: &str, m: &Motion) -> Result<()> {
     Ok(())
 }
 
-/// Checks what every scripted entity has: a unique id, a finite position, a valid motion.
-fn check_scripted<'a>(field: &str, ids: &mut std::collections::BTreeSet<&'a str>, id: &'a str, position: Vec3, motion: &Motion) -> Result<()> {
-    if !ids.insert(id) {
+/// Checks every source and anti-vision area against every instance at each
+/// place the file puts it (its position, its waypoints, its `move` events),
+/// as a tick would there: a radius too long for an instance's texels is
+/// found before tick 0. (Places between waypoints are checked when reached.)
+fn check_placements(s: &Scenario, fog: &FogSubsystem) -> Result<()> {
+    let moves = |id: &str| -> Vec<Vec3> {
+        s.events
+            .iter()
+            .filter_map(|e| match &e.action {
+                Action::Move { id: m, position } if m == id => Some(*position),
+                _ => None,
+            })
+            .collect()
+    };
+    let places = |position: Vec3, motion: &Motion, id: &str| -> Vec<Vec3> {
+        std::iter::once(position).chain(motion.waypoints.iter().copied()).chain(moves(id)).collect()
+    };
+    for (i, src) in s.sources.iter().enumerate() {
+        let label = format!("sources[{i}] (id `{}`)", src.id);
+        for p in places(src.position, &src.motion, &src.id) {
+            fog.check_source(&label, p, &src.source, None)?;
+        }
+    }
+    for (i, a) in s.anti_vision.iter().enumerate() {
+        let label = format!("anti_vision[{i}] (id `{}`)", a.id);
+        let as_source = VisionSource {
+            radius: a.anti_vision.radius,
+            falloff: Some(a.anti_vision.falloff),
+            eye_height: 0.0,
+            cone: None,
+            team: 0,
+            height_layer: None,
+        };
+        for p in places(a.position, &a.motion, &a.id) {
+            fog.check_source(&label, p, &as_source, Some(a.anti_vision.targets))?;
+        }
+    }
+    Ok(())
+}
+
+/// When a scripted entity exists: its spawn and despawn ticks.
+struct Lifetime {
+    spawn_tick: u32,
+    despawn_tick: Option<u32>,
+}
+
+/// Checks what every scripted entity has: a unique id, a finite position, a
+/// valid motion, and a lifetime inside the run (spawned before the last
+/// tick, despawned after it spawned).
+fn check_scripted<'a>(
+    s: &Scenario,
+    field: &str,
+    ids: &mut BTreeMap<&'a str, Lifetime>,
+    id: &'a str,
+    position: Vec3,
+    motion: &Motion,
+    life: Lifetime,
+) -> Result<()> {
+    if ids.contains_key(id) {
         return Err(MurkError::invalid(format!("{field}.id"), id, "is used twice"));
     }
     check_vec3(&format!("{field}.position"), position)?;
-    check_motion(field, motion)
+    check_motion(field, motion)?;
+    if life.spawn_tick >= s.ticks {
+        return Err(MurkError::invalid(
+            format!("{field}.spawn_tick"),
+            life.spawn_tick,
+            format!("the run has ticks 0..{}: the entity would never spawn", s.ticks),
+        ));
+    }
+    if let Some(d) = life.despawn_tick {
+        if d <= life.spawn_tick {
+            return Err(MurkError::invalid(
+                format!("{field}.despawn_tick"),
+                d,
+                format!("must come after spawn_tick = {} (despawn before spawn)", life.spawn_tick),
+            ));
+        }
+    }
+    ids.insert(id, life);
+    Ok(())
 }
 
 /// Checks what the subsystem cannot: ids, references, ticks.
 fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
     if s.tick_us == 0 {
         return Err(MurkError::invalid("tick_us", 0, "must be positive"));
+    }
+    if s.ticks == 0 {
+        return Err(MurkError::invalid("ticks", 0, "must be at least 1: a run of 0 ticks does nothing"));
     }
     if s.ticks > MAX_TICKS {
         return Err(MurkError::invalid("ticks", s.ticks, format!("must be at most {MAX_TICKS}")));
@@ -871,25 +986,28 @@ fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
             }
         }
     }
-    let mut ids = std::collections::BTreeSet::new();
+    // Every scripted entity is checked now, whenever it spawns: a bad entity
+    // late in a long run fails before tick 0, not after running to it.
+    let mut ids = BTreeMap::new();
     for (i, src) in s.sources.iter().enumerate() {
         let f = format!("sources[{i}]");
-        check_scripted(&f, &mut ids, &src.id, src.position, &src.motion)?;
-        let r = finite(&format!("{f}.source.radius"), src.source.radius)?;
-        if r < 0.0 {
-            return Err(MurkError::invalid(format!("{f}.source.radius"), src.source.radius, "must not be negative"));
-        }
+        let life = Lifetime { spawn_tick: src.spawn_tick, despawn_tick: src.despawn_tick };
+        check_scripted(s, &f, &mut ids, &src.id, src.position, &src.motion, life)?;
+        src.source.check(&f)?;
         if src.transient_ticks == Some(0) {
             return Err(MurkError::invalid(format!("{f}.transient_ticks"), 0, "must be at least 1"));
         }
     }
     for (i, b) in s.blockers.iter().enumerate() {
         let f = format!("blockers[{i}]");
-        check_scripted(&f, &mut ids, &b.id, b.position, &b.motion)?;
+        let life = Lifetime { spawn_tick: b.spawn_tick, despawn_tick: b.despawn_tick };
+        check_scripted(s, &f, &mut ids, &b.id, b.position, &b.motion, life)?;
+        b.blocker.check(&f)?;
     }
     for (i, a) in s.actors.iter().enumerate() {
         let f = format!("actors[{i}]");
-        check_scripted(&f, &mut ids, &a.id, a.position, &a.motion)?;
+        let life = Lifetime { spawn_tick: a.spawn_tick, despawn_tick: a.despawn_tick };
+        check_scripted(s, &f, &mut ids, &a.id, a.position, &a.motion, life)?;
         crate::stealth::quantize(&f, &a.stealth)?;
         if let Some(inst) = &a.stealth.instance {
             if !names.contains(inst.as_str()) {
@@ -899,7 +1017,8 @@ fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
     }
     for (i, a) in s.anti_vision.iter().enumerate() {
         let f = format!("anti_vision[{i}]");
-        check_scripted(&f, &mut ids, &a.id, a.position, &a.motion)?;
+        let life = Lifetime { spawn_tick: a.spawn_tick, despawn_tick: a.despawn_tick };
+        check_scripted(s, &f, &mut ids, &a.id, a.position, &a.motion, life)?;
         let r = finite(&format!("{f}.anti_vision.radius"), a.anti_vision.radius)?;
         if r < 0.0 {
             return Err(MurkError::invalid(format!("{f}.anti_vision.radius"), r, "must not be negative"));
@@ -908,6 +1027,9 @@ fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
     }
     for (i, q) in s.queries.iter().enumerate() {
         let f = format!("queries[{i}]");
+        if q.tick >= s.ticks {
+            return Err(MurkError::invalid(format!("{f}.tick"), q.tick, format!("comes after the last tick ({})", s.ticks - 1)));
+        }
         for (j, p) in q.points.iter().enumerate() {
             check_vec3(&format!("{f}.points[{j}]"), *p)?;
         }
@@ -916,7 +1038,13 @@ fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
         }
     }
     for (i, e) in s.events.iter().enumerate() {
+        if e.tick >= s.ticks {
+            return Err(MurkError::invalid(format!("events[{i}].tick"), e.tick, format!("comes after the last tick ({})", s.ticks - 1)));
+        }
         let f = format!("events[{i}].action");
+        let scripted = |id: &String| -> Result<&Lifetime> {
+            ids.get(id.as_str()).ok_or_else(|| MurkError::invalid(format!("{f}.id"), id, "names no scripted entity"))
+        };
         match &e.action {
             Action::SetProfile { instance, .. }
             | Action::Toggle { instance, .. }
@@ -927,16 +1055,32 @@ fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
                 if !names.contains(instance.as_str()) {
                     return Err(MurkError::invalid(format!("{f}.instance"), instance, "names no instance"));
                 }
+                match &e.action {
+                    Action::SetProfile { profile, .. } => {
+                        profile.quantize(&format!("{f}.profile"))?;
+                    }
+                    Action::SetArea { area, .. } => {
+                        area.validate(&format!("{f}.area"))?;
+                        if let Some(inst) = s.instances.iter().find(|x| &x.name == instance) {
+                            crate::transform::grid_size(area, inst.resolution, inst.lod).map_err(|e| rename(e, "area.", &format!("{f}.area.")))?;
+                        }
+                    }
+                    Action::ExpandArea { point, .. } => check_vec3(&format!("{f}.point"), *point)?,
+                    _ => {}
+                }
             }
             Action::Move { id, position } => {
-                if !ids.contains(id.as_str()) {
-                    return Err(MurkError::invalid(format!("{f}.id"), id, "names no source or blocker"));
-                }
+                scripted(id)?;
                 check_vec3(&format!("{f}.position"), *position)?;
             }
             Action::Despawn { id } => {
-                if !ids.contains(id.as_str()) {
-                    return Err(MurkError::invalid(format!("{f}.id"), id, "names no source or blocker"));
+                let life = scripted(id)?;
+                if e.tick < life.spawn_tick {
+                    return Err(MurkError::invalid(
+                        format!("events[{i}].tick"),
+                        e.tick,
+                        format!("despawns `{id}` before it spawns at tick {}", life.spawn_tick),
+                    ));
                 }
             }
             Action::MarkCaptureDirty => {}

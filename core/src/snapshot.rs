@@ -191,14 +191,15 @@ impl<'a> Reader<'a> {
         let height = self.u32()?;
         let kind = self.u8()?;
         let raw = self.blob()?;
-        let n = width as usize * height as usize;
-        let size = match kind {
+        let n = u128::from(width) * u128::from(height);
+        let size: u128 = match kind {
             0 => 1,
             1 => 2,
             2 | 3 => 4,
             k => return Err(corrupt(format!("texture `{name}` has unknown type {k}"))),
         };
-        if raw.len() != n * size {
+        // In 128 bits: 4 * u32::MAX^2 does not fit 64.
+        if raw.len() as u128 != n * size {
             return Err(corrupt(format!("texture `{name}` holds {} bytes, {width}x{height} needs {}", raw.len(), n * size)));
         }
         let data = match kind {
@@ -221,6 +222,19 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_texture_size_whose_byte_count_overflows_is_an_error() {
+        // Found by the snapshot fuzz target: 4 bytes x u32::MAX^2 wrapped.
+        let mut w = Writer::default();
+        w.str("final");
+        w.u32(u32::MAX);
+        w.u32(u32::MAX);
+        w.u8(2);
+        w.blob(&[0; 4]);
+        let e = Reader::new(&w.bytes).image().unwrap_err().to_string();
+        assert!(e.contains("4294967295x4294967295 needs 73786976260478468100"), "{e}");
+    }
 
     #[test]
     fn frames_round_trip_and_reject_damage() {

@@ -34,6 +34,17 @@ use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The smallest internal texel an area may have, in world units; finer grids
+/// (an area of 1e-30 units) are degenerate and rejected when created.
+pub const MIN_TEXEL_SIZE: f64 = 1.0 / 65536.0;
+/// The smallest height slab (`extents.z`), in world units (a height unit is
+/// 1/256 of it).
+pub const MIN_SLAB_HEIGHT: f64 = 1.0 / 256.0;
+
+/// How far beyond the largest live entity index a restored ghost may keep
+/// its saved id (farther ones are spawned as new entities).
+const GHOST_ID_SLACK: u32 = 1 << 16;
+
 /// What a fog instance is made of.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -182,8 +193,10 @@ impl FogSubsystem {
         let prefix = format!("instance `{}`", desc.name);
         let (q, transform, dims) = Self::validate_desc(&desc, &prefix)?;
         let key = self.next_key;
+        let next_key =
+            key.checked_add(1).ok_or_else(|| MurkError::invalid("instance keys", key, "are used up: every key up to u32::MAX was given out"))?;
         self.backend.create_instance(key, dims)?;
-        self.next_key += 1;
+        self.next_key = next_key;
         let slot = Slot {
             key,
             desc,
@@ -215,6 +228,23 @@ impl FogSubsystem {
         let (out_w, out_h) = grid_size(&desc.area, desc.resolution, desc.lod).map_err(|e| prefix_error(e, prefix))?;
         let (w, h) = (out_w >> desc.lod, out_h >> desc.lod);
         let transform = AreaTransform::new(&desc.area, w, h);
+        if transform.texel_size() < MIN_TEXEL_SIZE {
+            return Err(MurkError::invalid(
+                format!("{prefix}.area.extents.x"),
+                desc.area.extents.x,
+                format!(
+                    "gives texels of {:e} world units at {w} internal texels; they must be at least 2^-16 = {MIN_TEXEL_SIZE:e} (a larger area or a lower resolution)",
+                    transform.texel_size()
+                ),
+            ));
+        }
+        if f64::from(desc.area.extents.z) < MIN_SLAB_HEIGHT {
+            return Err(MurkError::invalid(
+                format!("{prefix}.area.extents.z"),
+                desc.area.extents.z,
+                format!("the height slab must be at least 2^-8 = {MIN_SLAB_HEIGHT} world units"),
+            ));
+        }
         target_height_units(desc).map_err(|e| prefix_error(e, prefix))?;
         Ok((q, transform, InstanceDims { width: w, height: h, out_width: out_w, out_height: out_h }))
     }
@@ -274,24 +304,55 @@ impl FogSubsystem {
         Ok(())
     }
 
-    /// Moves or resizes an instance's area. When the texture size changes the
-    /// masks start over; otherwise they are kept in texel space.
+    /// Moves or resizes an instance's area.
+    ///
+    /// With the profile's `resample_on_area_change`, every mask texture
+    /// (visibility, blur, explored memory, composed fade state; upscaled,
+    /// blend start and final at the output resolution) is resampled into the
+    /// new area in world space: each new texel takes the old texel under its
+    /// centre, through an integer mapping (see [`resample_mask`]); texels of
+    /// the new area that the old one did not cover start unexplored (0), and
+    /// old texels that the new area does not cover are dropped. Without it,
+    /// the masks are kept in texel space when the texture size is unchanged
+    /// and start over when it changes. Occlusion is rebuilt on the next tick
+    /// either way. An error changes nothing.
     pub fn set_area(&mut self, name: &str, area: Area) -> Result<()> {
         let slot = self.slot(name)?;
         let mut desc = slot.desc.clone();
         desc.area = area;
         let (_, transform, dims) = Self::validate_desc(&desc, &format!("instance `{name}`"))?;
-        let key = slot.key;
-        if dims != slot.dims {
+        let (key, old_area, old_dims) = (slot.key, slot.desc.area, slot.dims);
+        let resample = slot.desc.profile.resample_on_area_change && old_area != area;
+        if resample {
+            let old = self.backend.export_textures(key)?;
+            let textures = resample_textures(&old, &old_area, old_dims, &area, dims)?;
+            let new_key = self.next_key;
+            let next_key = new_key
+                .checked_add(1)
+                .ok_or_else(|| MurkError::invalid("instance keys", new_key, "are used up: every key up to u32::MAX was given out"))?;
+            self.backend.create_instance(new_key, dims)?;
+            if let Err(e) = self.backend.import_textures(new_key, &textures) {
+                self.backend.destroy_instance(new_key);
+                return Err(e);
+            }
+            self.backend.destroy_instance(key);
+            self.next_key = next_key;
+            let slot = self.slot_mut(name)?;
+            slot.key = new_key;
+            // Fresh occlusion textures: nothing is built for them yet.
+            slot.built_for = None;
+            slot.capture = None;
+        } else if dims != old_dims {
             self.backend.destroy_instance(key);
             self.backend.create_instance(key, dims)?;
+            let slot = self.slot_mut(name)?;
+            slot.has_recomputed = false;
+            slot.built_for = None;
+            slot.capture = None;
         }
         let slot = self.slot_mut(name)?;
         slot.desc = desc;
         slot.transform = transform;
-        if dims != slot.dims {
-            slot.has_recomputed = false;
-        }
         slot.dims = dims;
         slot.capture_dirty = true;
         slot.occlusion_dirty = true;
@@ -306,6 +367,27 @@ impl FogSubsystem {
         }
         let area = self.slot(name)?.desc.area.expanded_to_include(point);
         self.set_area(name, area)
+    }
+
+    /// Checks a vision source standing at `position` against every instance,
+    /// as a tick would now, without changing anything: its own fields, and in
+    /// each instance that observes its team and that it can touch, its radius
+    /// in that instance's texels and its eye height within the slab. With
+    /// `anti_targets`, `source` stands for an anti-vision area (its radius and
+    /// falloff) hiding those teams, judged by the instances observing one of
+    /// them. Errors name the instance and `label`.
+    pub fn check_source(&self, label: &str, position: glam::Vec3, source: &VisionSource, anti_targets: Option<TeamMask>) -> Result<()> {
+        let pos = Position(position);
+        for (name, slot) in &self.instances {
+            let teams = match anti_targets {
+                None => slot.desc.observed_teams,
+                Some(t) if t.0 & slot.desc.observed_teams.0 != 0 => TeamMask::ALL,
+                Some(_) => continue,
+            };
+            let slab = Slab::logical(&slot.desc.area, slot.desc.profile.z_layering_area_scale);
+            project_source(label, &pos, source, slot, &slab, teams).map_err(|e| in_instance(e, name))?;
+        }
+        Ok(())
     }
 
     /// Forces a recapture of the height captures on the next recompute (for
@@ -341,7 +423,7 @@ impl FogSubsystem {
             }
             let due = !slot.has_recomputed || slot.rate_since_us >= slot.q.update_interval_us;
             if due {
-                gathered.insert(name.clone(), gather(slot, world)?);
+                gathered.insert(name.clone(), gather(slot, world).map_err(|e| in_instance(e, name))?);
             }
         }
         let actors = self.gather_actors(world)?;
@@ -353,13 +435,15 @@ impl FogSubsystem {
             if !slot.desc.profile.enabled {
                 continue;
             }
-            slot.stats.ticks += 1;
+            slot.stats.ticks = slot.stats.ticks.saturating_add(1);
             let mut outcome = InstanceTick::default();
             if let Some(g) = gathered.remove(name) {
                 outcome = apply(self.backend.as_mut(), slot, g, dt, &mut built, share)?;
             }
-            slot.rate_since_us += dt;
-            slot.blend_since_us += dt;
+            // Counters and timers saturate: a snapshot may bring them near
+            // u64::MAX, and a saturated timer means "due" and "blend done".
+            slot.rate_since_us = slot.rate_since_us.saturating_add(dt);
+            slot.blend_since_us = slot.blend_since_us.saturating_add(dt);
             // An interval of 0 recomputes every tick: the blend lands at once.
             let t = slot.blend_since_us.saturating_mul(65536).checked_div(slot.q.update_interval_us).map_or(65536, |t| t.min(65536) as u32);
             if slot.has_recomputed {
@@ -380,7 +464,7 @@ impl FogSubsystem {
             // The entity was just listed by the query, so it exists.
             let _ = world.despawn(e);
         }
-        self.tick += 1;
+        self.tick = self.tick.saturating_add(1);
         Ok(report)
     }
 
@@ -440,6 +524,11 @@ impl FogSubsystem {
                 finite(|| format!("points[{i}].{axis}"), v)?;
             }
         }
+        // Handles are never reused: after u64::MAX handles, queries are refused.
+        let next_query = self
+            .next_query
+            .checked_add(1)
+            .ok_or_else(|| MurkError::invalid("query handle", self.next_query, "is the last one: every handle below u64::MAX was given out"))?;
         let mut by_instance: BTreeMap<String, (Vec<usize>, Vec<[u32; 2]>)> = BTreeMap::new();
         for (i, p) in points.iter().enumerate() {
             if let Some((name, texel)) = self.locate(*p) {
@@ -456,7 +545,7 @@ impl FogSubsystem {
             batches.push(SampleBatch { instance, ticket, indices, cutoff: cut });
         }
         let id = self.next_query;
-        self.next_query += 1;
+        self.next_query = next_query;
         self.queries.insert(id, PendingQuery { answers: vec![MaskAnswer::NoInstance; points.len()], batches });
         Ok(QueryHandle(id))
     }
@@ -700,8 +789,22 @@ impl FogSubsystem {
     }
 
     /// Restores a snapshot written by [`Self::snapshot`], and its ghosts and
-    /// transient-reveal counters into `world`. A truncated, corrupted or
-    /// wrong-version snapshot is an error and changes nothing.
+    /// transient-reveal counters into `world`.
+    ///
+    /// The whole body is read and checked against itself before anything is
+    /// replaced: a truncated, corrupted or wrong-version snapshot, or one whose
+    /// checksum is right but whose fields disagree (two instances with one
+    /// name, textures missing or of the wrong size, type or range, a capture
+    /// of the wrong length, query handles at or past the next handle, stealth
+    /// states naming unknown instances or sharing a ghost) is an error naming
+    /// the field, and changes nothing.
+    ///
+    /// Entities the game owns are never touched: a ghost keeps its saved id
+    /// only when no live entity holds that index (and the index is not far
+    /// beyond the world's largest); otherwise (the game reused the id after
+    /// the ghost was removed) a new ghost entity is spawned and the stealth
+    /// state names it. Transient-reveal countdowns are restored
+    /// only on entities that hold a `TransientReveal` already.
     pub fn restore(&mut self, world: &mut World, bytes: &[u8]) -> Result<()> {
         let payload = unframe(FOG_MAGIC, bytes)?;
         let mut r = Reader::new(payload);
@@ -709,21 +812,30 @@ impl FogSubsystem {
         let next_query = r.u64()?;
         let queries: BTreeMap<u64, Vec<MaskAnswer>> =
             serde_json::from_str(&r.str()?).map_err(|e| MurkError::Parse { what: "snapshot query answers".into(), message: e.to_string() })?;
+        if let Some((&h, _)) = queries.range(next_query..).next() {
+            return Err(MurkError::invalid("snapshot.queries", h, format!("is a pending handle at or past the next handle {next_query}")));
+        }
         let count = r.u32()?;
-        let mut slots = Vec::new();
+        let mut slots: Vec<(Slot, Vec<(String, StageImage)>)> = Vec::new();
+        let mut names = std::collections::BTreeSet::new();
         for _ in 0..count {
             let desc: InstanceDesc =
                 serde_json::from_str(&r.str()?).map_err(|e| MurkError::Parse { what: "snapshot instance".into(), message: e.to_string() })?;
             let prefix = format!("snapshot instance `{}`", desc.name);
+            if !names.insert(desc.name.clone()) {
+                return Err(MurkError::invalid("snapshot.instances.name", &desc.name, "is used by two instances"));
+            }
             let (q, transform, dims) = Self::validate_desc(&desc, &prefix)?;
             let blocker_hash = r.opt_u64()?;
             let capture_signature = r.opt_u64()?;
-            let capture =
-                if r.bool()? { Some(r.blob()?.chunks(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<i32>>()) } else { None };
+            let capture = if r.bool()? { Some(read_capture(r.blob()?, dims, &prefix)?) } else { None };
             let source_hash = r.opt_u64()?;
             let (occlusion_dirty, capture_dirty, settled, has_recomputed) = (r.bool()?, r.bool()?, r.bool()?, r.bool()?);
             let has_built = r.bool()?;
             let built = (r.bool()?, r.u32()?);
+            if ![0, 1, 2, 4].contains(&built.1) {
+                return Err(MurkError::invalid(format!("{prefix}.built_for.distance_field_scale"), built.1, "must be 0, 1, 2 or 4"));
+            }
             let has_recomputed_profile = r.bool()?;
             let (explored_value, visibility_cutoff, show_memory_alpha, smooth_falloff, df_jitter) =
                 (r.u16()?, r.u16()?, r.u16()?, r.u16()?, r.u16()?);
@@ -750,17 +862,13 @@ impl FogSubsystem {
                 recomputes: r.u64()?,
                 skipped_recomputes: r.u64()?,
             };
-            if capture.as_ref().is_some_and(|c| c.len() != (dims.width * dims.height) as usize) {
-                return Err(MurkError::Parse {
-                    what: "snapshot".into(),
-                    message: format!("{prefix}: capture size does not match {}x{}", dims.width, dims.height),
-                });
-            }
+            let built_for = has_built.then_some(built);
             let n = r.u32()?;
             let mut textures = Vec::new();
             for _ in 0..n {
                 textures.push(r.image()?);
             }
+            check_textures(&textures, dims, built_for, &prefix)?;
             let slot = Slot {
                 key: 0,
                 desc,
@@ -774,7 +882,7 @@ impl FogSubsystem {
                 occlusion_dirty,
                 capture_dirty,
                 settled,
-                built_for: has_built.then_some(built),
+                built_for,
                 recomputed_profile: has_recomputed_profile.then_some(recomputed),
                 rate_since_us,
                 blend_since_us,
@@ -784,8 +892,18 @@ impl FogSubsystem {
             };
             slots.push((slot, textures));
         }
+        for (h, answers) in &queries {
+            for a in answers {
+                if let MaskAnswer::Sampled { instance, .. } = a {
+                    if !names.contains(instance) {
+                        return Err(MurkError::invalid(format!("snapshot.queries[{h}].instance"), instance, "names no instance of the snapshot"));
+                    }
+                }
+            }
+        }
         let mut stealth = BTreeMap::new();
         let mut ghosts = Vec::new();
+        let mut ghost_ids = std::collections::BTreeSet::new();
         for _ in 0..r.u32()? {
             let bits = r.u64()?;
             let last_visible = r.bool()?;
@@ -799,6 +917,16 @@ impl FogSubsystem {
             let instance = r.str()?;
             let actor = Entity::from_bits(bits)
                 .ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("actor id {bits} is invalid") })?;
+            let field = format!("snapshot.stealth[{}]", actor.id());
+            if stealth.contains_key(&bits) {
+                return Err(MurkError::invalid(format!("{field}.actor"), bits, "has two stealth states"));
+            }
+            if has_known && known.iter().any(|v| !f32::from_bits(*v).is_finite()) {
+                return Err(MurkError::invalid(format!("{field}.last_known"), format!("{known:?}"), "must be finite numbers"));
+            }
+            if has_instance && !names.contains(&instance) {
+                return Err(MurkError::invalid(format!("{field}.instance"), &instance, "names no instance of the snapshot"));
+            }
             let ghost = match ghost {
                 Some(g) => Some(
                     Entity::from_bits(g).ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("ghost id {g} is invalid") })?,
@@ -806,7 +934,13 @@ impl FogSubsystem {
                 None => None,
             };
             if let Some(g) = ghost {
-                ghosts.push((g, at, actor));
+                if !ghost_ids.insert(g.id()) || g.id() == actor.id() {
+                    return Err(MurkError::invalid(format!("{field}.ghost"), g.id(), "is shared with another ghost or actor"));
+                }
+                for (axis, v) in [("x", at.x), ("y", at.y), ("z", at.z)] {
+                    finite(|| format!("{field}.ghost_position.{axis}"), v)?;
+                }
+                ghosts.push((bits, g, at, actor));
             }
             let state = StealthState {
                 last_visible,
@@ -818,13 +952,29 @@ impl FogSubsystem {
             };
             stealth.insert(bits, state);
         }
-        let mut reveals = Vec::new();
+        for bits in stealth.keys() {
+            if let Some(id) = Entity::from_bits(*bits).map(|e| e.id()) {
+                if ghost_ids.contains(&id) {
+                    return Err(MurkError::invalid("snapshot.stealth.ghost", id, "is also an actor"));
+                }
+            }
+        }
+        let mut reveals = BTreeMap::new();
         for _ in 0..r.u32()? {
-            reveals.push((r.u64()?, r.u32()?));
+            let (bits, remaining) = (r.u64()?, r.u32()?);
+            let e = Entity::from_bits(bits)
+                .ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("reveal id {bits} is invalid") })?;
+            if reveals.insert(e, remaining).is_some() {
+                return Err(MurkError::invalid("snapshot.reveals", e.id(), "is listed twice"));
+            }
         }
         r.finish()?;
-        // Everything parsed: load the textures into fresh backend instances,
-        // and only when all succeeded replace the running ones.
+        let last_key = u64::from(self.next_key) + slots.len() as u64;
+        if last_key > u64::from(u32::MAX) {
+            return Err(MurkError::invalid("instance keys", self.next_key, "are used up: every key up to u32::MAX was given out"));
+        }
+        // Everything parsed and checked: load the textures into fresh backend
+        // instances, and only when all succeeded replace the running ones.
         let mut created = Vec::new();
         let mut fresh = BTreeMap::new();
         let mut key = self.next_key;
@@ -851,19 +1001,34 @@ impl FogSubsystem {
         self.tick = tick;
         self.next_query = next_query;
         self.queries = queries.into_iter().map(|(h, answers)| (h, PendingQuery { answers, batches: Vec::new() })).collect();
+        // The old ghosts are murk's: despawn those that are still ghosts.
         for old in self.stealth.values() {
             if let Some(g) = old.ghost {
-                let _ = world.despawn(g);
+                if world.get::<&Ghost>(g).is_ok() {
+                    let _ = world.despawn(g);
+                }
             }
         }
         self.stealth = stealth;
-        for (ghost, at, actor) in ghosts {
-            world.spawn_at(ghost, (Position(at), Ghost { actor }));
+        let live: std::collections::BTreeSet<u32> = world.iter().map(|e| e.entity().id()).collect();
+        // hecs sizes its tables by the largest index: a saved id far beyond the
+        // world's (a hostile 3 000 000 000) would allocate gigabytes.
+        let reach = live.last().copied().unwrap_or(0).saturating_add(GHOST_ID_SLACK);
+        for (bits, ghost, at, actor) in ghosts {
+            let components = (Position(at), Ghost { actor });
+            if live.contains(&ghost.id()) || ghost.id() > reach {
+                let new = world.spawn(components);
+                if let Some(state) = self.stealth.get_mut(&bits) {
+                    state.ghost = Some(new);
+                }
+            } else {
+                world.spawn_at(ghost, components);
+            }
         }
-        for (bits, remaining) in reveals {
-            if let Some(e) = Entity::from_bits(bits) {
-                // The game restores its own entities; murk restores their countdown.
-                let _ = world.insert_one(e, TransientReveal { remaining_ticks: remaining });
+        for (e, remaining) in reveals {
+            // The game restores its own entities; murk restores their countdown.
+            if let Ok(mut reveal) = world.get::<&mut TransientReveal>(e) {
+                reveal.remaining_ticks = remaining;
             }
         }
         Ok(())
@@ -907,6 +1072,185 @@ impl FogSubsystem {
         }
         Ok(h.finish())
     }
+}
+
+/// Names the instance that judged a world input.
+fn in_instance(e: MurkError, name: &str) -> MurkError {
+    match e {
+        MurkError::InvalidValue { field, value, reason } => MurkError::InvalidValue { field: format!("instance `{name}`: {field}"), value, reason },
+        MurkError::UnknownEntity(what) => MurkError::UnknownEntity(format!("instance `{name}`: {what}")),
+        other => other,
+    }
+}
+
+/// The textures of an instance moved from `old_area` (`old_dims`) to
+/// `area` (`dims`): every mask resampled with [`resample_mask`], occlusion
+/// empty (it is rebuilt on the next tick).
+fn resample_textures(
+    old: &[(String, StageImage)],
+    old_area: &Area,
+    old_dims: InstanceDims,
+    area: &Area,
+    dims: InstanceDims,
+) -> Result<Vec<(String, StageImage)>> {
+    let internal = (AreaTransform::new(old_area, old_dims.width, old_dims.height), AreaTransform::new(area, dims.width, dims.height));
+    let output = (AreaTransform::new(old_area, old_dims.out_width, old_dims.out_height), AreaTransform::new(area, dims.out_width, dims.out_height));
+    let (w, h) = (dims.width, dims.height);
+    let n = (w * h) as usize;
+    let mut out = vec![
+        ("coverage".to_string(), StageImage { width: w, height: h, data: StageData::U8(vec![0; n]) }),
+        ("height".to_string(), StageImage { width: w, height: h, data: StageData::I32(vec![crate::fixed::HEIGHT_FLOOR; n]) }),
+        ("distance_field".to_string(), StageImage { width: 0, height: 0, data: StageData::U32(Vec::new()) }),
+    ];
+    for name in ["visibility", "blur", "memory", "compose", "upscale", "start", "final"] {
+        let (from, to) = if ["upscale", "start", "final"].contains(&name) { &output } else { &internal };
+        let img = old.iter().find(|(n, _)| n == name).map(|(_, i)| i);
+        let values = match img.map(|i| &i.data) {
+            Some(StageData::U16(v)) if v.len() == (from.width() * from.height()) as usize => resample_mask(v, from, to),
+            _ => {
+                return Err(MurkError::Backend {
+                    backend: "export".into(),
+                    message: format!("texture `{name}` is missing or not a {}x{} mask", from.width(), from.height()),
+                })
+            }
+        };
+        out.push((name.to_string(), StageImage { width: to.width(), height: to.height(), data: StageData::U16(values) }));
+    }
+    Ok(out)
+}
+
+/// Fractional bits of the resampling map.
+const RESAMPLE_FRAC_BITS: u32 = 32;
+
+/// Resamples a mask from the grid of `from` into the grid of `to` in world
+/// space: each texel of `to` takes the texel of `from` that holds its centre,
+/// or 0 where `from` does not reach.
+///
+/// The map from new texel coordinates to old ones is affine; its six
+/// coefficients are computed once in `f64` (through the two transforms) and
+/// rounded to 32 fractional bits; every texel then follows in 128-bit
+/// integers, so the result is the same on every machine, and exact whenever
+/// the coefficients are (a move by whole texels, a quarter turn, a texel
+/// size ratio that is a power of two). Coefficients beyond 2^40 texels (an
+/// area moved that far, or texels that many times larger) map nothing.
+pub fn resample_mask(values: &[u16], from: &AreaTransform, to: &AreaTransform) -> Vec<u16> {
+    let (ow, oh) = (from.width(), from.height());
+    let (nw, nh) = (to.width(), to.height());
+    let map = |tx: f64, ty: f64| {
+        let (x, y) = to.texel_to_world(tx, ty);
+        from.world_to_texel(x, y)
+    };
+    // The centre of new texel (0, 0), and the steps along a row and a column.
+    let o = map(0.5, 0.5);
+    let c = map(1.5, 0.5);
+    let r = map(0.5, 1.5);
+    let coefficients = [o.0, o.1, c.0 - o.0, c.1 - o.1, r.0 - o.0, r.1 - o.1];
+    let limit = f64::from(1u32 << 20) * f64::from(1u32 << 20);
+    let mut out = vec![0u16; (nw * nh) as usize];
+    if coefficients.iter().any(|v| !v.is_finite() || v.abs() > limit) {
+        return out;
+    }
+    let one = f64::from(1u32 << 16) * f64::from(1u32 << 16);
+    let q: Vec<i128> = coefficients.iter().map(|v| (v * one).round() as i128).collect();
+    for row in 0..nh {
+        for col in 0..nw {
+            let (cc, rr) = (i128::from(col), i128::from(row));
+            let x = (q[0] + q[2] * cc + q[4] * rr) >> RESAMPLE_FRAC_BITS;
+            let y = (q[1] + q[3] * cc + q[5] * rr) >> RESAMPLE_FRAC_BITS;
+            if (0..i128::from(ow)).contains(&x) && (0..i128::from(oh)).contains(&y) {
+                out[(row * nw + col) as usize] = values[(y as u32 * ow + x as u32) as usize];
+            }
+        }
+    }
+    out
+}
+
+/// A snapshot's capture blob: `width * height` little-endian `i32` heights,
+/// each empty or within the height range.
+fn read_capture(blob: &[u8], dims: InstanceDims, prefix: &str) -> Result<Vec<i32>> {
+    let n = u64::from(dims.width) * u64::from(dims.height);
+    if blob.len() as u64 != n * 4 {
+        return Err(MurkError::invalid(
+            format!("{prefix}.capture"),
+            format!("{} bytes", blob.len()),
+            format!("must hold {}x{} heights of 4 bytes = {} bytes", dims.width, dims.height, n * 4),
+        ));
+    }
+    let texels: Vec<i32> = blob.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    if let Some((i, v)) = texels.iter().enumerate().find(|(_, &v)| v != CAPTURE_EMPTY && !(-HEIGHT_LIMIT..=HEIGHT_WALL).contains(&v)) {
+        return Err(MurkError::invalid(format!("{prefix}.capture[{i}]"), v, format!("must be empty or within -{HEIGHT_LIMIT}..={HEIGHT_WALL}")));
+    }
+    Ok(texels)
+}
+
+/// The textures an instance of `dims` holds after the occlusion build
+/// `built_for` (mips, distance-field scale), in the order backends export
+/// them: name, width, height, texel type (0 u8, 1 u16, 2 i32, 3 u32).
+fn expected_textures(dims: InstanceDims, built_for: Option<(bool, u32)>) -> Vec<(String, u32, u32, u8)> {
+    let (w, h) = (dims.width, dims.height);
+    let mut out = vec![("coverage".to_string(), w, h, 0), ("height".to_string(), w, h, 2)];
+    let (mips, scale) = built_for.unwrap_or((false, 0));
+    if mips {
+        let (mut lw, mut lh) = (w, h);
+        while lw > 1 || lh > 1 {
+            (lw, lh) = (lw.div_ceil(2), lh.div_ceil(2));
+            out.push((format!("mip{}", out.len() - 1), lw, lh, 0));
+        }
+    }
+    let (dw, dh) = if scale > 0 { (w.div_ceil(scale), h.div_ceil(scale)) } else { (0, 0) };
+    out.push(("distance_field".to_string(), dw, dh, 3));
+    for name in ["visibility", "blur", "memory", "compose"] {
+        out.push((name.to_string(), w, h, 1));
+    }
+    for name in ["upscale", "start", "final"] {
+        out.push((name.to_string(), dims.out_width, dims.out_height, 1));
+    }
+    out
+}
+
+/// Checks a snapshot's textures against what the instance must hold: every
+/// texture present once, in order, of the right size and type, and the
+/// occlusion textures within their ranges (coverage and mips 0 or 1,
+/// heights within the height range).
+fn check_textures(textures: &[(String, StageImage)], dims: InstanceDims, built_for: Option<(bool, u32)>, prefix: &str) -> Result<()> {
+    let expected = expected_textures(dims, built_for);
+    let listed: Vec<&str> = textures.iter().map(|(n, _)| n.as_str()).collect();
+    let wanted: Vec<&str> = expected.iter().map(|(n, ..)| n.as_str()).collect();
+    if listed != wanted {
+        return Err(MurkError::invalid(
+            format!("{prefix}.textures"),
+            listed.join(", "),
+            format!("must be exactly {} for its size and occlusion build", wanted.join(", ")),
+        ));
+    }
+    for ((name, img), (_, w, h, kind)) in textures.iter().zip(&expected) {
+        let field = format!("{prefix}.textures.{name}");
+        let actual_kind = match img.data {
+            StageData::U8(_) => 0,
+            StageData::U16(_) => 1,
+            StageData::I32(_) => 2,
+            StageData::U32(_) => 3,
+        };
+        if (img.width, img.height, actual_kind) != (*w, *h, *kind) {
+            return Err(MurkError::invalid(
+                field,
+                format!("{}x{} of type {actual_kind}", img.width, img.height),
+                format!("must be {w}x{h} of type {kind} (0 u8, 1 u16, 2 i32, 3 u32)"),
+            ));
+        }
+        let bad = match &img.data {
+            StageData::U8(v) => v.iter().position(|&x| x > 1).map(|i| (i, i64::from(v[i]), "0 or 1".to_string())),
+            StageData::I32(v) => v
+                .iter()
+                .position(|x| !(-HEIGHT_LIMIT..=HEIGHT_WALL).contains(x))
+                .map(|i| (i, i64::from(v[i]), format!("-{HEIGHT_LIMIT}..={HEIGHT_WALL}"))),
+            _ => None,
+        };
+        if let Some((i, v, range)) = bad {
+            return Err(MurkError::invalid(format!("{field}[{i}]"), v, format!("must be {range}")));
+        }
+    }
+    Ok(())
 }
 
 fn prefix_error(e: MurkError, prefix: &str) -> MurkError {
@@ -1090,13 +1434,13 @@ fn project_source(label: &str, pos: &Position, s: &VisionSource, slot: &Slot, sl
     let x = finite(|| format!("{label}.position.x"), pos.0.x)?;
     let y = finite(|| format!("{label}.position.y"), pos.0.y)?;
     let z = finite(|| format!("{label}.position.z"), pos.0.z)?;
-    let radius = t.length_q(|| format!("{label}.source.radius"), s.radius)?;
-    if radius > MAX_RADIUS_TEXELS * TEXEL_ONE {
-        return Err(MurkError::invalid(
-            format!("{label}.source.radius"),
-            s.radius,
-            format!("is {} texels at this instance's resolution; at most {MAX_RADIUS_TEXELS}", radius / TEXEL_ONE),
-        ));
+    // A radius that is not a length is wrong for every instance; one too long
+    // for this instance's texels is judged only if the source can touch it.
+    let radius_q = t.length_q(|| format!("{label}.source.radius"), s.radius);
+    if let Err(e) = &radius_q {
+        if !s.radius.is_finite() || s.radius < 0.0 {
+            return Err(e.clone());
+        }
     }
     let falloff = match s.falloff {
         Some(f) => in_range(|| format!("{label}.source.falloff"), f, 0.0, 1.0)?,
@@ -1131,9 +1475,24 @@ fn project_source(label: &str, pos: &Position, s: &VisionSource, slot: &Slot, sl
         return Ok(None);
     }
     let (tx, ty) = t.world_to_texel(x, y);
-    let rt = f64::from(radius) / f64::from(TEXEL_ONE);
+    let rt = match &radius_q {
+        Ok(r) => f64::from(*r) / f64::from(TEXEL_ONE),
+        Err(_) => f64::from(s.radius) / t.texel_size(),
+    };
     if tx + rt < 0.0 || ty + rt < 0.0 || tx - rt > f64::from(t.width()) || ty - rt > f64::from(t.height()) {
         return Ok(None);
+    }
+    let radius = radius_q?;
+    if radius > MAX_RADIUS_TEXELS * TEXEL_ONE {
+        let exact = f64::from(s.radius) / t.texel_size();
+        return Err(MurkError::invalid(
+            format!("{label}.source.radius"),
+            s.radius,
+            format!(
+                "is {exact} texels at this instance's resolution, {} after rounding to 1/{TEXEL_ONE} texel; at most {MAX_RADIUS_TEXELS}",
+                f64::from(radius) / f64::from(TEXEL_ONE)
+            ),
+        ));
     }
     let [qx, qy] = AreaTransform::texel_q(tx, ty);
     let eye = t.height_q(|| format!("{label}.source.eye_height"), z + eye_offset)?;
@@ -1154,9 +1513,16 @@ fn project_source(label: &str, pos: &Position, s: &VisionSource, slot: &Slot, sl
 }
 
 fn push_polygon(polygons: &mut Vec<(Vec<[i32; 2]>, i32)>, corners: &[(f64, f64)], top: i32, w: u32, h: u32) {
-    let clipped = clip_to_rect(corners, f64::from(w), f64::from(h));
+    let (fw, fh) = (f64::from(w), f64::from(h));
+    let clipped = clip_to_rect(corners, fw, fh);
     if clipped.len() >= 3 {
-        polygons.push((clipped.iter().map(|&(x, y)| AreaTransform::texel_q(x, y)).collect(), top));
+        // Clipped vertices lie in the rectangle; with huge input coordinates
+        // the interpolation can round far outside it (found by the API fuzz
+        // target: a vertex at i32::MIN overflowed the rasterizer). Holding
+        // them to the rectangle restores what exact arithmetic gives; for
+        // ordinary coordinates it changes nothing (the error is far below
+        // the 1/8-texel grid).
+        polygons.push((clipped.iter().map(|&(x, y)| AreaTransform::texel_q(x.clamp(0.0, fw), y.clamp(0.0, fh))).collect(), top));
     }
 }
 
@@ -1282,7 +1648,10 @@ fn resample_captures(captures: &[(Entity, &HeightCapture)], t: &AreaTransform, s
 /// The recompute inputs of an instance for its projected sources, with rate
 /// steps for `elapsed_us` since the last recompute.
 fn recompute_input(slot: &Slot, sources: Vec<SourceTexel>, elapsed_us: u64) -> Result<RecomputeInput> {
-    let step = |per_s: u32| (u64::from(per_s) * elapsed_us / 1_000_000).min(u64::from(u32::MAX)) as u32;
+    // In 128 bits: per_s * elapsed fits for any elapsed time (a u64 product
+    // wraps after about 7.8 hours at the highest rate); the step saturates
+    // at u32::MAX, where it already moves any texel the whole range.
+    let step = |per_s: u32| (u128::from(per_s) * u128::from(elapsed_us) / 1_000_000).min(u128::from(u32::MAX)) as u32;
     let p = &slot.desc.profile;
     let bins = bin_sources(&sources, slot.dims.width, slot.dims.height, p.tile_size);
     Ok(RecomputeInput {
@@ -1305,6 +1674,19 @@ fn recompute_input(slot: &Slot, sources: Vec<SourceTexel>, elapsed_us: u64) -> R
     })
 }
 
+/// Which configured rates (fade-in, relax, forget unless memory is frozen)
+/// got a step of 0 from the elapsed time: `(any, all)`. `all` is false when
+/// no rate is configured.
+fn starved_rates(q: &ProfileQ, input: &RecomputeInput) -> (bool, bool) {
+    let rates = [
+        (q.fade_in_per_s, input.fade_in_step),
+        (q.relax_per_s, input.relax_step),
+        (if input.freeze_memory { 0 } else { q.forget_per_s }, input.forget_step),
+    ];
+    let active: Vec<bool> = rates.iter().filter(|(per_s, _)| *per_s > 0).map(|(_, step)| *step == 0).collect();
+    (active.iter().any(|s| *s), !active.is_empty() && active.iter().all(|s| *s))
+}
+
 /// Applies a gathered tick to one instance.
 fn apply(
     backend: &mut dyn Backend,
@@ -1317,7 +1699,7 @@ fn apply(
     let mut outcome = InstanceTick::default();
     if let Some((signature, texels)) = g.capture {
         if let Some(texels) = texels {
-            slot.stats.recaptures += 1;
+            slot.stats.recaptures = slot.stats.recaptures.saturating_add(1);
             slot.capture = Some(texels);
             slot.occlusion_dirty = true;
         }
@@ -1341,12 +1723,14 @@ fn apply(
         let content = if share { input.content_hash() } else { 0 };
         let shared_from = if share { built.get(&content).copied() } else { None };
         let result = match shared_from {
-            Some(from) => backend.copy_occlusion(from, slot.key).map(|()| slot.stats.occlusion_shared += 1),
+            Some(from) => {
+                backend.copy_occlusion(from, slot.key).map(|()| slot.stats.occlusion_shared = slot.stats.occlusion_shared.saturating_add(1))
+            }
             None => backend.build_occlusion(slot.key, &input).map(|()| {
                 if share {
                     built.insert(content, slot.key);
                 }
-                slot.stats.occlusion_builds += 1;
+                slot.stats.occlusion_builds = slot.stats.occlusion_builds.saturating_add(1);
             }),
         };
         slot.capture = input.capture.take();
@@ -1362,7 +1746,7 @@ fn apply(
         && slot.recomputed_profile == Some(slot.q)
         && slot.has_recomputed;
     if unchanged {
-        slot.stats.skipped_recomputes += 1;
+        slot.stats.skipped_recomputes = slot.stats.skipped_recomputes.saturating_add(1);
         slot.rate_since_us = 0;
         return Ok(outcome);
     }
@@ -1376,15 +1760,48 @@ fn apply(
     // A failed recompute may have left the textures half written.
     slot.last_input = None;
     let report = report?;
+    let (starved, all_starved) = starved_rates(&slot.q, &input);
+    // "Nothing changed" proves a fixed point only when every configured rate
+    // could move a texel: after a pause (dt = 0) or a tick too short for a
+    // rate to take one mask unit, an unfinished fade also changes nothing.
+    slot.settled = !report.changed && !starved;
     outcome.visibility_reused = input.reuse_visibility;
     slot.last_input = Some(input);
-    slot.settled = !report.changed;
     slot.source_hash = Some(g.source_hash);
     slot.recomputed_profile = Some(slot.q);
     slot.has_recomputed = true;
-    slot.rate_since_us = 0;
+    // When no rate could step, the elapsed time is still owed to them: keep
+    // it for the next recompute instead of dropping it.
+    if !all_starved {
+        slot.rate_since_us = 0;
+    }
     slot.blend_since_us = 0;
-    slot.stats.recomputes += 1;
+    slot.stats.recomputes = slot.stats.recomputes.saturating_add(1);
     outcome.recomputed = true;
     Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clipped_polygons_stay_on_the_grid_whatever_the_rounding() {
+        // Found by the API fuzz target: clipping these corners to 16 x 488
+        // texels rounded one vertex to x = -1.9e17, which the rasterizer's
+        // bounding box arithmetic could not hold.
+        let corners = [
+            (963.359148033707, 899.9674911036683),
+            (1.2749275191354807e31, -5.850116401778902e30),
+            (520.1740535044701, 1078.3677369657385),
+            (-1.6469866951122186e34, -3.589310923265844e34),
+            (4.123468260409916e35, 8.986356546019871e35),
+        ];
+        let mut polygons = Vec::new();
+        push_polygon(&mut polygons, &corners, 0, 16, 488);
+        assert_eq!(polygons.len(), 1);
+        for v in &polygons[0].0 {
+            assert!((0..=16 * TEXEL_ONE).contains(&v[0]) && (0..=488 * TEXEL_ONE).contains(&v[1]), "{v:?}");
+        }
+    }
 }

@@ -120,9 +120,11 @@ pub fn grid_size(area: &Area, resolution: u32, lod: u32) -> Result<(u32, u32)> {
     if resolution % step != 0 {
         return Err(MurkError::invalid("resolution", resolution, format!("must be a multiple of 2^lod = {step}")));
     }
-    let rows = f64::from(area.extents.y) / f64::from(area.extents.x) * f64::from(resolution / step);
-    let rows = (rows.round() as u64).max(1) * u64::from(step);
-    if rows > u64::from(MAX_RESOLUTION) {
+    // Compared as a float before any integer is formed: a long thin area
+    // (extents 1 x 2^60) must be an error, not a product that wraps to 0 rows.
+    let internal_rows = (f64::from(area.extents.y) / f64::from(area.extents.x) * f64::from(resolution / step)).round().max(1.0);
+    let rows = internal_rows * f64::from(step);
+    if rows.is_nan() || rows > f64::from(MAX_RESOLUTION) {
         return Err(MurkError::invalid(
             "area.extents.y",
             area.extents.y,
@@ -300,6 +302,19 @@ mod tests {
         assert!(e.to_string().contains("resolution = 8192"), "{e}");
         assert!(grid_size(&area(0.0), 0, 0).is_err());
         assert!(grid_size(&area(0.0), 100, 3).unwrap_err().to_string().contains("multiple"));
+    }
+
+    #[test]
+    fn a_long_thin_area_is_an_error_not_a_wrapped_row_count() {
+        let mut a = area(0.0);
+        a.extents = Vec3::new(1.0, 2f32.powi(60), 10.0);
+        let e = grid_size(&a, 16, 4).unwrap_err().to_string();
+        assert!(e.contains("area.extents.y = 1152921500000000000") && e.contains("at most 4096"), "{e}");
+        a.extents = Vec3::new(1.0, f32::MAX, 10.0);
+        assert!(grid_size(&a, 4096, 0).is_err());
+        // The largest grid still fits.
+        a.extents = Vec3::new(1.0, 1.0, 10.0);
+        assert_eq!(grid_size(&a, 4096, 4).unwrap(), (4096, 4096));
     }
 
     #[test]

@@ -1,10 +1,6 @@
-//! Moving AI map parsing must never panic.
+//! Moving AI map parsing never panics.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    if let Ok(text) = std::str::from_utf8(data) {
-        let _ = murk_core::movingai::MovingAiMap::parse(text, "fuzz");
-    }
-});
+fuzz_target!(|data: &[u8]| murk_conformance::fuzz::run("map", data));

@@ -1,0 +1,148 @@
+//! Area changes: explored memory and the fade state follow the world when
+//! the profile asks for resampling; the old texel-space rule otherwise.
+
+mod common;
+
+use common::fog;
+use murk_core::glam::{Vec2, Vec3};
+use murk_core::hecs::World;
+use murk_core::{Area, CaptureMode, FogSubsystem, HeightCapture, Position, Profile, Stage, StageData, VisionSource};
+
+fn resampling() -> Profile {
+    Profile { fade_in_rate: 20.0, relax_rate: 20.0, resample_on_area_change: true, ..Profile::default() }
+}
+
+fn mask(fog: &mut FogSubsystem, stage: Stage) -> (u32, u32, Vec<u16>) {
+    let img = fog.read_stage("i", stage).unwrap();
+    match img.data {
+        StageData::U16(v) => (img.width, img.height, v),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Instance `i` over [0, 64]^2 after a source explored around (20.5, 20.5)
+/// and then left.
+fn explored(profile: Profile) -> (World, FogSubsystem) {
+    let mut fog = fog(profile);
+    let mut world = World::new();
+    let s = world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(10.0)));
+    for _ in 0..6 {
+        fog.tick(&mut world, 50_000).unwrap();
+    }
+    world.despawn(s).unwrap();
+    fog.tick(&mut world, 50_000).unwrap();
+    (world, fog)
+}
+
+const MASKS: [Stage; 5] = [Stage::Visibility, Stage::Memory, Stage::Compose, Stage::Upscale, Stage::Final];
+
+#[test]
+fn a_move_by_whole_texels_shifts_every_mask_exactly() {
+    let (_, mut fog) = explored(resampling());
+    let before: Vec<_> = MASKS.iter().map(|&s| mask(&mut fog, s)).collect();
+    assert!(before[1].2.iter().filter(|&&v| v > 0).count() > 100, "memory was explored");
+    // Eight units = eight texels to +x, three to -y.
+    let area = Area { center: Vec3::new(40.0, 29.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 };
+    fog.set_area("i", area).unwrap();
+    for (stage, (w, h, old)) in MASKS.iter().zip(&before) {
+        let (_, _, new) = mask(&mut fog, *stage);
+        for r in 0..*h {
+            for c in 0..*w {
+                let (oc, or) = (c + 8, r as i64 - 3);
+                let want = if oc < *w && or >= 0 { old[(or as u32 * w + oc) as usize] } else { 0 };
+                assert_eq!(new[(r * w + c) as usize], want, "{} at ({c}, {r})", stage.name());
+            }
+        }
+    }
+}
+
+#[test]
+fn without_resampling_the_old_texel_space_rule_holds() {
+    // The conformance goldens were recorded with this rule.
+    let (_, mut fog) = explored(Profile { resample_on_area_change: false, ..resampling() });
+    let memory = mask(&mut fog, Stage::Memory);
+    fog.set_area("i", Area { center: Vec3::new(40.0, 29.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 }).unwrap();
+    assert_eq!(mask(&mut fog, Stage::Memory), memory, "same size: kept in texel space");
+    fog.set_area("i", Area { center: Vec3::new(40.0, 29.0, 5.0), extents: Vec3::new(128.0, 64.0, 10.0), yaw_degrees: 0.0 }).unwrap();
+    assert!(mask(&mut fog, Stage::Memory).2.iter().all(|&v| v == 0), "new size: starts over");
+}
+
+#[test]
+fn growing_the_area_keeps_what_was_explored_where_it_was() {
+    let (mut world, mut fog) = explored(resampling());
+    let (w, _, old_memory) = mask(&mut fog, Stage::Memory);
+    let (ow, _, old_final) = mask(&mut fog, Stage::Final);
+    // Grow to x in [0, 128]: 64 texels across, so texels of 2 units and 32 rows.
+    fog.expand_area_to_include("i", Vec3::new(128.0, 20.0, 0.0)).unwrap();
+    let d = fog.dims("i").unwrap();
+    assert_eq!((d.width, d.height), (64, 32));
+    let (nw, nh, memory) = mask(&mut fog, Stage::Memory);
+    // New texel (c, r) has its centre at world (2c + 1, 2r + 1): old texel (2c + 1, 2r + 1).
+    for r in 0..nh {
+        for c in 0..nw {
+            let want = if 2 * c + 1 < w { old_memory[((2 * r + 1) * w + 2 * c + 1) as usize] } else { 0 };
+            assert_eq!(memory[(r * nw + c) as usize], want, "memory at ({c}, {r})");
+        }
+    }
+    let (_, _, fin) = mask(&mut fog, Stage::Final);
+    assert_eq!(fin[(5 * nw + 5) as usize], old_final[(11 * ow + 11) as usize], "the fade state follows too");
+    // The explored place stays explored while the fog runs on, at its world position.
+    for _ in 0..5 {
+        fog.tick(&mut world, 50_000).unwrap();
+    }
+    let answer = fog.mask_query_now(&[Vec3::new(20.5, 20.5, 0.0), Vec3::new(100.5, 20.5, 0.0)], Some(0.0)).unwrap();
+    match &answer[..] {
+        [murk_core::MaskAnswer::Sampled { value: seen, .. }, murk_core::MaskAnswer::Sampled { value: unseen, .. }] => {
+            assert_eq!(*seen, 32768, "explored: the explored value");
+            assert_eq!(*unseen, 0, "never explored");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_quarter_turn_resamples_exactly() {
+    let (_, mut fog) = explored(resampling());
+    let before = fog.transform("i").unwrap();
+    let (w, h, old) = mask(&mut fog, Stage::Memory);
+    fog.set_area("i", Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 90.0 }).unwrap();
+    let after = fog.transform("i").unwrap();
+    let (_, _, new) = mask(&mut fog, Stage::Memory);
+    let mut moved = 0;
+    for r in 0..h {
+        for c in 0..w {
+            let (x, y) = after.texel_to_world(f64::from(c) + 0.5, f64::from(r) + 0.5);
+            let (tx, ty) = before.world_to_texel(x, y);
+            let (oc, or) = (tx.floor() as u32, ty.floor() as u32);
+            assert_eq!(new[(r * w + c) as usize], old[(or * w + oc) as usize], "({c}, {r})");
+            moved += usize::from(oc != c || or != r);
+        }
+    }
+    assert!(moved > 1000, "the turn moved texels");
+}
+
+#[test]
+fn a_snapshot_right_after_a_resize_restores() {
+    for profile in [resampling(), Profile { resample_on_area_change: false, ..resampling() }] {
+        let (mut world, mut fog) = explored(profile);
+        let mode = CaptureMode::ShowOnly { members: Vec::new(), update_only_if_transform_changed: true };
+        world.spawn((HeightCapture { origin: Vec2::ZERO, cell_size: 1.0, width: 4, height: 4, cells: vec![1.0; 16], mode },));
+        fog.tick(&mut world, 50_000).unwrap();
+        fog.expand_area_to_include("i", Vec3::new(128.0, 20.0, 0.0)).unwrap();
+        let bytes = fog.snapshot(&world).unwrap();
+        let hash = fog.lockstep_hash().unwrap();
+        fog.restore(&mut world, &bytes).unwrap();
+        assert_eq!(fog.lockstep_hash().unwrap(), hash);
+        fog.tick(&mut world, 50_000).unwrap();
+    }
+}
+
+#[test]
+fn a_rejected_area_changes_nothing() {
+    let (_, mut fog) = explored(resampling());
+    let before: Vec<_> = MASKS.iter().map(|&s| mask(&mut fog, s)).collect();
+    let bad = Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, f32::NAN, 10.0), yaw_degrees: 0.0 };
+    assert!(fog.set_area("i", bad).is_err());
+    let after: Vec<_> = MASKS.iter().map(|&s| mask(&mut fog, s)).collect();
+    assert_eq!(before, after);
+}

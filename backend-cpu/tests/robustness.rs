@@ -1,0 +1,91 @@
+//! Hostile and extreme input: huge coordinates and times, counters near
+//! their limits. Each case is a named error or a saturated value, never a
+//! wrapped one (these tests run with overflow checks, where a wrap panics).
+
+mod common;
+
+use common::fog;
+use murk_core::glam::Vec3;
+use murk_core::hecs::World;
+use murk_core::snapshot::{frame, unframe, FOG_MAGIC};
+use murk_core::{Position, Profile, TeamMask, VisionSource};
+
+#[test]
+fn the_immediate_query_rejects_coordinates_its_integers_cannot_hold() {
+    let fog = fog(Profile::default());
+    let mut world = World::new();
+    world.spawn((Position(Vec3::new(-4.0e16, 0.0, 0.0)), VisionSource::new(1.0)));
+    let e = fog.query_immediate(&world, Vec3::new(4.0e16, 0.0, 0.0), TeamMask::ALL).unwrap_err().to_string();
+    assert!(e.contains("point.x = 40000000000000000") && e.contains("overflow"), "{e}");
+    // Far, but inside the bound: an exact answer.
+    let mut world = World::new();
+    world.spawn((Position(Vec3::new(-1.0e16, 0.0, 0.0)), VisionSource::new(1.0)));
+    assert!(!fog.query_immediate(&world, Vec3::new(1.0e16, 0.0, 0.0), TeamMask::ALL).unwrap());
+    assert!(fog.query_immediate(&world, Vec3::new(-1.0e16, 0.0, 0.0), TeamMask::ALL).unwrap());
+    // A source beyond the bound is named.
+    let mut world = World::new();
+    let e = world.spawn((Position(Vec3::new(f32::MAX, 0.0, 0.0)), VisionSource::new(1.0)));
+    let err = fog.query_immediate(&world, Vec3::ZERO, TeamMask::ALL).unwrap_err().to_string();
+    assert!(err.contains(&format!("entity {}.position.x", e.id())), "{err}");
+    // A huge radius, too.
+    let mut world = World::new();
+    world.spawn((Position(Vec3::ZERO), VisionSource::new(1.0e30)));
+    assert!(fog
+        .query_immediate(&world, Vec3::ZERO, TeamMask::ALL)
+        .unwrap_err()
+        .to_string()
+        .contains("source.radius = 1000000000000000000000000000000"));
+}
+
+#[test]
+fn rate_steps_saturate_for_any_elapsed_time() {
+    let mut fog = fog(Profile { fade_in_rate: 1.0e4, relax_rate: 1.0e4, forget_rate: 1.0e4, ..Profile::default() });
+    let world = World::new();
+    // 7.82 hours at 655 350 000 units per second passes 2^64 in a 64-bit product.
+    for elapsed in [10_000_000u64, 28_150_000_000, 30_000_000_000, u64::MAX] {
+        let (_, input) = fog.frame_inputs("i", &world, elapsed).unwrap();
+        assert_eq!((input.fade_in_step, input.relax_step, input.forget_step), (u32::MAX, u32::MAX, u32::MAX), "elapsed {elapsed} µs");
+    }
+    // Through ticks: a long frozen stretch, then the fog moves again.
+    let mut world = World::new();
+    world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(10.0)));
+    fog.tick(&mut world, 33_333).unwrap();
+    fog.apply_profile("i", Profile { freeze_state: true, fade_in_rate: 1.0e4, relax_rate: 1.0e4, ..Profile::default() }).unwrap();
+    for _ in 0..7 {
+        fog.tick(&mut world, u32::MAX).unwrap();
+    }
+    fog.apply_profile("i", Profile { fade_in_rate: 1.0e4, relax_rate: 1.0e4, ..Profile::default() }).unwrap();
+    fog.tick(&mut world, 33_333).unwrap();
+    fog.tick(&mut world, 33_333).unwrap();
+    let final_mask = fog.final_mask("i").unwrap();
+    assert_eq!(final_mask[20 * 64 + 20], 65535);
+}
+
+/// A snapshot with its first two payload fields (tick, next query handle)
+/// replaced, the checksum fixed up.
+fn with_counters(bytes: &[u8], tick: u64, next_query: u64) -> Vec<u8> {
+    let mut payload = unframe(FOG_MAGIC, bytes).unwrap().to_vec();
+    payload[..8].copy_from_slice(&tick.to_le_bytes());
+    payload[8..16].copy_from_slice(&next_query.to_le_bytes());
+    frame(FOG_MAGIC, &payload)
+}
+
+#[test]
+fn counters_at_their_limits_saturate_or_refuse() {
+    let mut fog = fog(Profile::default());
+    let mut world = World::new();
+    world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(10.0)));
+    fog.tick(&mut world, 33_333).unwrap();
+    let snap = fog.snapshot(&world).unwrap();
+    fog.restore(&mut world, &with_counters(&snap, u64::MAX, u64::MAX)).unwrap();
+    fog.tick(&mut world, 33_333).unwrap();
+    assert_eq!(fog.tick_count(), u64::MAX, "the tick counter saturates");
+    let e = fog.submit_mask_query(&[Vec3::new(20.5, 20.5, 0.0)], None).unwrap_err().to_string();
+    assert!(e.contains("query handle = 18446744073709551615"), "{e}");
+    // The last handle below u64::MAX still works, once.
+    fog.restore(&mut world, &with_counters(&snap, 7, u64::MAX - 1)).unwrap();
+    let h = fog.submit_mask_query(&[Vec3::new(20.5, 20.5, 0.0)], None).unwrap();
+    assert_eq!(h.0, u64::MAX - 1);
+    assert!(fog.poll_mask_query(h).unwrap().is_some());
+    assert!(fog.submit_mask_query(&[Vec3::ZERO], None).is_err());
+}
