@@ -1,7 +1,7 @@
 //! Which texels of the `rts` job murk reveals and which adam_fov_rs reveals,
 //! with `reveal_walls` on and off: counts of texels seen by both, by murk
-//! only and by the peer only, and how many of the peer-only texels are
-//! covered (walls, trees); and what the CPU keeps per source between
+//! only and by the peer only, and how many of each are covered (walls,
+//! trees); and what the CPU keeps per source between
 //! recomputes (its window). The figures in BENCHMARKS.md come from here.
 //!
 //! `cargo run --release -p murk-benches --example agreement`
@@ -29,18 +29,21 @@ fn main() {
         );
     }
     println!("rts: {} sources of radius {} on {wd}x{ht}", w.source_cells.len(), w.radius);
-    println!("| reveal_walls | both | murk only | adam_fov_rs only | of which covered |");
-    println!("|---|---|---|---|---|");
+    println!("| reveal_walls | both | murk only | of which covered | adam_fov_rs only | of which covered |");
+    println!("|---|---|---|---|---|---|");
     for on in [false, true] {
         let mut input = p.recompute.clone();
         input.reveal_walls = on;
         let mut out = vec![0u16; p.coverage.len()];
         pool(2).install(|| passes::visibility::visibility(&input, &occ, &mut out));
-        let (mut both, mut murk_only, mut peer_only, mut peer_only_covered) = (0, 0, 0, 0);
+        let (mut both, mut murk_only, mut murk_only_covered, mut peer_only, mut peer_only_covered) = (0, 0, 0, 0, 0);
         for (i, (&v, &seen)) in out.iter().zip(&peer).enumerate() {
             match (v > 0, seen) {
                 (true, true) => both += 1,
-                (true, false) => murk_only += 1,
+                (true, false) => {
+                    murk_only += 1;
+                    murk_only_covered += usize::from(p.coverage[i] != 0);
+                }
                 (false, true) => {
                     peer_only += 1;
                     peer_only_covered += usize::from(p.coverage[i] != 0);
@@ -48,7 +51,7 @@ fn main() {
                 (false, false) => {}
             }
         }
-        println!("| {} | {both} | {murk_only} | {peer_only} | {peer_only_covered} |", if on { "on" } else { "off" });
+        println!("| {} | {both} | {murk_only} | {murk_only_covered} | {peer_only} | {peer_only_covered} |", if on { "on" } else { "off" });
     }
     let mut cache = WindowCache::default();
     let mut out = vec![0u16; p.coverage.len()];
