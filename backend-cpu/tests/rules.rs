@@ -409,6 +409,20 @@ fn a_scenario_is_checked_whole_before_tick_0() {
     )
     .unwrap();
     assert!(e.contains("events[0].action.area.extents.y = 0"), "{e}");
+    // Events are checked as create_instance checks an instance: texels too
+    // small, a target height beyond the slab.
+    let e = scenario_error(
+        "5",
+        "3",
+        "",
+        r#"[{"tick": 2, "action": {"set_area": {"instance": "i", "area": {"center": [0,0,0], "extents": [1e-30,1e-30,10]}}}}]"#,
+        |_| {},
+    )
+    .unwrap();
+    assert!(e.contains("events[0].action.area.extents.x"), "{e}");
+    let e = scenario_error("5", "3", "", r#"[{"tick": 2, "action": {"set_profile": {"instance": "i", "profile": {"target_height": 1e5}}}}]"#, |_| {})
+        .unwrap();
+    assert!(e.contains("events[0].action.profile.target_height"), "{e}");
 }
 
 #[test]

@@ -1055,15 +1055,29 @@ fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
                 if !names.contains(instance.as_str()) {
                     return Err(MurkError::invalid(format!("{f}.instance"), instance, "names no instance"));
                 }
+                // The instance as the event leaves it (its file area and
+                // profile otherwise), checked as create_instance would.
+                let with = |area: Option<Area>, profile: Option<&Profile>| -> Result<()> {
+                    let Some(inst) = s.instances.iter().find(|x| &x.name == instance) else { return Ok(()) };
+                    let base = files.profiles.get(&inst.name).cloned().or_else(|| inst.profile.clone()).unwrap_or_default();
+                    let desc = InstanceDesc {
+                        name: inst.name.clone(),
+                        area: area.unwrap_or(inst.area),
+                        resolution: inst.resolution,
+                        lod: inst.lod,
+                        observed_teams: TeamMask::ALL,
+                        profile: profile.cloned().unwrap_or(base),
+                    };
+                    FogSubsystem::check_desc(&desc, &f)
+                };
                 match &e.action {
                     Action::SetProfile { profile, .. } => {
                         profile.quantize(&format!("{f}.profile"))?;
+                        with(None, Some(profile))?;
                     }
                     Action::SetArea { area, .. } => {
                         area.validate(&format!("{f}.area"))?;
-                        if let Some(inst) = s.instances.iter().find(|x| &x.name == instance) {
-                            crate::transform::grid_size(area, inst.resolution, inst.lod).map_err(|e| rename(e, "area.", &format!("{f}.area.")))?;
-                        }
+                        with(Some(*area), None)?;
                     }
                     Action::ExpandArea { point, .. } => check_vec3(&format!("{f}.point"), *point)?,
                     _ => {}

@@ -222,6 +222,13 @@ impl FogSubsystem {
         Ok(())
     }
 
+    /// Checks an instance description as [`FogSubsystem::create_instance`]
+    /// would (area, resolution, profile, the texel and slab sizes, the target
+    /// height against the slab), with errors naming fields under `prefix`.
+    pub fn check_desc(desc: &InstanceDesc, prefix: &str) -> Result<()> {
+        Self::validate_desc(desc, prefix).map(|_| ())
+    }
+
     fn validate_desc(desc: &InstanceDesc, prefix: &str) -> Result<(ProfileQ, AreaTransform, InstanceDims)> {
         desc.area.validate(&format!("{prefix}.area"))?;
         let q = desc.profile.quantize(&format!("{prefix}.profile"))?;

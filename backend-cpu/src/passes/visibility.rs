@@ -238,7 +238,7 @@ impl Window {
     /// Evaluates the source at every texel of its reach (the box the tile
     /// bins use: the radius plus two texels around the source texel,
     /// clipped to the grid).
-    fn build(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, falloff: &FalloffTable) -> Self {
+    fn build(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, falloff: Option<&FalloffTable>) -> Self {
         let reach = (s.radius >> 3) + 2;
         let (sx, sy) = (s.x >> 3, s.y >> 3);
         let (x0, x1) = ((sx - reach).max(0), (sx + reach).min(occ.width as i32 - 1));
@@ -256,10 +256,13 @@ impl Window {
         let clear = bits.as_ref().map(|b| b.first_class(x0, y0, width, (y1 - y0 + 1) as usize));
         let fill = |(k, out): (usize, &mut [u16])| {
             let y = y0 + k as i32;
-            let row = falloff.row(y - sy);
+            let row = falloff.map(|t| (t.row(y - sy), t.reach));
             let heights = &occ.heights[y as usize * occ.width as usize..];
             for (x, o) in (x0..=x1).zip(out) {
-                let v = row[(x - sx + falloff.reach) as usize];
+                let v = match row {
+                    Some((row, reach)) => row[(x - sx + reach) as usize],
+                    None => falloff_value(s, x as u32, y as u32),
+                };
                 *o = match clear.as_ref().map(|c| c.is_empty() || c[k * width + (x - x0) as usize] == 0) {
                     _ if anti || v == 0 => v,
                     // No cover on the ray: lit.
@@ -287,6 +290,10 @@ impl Window {
         self.values.capacity() * 2
     }
 }
+
+/// The largest reach (texels from the source texel) given a shared falloff
+/// table: 66 KB of table at most.
+const MAX_TABLE_REACH: i32 = 90;
 
 /// Steps 1-4 of a source (range, cone, falloff, Z strength) over its whole
 /// reach, by offset from the source texel. They depend on the source only
@@ -370,12 +377,15 @@ impl WindowCache {
         wanted.dedup();
         self.windows.retain(|k, _| wanted.binary_search(k).is_ok());
         let missing: Vec<SourceTexel> = wanted.into_iter().filter(|k| !self.windows.contains_key(k)).collect();
-        let mut keys: Vec<SourceTexel> = missing.iter().map(FalloffTable::key).collect();
+        // Tables for the reaches worth sharing; a long-sighted source (whose
+        // square table could be far larger than its clipped window) computes
+        // its falloff per texel.
+        let mut keys: Vec<SourceTexel> = missing.iter().map(FalloffTable::key).filter(|k| (k.radius >> 3) + 2 <= MAX_TABLE_REACH).collect();
         keys.sort_unstable();
         keys.dedup();
         let tables: BTreeMap<SourceTexel, FalloffTable> = keys.into_par_iter().map(|k| (k, FalloffTable::new(&k))).collect();
         let built: Vec<(SourceTexel, Window)> =
-            missing.par_iter().map(|s| (*s, Window::build(input, occ, s, &tables[&FalloffTable::key(s)]))).collect();
+            missing.par_iter().map(|s| (*s, Window::build(input, occ, s, tables.get(&FalloffTable::key(s))))).collect();
         let count = built.len();
         self.windows.extend(built);
         count
@@ -935,10 +945,13 @@ mod tests {
             }
             // The window as visibility builds it (falloff table, the sweep's
             // clear texels laid out at once) holds the same values.
-            let win = Window::build(&input, &occ, &s, &FalloffTable::new(&FalloffTable::key(&s)));
-            for (k, &v) in win.values.iter().enumerate() {
-                let (x, y) = (win.x0 + (k % win.width) as i32, win.y0 + (k / win.width) as i32);
-                prop_assert_eq!(v, source_value(&input, &occ, &s, x as u32, y as u32), "window texel ({}, {})", x, y);
+            let table = FalloffTable::new(&FalloffTable::key(&s));
+            for falloff in [Some(&table), None] {
+                let win = Window::build(&input, &occ, &s, falloff);
+                for (k, &v) in win.values.iter().enumerate() {
+                    let (x, y) = (win.x0 + (k % win.width) as i32, win.y0 + (k / win.width) as i32);
+                    prop_assert_eq!(v, source_value(&input, &occ, &s, x as u32, y as u32), "window texel ({}, {})", x, y);
+                }
             }
         }
     }
