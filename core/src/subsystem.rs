@@ -1314,18 +1314,12 @@ fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
     for (e, pos, b) in &blockers {
         let label = entity_label(*e);
         let z = finite(|| format!("{label}.position.z"), pos.0.z)?;
-        let height = match b.height {
-            None => None,
-            Some(v) => {
-                let v = finite(|| format!("{label}.blocker.height"), v)?;
-                if v < 0.0 {
-                    return Err(MurkError::invalid(format!("{label}.blocker.height"), v, "must not be negative"));
-                }
-                Some(v)
-            }
-        };
         let x = finite(|| format!("{label}.position.x"), pos.0.x)?;
         let y = finite(|| format!("{label}.position.y"), pos.0.y)?;
+        // What is wrong for every instance; lengths and heights are then
+        // measured in this instance's units.
+        b.check(&label)?;
+        let height = b.height.map(f64::from);
         if profile.z_layering && b.use_height_layer && !slab.holds_column(z, height) {
             continue;
         }
@@ -1346,13 +1340,7 @@ fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
                 occlusion.circles.push(c);
             }
             BlockerShape::Rect { size, yaw_degrees } => {
-                let sx = finite(|| format!("{label}.blocker.shape.rect.size.x"), size.x)?;
-                let sy = finite(|| format!("{label}.blocker.shape.rect.size.y"), size.y)?;
-                if sx <= 0.0 || sy <= 0.0 {
-                    let v = if sx <= 0.0 { size.x } else { size.y };
-                    return Err(MurkError::invalid(format!("{label}.blocker.shape.rect.size"), v, "must be positive"));
-                }
-                let yaw = finite(|| format!("{label}.blocker.shape.rect.yaw_degrees"), *yaw_degrees)?;
+                let (sx, sy, yaw) = (f64::from(size.x), f64::from(size.y), f64::from(*yaw_degrees));
                 let (s, c) = sin_cos_degrees(yaw);
                 let corners: Vec<(f64, f64)> = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
                     .iter()
@@ -1364,15 +1352,7 @@ fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
                 push_polygon(&mut polygons, &corners, top, w, h);
             }
             BlockerShape::Polygon { points } => {
-                if points.len() < 3 {
-                    return Err(MurkError::invalid(format!("{label}.blocker.shape.polygon.points"), points.len(), "needs at least 3 points"));
-                }
-                let mut corners = Vec::with_capacity(points.len());
-                for (i, p) in points.iter().enumerate() {
-                    let px = finite(|| format!("{label}.blocker.shape.polygon.points[{i}].x"), p.x)?;
-                    let py = finite(|| format!("{label}.blocker.shape.polygon.points[{i}].y"), p.y)?;
-                    corners.push(t.world_to_texel(x + px, y + py));
-                }
+                let corners: Vec<(f64, f64)> = points.iter().map(|p| t.world_to_texel(x + f64::from(p.x), y + f64::from(p.y))).collect();
                 push_polygon(&mut polygons, &corners, top, w, h);
             }
         }
@@ -1441,36 +1421,17 @@ fn project_source(label: &str, pos: &Position, s: &VisionSource, slot: &Slot, sl
     let x = finite(|| format!("{label}.position.x"), pos.0.x)?;
     let y = finite(|| format!("{label}.position.y"), pos.0.y)?;
     let z = finite(|| format!("{label}.position.z"), pos.0.z)?;
-    // A radius that is not a length is wrong for every instance; one too long
-    // for this instance's texels is judged only if the source can touch it.
+    // What is wrong for every instance (`VisionSource::check`); a radius
+    // too long for this instance's texels is judged only if the source can
+    // touch it.
+    s.check(label)?;
     let radius_q = t.length_q(|| format!("{label}.source.radius"), s.radius);
-    if let Err(e) = &radius_q {
-        if !s.radius.is_finite() || s.radius < 0.0 {
-            return Err(e.clone());
-        }
-    }
-    let falloff = match s.falloff {
-        Some(f) => in_range(|| format!("{label}.source.falloff"), f, 0.0, 1.0)?,
-        None => f64::from(profile.smooth_falloff),
-    };
-    let eye_offset = finite(|| format!("{label}.source.eye_height"), s.eye_height)?;
-    if s.team >= 32 {
-        return Err(MurkError::invalid(format!("{label}.source.team"), s.team, "must be within 0..=31"));
-    }
-    let cone = match s.cone {
-        None => None,
-        Some(c) => {
-            let yaw = finite(|| format!("{label}.source.cone.yaw_degrees"), c.yaw_degrees)?;
-            let half = in_range(|| format!("{label}.source.cone.half_angle_degrees"), c.half_angle_degrees, 0.0, 180.0)?;
-            Some((yaw, half))
-        }
-    };
+    let falloff = s.falloff.map_or(f64::from(profile.smooth_falloff), f64::from);
+    let eye_offset = f64::from(s.eye_height);
+    let cone = s.cone.map(|c| (f64::from(c.yaw_degrees), f64::from(c.half_angle_degrees)));
     let mut strength = u32::from(u16::MAX);
     if let Some(layer) = s.height_layer {
-        let extent = finite(|| format!("{label}.source.height_layer.vertical_extent"), layer.vertical_extent)?;
-        if extent < 0.0 {
-            return Err(MurkError::invalid(format!("{label}.source.height_layer.vertical_extent"), extent, "must not be negative"));
-        }
+        let extent = f64::from(layer.vertical_extent);
         if profile.z_layering {
             match slab.source_strength(z, extent) {
                 None => return Ok(None),

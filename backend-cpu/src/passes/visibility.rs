@@ -757,7 +757,7 @@ fn distance_field_march(ray: &Ray, occ: &Occlusion, input: &RecomputeInput) -> u
 mod tests {
     use super::*;
     use murk_core::fixed::HEIGHT_WALL;
-    use murk_core::{BlurKernel, TileBins};
+    use murk_core::BlurKernel;
     use proptest::prelude::*;
 
     /// A random grid: covered texels rise above `eye` (walls or lower tops),
@@ -783,21 +783,14 @@ mod tests {
         (cov, heights)
     }
 
-    /// The cache holds one window per distinct source key: equal sources
-    /// share one, sources that leave free theirs, and a moved source costs
-    /// exactly one new window.
-    #[test]
-    fn the_window_cache_keeps_one_window_per_distinct_source_and_frees_the_rest() {
-        let (w, h) = (48u32, 40u32);
-        let (cov, heights) = grid(w, h, 3, 10, 12, false, false);
-        let accel = Accel::new(&cov, &heights, w, h);
-        let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
-        let src = |x: i32, y: i32| SourceTexel { x: x * 8 + 4, y: y * 8 + 4, radius: 80, eye: 12, strength: 65535, ..Default::default() };
-        let input = |sources: Vec<SourceTexel>| RecomputeInput {
+    /// DDA inputs for `sources` over a `w x h` grid (bins of 16 texels), no
+    /// blur, the given target height and walls rule.
+    fn dda_input(sources: Vec<SourceTexel>, w: u32, h: u32, target_height: i32, reveal_walls: bool) -> RecomputeInput {
+        RecomputeInput {
             bins: murk_core::bin_sources(&sources, w, h, 16),
             sources,
             method: RayMethod::Dda,
-            target_height: 0,
+            target_height,
             df_scale: 1,
             soft_shadow_k_q8: 0,
             df_jitter: 0,
@@ -808,9 +801,22 @@ mod tests {
             relax_step: 0,
             explored_value: 32768,
             show_memory_alpha: 65535,
-            reveal_walls: true,
+            reveal_walls,
             reuse_visibility: false,
-        };
+        }
+    }
+
+    /// The cache holds one window per distinct source key: equal sources
+    /// share one, sources that leave free theirs, and a moved source costs
+    /// exactly one new window.
+    #[test]
+    fn the_window_cache_keeps_one_window_per_distinct_source_and_frees_the_rest() {
+        let (w, h) = (48u32, 40u32);
+        let (cov, heights) = grid(w, h, 3, 10, 12, false, false);
+        let accel = Accel::new(&cov, &heights, w, h);
+        let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+        let src = |x: i32, y: i32| SourceTexel { x: x * 8 + 4, y: y * 8 + 4, radius: 80, eye: 12, strength: 65535, ..Default::default() };
+        let input = |sources: Vec<SourceTexel>| dda_input(sources, w, h, 0, true);
         let mut cache = WindowCache::default();
         let mut out = vec![0u16; (w * h) as usize];
         let three = input(vec![src(5, 5), src(5, 5), src(20, 30), src(40, 10)]);
@@ -840,24 +846,7 @@ mod tests {
         let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
         let s =
             SourceTexel { x: 550 * 8 + 3, y: 540 * 8 + 5, radius: 530 * 8, inner_radius: 100 * 8, eye: 12, strength: 65535, ..Default::default() };
-        let input = RecomputeInput {
-            sources: vec![s],
-            bins: TileBins::default(),
-            method: RayMethod::Dda,
-            target_height: 0,
-            df_scale: 1,
-            soft_shadow_k_q8: 0,
-            df_jitter: 0,
-            blur: BlurKernel::gaussian(0, 1.0, 0),
-            forget_step: 0,
-            freeze_memory: false,
-            fade_in_step: 0,
-            relax_step: 0,
-            explored_value: 32768,
-            show_memory_alpha: 65535,
-            reveal_walls: false,
-            reuse_visibility: false,
-        };
+        let input = dda_input(vec![s], w, h, 0, false);
         let bits = RayBits::build(&s, &occ).expect("every cover rises above the eye: the window is swept");
         let (mut lit, mut dark) = (0, 0);
         for k in 0..4000 {
@@ -913,24 +902,7 @@ mod tests {
             let accel = Accel::new(&cov, &heights, w, h);
             let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
             let s = SourceTexel { x: (px % (w * 8)) as i32, y: (py % (h * 8)) as i32, radius, eye, strength: 65535, ..Default::default() };
-            let input = RecomputeInput {
-                sources: vec![s],
-                bins: TileBins::default(),
-                method: RayMethod::Dda,
-                target_height,
-                df_scale: 1,
-                soft_shadow_k_q8: 0,
-                df_jitter: 0,
-                blur: BlurKernel::gaussian(0, 1.0, 0),
-                forget_step: 0,
-                freeze_memory: false,
-                fade_in_step: 0,
-                relax_step: 0,
-                explored_value: 32768,
-                show_memory_alpha: 65535,
-                reveal_walls: false,
-                reuse_visibility: false,
-            };
+            let input = dda_input(vec![s], w, h, target_height, false);
             let bits = RayBits::build(&s, &occ);
             let any_low = cov.iter().zip(&heights).any(|(&c, &t)| c != 0 && t <= eye);
             if !any_low {
