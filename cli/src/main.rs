@@ -1,48 +1,108 @@
-//! `murk`: run the built-in demo, or a scenario file.
-//!
-//! ```text
-//! murk                                  the demo: writes pictures to murk-out/demo/
-//! murk run SCENARIO [--backend cpu|gpu|auto] [--compare cpu|gpu|auto] [--threads N] [--ticks N] [--stages] [--snapshot-at TICK] [--out DIR]
-//! murk resume SNAPSHOT [--backend cpu|gpu|auto] [--threads N] [--ticks N] [--stages] [--out DIR]
-//! murk render SCENARIO --variant overlay|surface|volume [--backend cpu|gpu|auto] [--every K] [--size WxH] [--out DIR]
-//! ```
+//! `murk`: run the built-in demo, or a scenario file. `murk --help` and
+//! `murk <command> --help` list everything (clap).
 
 mod picture;
 mod render;
 mod scene;
 
+use clap::{Args, Parser, Subcommand};
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};
 use murk_core::{Backend, BackendChoice, MurkError, Stage};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const USAGE: &str = "\
-murk - deterministic fog of war
+/// murk: deterministic fog of war. Without a command, runs the built-in demo
+/// (180 ticks on a Dragon Age map) and writes pictures to murk-out/demo/.
+#[derive(Parser)]
+#[command(name = "murk", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
 
-USAGE:
-    murk                      run the built-in demo and write pictures to murk-out/demo/
-    murk run SCENARIO [OPTIONS]
-    murk resume SNAPSHOT [OPTIONS]   continue a run saved with --snapshot-at
-    murk render SCENARIO --variant overlay|surface|volume [--backend cpu|gpu|auto]
-                [--every K] [--size WxH] [--out DIR]
-                              a camera view of the scenario with a premade fog
-                              look: PNG frames, an animated GIF, and for the
-                              surface the mesh as glTF
-    murk --help
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario file (JSON or RON): writes DIR/<instance>.final.png
+    /// (16-bit grayscale) and DIR/summary.json (state hashes per tick, stealth
+    /// events, query answers, the settings used)
+    Run(RunArgs),
+    /// Continue a run saved with `murk run --snapshot-at`
+    Resume(ResumeArgs),
+    /// Draw a camera view of a scenario with a premade fog look: PNG frames,
+    /// an animated GIF, and for the surface the fog mesh as glTF
+    Render(RenderArgs),
+}
 
-OPTIONS (run):
-    --backend cpu|gpu|auto    backend (default: the scenario's, else cpu); auto
-                              takes the GPU when there is one and says why not
-    --compare cpu|gpu|auto    (run) run a second backend alongside and report
-                              agreement, or the first differing tick, pass and texel
-    --threads N               worker threads of the CPU backend (default: all cores)
-    --ticks N                 ticks to run (default: the scenario's)
-    --stages                  also write DIR/<instance>.<pass>.png for every pass
-    --snapshot-at TICK        (run) after tick TICK, save DIR/snapshot-TICK.murk
-    --out DIR                 output folder (default: murk-out/<file stem>)
-";
+/// What `run` and `resume` share.
+#[derive(Args)]
+struct Common {
+    /// Backend; auto takes the GPU when there is one and says why not
+    /// [default: the scenario's, else cpu]
+    #[arg(long, value_name = "cpu|gpu|auto", value_parser = parse_choice)]
+    backend: Option<BackendChoice>,
+    /// Worker threads of the CPU backend [default: all cores]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    threads: Option<u32>,
+    /// Ticks to run [default: the scenario's, or what is left of it]
+    #[arg(long, value_name = "N")]
+    ticks: Option<u32>,
+    /// Also write DIR/<instance>.<pass>.png for every pass
+    #[arg(long)]
+    stages: bool,
+    /// Output folder [default: murk-out/<file stem>]
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
 
-/// Options of `murk run`.
+#[derive(Args)]
+struct RunArgs {
+    /// The scenario file
+    #[arg(value_name = "SCENARIO")]
+    scenario: PathBuf,
+    #[command(flatten)]
+    common: Common,
+    /// Run a second backend alongside and report agreement, or the first
+    /// differing tick, pass and texel
+    #[arg(long, value_name = "cpu|gpu|auto", value_parser = parse_choice)]
+    compare: Option<BackendChoice>,
+    /// After tick TICK, save DIR/snapshot-TICK.murk
+    #[arg(long, value_name = "TICK")]
+    snapshot_at: Option<u32>,
+}
+
+#[derive(Args)]
+struct ResumeArgs {
+    /// A snapshot written by `murk run --snapshot-at`
+    #[arg(value_name = "SNAPSHOT")]
+    snapshot: PathBuf,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args)]
+struct RenderArgs {
+    /// The scenario file
+    #[arg(value_name = "SCENARIO")]
+    scenario: PathBuf,
+    /// The premade look
+    #[arg(long, alias = "variant", value_name = "LOOK", value_parser = render::VARIANTS)]
+    look: String,
+    /// Backend of the simulation and the look
+    #[arg(long, value_name = "cpu|gpu|auto", value_parser = parse_choice, default_value = "cpu")]
+    backend: BackendChoice,
+    /// Draw a frame every K ticks
+    #[arg(long, value_name = "K", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    every: u32,
+    /// Frame size in pixels
+    #[arg(long, value_name = "WxH", default_value = "480x270", value_parser = parse_size)]
+    size: (u32, u32),
+    /// Output folder [default: murk-out/<file stem>-render]
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+/// Options of `murk run` and `murk resume`.
 struct RunOptions {
     scenario: PathBuf,
     backend: Option<BackendChoice>,
@@ -54,23 +114,28 @@ struct RunOptions {
     out: Option<PathBuf>,
 }
 
+impl RunOptions {
+    fn new(scenario: PathBuf, c: Common, compare: Option<BackendChoice>, snapshot_at: Option<u32>) -> Self {
+        let threads = c.threads.map_or_else(default_threads, |n| n as usize);
+        Self { scenario, backend: c.backend, compare, threads, ticks: c.ticks, stages: c.stages, snapshot_at, out: c.out }
+    }
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
+    let result = match Cli::parse().command {
         None => demo(),
-        Some("-h" | "--help" | "help") => {
-            print!("{USAGE}");
-            Ok(())
+        Some(Command::Run(a)) => run(&RunOptions::new(a.scenario, a.common, a.compare, a.snapshot_at)),
+        Some(Command::Resume(a)) => resume(&RunOptions::new(a.snapshot, a.common, None, None)),
+        Some(Command::Render(a)) => {
+            let stem = a.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("render").to_string();
+            let out = a.out.unwrap_or_else(|| PathBuf::from("murk-out").join(format!("{stem}-render")));
+            let opts = render::RenderOptions { scenario: a.scenario, variant: a.look, out, every: a.every, backend: a.backend, size: a.size };
+            render::render(&opts).map(|written| {
+                for p in written {
+                    println!("wrote {}", p.display());
+                }
+            })
         }
-        Some("run") => parse_run(&args[1..]).and_then(|o| run(&o)),
-        Some("resume") => parse_run(&args[1..]).and_then(|o| resume(&o)),
-        Some("render") => parse_render(&args[1..]).and_then(|o| {
-            for p in render::render(&o)? {
-                println!("wrote {}", p.display());
-            }
-            Ok(())
-        }),
-        Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -81,88 +146,16 @@ fn main() -> ExitCode {
     }
 }
 
-fn parse_choice(flag: &str, v: &str) -> Result<BackendChoice, String> {
-    v.parse().map_err(|_| format!("invalid {flag} = {v}: must be cpu, gpu or auto"))
+fn parse_choice(v: &str) -> Result<BackendChoice, String> {
+    v.parse().map_err(|_| "must be cpu, gpu or auto".to_string())
 }
 
-fn parse_render(args: &[String]) -> Result<render::RenderOptions, String> {
-    let mut it = args.iter();
-    let (mut scenario, mut variant, mut out, mut every) = (None, None, None, 10u32);
-    let (mut backend, mut size) = (BackendChoice::Cpu, (480u32, 270u32));
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
-        match a.as_str() {
-            "--variant" => variant = Some(value("--variant")?),
-            "--out" => out = Some(PathBuf::from(value("--out")?)),
-            "--backend" => backend = parse_choice("--backend", &value("--backend")?)?,
-            "--size" => {
-                let v = value("--size")?;
-                size = v
-                    .split_once('x')
-                    .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
-                    .ok_or_else(|| format!("invalid --size = {v}: must be WIDTHxHEIGHT"))?;
-            }
-            "--every" => {
-                let v = value("--every")?;
-                every = v.parse().ok().filter(|&n| n > 0).ok_or_else(|| format!("invalid --every = {v}: must be a positive integer"))?;
-            }
-            flag if flag.starts_with("--") => return Err(format!("unknown option `{flag}`\n\n{USAGE}")),
-            path => scenario = Some(PathBuf::from(path)),
-        }
-    }
-    let scenario = scenario.ok_or_else(|| format!("missing SCENARIO\n\n{USAGE}"))?;
-    let variant = variant.ok_or_else(|| format!("missing --variant ({})", render::VARIANTS.join(", ")))?;
-    let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("render").to_string();
-    let out = out.unwrap_or_else(|| PathBuf::from("murk-out").join(format!("{stem}-render")));
-    Ok(render::RenderOptions { scenario, variant, out, every, backend, size })
+fn parse_size(v: &str) -> Result<(u32, u32), String> {
+    v.split_once('x').and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?))).ok_or_else(|| "must be WIDTHxHEIGHT".to_string())
 }
 
 fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-fn parse_run(args: &[String]) -> Result<RunOptions, String> {
-    let mut it = args.iter();
-    let mut opts = RunOptions {
-        scenario: PathBuf::new(),
-        backend: None,
-        compare: None,
-        threads: default_threads(),
-        ticks: None,
-        stages: false,
-        snapshot_at: None,
-        out: None,
-    };
-    let mut scenario = None;
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
-        match a.as_str() {
-            "--backend" => opts.backend = Some(parse_choice("--backend", &value("--backend")?)?),
-            "--compare" => opts.compare = Some(parse_choice("--compare", &value("--compare")?)?),
-            "--threads" => {
-                let v = value("--threads")?;
-                opts.threads = v.parse().ok().filter(|&n| n > 0).ok_or_else(|| format!("invalid --threads = {v}: must be a positive integer"))?;
-            }
-            "--ticks" => {
-                let v = value("--ticks")?;
-                opts.ticks = Some(v.parse().map_err(|_| format!("invalid --ticks = {v}: must be a non-negative integer"))?);
-            }
-            "--stages" => opts.stages = true,
-            "--snapshot-at" => {
-                let v = value("--snapshot-at")?;
-                opts.snapshot_at = Some(v.parse().map_err(|_| format!("invalid --snapshot-at = {v}: must be a tick number"))?);
-            }
-            "--out" => opts.out = Some(PathBuf::from(value("--out")?)),
-            flag if flag.starts_with("--") => return Err(format!("unknown option `{flag}`\n\n{USAGE}")),
-            path => {
-                if scenario.replace(PathBuf::from(path)).is_some() {
-                    return Err("give one scenario file".into());
-                }
-            }
-        }
-    }
-    opts.scenario = scenario.ok_or_else(|| format!("missing SCENARIO or SNAPSHOT\n\n{USAGE}"))?;
-    Ok(opts)
 }
 
 fn make_backend(choice: BackendChoice, threads: usize) -> Result<(Box<dyn Backend>, String), String> {
@@ -194,6 +187,15 @@ fn run_ticks(runner: &mut ScenarioRunner, ticks: u32, snapshot: Option<SnapshotA
     let mut records = Vec::with_capacity(ticks as usize);
     let every = (ticks / 10).max(1);
     let started = std::time::Instant::now();
+    // A bar on a terminal; elsewhere (logs, CI) a line every tenth of the run.
+    let bar = (ticks >= 100 && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(u64::from(ticks));
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("  {bar:40} {pos}/{len} ticks, {elapsed} (eta {eta})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
     for n in 0..ticks {
         let tick = runner.ticks_done();
         records.push(runner.step().map_err(|e| format!("tick {tick}: {e}"))?);
@@ -203,9 +205,14 @@ fn run_ticks(runner: &mut ScenarioRunner, ticks: u32, snapshot: Option<SnapshotA
             std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             println!("wrote {}", path.display());
         }
-        if ticks >= 100 && (n + 1) % every == 0 {
-            eprintln!("  tick {}/{ticks} ({:.1} s)", n + 1, started.elapsed().as_secs_f64());
+        match &bar {
+            Some(bar) => bar.inc(1),
+            None if ticks >= 100 && (n + 1) % every == 0 => eprintln!("  tick {}/{ticks} ({:.1} s)", n + 1, started.elapsed().as_secs_f64()),
+            None => {}
         }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
     Ok(records)
 }

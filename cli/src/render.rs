@@ -44,9 +44,6 @@ struct Track {
 /// Runs the scenario and writes `<instance>.<variant>.<tick>.png` frames,
 /// `<instance>.<variant>.gif`, and for the surface `<instance>.surface.gltf`.
 pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
-    if !VARIANTS.contains(&opts.variant.as_str()) {
-        return Err(format!("invalid --variant = {}: must be one of {}", opts.variant, VARIANTS.join(", ")));
-    }
     let (w, h) = opts.size;
     if !(16..=4096).contains(&w) || !(16..=4096).contains(&h) {
         return Err(format!("invalid --size = {w}x{h}: each side must be within 16..=4096"));

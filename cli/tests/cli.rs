@@ -91,9 +91,11 @@ fn bad_input_is_a_clear_error_not_a_panic() {
     assert!(err.contains("cannot parse") && err.contains("line 2"), "{err}");
     assert!(!err.contains("panicked"));
     let st = murk().args(["run", "scenarios/outpost.json", "--threads", "0"]).current_dir(repo()).output().unwrap();
-    assert!(String::from_utf8_lossy(&st.stderr).contains("--threads = 0"));
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(err.contains("'0'") && err.contains("--threads"), "{err}");
     let st = murk().args(["run", "scenarios/outpost.json", "--backend", "quantum"]).current_dir(repo()).output().unwrap();
-    assert!(String::from_utf8_lossy(&st.stderr).contains("--backend = quantum"));
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(err.contains("'quantum'") && err.contains("--backend") && err.contains("cpu, gpu or auto"), "{err}");
     let st = murk().args(["run", "missing.json"]).output().unwrap();
     assert!(String::from_utf8_lossy(&st.stderr).contains("missing.json"));
     let _ = std::fs::remove_dir_all(dir);
@@ -202,7 +204,7 @@ fn read_rgb8(path: &Path) -> (u32, u32, Vec<u8>) {
 
 fn render(variant: &str, backend: &str, dir: &Path) -> std::process::Output {
     murk()
-        .args(["render", "scenarios/infiltration.json", "--variant", variant, "--backend", backend, "--every", "20", "--size", "96x54", "--out"])
+        .args(["render", "scenarios/infiltration.json", "--look", variant, "--backend", backend, "--every", "20", "--size", "96x54", "--out"])
         .arg(dir)
         .current_dir(repo())
         .output()
@@ -234,10 +236,11 @@ fn render_writes_frames_a_gif_and_a_mesh_for_every_variant() {
         let _ = std::fs::remove_dir_all(dir);
     }
     assert!(last_frames[0] != last_frames[1] && last_frames[1] != last_frames[2], "three different looks");
-    let st = murk().args(["render", "scenarios/infiltration.json", "--variant", "smoke"]).current_dir(repo()).output().unwrap();
+    let st = murk().args(["render", "scenarios/infiltration.json", "--look", "smoke"]).current_dir(repo()).output().unwrap();
     assert!(!st.status.success());
-    assert!(String::from_utf8_lossy(&st.stderr).contains("--variant = smoke"));
-    let st = murk().args(["render", "scenarios/infiltration.json", "--variant", "volume", "--size", "8x8"]).current_dir(repo()).output().unwrap();
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(err.contains("'smoke'") && err.contains("--look") && err.contains("overlay, surface, volume"), "{err}");
+    let st = murk().args(["render", "scenarios/infiltration.json", "--look", "volume", "--size", "8x8"]).current_dir(repo()).output().unwrap();
     assert!(!st.status.success());
     assert!(String::from_utf8_lossy(&st.stderr).contains("--size = 8x8"));
 }
@@ -278,4 +281,22 @@ fn a_bare_file_name_runs_from_its_folder() {
     let st = murk().args(["run", "outpost.json", "--ticks", "0"]).current_dir(repo().join("scenarios")).output().unwrap();
     assert!(String::from_utf8_lossy(&st.stderr).contains("--ticks = 0"), "{}", String::from_utf8_lossy(&st.stderr));
     let _ = std::fs::remove_dir_all(out);
+}
+
+#[test]
+fn help_lists_every_command_and_option() {
+    let st = murk().arg("--help").output().unwrap();
+    assert!(st.status.success());
+    let out = String::from_utf8_lossy(&st.stdout);
+    for word in ["run", "resume", "render", "demo"] {
+        assert!(out.contains(word), "`murk --help` names {word}: {out}");
+    }
+    let st = murk().args(["run", "--help"]).output().unwrap();
+    let out = String::from_utf8_lossy(&st.stdout);
+    for flag in ["--backend <cpu|gpu|auto>", "--compare", "--threads <N>", "--ticks <N>", "--stages", "--snapshot-at <TICK>", "--out <DIR>"] {
+        assert!(out.contains(flag), "`murk run --help` lists {flag}: {out}");
+    }
+    let st = murk().args(["render", "--help"]).output().unwrap();
+    let out = String::from_utf8_lossy(&st.stdout);
+    assert!(out.contains("--look <LOOK>") && out.contains("overlay, surface, volume"), "{out}");
 }
