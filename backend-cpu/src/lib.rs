@@ -19,7 +19,7 @@
 //! ```
 
 pub mod passes;
-pub mod variants;
+pub mod looks;
 
 use murk_core::backend::{InstanceDims, InstanceKey, Stage, StageData, StageImage};
 use murk_core::fixed::HEIGHT_FLOOR;

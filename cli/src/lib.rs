@@ -26,7 +26,7 @@ pub type Renderer = (Box<dyn Backend>, Box<dyn Looks>, String);
 /// `choice` (`murk render`), and a line saying what was chosen and why.
 pub fn select_renderer(choice: BackendChoice, threads: usize) -> Result<Renderer, MurkError> {
     let cpu = |why: String| -> Result<Renderer, MurkError> {
-        Ok((Box::new(murk_cpu::CpuBackend::new(threads)?), Box::new(murk_cpu::variants::CpuLooks), why))
+        Ok((Box::new(murk_cpu::CpuBackend::new(threads)?), Box::new(murk_cpu::looks::CpuLooks), why))
     };
     let gpu = |prefix: &str| -> Result<Renderer, MurkError> {
         let shared = murk_gpu::SharedGpu::new()?;

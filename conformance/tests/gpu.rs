@@ -263,7 +263,7 @@ fn looks_agree_with_the_cpu_within_tolerance() {
     use murk_conformance::looks::{check_goldens, compare_f32, compare_rgba, Fixture, OVERLAY_TOLERANCE, SURFACE_TOLERANCE, VOLUME_TOLERANCE};
     use murk_core::looks::{Looks, OverlayStyle, VolumeParams, VolumeScene};
     let mut gpu = gpu();
-    let mut cpu = murk_cpu::variants::CpuLooks;
+    let mut cpu = murk_cpu::looks::CpuLooks;
     let fx = Fixture::new();
     let mut report = Vec::new();
     for (tint, time) in [(None, 0.0), (Some(fx.tint.as_slice()), 3.7)] {

@@ -4,7 +4,7 @@
 
 use murk_conformance::looks::{check_goldens, Fixture};
 use murk_core::looks::{mesh::FogMesh, mesh::MeshSettings, Looks};
-use murk_cpu::variants::CpuLooks;
+use murk_cpu::looks::CpuLooks;
 
 #[test]
 fn cpu_looks_match_their_goldens() {

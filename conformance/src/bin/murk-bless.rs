@@ -77,7 +77,7 @@ fn bless_looks() -> Result<(), String> {
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
     }
-    for (name, w, h, px) in render_looks(&mut murk_cpu::variants::CpuLooks, &Fixture::new())? {
+    for (name, w, h, px) in render_looks(&mut murk_cpu::looks::CpuLooks, &Fixture::new())? {
         write_rgba(&dir.join(format!("{name}.png")), w, h, &px)?;
         println!("  looks: {name} {w}x{h}");
     }
