@@ -18,8 +18,8 @@
 //! assert_eq!(fog.backend_name(), "cpu[threads=2]");
 //! ```
 
-pub mod passes;
 pub mod looks;
+pub mod passes;
 
 use murk_core::backend::{InstanceDims, InstanceKey, Stage, StageData, StageImage};
 use murk_core::fixed::HEIGHT_FLOOR;
