@@ -21,7 +21,7 @@
 pub mod looks;
 pub mod passes;
 
-use murk_core::backend::{InstanceDims, InstanceKey, Stage, StageData, StageImage};
+use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
 use murk_core::fixed::HEIGHT_FLOOR;
 use murk_core::{Backend, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result};
 use passes::compose::ComposeParams;
@@ -190,7 +190,7 @@ impl Backend for CpuBackend {
             inst.start.copy_from_slice(&inst.final_mask);
             memory_changed || composed_changed
         });
-        Ok(RecomputeReport { changed })
+        Ok(RecomputeReport { changed: Readback::Ready(changed) })
     }
 
     fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()> {
@@ -232,9 +232,12 @@ impl Backend for CpuBackend {
         Ok(StageImage { width, height, data })
     }
 
-    fn submit_samples(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<u64> {
+    fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64> {
         // The CPU answers at once; the ticket is ready on the first poll.
-        let values = self.sample_final(key, texels)?;
+        let mut values = Vec::new();
+        for request in batch {
+            values.extend(self.sample_final(request.key, &request.texels)?);
+        }
         let ticket = self.next_ticket;
         self.next_ticket += 1;
         self.samples.insert(ticket, values);

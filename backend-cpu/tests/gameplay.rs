@@ -35,7 +35,9 @@ fn run_all(r: &mut ScenarioRunner) -> Vec<TickRecord> {
 /// The thief walks south along x = 20.5 from y = 6.5 to 58.5, then back north
 /// to 32.5, two units a tick. The guard at (50.5, 32.5) looks west through a
 /// 60-degree cone; the walls at x = 30.5 cover y < 24 and y > 40. By geometry
-/// the thief is in view for 19.75 < y < 43.75.
+/// the thief is in view for 19.75 < y < 43.75. The stealth state of a tick
+/// is the sample taken `READBACK_LATENCY_TICKS` ticks before, where the
+/// thief stood then.
 #[test]
 fn infiltration_hidden_seen_ghosted_and_seen_again() {
     let mut r = runner("infiltration.json", 2);
@@ -43,12 +45,19 @@ fn infiltration_hidden_seen_ghosted_and_seen_again() {
     let mut ghost_at = None;
     let mut last_seen_y = None;
     let mut thief = None;
+    let mut walked = Vec::new();
+    let lag = murk_core::READBACK_LATENCY_TICKS as usize;
     for _ in 0..45 {
         let rec = r.step().unwrap();
         let world = r.world();
-        let (e, y) = world.query::<(&Position, &StealthActor)>().iter().map(|(e, (p, _))| (e, p.0.y)).next().unwrap();
+        let (e, now_y) = world.query::<(&Position, &StealthActor)>().iter().map(|(e, (p, _))| (e, p.0.y)).next().unwrap();
         thief = Some(e);
-        let visible = r.fog().stealth_state(e).unwrap().last_visible;
+        walked.push(now_y);
+        let Some(state) = r.fog().stealth_state(e) else {
+            assert!(walked.len() <= lag, "tick {}: no stealth state after the readback latency", rec.tick);
+            continue;
+        };
+        let (visible, y) = (state.last_visible, walked[walked.len() - 1 - lag]);
         // Away from the view edges, visibility follows the geometry exactly.
         if !(18.0..22.0).contains(&y) && !(42.0..46.0).contains(&y) {
             assert_eq!(visible, y > 19.75 && y < 43.75, "tick {}: thief at y = {y}", rec.tick);
@@ -255,6 +264,16 @@ fn anti_vision_hides_an_area_from_the_teams_it_targets() {
     assert_eq!(vis(&mut fog, "upper")[32 * 64 + 40], 65535, "team 1 sees through team 0's smoke");
 }
 
+/// One tick and the ticks of the readback latency after it, with the events
+/// of all of them: the stealth update of the first tick's masks.
+fn step(fog: &mut FogSubsystem, world: &mut World) -> murk_core::TickReport {
+    let mut report = fog.tick(world, 50_000).unwrap();
+    for _ in 0..murk_core::READBACK_LATENCY_TICKS {
+        report.events.extend(fog.tick(world, 50_000).unwrap().events);
+    }
+    report
+}
+
 #[test]
 fn policies_hide_mode_and_the_explored_cutoff() {
     let mut fog = fog_64(Profile { explored_value: 0.5, visibility_cutoff: 0.75, ..instant() });
@@ -268,12 +287,12 @@ fn policies_hide_mode_and_the_explored_cutoff() {
     let never =
         world.spawn((Position(Vec3::new(10.5, 11.5, 0.0)), StealthActor { policy: VisibilityPolicy::AlwaysHidden, ..StealthActor::default() }));
     let lenient = world.spawn((Position(Vec3::new(11.5, 11.5, 0.0)), StealthActor { cutoff_override: 0.4, ..StealthActor::default() }));
-    let r = fog.tick(&mut world, 50_000).unwrap();
+    let r = step(&mut fog, &mut world);
     let revealed: Vec<_> = r.events.iter().filter_map(|e| if let StealthEvent::Revealed { actor } = e { Some(*actor) } else { None }).collect();
     assert_eq!(revealed, vec![fog_driven, always, lenient]);
     // The eye leaves: the area is now only explored (0.5), below the cutoff.
     world.despawn(eye).unwrap();
-    let r = fog.tick(&mut world, 50_000).unwrap();
+    let r = step(&mut fog, &mut world);
     let st = fog.stealth_state(fog_driven).unwrap();
     assert_eq!(st.last_value, 32768, "remembered at the explored value");
     assert!(!st.last_visible, "remembered areas do not count as visible");
@@ -284,14 +303,15 @@ fn policies_hide_mode_and_the_explored_cutoff() {
     let ghosted =
         world.spawn((Position(Vec3::new(60.5, 60.5, 0.0)), StealthActor { hide_mode: HideMode::FreezeWithGhost, ..StealthActor::default() }));
     let lamp = world.spawn((Position(Vec3::new(60.5, 60.5, 0.0)), s));
-    fog.tick(&mut world, 50_000).unwrap();
+    step(&mut fog, &mut world);
     world.despawn(lamp).unwrap();
-    let r = fog.tick(&mut world, 50_000).unwrap();
+    let r = step(&mut fog, &mut world);
     let ghost = match r.events.as_slice() {
         [StealthEvent::Hidden { .. }, StealthEvent::GhostSpawned { ghost, .. }] => *ghost,
         other => panic!("{other:?}"),
     };
     world.despawn(ghosted).unwrap();
+    // An actor that is gone loses its ghost at once, not after the latency.
     let r = fog.tick(&mut world, 50_000).unwrap();
     assert_eq!(r.events, vec![StealthEvent::GhostRemoved { actor: ghosted, ghost }]);
     assert!(!world.contains(ghost));

@@ -64,9 +64,10 @@ impl Body {
             for k in 0..4 {
                 put(format!("{p}.q32[{k}]"), F::U32(r.u32().unwrap()));
             }
-            for name in ["rate_since_us", "blend_since_us", "ticks", "recaptures", "builds", "shared", "recomputes", "skipped"] {
+            for name in ["rate_since_us", "blend_since_us", "ticks", "recaptures", "builds", "shared", "recomputes", "skipped", "epoch"] {
                 put(format!("{p}.{name}"), F::U64(r.u64().unwrap()));
             }
+            put(format!("{p}.flags"), F::Blob(r.blob().unwrap().to_vec()));
             let t = r.u32().unwrap();
             put(format!("{p}.texture_count"), F::U32(t));
             for k in 0..t {
@@ -98,6 +99,7 @@ impl Body {
             put(format!("{p}.has_instance"), F::U8(r.u8().unwrap()));
             put(format!("{p}.instance"), F::Blob(r.blob().unwrap().to_vec()));
         }
+        put("stealth_samples".into(), F::Blob(r.blob().unwrap().to_vec()));
         let n = r.u32().unwrap();
         put("reveal_count".into(), F::U32(n));
         for i in 0..n {

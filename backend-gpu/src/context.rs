@@ -2,7 +2,36 @@
 
 use murk_core::{MurkError, Result};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 use wgpu::util::DeviceExt;
+
+const PENDING: u8 = 0;
+const LANDED: u8 = 1;
+const FAILED: u8 = 2;
+
+/// A readback on its way to the CPU: a staging buffer that a submitted copy
+/// fills, mapped once the copy is on the queue.
+pub(crate) struct InFlight {
+    staging: wgpu::Buffer,
+    bytes: u64,
+    state: Arc<AtomicU8>,
+}
+
+impl InFlight {
+    /// A readback of the first `bytes` of `staging` (not mapped yet).
+    pub(crate) fn new(staging: wgpu::Buffer, bytes: u64) -> Self {
+        Self { staging, bytes, state: Arc::new(AtomicU8::new(PENDING)) }
+    }
+
+    /// Asks for the mapping; call after the copy into the staging buffer
+    /// was submitted (a buffer waiting to be mapped cannot be used by a
+    /// later submission).
+    pub(crate) fn map(&self) {
+        let state = self.state.clone();
+        self.staging.map_async(wgpu::MapMode::Read, .., move |r| state.store(if r.is_ok() { LANDED } else { FAILED }, Ordering::Release));
+    }
+}
 
 /// Every WGSL module is `common.wgsl` followed by the pass's own file (the
 /// looks put shared snippets in between).
@@ -15,7 +44,7 @@ const MASK: &str = include_str!("../shaders/looks/mask.wgsl");
 
 /// `(module name, WGSL sources after common.wgsl, entry points)` of every
 /// compute pipeline: the passes, the sample batch, then the looks.
-const MODULES: [(&str, &[&str], &[&str]); 13] = [
+const MODULES: [(&str, &[&str], &[&str]); 15] = [
     ("rasterize", &[include_str!("../shaders/rasterize.wgsl")], &["main"]),
     ("mips", &[include_str!("../shaders/mips.wgsl")], &["main"]),
     ("distance_field", &[include_str!("../shaders/distance_field.wgsl")], &["coarse_pass", "columns_pass", "rows_pass"]),
@@ -26,6 +55,8 @@ const MODULES: [(&str, &[&str], &[&str]); 13] = [
     ("upscale", &[include_str!("../shaders/upscale.wgsl")], &["main"]),
     ("blend", &[include_str!("../shaders/blend.wgsl")], &["main"]),
     ("sample", &[include_str!("../shaders/sample.wgsl")], &["main"]),
+    ("present", &[include_str!("../shaders/present.wgsl")], &["main"]),
+    ("present_detail", &[include_str!("../shaders/present_detail.wgsl")], &["main"]),
     ("overlay", &[NOISE, include_str!("../shaders/looks/overlay.wgsl")], &["shade"]),
     ("surface", &[INCLUDE, NOISE, MASK, include_str!("../shaders/looks/surface.wgsl")], &["main"]),
     ("volume", &[INCLUDE, NOISE, MASK, include_str!("../shaders/looks/volume.wgsl")], &["march", "upsample"]),
@@ -54,6 +85,44 @@ pub(crate) fn gpu_error(message: impl Into<String>) -> MurkError {
     MurkError::Backend { backend: "gpu".into(), message: message.into() }
 }
 
+/// The environment variable that picks the wgpu backends murk's own device
+/// may open (`vulkan`, `metal`, `dx12`, `gl`, comma-separated).
+pub const BACKEND_VAR: &str = "MURK_WGPU_BACKEND";
+
+/// The format of the mask textures materials sample: 16-bit floats are
+/// filterable and writable from compute shaders on every adapter wgpu
+/// supports (16-bit unorm is neither without optional features).
+pub const MASK_TEXTURE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
+
+/// The limits murk's pipelines need beyond WebGPU's downlevel defaults:
+/// ten storage buffers in one compute stage, and buffers as large as the
+/// adapter allows (checked per instance when it is created).
+pub fn required_limits(adapter: &wgpu::Limits) -> wgpu::Limits {
+    wgpu::Limits {
+        max_storage_buffers_per_shader_stage: 10,
+        max_storage_buffer_binding_size: adapter.max_storage_buffer_binding_size,
+        max_buffer_size: adapter.max_buffer_size,
+        max_texture_dimension_2d: adapter.max_texture_dimension_2d,
+        ..wgpu::Limits::downlevel_defaults()
+    }
+}
+
+/// The wgpu backends to try for murk's own device: those named by
+/// [`BACKEND_VAR`], else Vulkan, Metal and DX12 first and GL when none of
+/// those has an adapter.
+fn backends_to_try() -> Result<Vec<wgpu::Backends>> {
+    match std::env::var(BACKEND_VAR) {
+        Ok(list) => {
+            let chosen = wgpu::Backends::from_comma_list(&list);
+            if chosen.is_empty() {
+                return Err(MurkError::invalid(BACKEND_VAR, &list, "names no wgpu backend (vulkan, metal, dx12, gl)"));
+            }
+            Ok(vec![chosen])
+        }
+        Err(_) => Ok(vec![wgpu::Backends::PRIMARY, wgpu::Backends::SECONDARY]),
+    }
+}
+
 /// One pipeline layout for all entry points of a module, with every binding
 /// the module declares (read from the WGSL with naga), so an entry point
 /// that uses fewer bindings still takes the module's bind group.
@@ -63,17 +132,25 @@ fn module_layout(device: &wgpu::Device, name: &str, text: &str) -> Result<wgpu::
     let mut entries = Vec::new();
     for (_, var) in module.global_variables.iter() {
         let Some(binding) = &var.binding else { continue };
+        let buffer = |ty| wgpu::BindingType::Buffer { ty, has_dynamic_offset: false, min_binding_size: None };
         let ty = match var.space {
-            naga::AddressSpace::Uniform => wgpu::BufferBindingType::Uniform,
-            naga::AddressSpace::Storage { access } => wgpu::BufferBindingType::Storage { read_only: !access.contains(naga::StorageAccess::STORE) },
+            naga::AddressSpace::Uniform => buffer(wgpu::BufferBindingType::Uniform),
+            naga::AddressSpace::Storage { access } => {
+                buffer(wgpu::BufferBindingType::Storage { read_only: !access.contains(naga::StorageAccess::STORE) })
+            }
+            // The presentation passes write the mask textures.
+            naga::AddressSpace::Handle
+                if matches!(module.types[var.ty].inner, naga::TypeInner::Image { class: naga::ImageClass::Storage { .. }, .. }) =>
+            {
+                wgpu::BindingType::StorageTexture {
+                    access: wgpu::StorageTextureAccess::WriteOnly,
+                    format: MASK_TEXTURE_FORMAT,
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                }
+            }
             _ => continue,
         };
-        entries.push(wgpu::BindGroupLayoutEntry {
-            binding: binding.binding,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer { ty, has_dynamic_offset: false, min_binding_size: None },
-            count: None,
-        });
+        entries.push(wgpu::BindGroupLayoutEntry { binding: binding.binding, visibility: wgpu::ShaderStages::COMPUTE, ty, count: None });
     }
     entries.sort_by_key(|e| e.binding);
     let group = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(name), entries: &entries });
@@ -88,31 +165,53 @@ pub struct Context {
     pipelines: BTreeMap<String, wgpu::ComputePipeline>,
     pool: BTreeMap<u64, Vec<wgpu::Buffer>>,
     pub(crate) allocated: usize,
+    /// Times the calling thread blocked on the device.
+    pub(crate) waits: u64,
 }
 
 impl Context {
-    /// Opens the first adapter wgpu finds (Vulkan), or says why it cannot.
-    pub fn new() -> Result<Self> {
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-        desc.backends = wgpu::Backends::VULKAN;
-        let instance = wgpu::Instance::new(desc);
-        let adapter = pollster::block_on(
-            instance.request_adapter(&wgpu::RequestAdapterOptions { power_preference: wgpu::PowerPreference::HighPerformance, ..Default::default() }),
-        )
-        .map_err(|e| gpu_error(format!("no GPU adapter: {e}")))?;
-        let info = adapter.get_info();
-        let limits = adapter.limits();
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("murk"),
-            required_limits: wgpu::Limits {
-                max_storage_buffers_per_shader_stage: 10,
-                max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
-                max_buffer_size: limits.max_buffer_size,
-                ..wgpu::Limits::downlevel_defaults()
-            },
-            ..Default::default()
-        }))
-        .map_err(|e| gpu_error(format!("cannot open {} ({:?}): {e}", info.name, info.backend)))?;
+    /// Opens murk's own device on the first adapter of the backends allowed
+    /// (see [`BACKEND_VAR`]), or says why it cannot.
+    pub fn open() -> Result<Self> {
+        let mut last_error = String::from("no backend was tried");
+        for backends in backends_to_try()? {
+            let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+            desc.backends = backends;
+            let instance = wgpu::Instance::new(desc);
+            let options = wgpu::RequestAdapterOptions { power_preference: wgpu::PowerPreference::HighPerformance, ..Default::default() };
+            let adapter = match pollster::block_on(instance.request_adapter(&options)) {
+                Ok(a) => a,
+                Err(e) => {
+                    last_error = format!("no GPU adapter among {backends:?}: {e}");
+                    continue;
+                }
+            };
+            let info = adapter.get_info();
+            let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
+            let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+                label: Some("murk"),
+                required_limits: required_limits(&adapter.limits()),
+                required_features: features,
+                ..Default::default()
+            }))
+            .map_err(|e| gpu_error(format!("cannot open {} ({:?}): {e}", info.name, info.backend)))?;
+            return Self::on_device(device, queue, info);
+        }
+        Err(gpu_error(last_error))
+    }
+
+    /// Uses a device the host opened: checks that its limits hold what the
+    /// pipelines need (naming each one that falls short), then compiles the
+    /// pipelines on it.
+    pub fn on_device(device: wgpu::Device, queue: wgpu::Queue, adapter: wgpu::AdapterInfo) -> Result<Self> {
+        let have = device.limits();
+        // Buffer and texture sizes are checked per instance, against what the device has.
+        let need = required_limits(&wgpu::Limits { max_texture_dimension_2d: 0, ..have.clone() });
+        let mut short = Vec::new();
+        need.check_limits_with_fail_fn(&have, false, |name, wanted, got| short.push(format!("{name} is {got}, murk needs {wanted}")));
+        if !short.is_empty() {
+            return Err(gpu_error(format!("the device on {} ({:?}) lacks what murk needs: {}", adapter.name, adapter.backend, short.join("; "))));
+        }
         let mut pipelines = BTreeMap::new();
         for (name, src, entries) in MODULES {
             let text = module_text(src);
@@ -131,7 +230,7 @@ impl Context {
                 pipelines.insert(format!("{name}.{entry}"), pipeline);
             }
         }
-        Ok(Self { device, queue, adapter: info, pipelines, pool: BTreeMap::new(), allocated: 0 })
+        Ok(Self { device, queue, adapter, pipelines, pool: BTreeMap::new(), allocated: 0, waits: 0 })
     }
 
     pub(crate) fn pipeline(&self, name: &str) -> &wgpu::ComputePipeline {
@@ -185,6 +284,14 @@ impl Context {
         self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(pipeline), layout: &layout, entries: &entries })
     }
 
+    /// A bind group of `resources` at bindings 0.. for `pipeline`.
+    pub(crate) fn bind_resources(&self, pipeline: &str, resources: &[wgpu::BindingResource]) -> wgpu::BindGroup {
+        let layout = self.pipeline(pipeline).get_bind_group_layout(0);
+        let entries: Vec<wgpu::BindGroupEntry> =
+            resources.iter().enumerate().map(|(i, r)| wgpu::BindGroupEntry { binding: i as u32, resource: r.clone() }).collect();
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(pipeline), layout: &layout, entries: &entries })
+    }
+
     /// Records one dispatch.
     pub(crate) fn dispatch(&self, encoder: &mut wgpu::CommandEncoder, pipeline: &str, group: &wgpu::BindGroup, x: u32, y: u32) {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(pipeline), timestamp_writes: None });
@@ -197,43 +304,99 @@ impl Context {
         self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("murk frame") })
     }
 
-    /// Submits and waits.
+    /// Submits without waiting: the queue runs submissions in order, so
+    /// later uploads and passes see this one's results.
     pub(crate) fn submit(&self, encoder: wgpu::CommandEncoder) -> Result<()> {
         self.queue.submit([encoder.finish()]);
-        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| gpu_error(format!("device poll: {e}")))?;
         Ok(())
     }
 
-    /// Copies the first `bytes` of `src` back to the CPU (waits).
-    pub(crate) fn read(&self, src: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
-        if bytes == 0 {
-            return Ok(Vec::new());
-        }
+    /// Lets finished work call its callbacks; blocks until the queue is idle
+    /// when `wait` (counted in [`Context::waits`]).
+    pub(crate) fn poll(&mut self, wait: bool) -> Result<()> {
+        let poll = if wait {
+            self.waits += 1;
+            wgpu::PollType::wait_indefinitely()
+        } else {
+            wgpu::PollType::Poll
+        };
+        self.device.poll(poll).map(|_| ()).map_err(|e| gpu_error(format!("device poll: {e}")))
+    }
+
+    /// A mappable buffer of `bytes` that `src`'s first bytes are copied into
+    /// by `encoder` (map it after the encoder is submitted).
+    pub(crate) fn staging(&self, encoder: &mut wgpu::CommandEncoder, src: &wgpu::Buffer, bytes: u64) -> wgpu::Buffer {
+        let size = bytes.next_multiple_of(4).max(4);
         let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("murk readback"),
-            size: bytes.next_multiple_of(4),
+            size,
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        encoder.copy_buffer_to_buffer(src, 0, &staging, 0, size);
+        staging
+    }
+
+    /// Copies the first `bytes` of `src` back to the CPU (waits).
+    pub(crate) fn read(&mut self, src: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+        if bytes == 0 {
+            return Ok(Vec::new());
+        }
         let mut encoder = self.encoder();
-        encoder.copy_buffer_to_buffer(src, 0, &staging, 0, bytes.next_multiple_of(4));
-        self.queue.submit([encoder.finish()]);
-        let (tx, rx) = std::sync::mpsc::channel();
-        staging.map_async(wgpu::MapMode::Read, .., move |r| {
-            // The receiver waits below; a closed channel only means it gave up.
-            let _ = tx.send(r);
-        });
-        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| gpu_error(format!("device poll: {e}")))?;
-        rx.recv().map_err(|e| gpu_error(format!("readback: {e}")))?.map_err(|e| gpu_error(format!("readback: {e}")))?;
-        let view = staging.get_mapped_range(..).map_err(|e| gpu_error(format!("readback: {e:?}")))?;
-        let out = view[..bytes as usize].to_vec();
-        drop(view);
-        staging.unmap();
-        Ok(out)
+        let readback = InFlight::new(self.staging(&mut encoder, src, bytes), bytes);
+        self.submit(encoder)?;
+        readback.map();
+        self.collect(&readback, true)?.ok_or_else(|| gpu_error("a waited-for readback did not land"))
+    }
+
+    /// Copies a 2D texture back to the CPU (waits): rows of `width *
+    /// bytes_per_texel` bytes, without the padding copies need.
+    pub(crate) fn read_texture(&mut self, texture: &wgpu::Texture, bytes_per_texel: u32) -> Result<Vec<u8>> {
+        let (w, h) = (texture.width(), texture.height());
+        let row = w * bytes_per_texel;
+        let padded = row.next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
+        let buffer = self.take(u64::from(padded * h));
+        let mut encoder = self.encoder();
+        encoder.copy_texture_to_buffer(
+            texture.as_image_copy(),
+            wgpu::TexelCopyBufferInfo {
+                buffer: &buffer,
+                layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(padded), rows_per_image: Some(h) },
+            },
+            texture.size(),
+        );
+        self.submit(encoder)?;
+        let bytes = self.read(&buffer, u64::from(padded * h));
+        self.give(buffer);
+        Ok(bytes?.chunks(padded as usize).flat_map(|r| r[..row as usize].to_vec()).collect())
+    }
+
+    /// The bytes of a readback once it has landed: `None` while it is in
+    /// flight, unless `wait`, which blocks until it lands (counted in
+    /// [`Context::waits`] only when it had not landed yet).
+    pub(crate) fn collect(&mut self, readback: &InFlight, wait: bool) -> Result<Option<Vec<u8>>> {
+        self.poll(false)?;
+        if readback.state.load(Ordering::Acquire) == PENDING {
+            if !wait {
+                return Ok(None);
+            }
+            self.poll(true)?;
+        }
+        match readback.state.load(Ordering::Acquire) {
+            LANDED => {
+                let view = readback.staging.get_mapped_range(..);
+                let out = view[..readback.bytes as usize].to_vec();
+                drop(view);
+                readback.staging.unmap();
+                Ok(Some(out))
+            }
+            FAILED => Err(gpu_error("a readback failed to map")),
+            _ => Err(gpu_error("a readback did not land after the device went idle")),
+        }
     }
 
     /// Reads `count` u32 values.
-    pub(crate) fn read_u32(&self, src: &wgpu::Buffer, count: usize) -> Result<Vec<u32>> {
+    pub(crate) fn read_u32(&mut self, src: &wgpu::Buffer, count: usize) -> Result<Vec<u32>> {
         Ok(self.read(src, count as u64 * 4)?.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
 }

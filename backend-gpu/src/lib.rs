@@ -5,767 +5,237 @@
 //! integer arithmetic of the CPU reference, so both give the same bytes for
 //! every pass, tick and case of the conformance suite.
 //!
-//! * Buffers, not textures: every texel is a `u32` (masks) or `i32`
+//! * Buffers for the simulation: every texel is a `u32` (masks) or `i32`
 //!   (heights) in a storage buffer; buffers come from a pool by size and go
 //!   back to it when an instance is destroyed.
-//! * Only what the ray method needs is built: the mip chain for Hierarchical
-//!   DDA, the distance field for the Distance Field method.
-//! * A recompute (occlusion when dirty, then visibility through upscale) is
-//!   one submission: the occlusion build is recorded and joins the recompute
-//!   that follows. The per-tick blend is another. The recompute waits for a
-//!   4-byte "changed" flag, which the recompute rules need.
+//! * A texture for materials: after every blend the final mask is written
+//!   into a filterable [`MASK_TEXTURE_FORMAT`] texture in the same
+//!   submission ([`GpuBackend::mask_texture`]); `include/murk_fog.wgsl`
+//!   samples it. On request a detail texture holds visibility, explored
+//!   memory and the composed mask ([`GpuBackend::set_detail_texture`]).
+//! * No waiting in a tick: an instance's occlusion build, recompute, blend
+//!   and presentation are one submission; the recompute's "changed" flag
+//!   and the stealth samples come back through readbacks that core uses
+//!   [`murk_core::READBACK_LATENCY_TICKS`] ticks later. Only reading stages
+//!   (pictures, hashes, snapshots) blocks, and [`Backend::blocking_waits`]
+//!   counts each time it does.
+//! * Any device: [`GpuBackend::new`] opens murk's own (any backend wgpu
+//!   offers, chosen with `MURK_WGPU_BACKEND`), [`GpuBackend::from_device`]
+//!   runs on the host's device and queue after checking their limits.
 //!
-//! [`GpuBackend::new`] fails with a clear error where no adapter exists; pick
-//! `auto` in the CLI to fall back to the CPU.
+//! See `docs/gpu.md` for embedding murk in a wgpu renderer.
 
 mod context;
+mod gpu;
 pub mod looks;
 pub mod passes;
 
-pub use context::{module_names, wgsl_source};
+pub use context::{module_names, required_limits, wgsl_source, BACKEND_VAR, MASK_TEXTURE_FORMAT};
 
-use context::{gpu_error, Context};
-use murk_core::backend::{InstanceDims, InstanceKey, Stage, StageData, StageImage};
-use murk_core::{Backend, FrameParams, OcclusionInput, RecomputeInput, RecomputeReport, Result};
-use passes::distance_field::FieldBuffers;
-use std::collections::BTreeMap;
+use context::Context;
+use gpu::Gpu;
+use gpu::Textures;
+use murk_core::backend::{InstanceDims, InstanceKey, SampleRequest, Stage, StageImage};
+use murk_core::{Backend, OcclusionInput, RecomputeInput, RecomputeReport, Result};
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-/// The buffers of one instance.
-pub struct Textures {
-    dims: InstanceDims,
-    frame: FrameParams,
-    params: wgpu::Buffer,
-    coverage: wgpu::Buffer,
-    height: wgpu::Buffer,
-    levels: wgpu::Buffer,
-    level_table: wgpu::Buffer,
-    mip_params: Vec<wgpu::Buffer>,
-    field: wgpu::Buffer,
-    field_scratch: Option<[wgpu::Buffer; 4]>,
-    visibility: wgpu::Buffer,
-    blurred: wgpu::Buffer,
-    scratch: wgpu::Buffer,
-    memory: wgpu::Buffer,
-    composed: wgpu::Buffer,
-    upscaled: wgpu::Buffer,
-    start: wgpu::Buffer,
-    final_mask: wgpu::Buffer,
-    flags: wgpu::Buffer,
-    blur_x: wgpu::Buffer,
-    blur_y: wgpu::Buffer,
-}
-
-impl Textures {
-    fn texels(&self) -> u64 {
-        u64::from(self.dims.width * self.dims.height)
-    }
-    fn out_texels(&self) -> u64 {
-        u64::from(self.dims.out_width * self.dims.out_height)
-    }
-    /// The pooled storage buffers, for returning them.
-    fn storage(self) -> Vec<wgpu::Buffer> {
-        let mut v = vec![
-            self.coverage,
-            self.height,
-            self.levels,
-            self.level_table,
-            self.field,
-            self.visibility,
-            self.blurred,
-            self.scratch,
-            self.memory,
-            self.composed,
-            self.upscaled,
-            self.start,
-            self.final_mask,
-            self.flags,
-        ];
-        if let Some(s) = self.field_scratch {
-            v.extend(s);
-        }
-        v
-    }
-}
-
-/// The GPU backend.
+/// The GPU backend: a cheap handle on one device. Clones share the device
+/// and the instances (a renderer keeps a clone to reach the mask textures
+/// of the subsystem that owns the other); [`GpuBackend::another_world`]
+/// gives a second subsystem its own instances on the same device.
+#[derive(Clone)]
 pub struct GpuBackend {
-    ctx: Context,
-    instances: BTreeMap<InstanceKey, Textures>,
-    samples: BTreeMap<u64, InFlight>,
-    next_ticket: u64,
-    /// An occlusion build recorded but not yet submitted: the recompute that
-    /// follows joins it, so a frame is one submission.
-    pending: Option<(wgpu::CommandEncoder, Vec<wgpu::Buffer>)>,
+    gpu: Arc<Mutex<Gpu>>,
+    world: Arc<World>,
 }
 
-/// A batch of samples whose readback has not been collected yet.
-struct InFlight {
-    staging: wgpu::Buffer,
-    count: usize,
-    landed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+/// The instance keys of one subsystem on a shared device, freed when the
+/// last handle to it goes.
+struct World {
+    gpu: Arc<Mutex<Gpu>>,
+    base: u32,
+    keys: Mutex<BTreeSet<InstanceKey>>,
 }
+
+impl Drop for World {
+    fn drop(&mut self) {
+        let mut gpu = lock(&self.gpu);
+        for k in lock(&self.keys).iter() {
+            gpu.destroy_instance(self.base + k);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock leaves buffers in a valid state.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Key spaces of the worlds on one device: 4096 worlds of 2^20 instances.
+const WORLD_KEYS: u32 = 1 << 20;
 
 impl GpuBackend {
-    /// Opens the GPU (Vulkan) and compiles every pass; an error says why not.
+    /// Opens murk's own device (the first adapter of the backends that
+    /// `MURK_WGPU_BACKEND` allows, else Vulkan, Metal or DX12, else GL) and
+    /// compiles every pass; an error says why not.
     pub fn new() -> Result<Self> {
-        Ok(Self { ctx: Context::new()?, instances: BTreeMap::new(), samples: BTreeMap::new(), next_ticket: 0, pending: None })
+        Ok(Self::on(Context::open()?))
+    }
+
+    /// Runs on a device and queue the host already has (a game's renderer),
+    /// so that the mask textures live where its materials are. The
+    /// device's limits are checked first: an error names each one below
+    /// what murk needs (see [`required_limits`]). Timings need the device
+    /// to have been opened with `TIMESTAMP_QUERY`.
+    pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, adapter: wgpu::AdapterInfo) -> Result<Self> {
+        Ok(Self::on(Context::on_device(device, queue, adapter)?))
+    }
+
+    fn on(ctx: Context) -> Self {
+        let gpu = Arc::new(Mutex::new(Gpu::new(ctx)));
+        Self { world: Arc::new(World { gpu: gpu.clone(), base: 0, keys: Mutex::default() }), gpu }
+    }
+
+    /// A backend for another subsystem on the same device, with its own
+    /// instances (freed when its last handle is dropped).
+    pub fn another_world(&self) -> Self {
+        let mut gpu = lock(&self.gpu);
+        gpu.worlds = gpu.worlds.wrapping_add(1);
+        let base = (gpu.worlds % 4096) * WORLD_KEYS;
+        Self { gpu: self.gpu.clone(), world: Arc::new(World { gpu: self.gpu.clone(), base, keys: Mutex::default() }) }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Gpu> {
+        lock(&self.gpu)
+    }
+
+    fn key(&self, key: InstanceKey) -> InstanceKey {
+        self.world.base + key
     }
 
     /// Adapter name, driver and backend, e.g. `llvmpipe (LLVM 15.0.6, 256 bits) [Vulkan, Mesa 22.3.6]`.
     pub fn adapter(&self) -> String {
-        let a = &self.ctx.adapter;
+        let gpu = self.lock();
+        let a = &gpu.ctx.adapter;
         format!("{} [{:?}, {} {}]", a.name, a.backend, a.driver, a.driver_info)
+    }
+
+    /// The device and queue murk runs on (to render with the mask textures
+    /// on murk's own device).
+    pub fn device(&self) -> (wgpu::Device, wgpu::Queue) {
+        let gpu = self.lock();
+        (gpu.ctx.device.clone(), gpu.ctx.queue.clone())
     }
 
     /// Storage buffers ever allocated (the pool reuses them; this stays flat
     /// when instances are created and destroyed over and over).
     pub fn allocated_buffers(&self) -> usize {
-        self.ctx.allocated
+        self.lock().ctx.allocated
     }
 
-    /// Submits a recorded occlusion build, if any.
-    fn flush(&mut self) -> Result<()> {
-        if let Some((enc, recycle)) = self.pending.take() {
-            self.ctx.submit(enc)?;
-            for b in recycle {
-                self.ctx.give(b);
-            }
+    /// The texture holding an instance's final mask (key from
+    /// [`murk_core::FogSubsystem::instance_key`]), rewritten after every
+    /// blend in the same submission: `value / 65535` in the red, green and
+    /// blue channels, row 0 at the area's local -Y edge. Sample it with a
+    /// filtering sampler; it stays the same texture for the instance's life.
+    pub fn mask_texture(&self, key: InstanceKey) -> Result<wgpu::Texture> {
+        self.lock().mask_texture(self.key(key))
+    }
+
+    /// Starts (or stops) writing an instance's detail texture in each
+    /// recompute: blurred visibility, explored memory and the composed mask
+    /// in red, green and blue, at the internal resolution.
+    pub fn set_detail_texture(&self, key: InstanceKey, on: bool) -> Result<()> {
+        self.lock().set_detail(self.key(key), on)
+    }
+
+    /// The detail texture, when [`GpuBackend::set_detail_texture`] turned it on.
+    pub fn detail_texture(&self, key: InstanceKey) -> Result<Option<wgpu::Texture>> {
+        self.lock().detail_texture(self.key(key))
+    }
+
+    /// Reads a mask texture back (waits): each texel's red, green, blue and
+    /// alpha as `f32`, row-major. For tests and tools; a renderer samples
+    /// the texture instead.
+    pub fn read_mask_texture(&self, texture: &wgpu::Texture) -> Result<Vec<[f32; 4]>> {
+        if texture.format() != MASK_TEXTURE_FORMAT || texture.dimension() != wgpu::TextureDimension::D2 {
+            return Err(murk_core::MurkError::invalid(
+                "texture",
+                format!("{:?} {:?}", texture.format(), texture.dimension()),
+                format!("must be a 2D {MASK_TEXTURE_FORMAT:?} mask texture"),
+            ));
         }
-        Ok(())
-    }
-
-    fn textures(&self, key: InstanceKey) -> Result<&Textures> {
-        self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))
-    }
-
-    fn read_u16(&self, b: &wgpu::Buffer, n: u64) -> Result<Vec<u16>> {
-        Ok(self.ctx.read_u32(b, n as usize)?.into_iter().map(|v| v as u16).collect())
+        let mut gpu = self.lock();
+        gpu.flush()?;
+        let bytes = gpu.ctx.read_texture(texture, 8)?;
+        Ok(bytes.chunks_exact(8).map(|t| std::array::from_fn(|c| half::f16::from_le_bytes([t[2 * c], t[2 * c + 1]]).to_f32())).collect())
     }
 
     /// Runs one pass of an instance alone, submitted and waited for: the GPU
     /// rows of the per-pass benches. The instance must have been built and
     /// recomputed once with the same inputs (and with mips and the distance
     /// field, to time those).
-    pub fn run_pass(&mut self, key: InstanceKey, pass: &str, occlusion: &OcclusionInput, input: &RecomputeInput) -> Result<()> {
-        self.flush()?;
-        let ctx = &mut self.ctx;
-        let t = self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
-        let mut enc = ctx.encoder();
-        let recycle = match pass {
-            "rasterize" => passes::rasterize::record(ctx, &mut enc, t, occlusion),
-            "mips" if t.frame.mip_levels > 0 => {
-                passes::mips::record(ctx, &mut enc, t, &t.levels, &t.mip_params);
-                Vec::new()
-            }
-            "distance_field" => match &t.field_scratch {
-                Some([coarse, vertical, envelope_v, envelope_z]) => {
-                    let (dw, dh) = (t.frame.df_width, t.frame.df_height);
-                    let buffers = [&t.params, &t.coverage, coarse, vertical, envelope_v, envelope_z, &t.field];
-                    for (entry, x, y) in [
-                        ("coarse_pass", passes::groups(dw, 8), passes::groups(dh, 8)),
-                        ("columns_pass", passes::groups(dw, 64), 1),
-                        ("rows_pass", passes::groups(dh, 64), 1),
-                    ] {
-                        let name = format!("distance_field.{entry}");
-                        let g = ctx.bind(&name, &buffers);
-                        ctx.dispatch(&mut enc, &name, &g, x, y);
-                    }
-                    Vec::new()
-                }
-                None => return Err(gpu_error("the distance field was not built for this instance")),
-            },
-            "visibility" => passes::visibility::record(ctx, &mut enc, t, input),
-            "blur" => passes::blur::record(ctx, &mut enc, t, &input.blur),
-            "memory" => {
-                passes::memory::record(ctx, &mut enc, t);
-                Vec::new()
-            }
-            "compose" => {
-                passes::compose::record(ctx, &mut enc, t);
-                Vec::new()
-            }
-            "upscale" => {
-                passes::upscale::record(ctx, &mut enc, t);
-                Vec::new()
-            }
-            "blend" => {
-                passes::blend::record(ctx, &mut enc, t);
-                Vec::new()
-            }
-            other => return Err(gpu_error(format!("pass `{other}` cannot run alone here (mips need a Hierarchical DDA build)"))),
-        };
-        ctx.submit(enc)?;
-        for b in recycle {
-            ctx.give(b);
-        }
-        Ok(())
+    pub fn run_pass(&self, key: InstanceKey, pass: &str, occlusion: &OcclusionInput, input: &RecomputeInput) -> Result<()> {
+        self.lock().run_pass(self.key(key), pass, occlusion, input)
     }
 
-    fn read_mips(&self, t: &Textures) -> Result<(u32, u32, Vec<Vec<u8>>)> {
-        let table = passes::mips::layout(t.dims.width, t.dims.height);
-        if t.frame.mip_levels == 0 {
-            return Ok((t.dims.width, t.dims.height, Vec::new()));
-        }
-        let (last_offset, lw, lh) = *table.last().expect("level 0 exists");
-        let all = self.ctx.read_u32(&t.levels, (last_offset + lw * lh) as usize)?;
-        let levels = table[1..].iter().map(|&(o, w, h)| all[o as usize..(o + w * h) as usize].iter().map(|&v| v as u8).collect()).collect();
-        Ok((t.dims.width, t.dims.height, levels))
+    /// Submits recorded work and blocks until the device is idle (benches
+    /// time whole ticks with it; counted in [`Backend::blocking_waits`]).
+    pub fn finish(&self) -> Result<()> {
+        let mut gpu = self.lock();
+        gpu.flush()?;
+        gpu.ctx.poll(true)
     }
-}
-
-fn zeroed(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, bytes: u64) -> wgpu::Buffer {
-    let b = ctx.take(bytes);
-    enc.clear_buffer(&b, 0, None);
-    b
 }
 
 impl Backend for GpuBackend {
     fn name(&self) -> String {
-        format!("gpu[{}]", self.ctx.adapter.name)
-    }
-
-    fn create_instance(&mut self, key: InstanceKey, dims: InstanceDims) -> Result<()> {
-        let ctx = &mut self.ctx;
-        let n = u64::from(dims.width * dims.height) * 4;
-        let on = u64::from(dims.out_width * dims.out_height) * 4;
-        let mut enc = ctx.encoder();
-        let frame = FrameParams {
-            width: dims.width,
-            height: dims.height,
-            out_width: dims.out_width,
-            out_height: dims.out_height,
-            lod_scale: dims.out_width / dims.width,
-            ..FrameParams::default()
-        };
-        let t = Textures {
-            dims,
-            frame,
-            params: ctx.uniform(bytemuck::bytes_of(&frame)),
-            coverage: zeroed(ctx, &mut enc, n),
-            height: zeroed(ctx, &mut enc, n),
-            levels: zeroed(ctx, &mut enc, 16),
-            level_table: zeroed(ctx, &mut enc, 16),
-            mip_params: Vec::new(),
-            field: zeroed(ctx, &mut enc, 16),
-            field_scratch: None,
-            visibility: zeroed(ctx, &mut enc, n),
-            blurred: zeroed(ctx, &mut enc, n),
-            scratch: zeroed(ctx, &mut enc, n),
-            memory: zeroed(ctx, &mut enc, n),
-            composed: zeroed(ctx, &mut enc, n),
-            upscaled: zeroed(ctx, &mut enc, on),
-            start: zeroed(ctx, &mut enc, on),
-            final_mask: zeroed(ctx, &mut enc, on),
-            flags: zeroed(ctx, &mut enc, 16),
-            blur_x: ctx.uniform(bytemuck::cast_slice(&[0u32; 4])),
-            blur_y: ctx.uniform(bytemuck::cast_slice(&[1u32, 0, 0, 0])),
-        };
-        ctx.submit(enc)?;
-        if let Some(old) = self.instances.insert(key, t) {
-            for b in old.storage() {
-                self.ctx.give(b);
-            }
-        }
-        Ok(())
-    }
-
-    fn destroy_instance(&mut self, key: InstanceKey) {
-        // A pending build may use this instance's buffers: submit it first. A
-        // device error here surfaces on the next call that reads results.
-        let _ = self.flush();
-        if let Some(t) = self.instances.remove(&key) {
-            for b in t.storage() {
-                self.ctx.give(b);
-            }
-        }
-    }
-
-    fn build_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput) -> Result<()> {
-        // One pending build at a time (another instance's build is submitted first).
-        self.flush()?;
-        let mut t = self.instances.remove(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
-        let mut enc = self.ctx.encoder();
-        let result = build_occlusion(&mut self.ctx, &mut enc, &mut t, input);
-        self.instances.insert(key, t);
-        self.pending = Some((enc, result?));
-        Ok(())
-    }
-
-    fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
-        self.flush()?;
-        let mut dst = self.instances.remove(&to).ok_or_else(|| gpu_error(format!("no instance with key {to}")))?;
-        let result = match self.instances.get(&from) {
-            Some(src) => copy_occlusion(&mut self.ctx, src, &mut dst),
-            None => Err(gpu_error(format!("no instance with key {from}"))),
-        };
-        self.instances.insert(to, dst);
-        result
-    }
-
-    fn recompute(&mut self, key: InstanceKey, input: &RecomputeInput) -> Result<RecomputeReport> {
-        let (mut enc, mut recycle) = match self.pending.take() {
-            Some(p) => p,
-            None => (self.ctx.encoder(), Vec::new()),
-        };
-        let ctx = &mut self.ctx;
-        let t = self.instances.get_mut(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
-        let f = &mut t.frame;
-        f.tile_size = input.bins.tile_size;
-        f.tiles_x = input.bins.tiles_x;
-        f.method = input.method.code();
-        f.target_height = input.target_height;
-        f.df_scale = input.df_scale;
-        f.soft_shadow_k_q8 = input.soft_shadow_k_q8;
-        f.df_jitter = u32::from(input.df_jitter);
-        f.blur_radius = input.blur.radius() as u32;
-        f.forget_step = input.forget_step;
-        f.freeze_memory = u32::from(input.freeze_memory);
-        f.fade_in_step = input.fade_in_step;
-        f.relax_step = input.relax_step;
-        f.explored_value = u32::from(input.explored_value);
-        f.show_memory_alpha = u32::from(input.show_memory_alpha);
-        f.reveal_walls = u32::from(input.reveal_walls);
-        ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
-        enc.clear_buffer(&t.flags, 0, None);
-        if !input.reuse_visibility {
-            recycle.extend(passes::visibility::record(ctx, &mut enc, t, input));
-            recycle.extend(passes::blur::record(ctx, &mut enc, t, &input.blur));
-        }
-        passes::memory::record(ctx, &mut enc, t);
-        passes::compose::record(ctx, &mut enc, t);
-        passes::upscale::record(ctx, &mut enc, t);
-        enc.copy_buffer_to_buffer(&t.final_mask, 0, &t.start, 0, t.out_texels() * 4);
-        ctx.submit(enc)?;
-        for b in recycle {
-            ctx.give(b);
-        }
-        let changed = ctx.read_u32(&t.flags, 1)?[0] != 0;
-        Ok(RecomputeReport { changed })
-    }
-
-    fn blend(&mut self, key: InstanceKey, t_q16: u32) -> Result<()> {
-        self.flush()?;
-        let ctx = &mut self.ctx;
-        let t = self.instances.get_mut(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
-        t.frame.blend_t = t_q16;
-        ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
-        let mut enc = ctx.encoder();
-        passes::blend::record(ctx, &mut enc, t);
-        ctx.submit(enc)
-    }
-
-    fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage> {
-        self.flush()?;
-        let t = self.textures(key)?;
-        let d = t.dims;
-        let n = t.texels();
-        let on = t.out_texels();
-        let (width, height, data) = match stage {
-            Stage::Coverage => (d.width, d.height, StageData::U8(self.ctx.read_u32(&t.coverage, n as usize)?.into_iter().map(|v| v as u8).collect())),
-            Stage::Height => (d.width, d.height, StageData::I32(self.ctx.read_u32(&t.height, n as usize)?.into_iter().map(|v| v as i32).collect())),
-            Stage::Mips => {
-                // The CPU's atlas: levels 1.. side by side, level 1 at the left.
-                let (w0, h0, levels) = self.read_mips(t)?;
-                let table = passes::mips::layout(w0, h0);
-                let (w, h) = (w0.div_ceil(2).max(1), h0.div_ceil(2).max(1));
-                let total_w: u32 = if levels.is_empty() { w } else { table[1..].iter().map(|l| l.1).sum::<u32>().max(w) };
-                let mut atlas = vec![0u8; (total_w * h) as usize];
-                let mut x0 = 0;
-                for (texels, &(_, lw, lh)) in levels.iter().zip(&table[1..]) {
-                    for y in 0..lh {
-                        for x in 0..lw {
-                            atlas[(y * total_w + x0 + x) as usize] = texels[(y * lw + x) as usize];
-                        }
-                    }
-                    x0 += lw;
-                }
-                (total_w, h, StageData::U8(atlas))
-            }
-            Stage::DistanceField => {
-                let (dw, dh) = (t.frame.df_width, t.frame.df_height);
-                (dw, dh, StageData::U32(if dw * dh == 0 { Vec::new() } else { self.ctx.read_u32(&t.field, (dw * dh) as usize)? }))
-            }
-            Stage::Visibility => (d.width, d.height, StageData::U16(self.read_u16(&t.visibility, n)?)),
-            Stage::Blur => (d.width, d.height, StageData::U16(self.read_u16(&t.blurred, n)?)),
-            Stage::Memory => (d.width, d.height, StageData::U16(self.read_u16(&t.memory, n)?)),
-            Stage::Compose => (d.width, d.height, StageData::U16(self.read_u16(&t.composed, n)?)),
-            Stage::Upscale => (d.out_width, d.out_height, StageData::U16(self.read_u16(&t.upscaled, on)?)),
-            Stage::Final => (d.out_width, d.out_height, StageData::U16(self.read_u16(&t.final_mask, on)?)),
-        };
-        Ok(StageImage { width, height, data })
-    }
-
-    fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
-        let ticket = self.submit_samples(key, texels)?;
-        self.poll_samples(ticket, true)?.ok_or_else(|| gpu_error("a waited-for readback did not land"))
-    }
-
-    fn submit_samples(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<u64> {
-        self.flush()?;
-        let d = self.textures(key)?.dims;
-        let mut indices = Vec::with_capacity(texels.len().max(1));
-        for &[x, y] in texels {
-            if x >= d.out_width || y >= d.out_height {
-                return Err(murk_core::MurkError::invalid(
-                    "texel",
-                    format!("({x}, {y})"),
-                    format!("must lie inside {}x{}", d.out_width, d.out_height),
-                ));
-            }
-            indices.push(y * d.out_width + x);
-        }
-        let count = indices.len();
-        if indices.is_empty() {
-            indices.push(0);
-        }
-        let ctx = &mut self.ctx;
-        let t = self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
-        let bytes = indices.len() as u64 * 4;
-        let list = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("murk query texels"),
-            size: bytes,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        ctx.queue.write_buffer(&list, 0, bytemuck::cast_slice(&indices));
-        let results = ctx.take(bytes);
-        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("murk query results"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut enc = ctx.encoder();
-        let g = ctx.bind("sample.main", &[&list, &t.final_mask, &results]);
-        ctx.dispatch(&mut enc, "sample.main", &g, passes::groups(indices.len() as u32, 64), 1);
-        enc.copy_buffer_to_buffer(&results, 0, &staging, 0, bytes);
-        ctx.queue.submit([enc.finish()]);
-        ctx.give(results);
-        let landed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = landed.clone();
-        staging.map_async(wgpu::MapMode::Read, .., move |r| flag.store(r.is_ok(), std::sync::atomic::Ordering::Release));
-        let ticket = self.next_ticket;
-        self.next_ticket += 1;
-        self.samples.insert(ticket, InFlight { staging, count, landed });
-        Ok(ticket)
-    }
-
-    fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
-        if !self.samples.contains_key(&ticket) {
-            return Err(gpu_error(format!("sample ticket {ticket} is unknown or was already delivered")));
-        }
-        let poll = if wait { wgpu::PollType::wait_indefinitely() } else { wgpu::PollType::Poll };
-        self.ctx.device.poll(poll).map_err(|e| gpu_error(format!("device poll: {e}")))?;
-        let ready = self.samples.get(&ticket).is_some_and(|f| f.landed.load(std::sync::atomic::Ordering::Acquire));
-        if !ready {
-            return Ok(None);
-        }
-        let f = self.samples.remove(&ticket).expect("checked above");
-        let view = f.staging.get_mapped_range(..).map_err(|e| gpu_error(format!("readback: {e:?}")))?;
-        let values = view.chunks(4).take(f.count).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u16).collect();
-        drop(view);
-        f.staging.unmap();
-        Ok(Some(values))
-    }
-
-    fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
-        let mut out =
-            vec![("coverage".to_string(), self.read_stage(key, Stage::Coverage)?), ("height".to_string(), self.read_stage(key, Stage::Height)?)];
-        let t = self.textures(key)?;
-        let (_, _, levels) = self.read_mips(t)?;
-        let table = passes::mips::layout(t.dims.width, t.dims.height);
-        for (i, (texels, &(_, w, h))) in levels.into_iter().zip(&table[1..]).enumerate() {
-            out.push((format!("mip{}", i + 1), StageImage { width: w, height: h, data: StageData::U8(texels) }));
-        }
-        out.push(("distance_field".into(), self.read_stage(key, Stage::DistanceField)?));
-        for (name, stage) in [
-            ("visibility", Stage::Visibility),
-            ("blur", Stage::Blur),
-            ("memory", Stage::Memory),
-            ("compose", Stage::Compose),
-            ("upscale", Stage::Upscale),
-        ] {
-            out.push((name.into(), self.read_stage(key, stage)?));
-        }
-        let t = self.textures(key)?;
-        let (d, on) = (t.dims, t.out_texels());
-        out.push(("start".into(), StageImage { width: d.out_width, height: d.out_height, data: StageData::U16(self.read_u16(&t.start, on)?) }));
-        out.push(("final".into(), self.read_stage(key, Stage::Final)?));
-        Ok(out)
-    }
-
-    fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()> {
-        self.flush()?;
-        let mut t = self.instances.remove(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
-        let result = import_all(&mut self.ctx, &mut t, textures);
-        self.instances.insert(key, t);
-        result
-    }
-}
-
-/// Rasterize, then the mips and the distance field when asked.
-fn build_occlusion(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &mut Textures, input: &OcclusionInput) -> Result<Vec<wgpu::Buffer>> {
-    if (input.width, input.height) != (t.dims.width, t.dims.height) {
-        return Err(gpu_error(format!("occlusion input is {}x{}, instance is {}x{}", input.width, input.height, t.dims.width, t.dims.height)));
-    }
-    t.frame.circle_count = input.circles.len() as u32;
-    t.frame.polygon_count = input.polygons.len() as u32;
-    t.frame.has_capture = u32::from(input.capture.is_some());
-    let table = passes::mips::layout(t.dims.width, t.dims.height);
-    if input.build_mips {
-        let (o, w, h) = *table.last().expect("level 0 exists");
-        let levels = ctx.take(u64::from(o + w * h) * 4);
-        ctx.give(std::mem::replace(&mut t.levels, levels));
-        let rows: Vec<[u32; 4]> = table.iter().map(|&(o, w, h)| [o, w, h, 0]).collect();
-        let level_table = ctx.upload(bytemuck::cast_slice(&rows));
-        ctx.give(std::mem::replace(&mut t.level_table, level_table));
-        while t.mip_params.len() < table.len() {
-            t.mip_params.push(ctx.uniform(&[0u8; 16]));
-        }
-        t.frame.mip_levels = table.len() as u32 - 1;
-    } else {
-        t.frame.mip_levels = 0;
-    }
-    let scale = input.distance_field_scale;
-    let (dw, dh) = if scale > 0 { (t.dims.width.div_ceil(scale), t.dims.height.div_ceil(scale)) } else { (0, 0) };
-    t.frame.df_width = dw;
-    t.frame.df_height = dh;
-    t.frame.df_scale = scale.max(1);
-    ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
-    let recycle = passes::rasterize::record(ctx, enc, t, input);
-    if input.build_mips {
-        passes::mips::record(ctx, enc, t, &t.levels, &t.mip_params);
-    }
-    if scale > 0 {
-        let n = u64::from(dw * dh) * 4;
-        let rows = u64::from((dw + 1) * dh) * 4;
-        let f =
-            FieldBuffers { coarse: ctx.take(n), vertical: ctx.take(n), envelope_v: ctx.take(rows), envelope_z: ctx.take(rows), field: ctx.take(n) };
-        passes::distance_field::record(ctx, enc, t, &f, dw, dh);
-        ctx.give(std::mem::replace(&mut t.field, f.field));
-        if let Some(old) = t.field_scratch.replace([f.coarse, f.vertical, f.envelope_v, f.envelope_z]) {
-            for b in old {
-                ctx.give(b);
-            }
-        }
-    }
-    Ok(recycle)
-}
-
-/// Copies the occlusion buffers of `src` into `dst` on the device (no
-/// readback): coverage, height, the mip chain and the distance field.
-fn copy_occlusion(ctx: &mut Context, src: &Textures, dst: &mut Textures) -> Result<()> {
-    if (src.dims.width, src.dims.height) != (dst.dims.width, dst.dims.height) {
-        return Err(gpu_error(format!(
-            "cannot share occlusion between {}x{} and {}x{}",
-            src.dims.width, src.dims.height, dst.dims.width, dst.dims.height
-        )));
-    }
-    let mut enc = ctx.encoder();
-    let n = src.texels() * 4;
-    enc.copy_buffer_to_buffer(&src.coverage, 0, &dst.coverage, 0, n);
-    enc.copy_buffer_to_buffer(&src.height, 0, &dst.height, 0, n);
-    // Same-size copies of the variable-size buffers, from the pool.
-    let clone = |ctx: &mut Context, enc: &mut wgpu::CommandEncoder, from: &wgpu::Buffer, into: &mut wgpu::Buffer| {
-        let b = ctx.take(from.size());
-        enc.copy_buffer_to_buffer(from, 0, &b, 0, from.size());
-        ctx.give(std::mem::replace(into, b));
-    };
-    clone(ctx, &mut enc, &src.levels, &mut dst.levels);
-    clone(ctx, &mut enc, &src.level_table, &mut dst.level_table);
-    clone(ctx, &mut enc, &src.field, &mut dst.field);
-    while dst.mip_params.len() < src.mip_params.len() {
-        dst.mip_params.push(ctx.uniform(&[0u8; 16]));
-    }
-    let f = &mut dst.frame;
-    f.mip_levels = src.frame.mip_levels;
-    f.df_width = src.frame.df_width;
-    f.df_height = src.frame.df_height;
-    f.df_scale = src.frame.df_scale;
-    ctx.queue.write_buffer(&dst.params, 0, bytemuck::bytes_of(&dst.frame));
-    ctx.submit(enc)
-}
-
-fn image_u32(img: &StageImage) -> Vec<u32> {
-    match &img.data {
-        StageData::U8(v) => v.iter().map(|&x| u32::from(x)).collect(),
-        StageData::U16(v) => v.iter().map(|&x| u32::from(x)).collect(),
-        StageData::I32(v) => v.iter().map(|&x| x as u32).collect(),
-        StageData::U32(v) => v.clone(),
-    }
-}
-
-/// Writes the occlusion textures (coverage, height, mips, distance field).
-fn import_occlusion(ctx: &mut Context, t: &mut Textures, textures: &[(String, StageImage)]) -> Result<()> {
-    let size_ok = |img: &StageImage| (img.width, img.height) == (t.dims.width, t.dims.height);
-    let mips: Vec<&StageImage> = textures.iter().filter(|(n, _)| n.starts_with("mip")).map(|(_, i)| i).collect();
-    let table = passes::mips::layout(t.dims.width, t.dims.height);
-    if !mips.is_empty() && (mips.len() != table.len() - 1 || mips.iter().zip(&table[1..]).any(|(m, l)| (m.width, m.height) != (l.1, l.2))) {
-        return Err(gpu_error("snapshot mip levels do not match the instance size"));
-    }
-    for (name, img) in textures {
-        match name.as_str() {
-            "coverage" if size_ok(img) => ctx.queue.write_buffer(&t.coverage, 0, bytemuck::cast_slice(&image_u32(img))),
-            "height" if size_ok(img) => ctx.queue.write_buffer(&t.height, 0, bytemuck::cast_slice(&image_u32(img))),
-            "distance_field" => {
-                let v = image_u32(img);
-                if !v.is_empty() {
-                    let b = ctx.upload(bytemuck::cast_slice(&v));
-                    ctx.give(std::mem::replace(&mut t.field, b));
-                }
-                t.frame.df_width = img.width;
-                t.frame.df_height = img.height;
-            }
-            m if m.starts_with("mip") => {}
-            other => return Err(gpu_error(format!("snapshot texture `{other}` is {}x{}, of the wrong kind or size", img.width, img.height))),
-        }
-    }
-    if mips.is_empty() {
-        t.frame.mip_levels = 0;
-    } else {
-        let coverage: Vec<u32> = textures.iter().find(|(n, _)| n == "coverage").map(|(_, i)| image_u32(i)).unwrap_or_default();
-        let mut all = coverage;
-        for m in &mips {
-            all.extend(image_u32(m));
-        }
-        let levels = ctx.upload(bytemuck::cast_slice(&all));
-        ctx.give(std::mem::replace(&mut t.levels, levels));
-        let rows: Vec<[u32; 4]> = table.iter().map(|&(o, w, h)| [o, w, h, 0]).collect();
-        let lt = ctx.upload(bytemuck::cast_slice(&rows));
-        ctx.give(std::mem::replace(&mut t.level_table, lt));
-        t.frame.mip_levels = table.len() as u32 - 1;
-    }
-    ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
-    ctx.submit(ctx.encoder())
-}
-
-/// Writes every texture of a snapshot, checking names and sizes first.
-fn import_all(ctx: &mut Context, t: &mut Textures, textures: &[(String, StageImage)]) -> Result<()> {
-    let d = t.dims;
-    for (name, img) in textures {
-        let internal = (img.width, img.height) == (d.width, d.height);
-        let output = (img.width, img.height) == (d.out_width, d.out_height);
-        let ok = match name.as_str() {
-            "coverage" | "height" | "visibility" | "blur" | "memory" | "compose" => internal,
-            "upscale" | "start" | "final" => output,
-            n => n.starts_with("mip") || n == "distance_field",
-        };
-        if !ok {
-            return Err(gpu_error(format!("snapshot texture `{name}` is {}x{}, of the wrong kind or size", img.width, img.height)));
-        }
-    }
-    let occlusion: Vec<(String, StageImage)> =
-        textures.iter().filter(|(n, _)| n == "coverage" || n == "height" || n.starts_with("mip") || n == "distance_field").cloned().collect();
-    import_occlusion(ctx, t, &occlusion)?;
-    for (name, img) in textures {
-        let target = match name.as_str() {
-            "visibility" => &t.visibility,
-            "blur" => &t.blurred,
-            "memory" => &t.memory,
-            "compose" => &t.composed,
-            "upscale" => &t.upscaled,
-            "start" => &t.start,
-            "final" => &t.final_mask,
-            _ => continue,
-        };
-        ctx.queue.write_buffer(target, 0, bytemuck::cast_slice(&image_u32(img)));
-    }
-    ctx.submit(ctx.encoder())
-}
-
-/// One GPU device shared by several subsystems (worlds, tests): each
-/// [`SharedGpu::backend`] is a [`Backend`] with its own instance keys, whose
-/// instances are freed when it is dropped.
-#[derive(Clone)]
-pub struct SharedGpu {
-    gpu: std::sync::Arc<std::sync::Mutex<GpuBackend>>,
-    next_view: std::sync::Arc<std::sync::atomic::AtomicU32>,
-}
-
-impl SharedGpu {
-    /// Opens the GPU once.
-    pub fn new() -> Result<Self> {
-        Ok(Self { gpu: std::sync::Arc::new(std::sync::Mutex::new(GpuBackend::new()?)), next_view: Default::default() })
-    }
-
-    /// The adapter's description.
-    pub fn adapter(&self) -> String {
-        self.lock().adapter()
-    }
-
-    /// Storage buffers allocated so far on the device.
-    pub fn allocated_buffers(&self) -> usize {
-        self.lock().allocated_buffers()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, GpuBackend> {
-        // A panic while holding the lock leaves buffers in a valid state.
-        self.gpu.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// A backend over the shared device.
-    pub fn backend(&self) -> Box<dyn Backend> {
-        let view = self.next_view.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Box::new(GpuView { shared: self.clone(), base: (view % 4096) << 20, keys: std::collections::BTreeSet::new() })
-    }
-}
-
-/// A key space on a [`SharedGpu`].
-struct GpuView {
-    shared: SharedGpu,
-    base: u32,
-    keys: std::collections::BTreeSet<InstanceKey>,
-}
-
-impl Drop for GpuView {
-    fn drop(&mut self) {
-        let mut gpu = self.shared.lock();
-        for k in &self.keys {
-            gpu.destroy_instance(self.base + k);
-        }
-    }
-}
-
-impl Backend for GpuView {
-    fn name(&self) -> String {
-        self.shared.lock().name()
+        self.lock().name()
     }
     fn create_instance(&mut self, key: InstanceKey, dims: InstanceDims) -> Result<()> {
-        self.keys.insert(key);
-        self.shared.lock().create_instance(self.base + key, dims)
+        if key >= WORLD_KEYS {
+            return Err(murk_core::MurkError::invalid("instance key", key, format!("must be below {WORLD_KEYS} on the GPU")));
+        }
+        lock(&self.world.keys).insert(key);
+        self.lock().create_instance(self.key(key), dims)
     }
     fn destroy_instance(&mut self, key: InstanceKey) {
-        self.keys.remove(&key);
-        self.shared.lock().destroy_instance(self.base + key);
+        lock(&self.world.keys).remove(&key);
+        self.lock().destroy_instance(self.key(key));
     }
     fn build_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput) -> Result<()> {
-        self.shared.lock().build_occlusion(self.base + key, input)
+        self.lock().build_occlusion(self.key(key), input)
     }
     fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
-        self.shared.lock().copy_occlusion(self.base + from, self.base + to)
+        self.lock().copy_occlusion(self.key(from), self.key(to))
     }
     fn recompute(&mut self, key: InstanceKey, input: &RecomputeInput) -> Result<RecomputeReport> {
-        self.shared.lock().recompute(self.base + key, input)
+        self.lock().recompute(self.key(key), input)
+    }
+    fn poll_changed(&mut self, ticket: u64, wait: bool) -> Result<Option<bool>> {
+        self.lock().poll_changed(ticket, wait)
     }
     fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()> {
-        self.shared.lock().blend(self.base + key, t)
+        self.lock().blend(self.key(key), t)
     }
     fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage> {
-        self.shared.lock().read_stage(self.base + key, stage)
+        self.lock().read_stage(self.key(key), stage)
     }
-    fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
-        self.shared.lock().sample_final(self.base + key, texels)
-    }
-    fn submit_samples(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<u64> {
-        self.shared.lock().submit_samples(self.base + key, texels)
+    fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64> {
+        let batch: Vec<SampleRequest> = batch.iter().map(|r| SampleRequest { key: self.key(r.key), texels: r.texels.clone() }).collect();
+        self.lock().submit_samples(&batch)
     }
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
-        self.shared.lock().poll_samples(ticket, wait)
+        self.lock().poll_samples(ticket, wait)
+    }
+    fn blocking_waits(&self) -> u64 {
+        self.lock().blocking_waits()
     }
     fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
-        self.shared.lock().export_textures(self.base + key)
+        self.lock().export_textures(self.key(key))
     }
     fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()> {
-        self.shared.lock().import_textures(self.base + key, textures)
+        self.lock().import_textures(self.key(key), textures)
     }
 }

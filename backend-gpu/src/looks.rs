@@ -8,7 +8,7 @@
 
 use crate::context::Context;
 use crate::passes::groups;
-use crate::{GpuBackend, SharedGpu};
+use crate::GpuBackend;
 use murk_core::looks::{
     half_size, validate_surface, validate_tint, Looks, MaskView, OverlayStyle, RgbaImage, SurfaceGrid, SurfaceParams, VolumeFrame, VolumeParams,
     VolumeScene,
@@ -162,28 +162,19 @@ fn volume(ctx: &mut Context, mask: &MaskView, area: &ShaderParams, scene: &Volum
 
 impl Looks for GpuBackend {
     fn overlay(&mut self, mask: &MaskView, tint: Option<&[[u8; 3]]>, time_s: f32, style: &OverlayStyle) -> Result<RgbaImage> {
-        self.flush()?;
-        overlay(&mut self.ctx, mask, tint, time_s, style)
+        let mut gpu = self.lock();
+        gpu.flush()?;
+        overlay(&mut gpu.ctx, mask, tint, time_s, style)
     }
     fn surface(&mut self, mask: &MaskView, area: &ShaderParams, ground: &[f32], params: &SurfaceParams) -> Result<SurfaceGrid> {
-        self.flush()?;
-        surface(&mut self.ctx, mask, area, ground, params)
+        let mut gpu = self.lock();
+        gpu.flush()?;
+        surface(&mut gpu.ctx, mask, area, ground, params)
     }
     fn volume(&mut self, mask: &MaskView, area: &ShaderParams, scene: &VolumeScene, params: &VolumeParams) -> Result<(VolumeFrame, VolumeFrame)> {
-        self.flush()?;
-        volume(&mut self.ctx, mask, area, scene, params)
-    }
-}
-
-impl Looks for SharedGpu {
-    fn overlay(&mut self, mask: &MaskView, tint: Option<&[[u8; 3]]>, time_s: f32, style: &OverlayStyle) -> Result<RgbaImage> {
-        self.lock().overlay(mask, tint, time_s, style)
-    }
-    fn surface(&mut self, mask: &MaskView, area: &ShaderParams, ground: &[f32], params: &SurfaceParams) -> Result<SurfaceGrid> {
-        self.lock().surface(mask, area, ground, params)
-    }
-    fn volume(&mut self, mask: &MaskView, area: &ShaderParams, scene: &VolumeScene, params: &VolumeParams) -> Result<(VolumeFrame, VolumeFrame)> {
-        self.lock().volume(mask, area, scene, params)
+        let mut gpu = self.lock();
+        gpu.flush()?;
+        volume(&mut gpu.ctx, mask, area, scene, params)
     }
 }
 

@@ -78,14 +78,14 @@ fn cpu(threads: usize) -> (String, Box<dyn Backend>) {
 }
 
 fn frame(c: &mut Criterion) {
-    let gpu = murk_gpu::SharedGpu::new();
+    let gpu = murk_gpu::GpuBackend::new();
     match &gpu {
         Ok(g) => eprintln!("GPU rows on {}", g.adapter()),
         Err(e) => eprintln!("no GPU rows: {e}"),
     }
     let with_gpu = |mut v: Vec<(String, Box<dyn Backend>)>| {
         if let Ok(g) = &gpu {
-            v.push(("gpu/1".into(), g.backend()));
+            v.push(("gpu/1".into(), Box::new(g.another_world())));
         }
         v
     };

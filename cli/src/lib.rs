@@ -29,9 +29,9 @@ pub fn select_renderer(choice: BackendChoice, threads: usize) -> Result<Renderer
         Ok((Box::new(murk_cpu::CpuBackend::new(threads)?), Box::new(murk_cpu::looks::CpuLooks), why))
     };
     let gpu = |prefix: &str| -> Result<Renderer, MurkError> {
-        let shared = murk_gpu::SharedGpu::new()?;
-        let line = format!("{prefix}gpu on {}", shared.adapter());
-        Ok((shared.backend(), Box::new(shared), line))
+        let gpu = murk_gpu::GpuBackend::new()?;
+        let line = format!("{prefix}gpu on {}", gpu.adapter());
+        Ok((Box::new(gpu.clone()), Box::new(gpu), line))
     };
     match choice {
         BackendChoice::Cpu => cpu(format!("cpu with {threads} thread(s)")),

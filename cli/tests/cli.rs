@@ -168,9 +168,11 @@ fn gpu_compare_cpu_agrees_and_auto_picks_the_gpu() {
 
 #[test]
 fn gpu_without_an_adapter_is_a_clear_error_and_auto_falls_back() {
-    // With no Vulkan driver visible, `gpu` fails clearly and `auto` runs on the CPU.
+    // With only Vulkan allowed and no Vulkan driver visible, `gpu` fails
+    // clearly and `auto` runs on the CPU.
     let st = murk()
         .args(["run", "scenarios/infiltration.json", "--backend", "gpu", "--ticks", "2"])
+        .env("MURK_WGPU_BACKEND", "vulkan")
         .env("VK_ICD_FILENAMES", "/nonexistent.json")
         .env("VK_DRIVER_FILES", "/nonexistent.json")
         .current_dir(repo())
@@ -183,6 +185,7 @@ fn gpu_without_an_adapter_is_a_clear_error_and_auto_falls_back() {
     let st = murk()
         .args(["run", "scenarios/infiltration.json", "--backend", "auto", "--ticks", "2", "--out"])
         .arg(&dir)
+        .env("MURK_WGPU_BACKEND", "vulkan")
         .env("VK_ICD_FILENAMES", "/nonexistent.json")
         .env("VK_DRIVER_FILES", "/nonexistent.json")
         .current_dir(repo())
@@ -191,6 +194,19 @@ fn gpu_without_an_adapter_is_a_clear_error_and_auto_falls_back() {
     assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
     assert!(String::from_utf8_lossy(&st.stderr).contains("auto: no usable GPU"), "{}", String::from_utf8_lossy(&st.stderr));
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_unknown_wgpu_backend_is_named() {
+    let st = murk()
+        .args(["run", "scenarios/infiltration.json", "--backend", "gpu", "--ticks", "1"])
+        .env("MURK_WGPU_BACKEND", "glide")
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(!st.status.success());
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(err.contains("MURK_WGPU_BACKEND = glide") && err.contains("names no wgpu backend"), "{err}");
 }
 
 fn read_rgb8(path: &Path) -> (u32, u32, Vec<u8>) {

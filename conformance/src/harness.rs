@@ -68,9 +68,9 @@ pub fn cpu_variants() -> Vec<Variant> {
 /// The GPU backend on the first adapter, sharing one device across cases;
 /// an error says why there is none.
 pub fn gpu_variant() -> Result<(Variant, String), String> {
-    let shared = murk_gpu::SharedGpu::new().map_err(|e| e.to_string())?;
-    let adapter = shared.adapter();
-    Ok((Variant { name: format!("gpu[{adapter}]"), make: Box::new(move || shared.backend()) }, adapter))
+    let gpu = murk_gpu::GpuBackend::new().map_err(|e| e.to_string())?;
+    let adapter = gpu.adapter();
+    Ok((Variant { name: format!("gpu[{adapter}]"), make: Box::new(move || Box::new(gpu.another_world())) }, adapter))
 }
 
 /// One recorded pass.

@@ -6,6 +6,7 @@
 //! adapter they fail, they never pass.
 
 use murk_conformance::harness::{case_files, check_case, gpu_variant, load_manifest};
+use murk_core::{HideMode, StealthActor};
 
 #[test]
 #[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
@@ -31,11 +32,11 @@ use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
 use murk_core::{
     Area, Backend, Blocker, BlockerShape, Cone, FogSubsystem, InstanceDesc, Position, Profile, RayMethod, Stage, TeamMask, VisionSource,
 };
-use murk_gpu::SharedGpu;
+use murk_gpu::GpuBackend;
 use std::path::PathBuf;
 
-fn gpu() -> SharedGpu {
-    SharedGpu::new().unwrap_or_else(|e| panic!("the GPU test did not run: {e}"))
+fn gpu() -> GpuBackend {
+    GpuBackend::new().unwrap_or_else(|e| panic!("the GPU test did not run: {e}"))
 }
 
 fn cpu() -> Box<dyn Backend> {
@@ -106,7 +107,7 @@ fn seeded_worlds_agree_pass_by_pass_with_the_cpu() {
             profile,
         };
         let mut a = FogSubsystem::new(cpu());
-        let mut b = FogSubsystem::new(shared.backend());
+        let mut b = FogSubsystem::new(Box::new(shared.another_world()));
         a.create_instance(desc.clone()).unwrap();
         b.create_instance(desc).unwrap();
         let mut world = seeded_world(seed);
@@ -159,7 +160,7 @@ fn runner(name: &str, backend: Box<dyn Backend>) -> ScenarioRunner {
 fn snapshots_move_between_backends_and_lockstep_hashes_agree() {
     let shared = gpu();
     let mut full_cpu = runner("infiltration.json", cpu());
-    let mut full_gpu = runner("infiltration.json", shared.backend());
+    let mut full_gpu = runner("infiltration.json", Box::new(shared.another_world()));
     let (mut a, mut b) = (Vec::new(), Vec::new());
     while !full_cpu.finished() {
         a.push(full_cpu.step().unwrap());
@@ -168,12 +169,12 @@ fn snapshots_move_between_backends_and_lockstep_hashes_agree() {
     assert_eq!(a, b, "per-tick lockstep hashes, stealth events and query answers agree across backends");
     // A CPU snapshot continues on the GPU, and the other way round.
     for (from_gpu, at) in [(false, 12u32), (true, 25)] {
-        let mut r = if from_gpu { runner("infiltration.json", shared.backend()) } else { runner("infiltration.json", cpu()) };
+        let mut r = if from_gpu { runner("infiltration.json", Box::new(shared.another_world())) } else { runner("infiltration.json", cpu()) };
         while r.ticks_done() <= at {
             r.step().unwrap();
         }
         let bytes = r.snapshot(&scenario_path("")).unwrap();
-        let other = if from_gpu { cpu() } else { shared.backend() };
+        let other = if from_gpu { cpu() } else { Box::new(shared.another_world()) };
         let mut resumed = ScenarioRunner::resume(&bytes, other).unwrap();
         let mut rest = Vec::new();
         while !resumed.finished() {
@@ -187,7 +188,7 @@ fn snapshots_move_between_backends_and_lockstep_hashes_agree() {
 #[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
 fn batched_queries_resolve_by_polling_and_match_the_cpu() {
     let shared = gpu();
-    let mut g = runner("outpost.json", shared.backend());
+    let mut g = runner("outpost.json", Box::new(shared.another_world()));
     let mut c = runner("outpost.json", cpu());
     for _ in 0..10 {
         g.step().unwrap();
@@ -211,7 +212,7 @@ fn batched_queries_resolve_by_polling_and_match_the_cpu() {
 #[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
 fn creating_and_destroying_instances_grows_nothing() {
     let shared = gpu();
-    let mut fog = FogSubsystem::new(shared.backend());
+    let mut fog = FogSubsystem::new(Box::new(shared.another_world()));
     let desc = |i: u32| InstanceDesc {
         name: format!("i{i}"),
         area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
@@ -243,7 +244,7 @@ fn the_small_workload_agrees_with_the_cpu() {
     let shared = gpu();
     let mut w = workloads::small();
     let mut a = FogSubsystem::new(cpu());
-    let mut b = FogSubsystem::new(shared.backend());
+    let mut b = FogSubsystem::new(Box::new(shared.another_world()));
     a.create_instance(w.desc.clone()).unwrap();
     b.create_instance(w.desc.clone()).unwrap();
     a.tick(&mut w.world, 33_333).unwrap();
@@ -298,7 +299,7 @@ fn looks_agree_with_the_cpu_within_tolerance() {
 #[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
 fn area_changes_resample_alike_on_both_backends() {
     let shared = gpu();
-    let mut fogs = [FogSubsystem::new(cpu()), FogSubsystem::new(shared.backend())];
+    let mut fogs = [FogSubsystem::new(cpu()), FogSubsystem::new(Box::new(shared.another_world()))];
     let mut worlds = [World::new(), World::new()];
     let profile =
         Profile { fade_in_rate: 20.0, relax_rate: 20.0, resample_on_area_change: true, ray_method: RayMethod::HierarchicalDda, ..Profile::default() };
@@ -320,4 +321,123 @@ fn area_changes_resample_alike_on_both_backends() {
         assert_eq!(a.read_stage("i", stage).unwrap(), b.read_stage("i", stage).unwrap(), "{}", stage.name());
     }
     assert_eq!(a.lockstep_hash().unwrap(), b.lockstep_hash().unwrap());
+}
+
+/// The mask texture holds `value / 65535` of the final mask buffer, to the
+/// precision of a 16-bit float: one step below 1.0 is 2^-11 (drivers may
+/// truncate rather than round when they store a float as 16 bits; lavapipe
+/// does).
+fn check_mask_texture(gpu: &GpuBackend, fog: &mut FogSubsystem, name: &str) -> Result<(), String> {
+    let key = fog.instance_key(name).map_err(|e| e.to_string())?;
+    let texture = gpu.mask_texture(key).map_err(|e| e.to_string())?;
+    let texels = gpu.read_mask_texture(&texture).map_err(|e| e.to_string())?;
+    let exact = fog.final_mask(name).map_err(|e| e.to_string())?;
+    let dims = fog.dims(name).map_err(|e| e.to_string())?;
+    if (texture.width(), texture.height()) != (dims.out_width, dims.out_height) || texels.len() != exact.len() {
+        return Err(format!("{name}: texture {}x{} for a {}x{} mask", texture.width(), texture.height(), dims.out_width, dims.out_height));
+    }
+    for (i, (t, &v)) in texels.iter().zip(&exact).enumerate() {
+        let want = f32::from(v) / 65535.0;
+        if (t[0] - want).abs() > 1.0 / 2048.0 || t[0] != t[1] || t[0] != t[2] || t[3] != 1.0 {
+            let w = dims.out_width as usize;
+            return Err(format!("{name}: texel ({}, {}) holds {t:?}, the buffer {v} ({want})", i % w, i / w));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn mask_textures_hold_the_final_mask_of_every_case() {
+    let gpu = gpu();
+    let mut failures = Vec::new();
+    for case in case_files() {
+        let s = Scenario::load(&case).unwrap();
+        let files = ScenarioFiles::load(&s, case.parent().unwrap()).unwrap();
+        let world = gpu.another_world();
+        let mut r = ScenarioRunner::new(s, &files, Box::new(world.clone())).unwrap();
+        while !r.finished() {
+            r.step().unwrap();
+        }
+        for name in r.fog().instance_names() {
+            if let Err(e) = check_mask_texture(&world, r.fog(), &name) {
+                failures.push(format!("{}: {e}", case.display()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn the_detail_texture_holds_visibility_memory_and_composed() {
+    let gpu = gpu();
+    let mut r = runner("infiltration.json", Box::new(gpu.clone()));
+    let name = r.fog().instance_names()[0].clone();
+    gpu.set_detail_texture(r.fog().instance_key(&name).unwrap(), true).unwrap();
+    for _ in 0..6 {
+        r.step().unwrap();
+    }
+    let texture = gpu.detail_texture(r.fog().instance_key(&name).unwrap()).unwrap().expect("turned on");
+    let texels = gpu.read_mask_texture(&texture).unwrap();
+    for (channel, stage) in [Stage::Blur, Stage::Memory, Stage::Compose].into_iter().enumerate() {
+        let murk_core::StageData::U16(exact) = r.fog().read_stage(&name, stage).unwrap().data else { panic!("{stage:?} is a mask") };
+        assert_eq!(exact.len(), texels.len());
+        let worst = texels.iter().zip(&exact).map(|(t, &v)| (t[channel] - f32::from(v) / 65535.0).abs()).fold(0.0, f32::max);
+        assert!(worst <= 1.0 / 2048.0, "{stage:?}: off by {worst}");
+        assert!(exact.iter().any(|&v| v > 0), "{stage:?} is not all fog, so the check compares something");
+    }
+}
+
+/// A walker whose view sweeps over a standing stealth actor, and a wall.
+fn patrol() -> World {
+    let mut world = World::new();
+    world.spawn((Position(Vec3::new(8.5, 32.5, 0.0)), VisionSource::new(9.0)));
+    world.spawn((Position(Vec3::new(32.5, 36.5, 0.0)), StealthActor { hide_mode: HideMode::FreezeWithGhost, ..StealthActor::default() }));
+    world.spawn((Position(Vec3::new(40.0, 20.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: 3.0 })));
+    world
+}
+
+/// A game's frame: murk ticks, then the frame ends with the GPU done (as
+/// presenting does), outside murk. Every tick recomputes (the walker moves)
+/// and samples the stealth actor; none may block.
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn ticks_never_wait_on_the_device_while_it_keeps_up() {
+    let gpu = gpu();
+    let (device, _) = gpu.device();
+    let desc = InstanceDesc {
+        name: "patrol".into(),
+        area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
+        resolution: 64,
+        lod: 0,
+        observed_teams: TeamMask::ALL,
+        profile: Profile { fade_in_rate: 8.0, relax_rate: 8.0, ..Profile::default() },
+    };
+    let mut fogs = [FogSubsystem::new(Box::new(gpu.clone())), FogSubsystem::new(cpu())];
+    let mut worlds = [patrol(), patrol()];
+    for fog in &mut fogs {
+        fog.create_instance(desc.clone()).unwrap();
+    }
+    let before = fogs[0].blocking_waits();
+    let mut events = 0;
+    for tick in 0..60 {
+        let mut reports = Vec::new();
+        for (fog, world) in fogs.iter_mut().zip(&mut worlds) {
+            for (_, (p, _)) in world.query_mut::<(&mut Position, &VisionSource)>() {
+                p.0.x = 8.5 + (tick % 30) as f32 * 2.0;
+            }
+            reports.push(fog.tick(world, 33_333).unwrap());
+        }
+        assert_eq!(reports[0].events, reports[1].events, "tick {tick}: the same stealth events as the CPU on the same tick");
+        assert_eq!(reports[0].instances, reports[1].instances, "tick {tick}: the same recompute decisions");
+        events += reports[0].events.len();
+        assert_eq!(fogs[0].blocking_waits(), before, "tick {tick} blocked on the device");
+        device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    }
+    assert!(events >= 2, "the actor was seen and lost again, read back without waiting ({events} events)");
+    // Asking for results is what waits, and the counter sees it.
+    let hash = fogs[0].lockstep_hash().unwrap();
+    assert_eq!(hash, fogs[1].lockstep_hash().unwrap());
+    assert!(fogs[0].blocking_waits() > before);
 }

@@ -161,24 +161,64 @@ pub trait Backend: Send {
     /// same internal size.
     fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()>;
     /// Passes 5-9: visibility, blur, memory, compose, upscale. Also records
-    /// the current final mask as the start of the next blend.
+    /// the current final mask as the start of the next blend. Whether memory
+    /// or the composed mask changed may come back later: core reads it
+    /// [`crate::frame::READBACK_LATENCY_TICKS`] ticks after the recompute.
     fn recompute(&mut self, key: InstanceKey, input: &RecomputeInput) -> Result<RecomputeReport>;
+    /// The "changed" flag of a recompute that answered with
+    /// [`Readback::Ticket`]: `None` while it is in flight (`wait` blocks
+    /// until it lands). Delivers each ticket once.
+    fn poll_changed(&mut self, ticket: u64, wait: bool) -> Result<Option<bool>> {
+        let _ = wait;
+        Err(crate::error::MurkError::Backend { backend: self.name(), message: format!("changed-flag ticket {ticket} is unknown") })
+    }
     /// Pass 10: `final = lerp(start, upscaled, t / 65536)`.
     fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()>;
     /// Reads a stage back (for conformance, pictures and snapshots).
     fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage>;
-    /// Samples the final mask at texels (batched queries); CPU backends answer at once.
-    fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>>;
-    /// Starts sampling the final mask at texels without waiting; returns a
-    /// ticket for [`Backend::poll_samples`].
-    fn submit_samples(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<u64>;
-    /// The samples of a ticket once they have arrived (`None` while pending;
-    /// `wait` blocks until they arrive). Delivers each ticket once.
+    /// Starts sampling the final masks of several instances at texels
+    /// without waiting (one readback for the whole batch); returns a ticket
+    /// for [`Backend::poll_samples`].
+    fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64>;
+    /// The samples of a ticket once they have arrived, in request order and
+    /// texel order (`None` while pending; `wait` blocks until they arrive).
+    /// Delivers each ticket once.
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>>;
+    /// Samples the final mask at texels and waits for the values.
+    fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
+        let ticket = self.submit_samples(&[SampleRequest { key, texels: texels.to_vec() }])?;
+        self.poll_samples(ticket, true)?
+            .ok_or_else(|| crate::error::MurkError::Backend { backend: self.name(), message: "a waited-for readback did not land".into() })
+    }
+    /// How many times the backend has blocked the calling thread on the
+    /// device so far (readbacks it had to wait for). Backends that compute
+    /// on the calling thread never wait and report 0.
+    fn blocking_waits(&self) -> u64 {
+        0
+    }
     /// Every texture of an instance, for snapshots: `(name, image)` in a fixed order.
     fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>>;
     /// Restores textures written by [`Backend::export_textures`]; checks names and sizes first.
     fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()>;
+}
+
+/// The final-mask texels of one instance to sample.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SampleRequest {
+    /// The instance.
+    pub key: InstanceKey,
+    /// Output texels `[x, y]`.
+    pub texels: Vec<[u32; 2]>,
+}
+
+/// A value a backend has now or will have later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Readback<T> {
+    /// Known at once (backends computing on the calling thread).
+    Ready(T),
+    /// In flight: poll the backend with this ticket.
+    Ticket(u64),
 }
 
 /// Which backend to run on, chosen at run time.

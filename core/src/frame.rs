@@ -204,11 +204,19 @@ impl RecomputeInput {
     }
 }
 
+/// How many ticks after it was asked for core uses a value that lives on
+/// the device: a recompute's "changed" flag and the stealth samples of a
+/// tick. Every backend follows it, including those that know the value at
+/// once, so all give the same bytes, events and hashes on the same tick; a
+/// GPU has this many ticks to finish before anyone waits for it.
+pub const READBACK_LATENCY_TICKS: u64 = 2;
+
 /// What a recompute reports back.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecomputeReport {
-    /// Memory or composed changed: the transition has not settled.
-    pub changed: bool,
+    /// Memory or composed changed (the transition has not settled), now or
+    /// through a ticket for [`crate::Backend::poll_changed`].
+    pub changed: crate::backend::Readback<bool>,
 }
 
 impl OcclusionInput {

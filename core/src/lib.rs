@@ -46,14 +46,17 @@ pub mod subsystem;
 pub mod transform;
 pub mod zlayer;
 
-pub use backend::{Backend, BackendChoice, InstanceDims, InstanceKey, Stage, StageData, StageImage};
+pub use backend::{Backend, BackendChoice, InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
 pub use binning::{bin_sources, TileBins};
 pub use components::{
     AntiVision, Blocker, BlockerShape, CaptureMode, Cone, Ghost, HeightCapture, HeightLayer, HideMode, Mobility, Position, StealthActor, TeamMask,
     TransientReveal, VisibilityPolicy, VisionSource,
 };
 pub use error::{MurkError, Result};
-pub use frame::{BlurKernel, CircleTexel, FrameParams, OcclusionInput, PolygonTexel, RecomputeInput, RecomputeReport, ShaderParams, SourceTexel};
+pub use frame::{
+    BlurKernel, CircleTexel, FrameParams, OcclusionInput, PolygonTexel, RecomputeInput, RecomputeReport, ShaderParams, SourceTexel,
+    READBACK_LATENCY_TICKS,
+};
 pub use glam;
 pub use hecs;
 pub use profile::{Profile, ProfileQ, RayMethod};

@@ -18,9 +18,12 @@ use crate::error::{MurkError, Result};
 use crate::fixed::Fnv64;
 
 /// Current format version. 2: the blur's 8-bit weights, `reveal_walls` and
-/// `resample_on_area_change` (both on when absent from a profile): a version 1
-/// snapshot would continue under other rules, so it is refused by name.
-pub const VERSION: u32 = 2;
+/// `resample_on_area_change` (both on when absent from a profile). 3: the
+/// readbacks in flight (recompute flags with their input epoch, stealth
+/// samples), which the rules use a fixed number of ticks after they were
+/// asked for. Older snapshots would continue under other rules, so they are
+/// refused by version.
+pub const VERSION: u32 = 3;
 /// Magic of a fog-state snapshot.
 pub const FOG_MAGIC: &[u8; 8] = b"MURKSNAP";
 /// Magic of a scenario-run snapshot (`murk run --snapshot-at`).
@@ -247,10 +250,10 @@ mod tests {
         let mut bad = framed.clone();
         bad[21] ^= 1;
         assert!(unframe(FOG_MAGIC, &bad).unwrap_err().to_string().contains("checksum"));
-        // A snapshot of the format before (version 1) is refused by name.
+        // A snapshot of an older format (version 2) is refused by name.
         let mut old = framed;
-        old[8] = 1;
-        assert!(unframe(FOG_MAGIC, &old).unwrap_err().to_string().contains("version 1 is not supported (this build reads version 2)"));
+        old[8] = 2;
+        assert!(unframe(FOG_MAGIC, &old).unwrap_err().to_string().contains("version 2 is not supported (this build reads version 3)"));
         assert!(unframe(FOG_MAGIC, b"short").is_err());
     }
 }

@@ -15,7 +15,7 @@
 //! A tick validates every input of every instance before it touches any
 //! state: a rejected input leaves all masks as they were.
 
-use crate::backend::{Backend, InstanceDims, InstanceKey, Stage, StageData, StageImage};
+use crate::backend::{Backend, InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
 use crate::binning::bin_sources;
 use crate::components::{
     AntiVision, Blocker, BlockerShape, CaptureMode, Ghost, HeightCapture, HideMode, Position, StealthActor, TeamMask, TransientReveal,
@@ -23,7 +23,10 @@ use crate::components::{
 };
 use crate::error::{finite, in_range, MurkError, Result};
 use crate::fixed::{Fnv64, HEIGHT_LIMIT, HEIGHT_UNITS_PER_SLAB, HEIGHT_WALL, MAX_RADIUS_TEXELS, TEXEL_ONE, UNIT_ONE};
-use crate::frame::{BlurKernel, CircleTexel, OcclusionInput, PolygonTexel, RecomputeInput, SourceTexel, CAPTURE_EMPTY, SOURCE_ANTI, SOURCE_HAS_CONE};
+use crate::frame::{
+    BlurKernel, CircleTexel, OcclusionInput, PolygonTexel, RecomputeInput, SourceTexel, CAPTURE_EMPTY, READBACK_LATENCY_TICKS, SOURCE_ANTI,
+    SOURCE_HAS_CONE,
+};
 use crate::profile::{Profile, ProfileQ};
 use crate::query::{texel_of, MaskAnswer, QueryHandle};
 use crate::snapshot::{frame, unframe, Reader, Writer, FOG_MAGIC};
@@ -32,7 +35,7 @@ use crate::transform::{grid_size, sin_cos_degrees, Area, AreaTransform};
 use crate::zlayer::Slab;
 use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// The smallest internal texel an area may have, in world units; finer grids
 /// (an area of 1e-30 units) are degenerate and rejected when created.
@@ -106,7 +109,53 @@ struct Slot {
     /// keeps visibility and blur. Not saved in snapshots (a restored
     /// instance recomputes them once, to the same bytes).
     last_input: Option<RecomputeInput>,
+    /// Bumped by every recompute whose inputs differ from the last one's: a
+    /// "changed" flag settles the instance only for the inputs it ran under.
+    epoch: u64,
+    /// "Changed" flags of recent recomputes, oldest first, each used
+    /// [`READBACK_LATENCY_TICKS`] after its recompute.
+    flags: VecDeque<PendingFlag>,
     stats: InstanceStats,
+}
+
+/// A recompute's "changed" flag on its way back from the backend.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct PendingFlag {
+    /// The first tick whose recompute rules use it.
+    due: u64,
+    /// Memory or composed changed in that recompute.
+    changed: Readback<bool>,
+    /// A configured rate could not step in that recompute.
+    starved: bool,
+    /// The input epoch the recompute ran under.
+    epoch: u64,
+}
+
+/// The stealth samples of one tick on their way back from the backend.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct StealthBatch {
+    /// The tick whose stealth update uses them.
+    due: u64,
+    /// One per actor, in actor order.
+    samples: Vec<StealthSample>,
+    /// The sampled final-mask values, in the order of the requests.
+    values: Readback<Vec<u16>>,
+}
+
+/// What one actor's stealth update needs, taken when its sample was asked for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct StealthSample {
+    /// The actor's entity bits.
+    actor: u64,
+    /// Where it stood (bit patterns of `f32`).
+    position: [u32; 3],
+    /// The instance answering for it and its value's index in the batch.
+    located: Option<(String, usize)>,
+    /// Visible at or above this value.
+    cutoff: u16,
+    policy: VisibilityPolicy,
+    hide_mode: HideMode,
+    fade_us: u64,
 }
 
 /// What one instance needs from the world this tick, gathered before any state changes.
@@ -146,20 +195,22 @@ pub struct FogSubsystem {
     next_key: InstanceKey,
     tick: u64,
     stealth: BTreeMap<u64, StealthState>,
+    /// Stealth samples in flight, oldest first (one batch per tick with actors).
+    stealth_batches: VecDeque<StealthBatch>,
     queries: BTreeMap<u64, PendingQuery>,
     next_query: u64,
 }
 
-/// A submitted batch of mask queries: answers so far and the backend
-/// samples still in flight, one per instance.
+/// A submitted batch of mask queries: its answers, complete once the
+/// backend's samples (one readback for every instance) have landed.
 struct PendingQuery {
     answers: Vec<MaskAnswer>,
-    batches: Vec<SampleBatch>,
+    in_flight: Option<(u64, Vec<QueryPart>)>,
 }
 
-struct SampleBatch {
+/// The points of a mask query that one instance answers.
+struct QueryPart {
     instance: String,
-    ticket: u64,
     indices: Vec<usize>,
     cutoff: u16,
 }
@@ -167,7 +218,16 @@ struct SampleBatch {
 impl FogSubsystem {
     /// A subsystem running its passes on `backend`.
     pub fn new(backend: Box<dyn Backend>) -> Self {
-        Self { backend, instances: BTreeMap::new(), next_key: 0, tick: 0, stealth: BTreeMap::new(), queries: BTreeMap::new(), next_query: 0 }
+        Self {
+            backend,
+            instances: BTreeMap::new(),
+            next_key: 0,
+            tick: 0,
+            stealth: BTreeMap::new(),
+            stealth_batches: VecDeque::new(),
+            queries: BTreeMap::new(),
+            next_query: 0,
+        }
     }
 
     /// The backend's name.
@@ -216,6 +276,8 @@ impl FogSubsystem {
             blend_since_us: 0,
             has_recomputed: false,
             last_input: None,
+            epoch: 0,
+            flags: VecDeque::new(),
             stats: InstanceStats::default(),
         };
         self.instances.insert(slot.desc.name.clone(), slot);
@@ -274,6 +336,20 @@ impl FogSubsystem {
     /// The instance's description (area, resolution, profile, teams).
     pub fn instance(&self, name: &str) -> Result<&InstanceDesc> {
         Ok(&self.slot(name)?.desc)
+    }
+
+    /// The backend's key for an instance: what a backend's own API takes
+    /// (the GPU backend's mask textures). Keys stay the same for an
+    /// instance's life; a restored snapshot gives its instances new ones.
+    pub fn instance_key(&self, name: &str) -> Result<InstanceKey> {
+        Ok(self.slot(name)?.key)
+    }
+
+    /// How many times the backend has blocked this thread on its device so
+    /// far. Ticks never do while the device keeps up with the readback
+    /// latency; reading masks, hashes and snapshots does.
+    pub fn blocking_waits(&self) -> u64 {
+        self.backend.blocking_waits()
     }
 
     /// The instance's counters.
@@ -445,7 +521,7 @@ impl FogSubsystem {
             slot.stats.ticks = slot.stats.ticks.saturating_add(1);
             let mut outcome = InstanceTick::default();
             if let Some(g) = gathered.remove(name) {
-                outcome = apply(self.backend.as_mut(), slot, g, dt, &mut built, share)?;
+                outcome = apply(self.backend.as_mut(), slot, g, dt, self.tick, &mut built, share)?;
             }
             // Counters and timers saturate: a snapshot may bring them near
             // u64::MAX, and a saturated timer means "due" and "blend done".
@@ -459,6 +535,7 @@ impl FogSubsystem {
             report.instances.insert(name.clone(), outcome);
         }
         report.events = self.update_stealth(world, &actors, dt)?;
+        self.submit_stealth(&actors)?;
         // Transient reveals count down after they revealed this tick.
         let mut expired = Vec::new();
         for (e, reveal) in world.query_mut::<&mut TransientReveal>() {
@@ -544,16 +621,17 @@ impl FogSubsystem {
                 entry.1.push(texel);
             }
         }
-        let mut batches = Vec::new();
+        let mut requests = Vec::new();
+        let mut parts = Vec::new();
         for (instance, (indices, texels)) in by_instance {
             let slot = self.slot(&instance)?;
-            let (key, cut) = (slot.key, cutoff.unwrap_or(slot.q.visibility_cutoff));
-            let ticket = self.backend.submit_samples(key, &texels)?;
-            batches.push(SampleBatch { instance, ticket, indices, cutoff: cut });
+            requests.push(SampleRequest { key: slot.key, texels });
+            parts.push(QueryPart { instance, indices, cutoff: cutoff.unwrap_or(slot.q.visibility_cutoff) });
         }
+        let in_flight = if requests.is_empty() { None } else { Some((self.backend.submit_samples(&requests)?, parts)) };
         let id = self.next_query;
         self.next_query = next_query;
-        self.queries.insert(id, PendingQuery { answers: vec![MaskAnswer::NoInstance; points.len()], batches });
+        self.queries.insert(id, PendingQuery { answers: vec![MaskAnswer::NoInstance; points.len()], in_flight });
         Ok(QueryHandle(id))
     }
 
@@ -566,23 +644,20 @@ impl FogSubsystem {
     fn poll_query(&mut self, handle: QueryHandle, wait: bool) -> Result<Option<Vec<MaskAnswer>>> {
         let mut pending =
             self.queries.remove(&handle.0).ok_or_else(|| MurkError::invalid("query handle", handle.0, "is unknown or was already delivered"))?;
-        let mut still = Vec::new();
-        for batch in std::mem::take(&mut pending.batches) {
-            match self.backend.poll_samples(batch.ticket, wait)? {
-                Some(values) => {
-                    for (i, value) in batch.indices.iter().zip(values) {
-                        pending.answers[*i] = MaskAnswer::Sampled { instance: batch.instance.clone(), value, visible: value >= batch.cutoff };
-                    }
+        if let Some((ticket, parts)) = pending.in_flight.take() {
+            let Some(values) = self.backend.poll_samples(ticket, wait)? else {
+                pending.in_flight = Some((ticket, parts));
+                self.queries.insert(handle.0, pending);
+                return Ok(None);
+            };
+            let mut values = values.into_iter();
+            for part in parts {
+                for (i, value) in part.indices.iter().zip(values.by_ref()) {
+                    pending.answers[*i] = MaskAnswer::Sampled { instance: part.instance.clone(), value, visible: value >= part.cutoff };
                 }
-                None => still.push(batch),
             }
         }
-        if still.is_empty() {
-            return Ok(Some(pending.answers));
-        }
-        pending.batches = still;
-        self.queries.insert(handle.0, pending);
-        Ok(None)
+        Ok(Some(pending.answers))
     }
 
     /// The immediate query: is `point` inside the radius or cone of a source
@@ -596,10 +671,13 @@ impl FogSubsystem {
         self.stealth.get(&actor.to_bits().get())
     }
 
+    /// Applies the stealth samples that are due this tick (asked for
+    /// [`READBACK_LATENCY_TICKS`] ticks ago) and removes the states of
+    /// actors that are gone.
     fn update_stealth(&mut self, world: &mut World, actors: &[(Entity, glam::Vec3, StealthQ)], dt: u64) -> Result<Vec<StealthEvent>> {
         let mut events = Vec::new();
         // Actors that are gone take their ghosts with them.
-        let present: std::collections::BTreeSet<u64> = actors.iter().map(|(e, _, _)| e.to_bits().get()).collect();
+        let present: BTreeSet<u64> = actors.iter().map(|(e, _, _)| e.to_bits().get()).collect();
         let gone: Vec<u64> = self.stealth.keys().filter(|k| !present.contains(k)).copied().collect();
         for bits in gone {
             if let Some(state) = self.stealth.remove(&bits) {
@@ -610,7 +688,69 @@ impl FogSubsystem {
                 }
             }
         }
-        for (actor, pos, q) in actors {
+        while self.stealth_batches.front().is_some_and(|b| b.due <= self.tick) {
+            let batch = self.stealth_batches.pop_front().expect("checked above");
+            let values = match batch.values {
+                Readback::Ready(v) => v,
+                Readback::Ticket(t) => self.backend.poll_samples(t, true)?.ok_or_else(|| MurkError::Backend {
+                    backend: self.backend.name(),
+                    message: "a waited-for stealth readback did not land".into(),
+                })?,
+            };
+            for sample in batch.samples {
+                // An actor removed since its sample was taken has no state any more.
+                let Some(actor) = Entity::from_bits(sample.actor).filter(|_| present.contains(&sample.actor)) else { continue };
+                let value = match &sample.located {
+                    Some((_, i)) => values.get(*i).copied().ok_or_else(|| MurkError::Backend {
+                        backend: self.backend.name(),
+                        message: format!("the stealth readback holds {} values, sample {i} was asked for", values.len()),
+                    })?,
+                    None => 0,
+                };
+                let visible = match sample.policy {
+                    VisibilityPolicy::FogDriven => sample.located.is_some() && value >= sample.cutoff,
+                    VisibilityPolicy::AlwaysVisible => true,
+                    VisibilityPolicy::AlwaysHidden => false,
+                };
+                let state = self.stealth.entry(sample.actor).or_default();
+                if visible && !state.last_visible {
+                    if let Some(ghost) = state.ghost.take() {
+                        let _ = world.despawn(ghost);
+                        events.push(StealthEvent::GhostRemoved { actor, ghost });
+                    }
+                    events.push(StealthEvent::Revealed { actor });
+                } else if !visible && state.last_visible {
+                    events.push(StealthEvent::Hidden { actor });
+                    if sample.hide_mode == HideMode::FreezeWithGhost {
+                        if let Some(at) = state.last_known_position() {
+                            let ghost = world.spawn((Position(at), Ghost { actor }));
+                            state.ghost = Some(ghost);
+                            events.push(StealthEvent::GhostSpawned { actor, ghost });
+                        }
+                    }
+                }
+                if visible {
+                    state.last_known = Some(sample.position);
+                }
+                state.last_visible = visible;
+                state.last_value = value;
+                state.instance = sample.located.map(|(n, _)| n);
+                state.fade = crate::stealth::step_fade(state.fade, visible, sample.fade_us, dt);
+            }
+        }
+        Ok(events)
+    }
+
+    /// Asks the backend for every actor's final-mask value after this
+    /// tick's blend, in one batch over all instances; the answers are used
+    /// [`READBACK_LATENCY_TICKS`] ticks later.
+    fn submit_stealth(&mut self, actors: &[(Entity, glam::Vec3, StealthQ)]) -> Result<()> {
+        if actors.is_empty() {
+            return Ok(());
+        }
+        let mut per_instance: BTreeMap<String, Vec<(usize, [u32; 2])>> = BTreeMap::new();
+        let mut samples = Vec::with_capacity(actors.len());
+        for (i, (actor, pos, q)) in actors.iter().enumerate() {
             let located = match &q.instance {
                 Some(name) => {
                     let slot = self.slot(name)?;
@@ -619,45 +759,37 @@ impl FogSubsystem {
                 }
                 None => self.locate(*pos),
             };
-            let (value, cutoff) = match &located {
+            let cutoff = match &located {
                 Some((name, texel)) => {
-                    let slot = self.slot(name)?;
-                    let (key, cut) = (slot.key, q.cutoff.unwrap_or(slot.q.visibility_cutoff));
-                    (self.backend.sample_final(key, &[*texel])?[0], cut)
+                    per_instance.entry(name.clone()).or_default().push((i, *texel));
+                    q.cutoff.unwrap_or(self.slot(name)?.q.visibility_cutoff)
                 }
-                None => (0, u16::MAX),
+                None => u16::MAX,
             };
-            let visible = match q.policy {
-                VisibilityPolicy::FogDriven => located.is_some() && value >= cutoff,
-                VisibilityPolicy::AlwaysVisible => true,
-                VisibilityPolicy::AlwaysHidden => false,
-            };
-            let state = self.stealth.entry(actor.to_bits().get()).or_default();
-            if visible && !state.last_visible {
-                if let Some(ghost) = state.ghost.take() {
-                    let _ = world.despawn(ghost);
-                    events.push(StealthEvent::GhostRemoved { actor: *actor, ghost });
-                }
-                events.push(StealthEvent::Revealed { actor: *actor });
-            } else if !visible && state.last_visible {
-                events.push(StealthEvent::Hidden { actor: *actor });
-                if q.hide_mode == HideMode::FreezeWithGhost {
-                    if let Some(at) = state.last_known_position() {
-                        let ghost = world.spawn((Position(at), Ghost { actor: *actor }));
-                        state.ghost = Some(ghost);
-                        events.push(StealthEvent::GhostSpawned { actor: *actor, ghost });
-                    }
-                }
-            }
-            if visible {
-                state.last_known = Some([pos.x.to_bits(), pos.y.to_bits(), pos.z.to_bits()]);
-            }
-            state.last_visible = visible;
-            state.last_value = value;
-            state.instance = located.map(|(n, _)| n);
-            state.fade = crate::stealth::step_fade(state.fade, visible, q.fade_us, dt);
+            samples.push(StealthSample {
+                actor: actor.to_bits().get(),
+                position: [pos.x.to_bits(), pos.y.to_bits(), pos.z.to_bits()],
+                located: located.map(|(n, _)| (n, 0)),
+                cutoff,
+                policy: q.policy,
+                hide_mode: q.hide_mode,
+                fade_us: q.fade_us,
+            });
         }
-        Ok(events)
+        let mut requests = Vec::with_capacity(per_instance.len());
+        let mut next = 0;
+        for (name, texels) in per_instance {
+            for (index, (i, _)) in texels.iter().enumerate() {
+                if let Some((_, at)) = &mut samples[*i].located {
+                    *at = next + index;
+                }
+            }
+            next += texels.len();
+            requests.push(SampleRequest { key: self.slot(&name)?.key, texels: texels.into_iter().map(|(_, t)| t).collect() });
+        }
+        let values = if requests.is_empty() { Readback::Ready(Vec::new()) } else { Readback::Ticket(self.backend.submit_samples(&requests)?) };
+        self.stealth_batches.push_back(StealthBatch { due: self.tick.saturating_add(READBACK_LATENCY_TICKS), samples, values });
+        Ok(())
     }
 
     /// The material parameter block of an instance (the spec's `FOW_*`
@@ -678,6 +810,32 @@ impl FogSubsystem {
             explored_value: p.explored_value,
             pad: 0.0,
         })
+    }
+
+    /// Waits for every value still in flight on the backend (changed flags,
+    /// stealth samples), so that the state can be written down.
+    fn land_readbacks(&mut self) -> Result<()> {
+        for slot in self.instances.values_mut() {
+            for flag in &mut slot.flags {
+                if let Readback::Ticket(t) = flag.changed {
+                    let changed = self.backend.poll_changed(t, true)?;
+                    flag.changed = Readback::Ready(changed.ok_or_else(|| MurkError::Backend {
+                        backend: self.backend.name(),
+                        message: "a waited-for changed flag did not land".into(),
+                    })?);
+                }
+            }
+        }
+        for batch in &mut self.stealth_batches {
+            if let Readback::Ticket(t) = batch.values {
+                let values = self.backend.poll_samples(t, true)?;
+                batch.values = Readback::Ready(values.ok_or_else(|| MurkError::Backend {
+                    backend: self.backend.name(),
+                    message: "a waited-for stealth readback did not land".into(),
+                })?);
+            }
+        }
+        Ok(())
     }
 
     /// Lockstep hash of everything: every instance's final mask, memory and
@@ -720,8 +878,9 @@ impl FogSubsystem {
             }
         }
         for (h, a) in &answers {
-            self.queries.insert(*h, PendingQuery { answers: a.clone(), batches: Vec::new() });
+            self.queries.insert(*h, PendingQuery { answers: a.clone(), in_flight: None });
         }
+        self.land_readbacks()?;
         w.u64(self.tick);
         w.u64(self.next_query);
         w.str(&serde_json::to_string(&answers).map_err(|e| MurkError::Parse { what: "query answers".into(), message: e.to_string() })?);
@@ -761,6 +920,11 @@ impl FogSubsystem {
             for v in [s.ticks, s.recaptures, s.occlusion_builds, s.occlusion_shared, s.recomputes, s.skipped_recomputes] {
                 w.u64(v);
             }
+            w.u64(slot.epoch);
+            w.str(
+                &serde_json::to_string(&slot.flags)
+                    .map_err(|e| MurkError::Parse { what: format!("instance `{name}` flags"), message: e.to_string() })?,
+            );
             w.u32(textures.len() as u32);
             for (tname, img) in &textures {
                 w.image(tname, img);
@@ -785,6 +949,9 @@ impl FogSubsystem {
             w.bool(st.instance.is_some());
             w.str(st.instance.as_deref().unwrap_or(""));
         }
+        w.str(
+            &serde_json::to_string(&self.stealth_batches).map_err(|e| MurkError::Parse { what: "stealth samples".into(), message: e.to_string() })?,
+        );
         let mut reveals: Vec<(u64, u32)> = world.query::<&TransientReveal>().iter().map(|(e, r)| (e.to_bits().get(), r.remaining_ticks)).collect();
         reveals.sort_unstable();
         w.u32(reveals.len() as u32);
@@ -824,7 +991,7 @@ impl FogSubsystem {
         }
         let count = r.u32()?;
         let mut slots: Vec<(Slot, Vec<(String, StageImage)>)> = Vec::new();
-        let mut names = std::collections::BTreeSet::new();
+        let mut names = BTreeSet::new();
         for _ in 0..count {
             let desc: InstanceDesc =
                 serde_json::from_str(&r.str()?).map_err(|e| MurkError::Parse { what: "snapshot instance".into(), message: e.to_string() })?;
@@ -869,6 +1036,12 @@ impl FogSubsystem {
                 recomputes: r.u64()?,
                 skipped_recomputes: r.u64()?,
             };
+            let epoch = r.u64()?;
+            let flags: VecDeque<PendingFlag> =
+                serde_json::from_str(&r.str()?).map_err(|e| MurkError::Parse { what: format!("{prefix} flags"), message: e.to_string() })?;
+            if let Some(f) = flags.iter().find(|f| matches!(f.changed, Readback::Ticket(_))) {
+                return Err(MurkError::invalid(format!("{prefix}.flags.changed"), format!("{:?}", f.changed), "must be a landed value"));
+            }
             let built_for = has_built.then_some(built);
             let n = r.u32()?;
             let mut textures = Vec::new();
@@ -895,6 +1068,8 @@ impl FogSubsystem {
                 blend_since_us,
                 has_recomputed,
                 last_input: None,
+                epoch,
+                flags,
                 stats,
             };
             slots.push((slot, textures));
@@ -910,7 +1085,7 @@ impl FogSubsystem {
         }
         let mut stealth = BTreeMap::new();
         let mut ghosts = Vec::new();
-        let mut ghost_ids = std::collections::BTreeSet::new();
+        let mut ghost_ids = BTreeSet::new();
         for _ in 0..r.u32()? {
             let bits = r.u64()?;
             let last_visible = r.bool()?;
@@ -966,6 +1141,24 @@ impl FogSubsystem {
                 }
             }
         }
+        let stealth_batches: VecDeque<StealthBatch> =
+            serde_json::from_str(&r.str()?).map_err(|e| MurkError::Parse { what: "snapshot stealth samples".into(), message: e.to_string() })?;
+        for (b, batch) in stealth_batches.iter().enumerate() {
+            let Readback::Ready(values) = &batch.values else {
+                return Err(MurkError::invalid(format!("snapshot.stealth_samples[{b}].values"), "a ticket", "must be landed values"));
+            };
+            for sample in &batch.samples {
+                if let Some((name, i)) = &sample.located {
+                    if !names.contains(name) || *i >= values.len() {
+                        return Err(MurkError::invalid(
+                            format!("snapshot.stealth_samples[{b}].located"),
+                            format!("({name}, {i})"),
+                            format!("must name an instance of the snapshot and one of its {} values", values.len()),
+                        ));
+                    }
+                }
+            }
+        }
         let mut reveals = BTreeMap::new();
         for _ in 0..r.u32()? {
             let (bits, remaining) = (r.u64()?, r.u32()?);
@@ -1007,7 +1200,8 @@ impl FogSubsystem {
         self.next_key = key;
         self.tick = tick;
         self.next_query = next_query;
-        self.queries = queries.into_iter().map(|(h, answers)| (h, PendingQuery { answers, batches: Vec::new() })).collect();
+        self.queries = queries.into_iter().map(|(h, answers)| (h, PendingQuery { answers, in_flight: None })).collect();
+        self.stealth_batches = stealth_batches;
         // The old ghosts are murk's: despawn those that are still ghosts.
         for old in self.stealth.values() {
             if let Some(g) = old.ghost {
@@ -1017,7 +1211,7 @@ impl FogSubsystem {
             }
         }
         self.stealth = stealth;
-        let live: std::collections::BTreeSet<u32> = world.iter().map(|e| e.entity().id()).collect();
+        let live: BTreeSet<u32> = world.iter().map(|e| e.entity().id()).collect();
         // hecs sizes its tables by the largest index: a saved id far beyond the
         // world's (a hostile 3 000 000 000) would allocate gigabytes.
         let reach = live.last().copied().unwrap_or(0).saturating_add(GHOST_ID_SLACK);
@@ -1655,12 +1849,35 @@ fn starved_rates(q: &ProfileQ, input: &RecomputeInput) -> (bool, bool) {
     (active.iter().any(|s| *s), !active.is_empty() && active.iter().all(|s| *s))
 }
 
+/// Uses the "changed" flags that are due at tick `now`: a recompute that
+/// changed nothing, under the inputs the instance still has, proves a fixed
+/// point, and the instance is settled until an input changes. "Nothing
+/// changed" proves it only when every configured rate could move a texel:
+/// after a pause (dt = 0) or a tick too short for a rate to take one mask
+/// unit, an unfinished fade also changes nothing.
+fn resolve_flags(backend: &mut dyn Backend, slot: &mut Slot, now: u64) -> Result<()> {
+    while slot.flags.front().is_some_and(|f| f.due <= now) {
+        let flag = slot.flags.pop_front().expect("checked above");
+        let changed = match flag.changed {
+            Readback::Ready(c) => c,
+            Readback::Ticket(t) => backend
+                .poll_changed(t, true)?
+                .ok_or_else(|| MurkError::Backend { backend: backend.name(), message: "a waited-for changed flag did not land".into() })?,
+        };
+        if flag.epoch == slot.epoch && !changed && !flag.starved {
+            slot.settled = true;
+        }
+    }
+    Ok(())
+}
+
 /// Applies a gathered tick to one instance.
 fn apply(
     backend: &mut dyn Backend,
     slot: &mut Slot,
     g: Gathered,
     dt: u64,
+    now: u64,
     built: &mut BTreeMap<u64, InstanceKey>,
     share: bool,
 ) -> Result<InstanceTick> {
@@ -1708,15 +1925,17 @@ fn apply(
         slot.occlusion_dirty = false;
         outcome.occlusion_built = true;
     }
-    let unchanged = !outcome.occlusion_built
-        && slot.source_hash == Some(g.source_hash)
-        && slot.settled
-        && slot.recomputed_profile == Some(slot.q)
-        && slot.has_recomputed;
-    if unchanged {
+    resolve_flags(backend, slot, now)?;
+    let same_inputs =
+        !outcome.occlusion_built && slot.source_hash == Some(g.source_hash) && slot.recomputed_profile == Some(slot.q) && slot.has_recomputed;
+    if same_inputs && slot.settled {
         slot.stats.skipped_recomputes = slot.stats.skipped_recomputes.saturating_add(1);
         slot.rate_since_us = 0;
         return Ok(outcome);
+    }
+    if !same_inputs {
+        slot.epoch = slot.epoch.wrapping_add(1);
+        slot.settled = false;
     }
     let elapsed = if slot.has_recomputed { slot.rate_since_us } else { dt };
     let mut input = recompute_input(slot, g.sources, elapsed)?;
@@ -1729,10 +1948,7 @@ fn apply(
     slot.last_input = None;
     let report = report?;
     let (starved, all_starved) = starved_rates(&slot.q, &input);
-    // "Nothing changed" proves a fixed point only when every configured rate
-    // could move a texel: after a pause (dt = 0) or a tick too short for a
-    // rate to take one mask unit, an unfinished fade also changes nothing.
-    slot.settled = !report.changed && !starved;
+    slot.flags.push_back(PendingFlag { due: now.saturating_add(READBACK_LATENCY_TICKS), changed: report.changed, starved, epoch: slot.epoch });
     outcome.visibility_reused = input.reuse_visibility;
     slot.last_input = Some(input);
     slot.source_hash = Some(g.source_hash);

@@ -1,0 +1,759 @@
+//! The device-side state of the GPU backend: each instance's buffers and
+//! mask textures, the encoder being recorded, and the readbacks in flight.
+//!
+//! Nothing here waits on the device inside a tick: a tick's occlusion
+//! build, recompute, blend and presentation of an instance are one
+//! submission, the recompute's "changed" flag and the stealth samples come
+//! back through readbacks that core collects a fixed number of ticks later.
+//! Only reading stages (pictures, hashes, snapshots) waits.
+
+use crate::context::{gpu_error, Context, InFlight, MASK_TEXTURE_FORMAT};
+use crate::passes;
+use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
+use murk_core::{Backend, FrameParams, OcclusionInput, RecomputeInput, RecomputeReport, Result};
+use passes::distance_field::FieldBuffers;
+use std::collections::BTreeMap;
+
+/// The buffers of one instance.
+pub struct Textures {
+    pub(crate) dims: InstanceDims,
+    pub(crate) frame: FrameParams,
+    pub(crate) params: wgpu::Buffer,
+    pub(crate) coverage: wgpu::Buffer,
+    pub(crate) height: wgpu::Buffer,
+    pub(crate) levels: wgpu::Buffer,
+    pub(crate) level_table: wgpu::Buffer,
+    pub(crate) mip_params: Vec<wgpu::Buffer>,
+    pub(crate) field: wgpu::Buffer,
+    pub(crate) field_scratch: Option<[wgpu::Buffer; 4]>,
+    pub(crate) visibility: wgpu::Buffer,
+    pub(crate) blurred: wgpu::Buffer,
+    pub(crate) scratch: wgpu::Buffer,
+    pub(crate) memory: wgpu::Buffer,
+    pub(crate) composed: wgpu::Buffer,
+    pub(crate) upscaled: wgpu::Buffer,
+    pub(crate) start: wgpu::Buffer,
+    pub(crate) final_mask: wgpu::Buffer,
+    pub(crate) flags: wgpu::Buffer,
+    pub(crate) blur_x: wgpu::Buffer,
+    pub(crate) blur_y: wgpu::Buffer,
+    /// The final mask for materials, at the output size.
+    pub(crate) mask: wgpu::Texture,
+    pub(crate) present: wgpu::BindGroup,
+    /// On request: blurred visibility, memory and composed at the internal size.
+    pub(crate) detail: Option<(wgpu::Texture, wgpu::BindGroup)>,
+}
+
+impl Textures {
+    fn texels(&self) -> u64 {
+        u64::from(self.dims.width * self.dims.height)
+    }
+    fn out_texels(&self) -> u64 {
+        u64::from(self.dims.out_width * self.dims.out_height)
+    }
+    /// The pooled storage buffers, for returning them.
+    fn storage(self) -> Vec<wgpu::Buffer> {
+        let mut v = vec![
+            self.coverage,
+            self.height,
+            self.levels,
+            self.level_table,
+            self.field,
+            self.visibility,
+            self.blurred,
+            self.scratch,
+            self.memory,
+            self.composed,
+            self.upscaled,
+            self.start,
+            self.final_mask,
+            self.flags,
+        ];
+        if let Some(s) = self.field_scratch {
+            v.extend(s);
+        }
+        v
+    }
+}
+
+/// The GPU backend's state on one device (behind [`crate::GpuBackend`]).
+pub(crate) struct Gpu {
+    pub(crate) ctx: Context,
+    instances: BTreeMap<InstanceKey, Textures>,
+    samples: BTreeMap<u64, (InFlight, usize)>,
+    changed: BTreeMap<u64, InFlight>,
+    next_ticket: u64,
+    /// Worlds opened on the device so far (each has its own key space).
+    pub(crate) worlds: u32,
+    /// Work recorded but not yet submitted (an occlusion build, a
+    /// recompute): the blend that follows joins it, so an instance's tick is
+    /// one submission.
+    pending: Option<Pending>,
+}
+
+/// An encoder being recorded, the pooled buffers it frees when submitted,
+/// and the readback tickets to map once it is on the queue.
+struct Pending {
+    encoder: wgpu::CommandEncoder,
+    recycle: Vec<wgpu::Buffer>,
+    maps: Vec<u64>,
+}
+
+/// A 2D texture in the mask format that compute passes write and
+/// materials sample (and tests copy back).
+fn mask_texture(device: &wgpu::Device, label: &str, width: u32, height: u32) -> wgpu::Texture {
+    device.create_texture(&wgpu::TextureDescriptor {
+        label: Some(label),
+        size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: MASK_TEXTURE_FORMAT,
+        usage: wgpu::TextureUsages::STORAGE_BINDING | wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    })
+}
+
+impl Gpu {
+    /// The state on a device whose pipelines are compiled.
+    pub(crate) fn new(ctx: Context) -> Self {
+        Self { ctx, instances: BTreeMap::new(), samples: BTreeMap::new(), changed: BTreeMap::new(), next_ticket: 0, worlds: 0, pending: None }
+    }
+
+    /// Submits the recorded work, if any, and maps its readbacks.
+    pub(crate) fn flush(&mut self) -> Result<()> {
+        if let Some(p) = self.pending.take() {
+            self.ctx.submit(p.encoder)?;
+            for b in p.recycle {
+                self.ctx.give(b);
+            }
+            for ticket in p.maps {
+                if let Some(r) = self.changed.get(&ticket).or_else(|| self.samples.get(&ticket).map(|(r, _)| r)) {
+                    r.map();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The pending work to record into (a fresh encoder when none).
+    fn pending(&mut self) -> &mut Pending {
+        let ctx = &self.ctx;
+        self.pending.get_or_insert_with(|| Pending { encoder: ctx.encoder(), recycle: Vec::new(), maps: Vec::new() })
+    }
+
+    fn ticket(&mut self) -> u64 {
+        let t = self.next_ticket;
+        self.next_ticket += 1;
+        t
+    }
+
+    /// The final-mask texture of an instance (written after every blend).
+    pub(crate) fn mask_texture(&self, key: InstanceKey) -> Result<wgpu::Texture> {
+        Ok(self.textures(key)?.mask.clone())
+    }
+
+    /// The detail texture of an instance, once asked for with [`Gpu::set_detail`].
+    pub(crate) fn detail_texture(&self, key: InstanceKey) -> Result<Option<wgpu::Texture>> {
+        Ok(self.textures(key)?.detail.as_ref().map(|(t, _)| t.clone()))
+    }
+
+    /// Starts or stops writing the detail texture in each recompute.
+    pub(crate) fn set_detail(&mut self, key: InstanceKey, on: bool) -> Result<()> {
+        let ctx = &self.ctx;
+        let t = self.instances.get_mut(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        if !on {
+            t.detail = None;
+        } else if t.detail.is_none() {
+            let texture = mask_texture(&ctx.device, "murk detail", t.dims.width, t.dims.height);
+            let view = texture.create_view(&wgpu::TextureViewDescriptor::default());
+            let group = ctx.bind_resources(
+                "present_detail.main",
+                &[
+                    t.params.as_entire_binding(),
+                    t.blurred.as_entire_binding(),
+                    t.memory.as_entire_binding(),
+                    t.composed.as_entire_binding(),
+                    wgpu::BindingResource::TextureView(&view),
+                ],
+            );
+            t.detail = Some((texture, group));
+        }
+        Ok(())
+    }
+
+    fn textures(&self, key: InstanceKey) -> Result<&Textures> {
+        self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))
+    }
+
+    /// Runs one pass of an instance alone, submitted and waited for: the GPU
+    /// rows of the per-pass benches. The instance must have been built and
+    /// recomputed once with the same inputs (and with mips and the distance
+    /// field, to time those).
+    pub(crate) fn run_pass(&mut self, key: InstanceKey, pass: &str, occlusion: &OcclusionInput, input: &RecomputeInput) -> Result<()> {
+        self.flush()?;
+        let ctx = &mut self.ctx;
+        let t = self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let mut enc = ctx.encoder();
+        let recycle = match pass {
+            "rasterize" => passes::rasterize::record(ctx, &mut enc, t, occlusion),
+            "mips" if t.frame.mip_levels > 0 => {
+                passes::mips::record(ctx, &mut enc, t, &t.levels, &t.mip_params);
+                Vec::new()
+            }
+            "distance_field" => match &t.field_scratch {
+                Some([coarse, vertical, envelope_v, envelope_z]) => {
+                    let (dw, dh) = (t.frame.df_width, t.frame.df_height);
+                    let buffers = [&t.params, &t.coverage, coarse, vertical, envelope_v, envelope_z, &t.field];
+                    for (entry, x, y) in [
+                        ("coarse_pass", passes::groups(dw, 8), passes::groups(dh, 8)),
+                        ("columns_pass", passes::groups(dw, 64), 1),
+                        ("rows_pass", passes::groups(dh, 64), 1),
+                    ] {
+                        let name = format!("distance_field.{entry}");
+                        let g = ctx.bind(&name, &buffers);
+                        ctx.dispatch(&mut enc, &name, &g, x, y);
+                    }
+                    Vec::new()
+                }
+                None => return Err(gpu_error("the distance field was not built for this instance")),
+            },
+            "visibility" => passes::visibility::record(ctx, &mut enc, t, input),
+            "blur" => passes::blur::record(ctx, &mut enc, t, &input.blur),
+            "memory" => {
+                passes::memory::record(ctx, &mut enc, t);
+                Vec::new()
+            }
+            "compose" => {
+                passes::compose::record(ctx, &mut enc, t);
+                Vec::new()
+            }
+            "upscale" => {
+                passes::upscale::record(ctx, &mut enc, t);
+                Vec::new()
+            }
+            "blend" => {
+                passes::blend::record(ctx, &mut enc, t);
+                Vec::new()
+            }
+            other => return Err(gpu_error(format!("pass `{other}` cannot run alone here (mips need a Hierarchical DDA build)"))),
+        };
+        ctx.submit(enc)?;
+        for b in recycle {
+            ctx.give(b);
+        }
+        ctx.poll(true)
+    }
+}
+
+fn read_mips(ctx: &mut Context, t: &Textures) -> Result<(u32, u32, Vec<Vec<u8>>)> {
+    {
+        let table = passes::mips::layout(t.dims.width, t.dims.height);
+        if t.frame.mip_levels == 0 {
+            return Ok((t.dims.width, t.dims.height, Vec::new()));
+        }
+        let (last_offset, lw, lh) = *table.last().expect("level 0 exists");
+        let all = ctx.read_u32(&t.levels, (last_offset + lw * lh) as usize)?;
+        let levels = table[1..].iter().map(|&(o, w, h)| all[o as usize..(o + w * h) as usize].iter().map(|&v| v as u8).collect()).collect();
+        Ok((t.dims.width, t.dims.height, levels))
+    }
+}
+
+fn zeroed(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, bytes: u64) -> wgpu::Buffer {
+    let b = ctx.take(bytes);
+    enc.clear_buffer(&b, 0, None);
+    b
+}
+
+fn read_u16(ctx: &mut Context, b: &wgpu::Buffer, n: u64) -> Result<Vec<u16>> {
+    Ok(ctx.read_u32(b, n as usize)?.into_iter().map(|v| v as u16).collect())
+}
+
+/// Records the presentation of the final mask into its texture.
+fn present(ctx: &Context, enc: &mut wgpu::CommandEncoder, t: &Textures) {
+    ctx.dispatch(enc, "present.main", &t.present, passes::groups(t.dims.out_width, 8), passes::groups(t.dims.out_height, 8));
+}
+
+impl Backend for Gpu {
+    fn name(&self) -> String {
+        format!("gpu[{}, {:?}]", self.ctx.adapter.name, self.ctx.adapter.backend)
+    }
+
+    fn create_instance(&mut self, key: InstanceKey, dims: InstanceDims) -> Result<()> {
+        let ctx = &mut self.ctx;
+        let side = ctx.device.limits().max_texture_dimension_2d;
+        if dims.out_width.max(dims.out_height) > side {
+            return Err(gpu_error(format!(
+                "the mask texture would be {}x{}, the device allows {side} texels a side (max_texture_dimension_2d)",
+                dims.out_width, dims.out_height
+            )));
+        }
+        let n = u64::from(dims.width * dims.height) * 4;
+        let on = u64::from(dims.out_width * dims.out_height) * 4;
+        let mut enc = ctx.encoder();
+        let frame = FrameParams {
+            width: dims.width,
+            height: dims.height,
+            out_width: dims.out_width,
+            out_height: dims.out_height,
+            lod_scale: dims.out_width / dims.width,
+            ..FrameParams::default()
+        };
+        let final_mask = zeroed(ctx, &mut enc, on);
+        let params = ctx.uniform(bytemuck::bytes_of(&frame));
+        let mask = mask_texture(&ctx.device, "murk mask", dims.out_width, dims.out_height);
+        let view = mask.create_view(&wgpu::TextureViewDescriptor::default());
+        let present_group = ctx
+            .bind_resources("present.main", &[params.as_entire_binding(), final_mask.as_entire_binding(), wgpu::BindingResource::TextureView(&view)]);
+        let t = Textures {
+            dims,
+            frame,
+            params,
+            coverage: zeroed(ctx, &mut enc, n),
+            height: zeroed(ctx, &mut enc, n),
+            levels: zeroed(ctx, &mut enc, 16),
+            level_table: zeroed(ctx, &mut enc, 16),
+            mip_params: Vec::new(),
+            field: zeroed(ctx, &mut enc, 16),
+            field_scratch: None,
+            visibility: zeroed(ctx, &mut enc, n),
+            blurred: zeroed(ctx, &mut enc, n),
+            scratch: zeroed(ctx, &mut enc, n),
+            memory: zeroed(ctx, &mut enc, n),
+            composed: zeroed(ctx, &mut enc, n),
+            upscaled: zeroed(ctx, &mut enc, on),
+            start: zeroed(ctx, &mut enc, on),
+            final_mask,
+            flags: zeroed(ctx, &mut enc, 16),
+            blur_x: ctx.uniform(bytemuck::cast_slice(&[0u32; 4])),
+            blur_y: ctx.uniform(bytemuck::cast_slice(&[1u32, 0, 0, 0])),
+            mask,
+            present: present_group,
+            detail: None,
+        };
+        // A new instance shows fog everywhere until its first blend.
+        present(ctx, &mut enc, &t);
+        ctx.submit(enc)?;
+        if let Some(old) = self.instances.insert(key, t) {
+            for b in old.storage() {
+                self.ctx.give(b);
+            }
+        }
+        Ok(())
+    }
+
+    fn destroy_instance(&mut self, key: InstanceKey) {
+        // A pending build may use this instance's buffers: submit it first. A
+        // device error here surfaces on the next call that reads results.
+        let _ = self.flush();
+        if let Some(t) = self.instances.remove(&key) {
+            for b in t.storage() {
+                self.ctx.give(b);
+            }
+        }
+    }
+
+    fn build_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput) -> Result<()> {
+        // One pending build at a time (another instance's build is submitted first).
+        self.flush()?;
+        let mut t = self.instances.remove(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let mut enc = self.ctx.encoder();
+        let result = build_occlusion(&mut self.ctx, &mut enc, &mut t, input);
+        self.instances.insert(key, t);
+        self.pending = Some(Pending { encoder: enc, recycle: result?, maps: Vec::new() });
+        Ok(())
+    }
+
+    fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
+        self.flush()?;
+        let mut dst = self.instances.remove(&to).ok_or_else(|| gpu_error(format!("no instance with key {to}")))?;
+        let result = match self.instances.get(&from) {
+            Some(src) => copy_occlusion(&mut self.ctx, src, &mut dst),
+            None => Err(gpu_error(format!("no instance with key {from}"))),
+        };
+        self.instances.insert(to, dst);
+        result
+    }
+
+    fn recompute(&mut self, key: InstanceKey, input: &RecomputeInput) -> Result<RecomputeReport> {
+        if !self.instances.contains_key(&key) {
+            return Err(gpu_error(format!("no instance with key {key}")));
+        }
+        let ticket = self.ticket();
+        let Pending { mut encoder, mut recycle, mut maps } =
+            self.pending.take().unwrap_or_else(|| Pending { encoder: self.ctx.encoder(), recycle: Vec::new(), maps: Vec::new() });
+        let enc = &mut encoder;
+        let ctx = &mut self.ctx;
+        let t = self.instances.get_mut(&key).expect("checked above");
+        let f = &mut t.frame;
+        f.tile_size = input.bins.tile_size;
+        f.tiles_x = input.bins.tiles_x;
+        f.method = input.method.code();
+        f.target_height = input.target_height;
+        f.df_scale = input.df_scale;
+        f.soft_shadow_k_q8 = input.soft_shadow_k_q8;
+        f.df_jitter = u32::from(input.df_jitter);
+        f.blur_radius = input.blur.radius() as u32;
+        f.forget_step = input.forget_step;
+        f.freeze_memory = u32::from(input.freeze_memory);
+        f.fade_in_step = input.fade_in_step;
+        f.relax_step = input.relax_step;
+        f.explored_value = u32::from(input.explored_value);
+        f.show_memory_alpha = u32::from(input.show_memory_alpha);
+        f.reveal_walls = u32::from(input.reveal_walls);
+        ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
+        enc.clear_buffer(&t.flags, 0, None);
+        if !input.reuse_visibility {
+            recycle.extend(passes::visibility::record(ctx, enc, t, input));
+            recycle.extend(passes::blur::record(ctx, enc, t, &input.blur));
+        }
+        passes::memory::record(ctx, enc, t);
+        passes::compose::record(ctx, enc, t);
+        passes::upscale::record(ctx, enc, t);
+        if let Some((_, group)) = &t.detail {
+            ctx.dispatch(enc, "present_detail.main", group, passes::groups(t.dims.width, 8), passes::groups(t.dims.height, 8));
+        }
+        enc.copy_buffer_to_buffer(&t.final_mask, 0, &t.start, 0, t.out_texels() * 4);
+        // The flag comes back with the submission (the blend's, or the next
+        // flush); core asks for it a fixed number of ticks later.
+        let flag = InFlight::new(ctx.staging(enc, &t.flags, 4), 4);
+        self.changed.insert(ticket, flag);
+        maps.push(ticket);
+        self.pending = Some(Pending { encoder, recycle, maps });
+        Ok(RecomputeReport { changed: Readback::Ticket(ticket) })
+    }
+
+    fn poll_changed(&mut self, ticket: u64, wait: bool) -> Result<Option<bool>> {
+        if !self.changed.contains_key(&ticket) {
+            return Err(gpu_error(format!("changed-flag ticket {ticket} is unknown or was already delivered")));
+        }
+        self.flush()?;
+        let bytes = self.ctx.collect(&self.changed[&ticket], wait)?;
+        Ok(bytes.map(|b| {
+            self.changed.remove(&ticket);
+            b.iter().any(|&x| x != 0)
+        }))
+    }
+
+    fn blend(&mut self, key: InstanceKey, t_q16: u32) -> Result<()> {
+        if !self.instances.contains_key(&key) {
+            return Err(gpu_error(format!("no instance with key {key}")));
+        }
+        self.pending();
+        let (ctx, pending) = (&mut self.ctx, self.pending.as_mut().expect("made above"));
+        let t = self.instances.get_mut(&key).expect("checked above");
+        t.frame.blend_t = t_q16;
+        ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
+        passes::blend::record(ctx, &mut pending.encoder, t);
+        present(ctx, &mut pending.encoder, t);
+        self.flush()
+    }
+
+    fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage> {
+        self.flush()?;
+        let t = self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let ctx = &mut self.ctx;
+        let d = t.dims;
+        let n = t.texels();
+        let on = t.out_texels();
+        let (width, height, data) = match stage {
+            Stage::Coverage => (d.width, d.height, StageData::U8(ctx.read_u32(&t.coverage, n as usize)?.into_iter().map(|v| v as u8).collect())),
+            Stage::Height => (d.width, d.height, StageData::I32(ctx.read_u32(&t.height, n as usize)?.into_iter().map(|v| v as i32).collect())),
+            Stage::Mips => {
+                // The CPU's atlas: levels 1.. side by side, level 1 at the left.
+                let (w0, h0, levels) = read_mips(ctx, t)?;
+                let table = passes::mips::layout(w0, h0);
+                let (w, h) = (w0.div_ceil(2).max(1), h0.div_ceil(2).max(1));
+                let total_w: u32 = if levels.is_empty() { w } else { table[1..].iter().map(|l| l.1).sum::<u32>().max(w) };
+                let mut atlas = vec![0u8; (total_w * h) as usize];
+                let mut x0 = 0;
+                for (texels, &(_, lw, lh)) in levels.iter().zip(&table[1..]) {
+                    for y in 0..lh {
+                        for x in 0..lw {
+                            atlas[(y * total_w + x0 + x) as usize] = texels[(y * lw + x) as usize];
+                        }
+                    }
+                    x0 += lw;
+                }
+                (total_w, h, StageData::U8(atlas))
+            }
+            Stage::DistanceField => {
+                let (dw, dh) = (t.frame.df_width, t.frame.df_height);
+                (dw, dh, StageData::U32(if dw * dh == 0 { Vec::new() } else { ctx.read_u32(&t.field, (dw * dh) as usize)? }))
+            }
+            Stage::Visibility => (d.width, d.height, StageData::U16(read_u16(ctx, &t.visibility, n)?)),
+            Stage::Blur => (d.width, d.height, StageData::U16(read_u16(ctx, &t.blurred, n)?)),
+            Stage::Memory => (d.width, d.height, StageData::U16(read_u16(ctx, &t.memory, n)?)),
+            Stage::Compose => (d.width, d.height, StageData::U16(read_u16(ctx, &t.composed, n)?)),
+            Stage::Upscale => (d.out_width, d.out_height, StageData::U16(read_u16(ctx, &t.upscaled, on)?)),
+            Stage::Final => (d.out_width, d.out_height, StageData::U16(read_u16(ctx, &t.final_mask, on)?)),
+        };
+        Ok(StageImage { width, height, data })
+    }
+
+    fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64> {
+        // Checked before anything is recorded: a bad texel changes nothing.
+        let mut indices = Vec::new();
+        for request in batch {
+            let d = self.textures(request.key)?.dims;
+            for &[x, y] in &request.texels {
+                if x >= d.out_width || y >= d.out_height {
+                    return Err(murk_core::MurkError::invalid(
+                        "texel",
+                        format!("({x}, {y})"),
+                        format!("must lie inside {}x{}", d.out_width, d.out_height),
+                    ));
+                }
+                indices.push(y * d.out_width + x);
+            }
+        }
+        let count = indices.len();
+        if indices.is_empty() {
+            indices.push(0);
+        }
+        let ticket = self.ticket();
+        self.pending();
+        let (ctx, pending) = (&mut self.ctx, self.pending.as_mut().expect("made above"));
+        let bytes = indices.len() as u64 * 4;
+        let list = ctx.upload(bytemuck::cast_slice(&indices));
+        let results = ctx.take(bytes);
+        let mut first = 0u32;
+        for request in batch {
+            let t = self.instances.get(&request.key).expect("checked above");
+            let n = request.texels.len() as u32;
+            let range = ctx.uniform(bytemuck::cast_slice(&[first, n, 0, 0]));
+            let g = ctx.bind("sample.main", &[&list, &t.final_mask, &results, &range]);
+            ctx.dispatch(&mut pending.encoder, "sample.main", &g, passes::groups(n, 64), 1);
+            first += n;
+        }
+        let readback = InFlight::new(ctx.staging(&mut pending.encoder, &results, bytes), bytes);
+        pending.recycle.extend([list, results]);
+        pending.maps.push(ticket);
+        self.samples.insert(ticket, (readback, count));
+        self.flush()?;
+        Ok(ticket)
+    }
+
+    fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
+        let Some((readback, count)) = self.samples.get(&ticket) else {
+            return Err(gpu_error(format!("sample ticket {ticket} is unknown or was already delivered")));
+        };
+        let count = *count;
+        let Some(bytes) = self.ctx.collect(readback, wait)? else { return Ok(None) };
+        self.samples.remove(&ticket);
+        Ok(Some(bytes.chunks(4).take(count).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u16).collect()))
+    }
+
+    fn blocking_waits(&self) -> u64 {
+        self.ctx.waits
+    }
+
+    fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
+        let mut out =
+            vec![("coverage".to_string(), self.read_stage(key, Stage::Coverage)?), ("height".to_string(), self.read_stage(key, Stage::Height)?)];
+        let t = self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let (_, _, levels) = read_mips(&mut self.ctx, t)?;
+        let table = passes::mips::layout(t.dims.width, t.dims.height);
+        for (i, (texels, &(_, w, h))) in levels.into_iter().zip(&table[1..]).enumerate() {
+            out.push((format!("mip{}", i + 1), StageImage { width: w, height: h, data: StageData::U8(texels) }));
+        }
+        out.push(("distance_field".into(), self.read_stage(key, Stage::DistanceField)?));
+        for (name, stage) in [
+            ("visibility", Stage::Visibility),
+            ("blur", Stage::Blur),
+            ("memory", Stage::Memory),
+            ("compose", Stage::Compose),
+            ("upscale", Stage::Upscale),
+        ] {
+            out.push((name.into(), self.read_stage(key, stage)?));
+        }
+        let t = self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let (d, on) = (t.dims, t.out_texels());
+        out.push((
+            "start".into(),
+            StageImage { width: d.out_width, height: d.out_height, data: StageData::U16(read_u16(&mut self.ctx, &t.start, on)?) },
+        ));
+        out.push(("final".into(), self.read_stage(key, Stage::Final)?));
+        Ok(out)
+    }
+
+    fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()> {
+        self.flush()?;
+        let mut t = self.instances.remove(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let result = import_all(&mut self.ctx, &mut t, textures);
+        self.instances.insert(key, t);
+        result
+    }
+}
+
+/// Rasterize, then the mips and the distance field when asked.
+fn build_occlusion(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &mut Textures, input: &OcclusionInput) -> Result<Vec<wgpu::Buffer>> {
+    if (input.width, input.height) != (t.dims.width, t.dims.height) {
+        return Err(gpu_error(format!("occlusion input is {}x{}, instance is {}x{}", input.width, input.height, t.dims.width, t.dims.height)));
+    }
+    t.frame.circle_count = input.circles.len() as u32;
+    t.frame.polygon_count = input.polygons.len() as u32;
+    t.frame.has_capture = u32::from(input.capture.is_some());
+    let table = passes::mips::layout(t.dims.width, t.dims.height);
+    if input.build_mips {
+        let (o, w, h) = *table.last().expect("level 0 exists");
+        let levels = ctx.take(u64::from(o + w * h) * 4);
+        ctx.give(std::mem::replace(&mut t.levels, levels));
+        let rows: Vec<[u32; 4]> = table.iter().map(|&(o, w, h)| [o, w, h, 0]).collect();
+        let level_table = ctx.upload(bytemuck::cast_slice(&rows));
+        ctx.give(std::mem::replace(&mut t.level_table, level_table));
+        while t.mip_params.len() < table.len() {
+            t.mip_params.push(ctx.uniform(&[0u8; 16]));
+        }
+        t.frame.mip_levels = table.len() as u32 - 1;
+    } else {
+        t.frame.mip_levels = 0;
+    }
+    let scale = input.distance_field_scale;
+    let (dw, dh) = if scale > 0 { (t.dims.width.div_ceil(scale), t.dims.height.div_ceil(scale)) } else { (0, 0) };
+    t.frame.df_width = dw;
+    t.frame.df_height = dh;
+    t.frame.df_scale = scale.max(1);
+    ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
+    let recycle = passes::rasterize::record(ctx, enc, t, input);
+    if input.build_mips {
+        passes::mips::record(ctx, enc, t, &t.levels, &t.mip_params);
+    }
+    if scale > 0 {
+        let n = u64::from(dw * dh) * 4;
+        let rows = u64::from((dw + 1) * dh) * 4;
+        let f =
+            FieldBuffers { coarse: ctx.take(n), vertical: ctx.take(n), envelope_v: ctx.take(rows), envelope_z: ctx.take(rows), field: ctx.take(n) };
+        passes::distance_field::record(ctx, enc, t, &f, dw, dh);
+        ctx.give(std::mem::replace(&mut t.field, f.field));
+        if let Some(old) = t.field_scratch.replace([f.coarse, f.vertical, f.envelope_v, f.envelope_z]) {
+            for b in old {
+                ctx.give(b);
+            }
+        }
+    }
+    Ok(recycle)
+}
+
+/// Copies the occlusion buffers of `src` into `dst` on the device (no
+/// readback): coverage, height, the mip chain and the distance field.
+fn copy_occlusion(ctx: &mut Context, src: &Textures, dst: &mut Textures) -> Result<()> {
+    if (src.dims.width, src.dims.height) != (dst.dims.width, dst.dims.height) {
+        return Err(gpu_error(format!(
+            "cannot share occlusion between {}x{} and {}x{}",
+            src.dims.width, src.dims.height, dst.dims.width, dst.dims.height
+        )));
+    }
+    let mut enc = ctx.encoder();
+    let n = src.texels() * 4;
+    enc.copy_buffer_to_buffer(&src.coverage, 0, &dst.coverage, 0, n);
+    enc.copy_buffer_to_buffer(&src.height, 0, &dst.height, 0, n);
+    // Same-size copies of the variable-size buffers, from the pool.
+    let clone = |ctx: &mut Context, enc: &mut wgpu::CommandEncoder, from: &wgpu::Buffer, into: &mut wgpu::Buffer| {
+        let b = ctx.take(from.size());
+        enc.copy_buffer_to_buffer(from, 0, &b, 0, from.size());
+        ctx.give(std::mem::replace(into, b));
+    };
+    clone(ctx, &mut enc, &src.levels, &mut dst.levels);
+    clone(ctx, &mut enc, &src.level_table, &mut dst.level_table);
+    clone(ctx, &mut enc, &src.field, &mut dst.field);
+    while dst.mip_params.len() < src.mip_params.len() {
+        dst.mip_params.push(ctx.uniform(&[0u8; 16]));
+    }
+    let f = &mut dst.frame;
+    f.mip_levels = src.frame.mip_levels;
+    f.df_width = src.frame.df_width;
+    f.df_height = src.frame.df_height;
+    f.df_scale = src.frame.df_scale;
+    ctx.queue.write_buffer(&dst.params, 0, bytemuck::bytes_of(&dst.frame));
+    ctx.submit(enc)
+}
+
+fn image_u32(img: &StageImage) -> Vec<u32> {
+    match &img.data {
+        StageData::U8(v) => v.iter().map(|&x| u32::from(x)).collect(),
+        StageData::U16(v) => v.iter().map(|&x| u32::from(x)).collect(),
+        StageData::I32(v) => v.iter().map(|&x| x as u32).collect(),
+        StageData::U32(v) => v.clone(),
+    }
+}
+
+/// Writes the occlusion textures (coverage, height, mips, distance field).
+fn import_occlusion(ctx: &mut Context, t: &mut Textures, textures: &[(String, StageImage)]) -> Result<()> {
+    let size_ok = |img: &StageImage| (img.width, img.height) == (t.dims.width, t.dims.height);
+    let mips: Vec<&StageImage> = textures.iter().filter(|(n, _)| n.starts_with("mip")).map(|(_, i)| i).collect();
+    let table = passes::mips::layout(t.dims.width, t.dims.height);
+    if !mips.is_empty() && (mips.len() != table.len() - 1 || mips.iter().zip(&table[1..]).any(|(m, l)| (m.width, m.height) != (l.1, l.2))) {
+        return Err(gpu_error("snapshot mip levels do not match the instance size"));
+    }
+    for (name, img) in textures {
+        match name.as_str() {
+            "coverage" if size_ok(img) => ctx.queue.write_buffer(&t.coverage, 0, bytemuck::cast_slice(&image_u32(img))),
+            "height" if size_ok(img) => ctx.queue.write_buffer(&t.height, 0, bytemuck::cast_slice(&image_u32(img))),
+            "distance_field" => {
+                let v = image_u32(img);
+                if !v.is_empty() {
+                    let b = ctx.upload(bytemuck::cast_slice(&v));
+                    ctx.give(std::mem::replace(&mut t.field, b));
+                }
+                t.frame.df_width = img.width;
+                t.frame.df_height = img.height;
+            }
+            m if m.starts_with("mip") => {}
+            other => return Err(gpu_error(format!("snapshot texture `{other}` is {}x{}, of the wrong kind or size", img.width, img.height))),
+        }
+    }
+    if mips.is_empty() {
+        t.frame.mip_levels = 0;
+    } else {
+        let coverage: Vec<u32> = textures.iter().find(|(n, _)| n == "coverage").map(|(_, i)| image_u32(i)).unwrap_or_default();
+        let mut all = coverage;
+        for m in &mips {
+            all.extend(image_u32(m));
+        }
+        let levels = ctx.upload(bytemuck::cast_slice(&all));
+        ctx.give(std::mem::replace(&mut t.levels, levels));
+        let rows: Vec<[u32; 4]> = table.iter().map(|&(o, w, h)| [o, w, h, 0]).collect();
+        let lt = ctx.upload(bytemuck::cast_slice(&rows));
+        ctx.give(std::mem::replace(&mut t.level_table, lt));
+        t.frame.mip_levels = table.len() as u32 - 1;
+    }
+    ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
+    ctx.submit(ctx.encoder())
+}
+
+/// Writes every texture of a snapshot, checking names and sizes first.
+fn import_all(ctx: &mut Context, t: &mut Textures, textures: &[(String, StageImage)]) -> Result<()> {
+    let d = t.dims;
+    for (name, img) in textures {
+        let internal = (img.width, img.height) == (d.width, d.height);
+        let output = (img.width, img.height) == (d.out_width, d.out_height);
+        let ok = match name.as_str() {
+            "coverage" | "height" | "visibility" | "blur" | "memory" | "compose" => internal,
+            "upscale" | "start" | "final" => output,
+            n => n.starts_with("mip") || n == "distance_field",
+        };
+        if !ok {
+            return Err(gpu_error(format!("snapshot texture `{name}` is {}x{}, of the wrong kind or size", img.width, img.height)));
+        }
+    }
+    let occlusion: Vec<(String, StageImage)> =
+        textures.iter().filter(|(n, _)| n == "coverage" || n == "height" || n.starts_with("mip") || n == "distance_field").cloned().collect();
+    import_occlusion(ctx, t, &occlusion)?;
+    for (name, img) in textures {
+        let target = match name.as_str() {
+            "visibility" => &t.visibility,
+            "blur" => &t.blurred,
+            "memory" => &t.memory,
+            "compose" => &t.composed,
+            "upscale" => &t.upscaled,
+            "start" => &t.start,
+            "final" => &t.final_mask,
+            _ => continue,
+        };
+        ctx.queue.write_buffer(target, 0, bytemuck::cast_slice(&image_u32(img)));
+    }
+    let mut enc = ctx.encoder();
+    present(ctx, &mut enc, t);
+    ctx.submit(enc)
+}
