@@ -118,6 +118,15 @@ struct Slot {
     stats: InstanceStats,
 }
 
+impl Slot {
+    /// Something the recompute reads changed: the instance is not settled,
+    /// and the flags of earlier recomputes no longer speak for it.
+    fn unsettle(&mut self) {
+        self.settled = false;
+        self.epoch = self.epoch.wrapping_add(1);
+    }
+}
+
 /// A recompute's "changed" flag on its way back from the backend.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct PendingFlag {
@@ -376,7 +385,7 @@ impl FogSubsystem {
         let slot = self.slot_mut(name)?;
         slot.q = q;
         slot.desc = desc;
-        slot.settled = false;
+        slot.unsettle();
         Ok(())
     }
 
@@ -439,7 +448,7 @@ impl FogSubsystem {
         slot.dims = dims;
         slot.capture_dirty = true;
         slot.occlusion_dirty = true;
-        slot.settled = false;
+        slot.unsettle();
         Ok(())
     }
 
@@ -488,7 +497,7 @@ impl FogSubsystem {
         let slot = self.slot_mut(name)?;
         slot.capture_dirty = true;
         slot.occlusion_dirty = true;
-        slot.settled = false;
+        slot.unsettle();
         Ok(())
     }
 
@@ -1934,8 +1943,7 @@ fn apply(
         return Ok(outcome);
     }
     if !same_inputs {
-        slot.epoch = slot.epoch.wrapping_add(1);
-        slot.settled = false;
+        slot.unsettle();
     }
     let elapsed = if slot.has_recomputed { slot.rate_since_us } else { dt };
     let mut input = recompute_input(slot, g.sources, elapsed)?;
