@@ -29,6 +29,7 @@ mod context;
 mod gpu;
 pub mod looks;
 pub mod passes;
+mod render;
 
 pub use context::{module_names, required_limits, wgsl_source, BACKEND_VAR, MASK_TEXTURE_FORMAT};
 

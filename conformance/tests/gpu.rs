@@ -441,3 +441,35 @@ fn ticks_never_wait_on_the_device_while_it_keeps_up() {
     assert_eq!(hash, fogs[1].lockstep_hash().unwrap());
     assert!(fogs[0].blocking_waits() > before);
 }
+
+/// The render path a game uses: a fragment shader samples the mask texture
+/// through the include. At one pixel per texel the filter lands on texel
+/// centres, so each pixel shows its texel's state: ground where the mask is
+/// fully visible, near-black fog where it is 0 (and never seen).
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn the_top_view_draws_each_texel_in_its_state() {
+    let gpu = gpu();
+    let mut r = runner("infiltration.json", Box::new(gpu.clone()));
+    for _ in 0..30 {
+        r.step().unwrap();
+    }
+    let name = r.fog().instance_names()[0].clone();
+    let dims = r.fog().dims(&name).unwrap();
+    let params = r.fog().shader_params(&name).unwrap();
+    let picture = gpu.render_top_view(r.fog().instance_key(&name).unwrap(), &params, dims.out_width, dims.out_height).unwrap();
+    let mask = r.fog().final_mask(&name).unwrap();
+    assert_eq!(picture.pixels.len(), mask.len() * 4);
+    let (mut clear, mut dark) = (0, 0);
+    for (i, (&v, px)) in mask.iter().zip(picture.pixels.chunks(4)).enumerate() {
+        let at = (i as u32 % dims.out_width, i as u32 / dims.out_width);
+        if v == u16::MAX {
+            clear += 1;
+            assert!(px[1] >= 100, "texel {at:?} is visible but drawn {px:?}");
+        } else if v == 0 {
+            dark += 1;
+            assert!(px[1] <= 30, "texel {at:?} was never seen but drawn {px:?}");
+        }
+    }
+    assert!(clear > 50 && dark > 50, "{clear} visible and {dark} unseen texels");
+}

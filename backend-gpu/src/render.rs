@@ -1,0 +1,105 @@
+//! Drawing with the mask texture, as a game's renderer would: a render pass
+//! whose fragment shader includes `include/murk_fog.wgsl` and samples an
+//! instance's mask texture with a filtering sampler. Only the finished
+//! picture comes back to the CPU, never a mask.
+
+use crate::context::gpu_error;
+use crate::GpuBackend;
+use murk_core::looks::RgbaImage;
+use murk_core::{InstanceKey, Result, ShaderParams};
+use wgpu::util::DeviceExt;
+
+const INCLUDE: &str = include_str!("../include/murk_fog.wgsl");
+const TOP_VIEW: &str = include_str!("../shaders/render/top_view.wgsl");
+
+/// The picture's format: 8-bit sRGB-free RGBA, what PNGs hold.
+const TARGET: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
+
+impl GpuBackend {
+    /// Draws the three-state overlay of an instance (key from
+    /// [`murk_core::FogSubsystem::instance_key`], parameters from
+    /// [`murk_core::FogSubsystem::shader_params`]) seen from above, its
+    /// area filling `width` x `height` pixels, row 0 at the area's local -Y
+    /// edge. The mask is read from its texture on the device.
+    pub fn render_top_view(&self, key: InstanceKey, params: &ShaderParams, width: u32, height: u32) -> Result<RgbaImage> {
+        if width == 0 || height == 0 {
+            return Err(murk_core::MurkError::invalid("picture size", format!("{width}x{height}"), "must be at least 1x1"));
+        }
+        let mask = self.mask_texture(key)?;
+        let (device, queue) = self.device();
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("murk top view"),
+            source: wgpu::ShaderSource::Wgsl(format!("{INCLUDE}\n{TOP_VIEW}").into()),
+        });
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("murk top view"),
+            layout: None,
+            vertex: wgpu::VertexState { module: &module, entry_point: Some("vertex"), compilation_options: Default::default(), buffers: &[] },
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fragment"),
+                compilation_options: Default::default(),
+                targets: &[Some(TARGET.into())],
+            }),
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: None,
+            multisample: wgpu::MultisampleState::default(),
+            multiview_mask: None,
+            cache: None,
+        });
+        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+            label: Some("murk mask"),
+            mag_filter: wgpu::FilterMode::Linear,
+            min_filter: wgpu::FilterMode::Linear,
+            ..Default::default()
+        });
+        let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("murk fog params"),
+            contents: bytemuck::bytes_of(params),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let view = mask.create_view(&wgpu::TextureViewDescriptor::default());
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("murk top view"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::TextureView(&view) },
+                wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::Sampler(&sampler) },
+                wgpu::BindGroupEntry { binding: 2, resource: uniform.as_entire_binding() },
+            ],
+        });
+        let target = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("murk top view"),
+            size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: TARGET,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        let target_view = target.create_view(&wgpu::TextureViewDescriptor::default());
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("murk top view") });
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("murk top view"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &target_view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color::BLACK), store: wgpu::StoreOp::Store },
+                })],
+                ..Default::default()
+            });
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.draw(0..3, 0..1);
+        }
+        // The mask's last blend may still be recorded: submit it first.
+        self.lock().flush()?;
+        queue.submit([encoder.finish()]);
+        let mut gpu = self.lock();
+        let pixels = gpu.ctx.read_texture(&target, 4).map_err(|e| gpu_error(format!("reading the picture back: {e}")))?;
+        Ok(RgbaImage { width, height, pixels })
+    }
+}
