@@ -1,12 +1,12 @@
 // murk_fog.wgsl — include this in engine materials to sample a murk fog
 // instance in world space, in the same coordinates murk uses.
 //
-// Bind the instance's final mask (R16Unorm or R32Float texture made from
-// `FogSubsystem::final_mask`, row 0 = the area's local -Y edge) and its
-// parameter block (`murk_core::ShaderParams`, 48 bytes, uploaded as-is; the
-// struct below mirrors core/src/frame.rs and backend-gpu/tests/layout.rs
-// checks the two agree). Presentation only: gameplay reads the masks on the
-// CPU, never these floats.
+// Bind the instance's mask texture (`GpuBackend::mask_texture`: Rgba16Float,
+// value / 65535 in red, row 0 = the area's local -Y edge) with a filtering
+// sampler, and its parameter block (`murk_core::ShaderParams`, 48 bytes,
+// uploaded as-is; the struct below mirrors core/src/frame.rs and
+// backend-gpu/tests/layout.rs checks the two agree). Presentation only:
+// gameplay reads the exact masks through murk's queries, never these floats.
 
 struct MurkFogParams {
     center: vec3<f32>,

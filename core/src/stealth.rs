@@ -2,9 +2,11 @@
 //!
 //! Each tick, after the masks are updated, every [`StealthActor`] samples the
 //! final mask where it stands (the instance overlapping it in X/Y, closest in
-//! Z, or the one it names) and compares it with its cutoff: `value >= cutoff`
-//! is visible. Keep the cutoff above the explored value: remembered areas
-//! then never count as visible.
+//! Z, or the one it names); [`crate::READBACK_LATENCY_TICKS`] ticks later
+//! the subsystem compares that sample with the cutoff: `value >= cutoff` is
+//! visible. Keep the cutoff above the explored value: remembered areas then
+//! never count as visible. (The sampling and the update live in
+//! `subsystem.rs`; this module holds the state, events and fade rule.)
 //!
 //! ```text
 //!            value >= cutoff                 FreezeWithGhost

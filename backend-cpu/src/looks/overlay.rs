@@ -1,4 +1,4 @@
-//! The three-state overlay (after `godot-fog-shader-architecture.md`):
+//! The three-state overlay:
 //! clear where visible, a light breathing haze tinted per zone over explored
 //! ground, near-black where never seen, with a squared fade across the
 //! explored boundary so the edge of known ground stays crisp.

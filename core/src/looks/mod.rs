@@ -143,7 +143,7 @@ pub struct RgbaImage {
     pub pixels: Vec<u8>,
 }
 
-/// How the three-state overlay looks (after `godot-fog-shader-architecture.md`).
+/// How the three-state overlay looks.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OverlayStyle {
     /// Haze opacity over explored ground (the seed: 0.30).

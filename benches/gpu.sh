@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# GPU conformance and GPU benches on a machine with a real GPU, ending with a
+# Markdown table for BENCHMARKS.md.
+#
+#   bash benches/gpu.sh            # MURK_WGPU_BACKEND picks the wgpu backend
+#
+# Runs the GPU conformance tests (the corpus byte for byte, textures, zero
+# waits per tick), then the GPU rows of the frame bench: `small`, `rts`,
+# `rts-10`, `huge` frames and the `rts-static` / `rts-steady` ticks, each
+# timed to the device's end of work (the bench waits for the GPU after each
+# blend). The table lists criterion's median per row with the adapter.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
+
+echo "== GPU conformance"
+cargo test --release -p murk-conformance --test gpu -- --ignored --nocapture 2>&1 | tee target/gpu-conformance.log | grep -E "conformance on|test result"
+
+echo "== GPU benches"
+MURK_BENCH_HUGE=1 cargo bench -p murk-benches --bench frame -- --noplot "gpu" 2>&1 | tee target/gpu-bench.log | grep -E "GPU rows|time:" || true
+
+adapter=$(grep -m1 -o "GPU rows on .*" target/gpu-bench.log | sed 's/GPU rows on //')
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo "?")
+echo
+echo "GPU figures at $commit on $adapter (criterion median, device time to end of work):"
+echo
+echo "| row | median |"
+echo "|---|---|"
+for dir in target/criterion/frame/*gpu* target/criterion/tick/*gpu*; do
+  [ -f "$dir/new/estimates.json" ] || continue
+  ns=$(grep -o '"median":{"confidence_interval":{[^}]*},"point_estimate":[0-9.e+-]*' "$dir/new/estimates.json" | sed 's/.*://')
+  printf '| %s/%s | %s ms |\n' "$(basename "$(dirname "$dir")")" "$(basename "$dir")" "$(awk -v n="$ns" 'BEGIN { printf "%.3f", n / 1e6 }')"
+done
