@@ -1,6 +1,6 @@
 //! The device, the compiled pipelines, the buffer pool, uploads and readbacks.
 
-use murk_core::{MurkError, Result};
+use murk_core::{MurkError, PassTiming, Result};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -167,7 +167,26 @@ pub struct Context {
     pub(crate) allocated: usize,
     /// Times the calling thread blocked on the device.
     pub(crate) waits: u64,
+    /// Pass timestamps, once asked for (needs `TIMESTAMP_QUERY`).
+    timing: std::sync::Mutex<Option<Timing>>,
 }
+
+/// Timestamp queries around each dispatch of a submission, resolved with it.
+struct Timing {
+    set: wgpu::QuerySet,
+    /// Labels of the dispatches recorded since the last submission (each
+    /// owns queries `2i` and `2i + 1`).
+    recorded: Vec<String>,
+    /// Dispatches recorded after the set was full (not timed).
+    untimed: u64,
+    /// Submitted readbacks of resolved timestamps, with their labels.
+    in_flight: Vec<(InFlight, Vec<String>)>,
+    /// Nanoseconds per timestamp tick.
+    period_ns: f64,
+}
+
+/// Dispatches timed in one submission at most.
+const TIMED_PER_SUBMISSION: u32 = 256;
 
 impl Context {
     /// Opens murk's own device on the first adapter of the backends allowed
@@ -230,7 +249,61 @@ impl Context {
                 pipelines.insert(format!("{name}.{entry}"), pipeline);
             }
         }
-        Ok(Self { device, queue, adapter, pipelines, pool: BTreeMap::new(), allocated: 0, waits: 0 })
+        Ok(Self { device, queue, adapter, pipelines, pool: BTreeMap::new(), allocated: 0, waits: 0, timing: Default::default() })
+    }
+
+    /// Starts timing every dispatch with timestamp queries; an error names
+    /// the feature when the device was opened without it.
+    pub(crate) fn enable_timings(&mut self) -> Result<()> {
+        if !self.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+            return Err(gpu_error(format!(
+                "the device on {} ({:?}) was opened without TIMESTAMP_QUERY: pass timings need it",
+                self.adapter.name, self.adapter.backend
+            )));
+        }
+        let mut timing = self.timing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if timing.is_none() {
+            let set = self.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("murk pass timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2 * TIMED_PER_SUBMISSION,
+            });
+            let period_ns = f64::from(self.queue.get_timestamp_period());
+            *timing = Some(Timing { set, recorded: Vec::new(), untimed: 0, in_flight: Vec::new(), period_ns });
+        }
+        Ok(())
+    }
+
+    /// Device time per pass since timings were enabled or last taken (and a
+    /// row counting the dispatches a full query set left untimed); waits for
+    /// the work in flight.
+    pub(crate) fn take_timings(&mut self) -> Result<Vec<PassTiming>> {
+        let Some((in_flight, period_ns, untimed)) = self
+            .timing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_mut()
+            .map(|t| (std::mem::take(&mut t.in_flight), t.period_ns, std::mem::take(&mut t.untimed)))
+        else {
+            return Ok(Vec::new());
+        };
+        let mut totals: BTreeMap<String, (u64, f64)> = BTreeMap::new();
+        for (readback, labels) in in_flight {
+            let bytes = self.collect(&readback, true)?.ok_or_else(|| gpu_error("a waited-for timestamp readback did not land"))?;
+            let stamps: Vec<u64> = bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+            for (i, label) in labels.into_iter().enumerate() {
+                let ticks = stamps[2 * i + 1].saturating_sub(stamps[2 * i]);
+                let entry = totals.entry(label).or_default();
+                entry.0 += 1;
+                entry.1 += ticks as f64 * period_ns;
+            }
+        }
+        let mut out: Vec<PassTiming> =
+            totals.into_iter().map(|(pass, (dispatches, nanos))| PassTiming { pass, dispatches, nanos, untimed: 0 }).collect();
+        if untimed > 0 {
+            out.push(PassTiming { pass: "(untimed)".into(), dispatches: 0, nanos: 0.0, untimed });
+        }
+        Ok(out)
     }
 
     pub(crate) fn pipeline(&self, name: &str) -> &wgpu::ComputePipeline {
@@ -294,7 +367,24 @@ impl Context {
 
     /// Records one dispatch.
     pub(crate) fn dispatch(&self, encoder: &mut wgpu::CommandEncoder, pipeline: &str, group: &wgpu::BindGroup, x: u32, y: u32) {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(pipeline), timestamp_writes: None });
+        let mut timing = self.timing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let writes = match timing.as_mut() {
+            Some(t) if t.recorded.len() < TIMED_PER_SUBMISSION as usize => {
+                let first = 2 * t.recorded.len() as u32;
+                t.recorded.push(pipeline.split('.').next().unwrap_or(pipeline).to_string());
+                Some(wgpu::ComputePassTimestampWrites {
+                    query_set: &t.set,
+                    beginning_of_pass_write_index: Some(first),
+                    end_of_pass_write_index: Some(first + 1),
+                })
+            }
+            Some(t) => {
+                t.untimed += 1;
+                None
+            }
+            None => None,
+        };
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(pipeline), timestamp_writes: writes });
         pass.set_pipeline(self.pipeline(pipeline));
         pass.set_bind_group(0, group, &[]);
         pass.dispatch_workgroups(x.max(1), y.max(1), 1);
@@ -306,8 +396,33 @@ impl Context {
 
     /// Submits without waiting: the queue runs submissions in order, so
     /// later uploads and passes see this one's results.
+    ///
+    /// With timings on, the timestamps of the dispatches recorded since the
+    /// last submission are resolved at its end and read back later (only
+    /// one encoder with dispatches is open at a time, so they are its own).
     pub(crate) fn submit(&self, encoder: wgpu::CommandEncoder) -> Result<()> {
+        let mut encoder = encoder;
+        let mut timing = self.timing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let resolved = match timing.as_mut().filter(|t| !t.recorded.is_empty()) {
+            Some(t) => {
+                let bytes = 16 * t.recorded.len() as u64;
+                let target = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("murk timestamps"),
+                    size: bytes,
+                    usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                });
+                encoder.resolve_query_set(&t.set, 0..2 * t.recorded.len() as u32, &target, 0);
+                let readback = InFlight::new(self.staging(&mut encoder, &target, bytes), bytes);
+                Some((readback, std::mem::take(&mut t.recorded)))
+            }
+            None => None,
+        };
         self.queue.submit([encoder.finish()]);
+        if let (Some((readback, labels)), Some(t)) = (resolved, timing.as_mut()) {
+            readback.map();
+            t.in_flight.push((readback, labels));
+        }
         Ok(())
     }
 

@@ -280,6 +280,8 @@ impl Backend for Gpu {
     }
 
     fn create_instance(&mut self, key: InstanceKey, dims: InstanceDims) -> Result<()> {
+        // One encoder with dispatches at a time (pass timings rely on it).
+        self.flush()?;
         let ctx = &mut self.ctx;
         let side = ctx.device.limits().max_texture_dimension_2d;
         if dims.out_width.max(dims.out_height) > side {
@@ -546,6 +548,15 @@ impl Backend for Gpu {
 
     fn blocking_waits(&self) -> u64 {
         self.ctx.waits
+    }
+
+    fn enable_timings(&mut self) -> Result<()> {
+        self.ctx.enable_timings()
+    }
+
+    fn take_timings(&mut self) -> Result<Vec<murk_core::PassTiming>> {
+        self.flush()?;
+        self.ctx.take_timings()
     }
 
     fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {

@@ -233,6 +233,12 @@ impl Backend for GpuBackend {
     fn blocking_waits(&self) -> u64 {
         self.lock().blocking_waits()
     }
+    fn enable_timings(&mut self) -> Result<()> {
+        self.lock().enable_timings()
+    }
+    fn take_timings(&mut self) -> Result<Vec<murk_core::PassTiming>> {
+        self.lock().take_timings()
+    }
     fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
         self.lock().export_textures(self.key(key))
     }

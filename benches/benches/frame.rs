@@ -26,7 +26,9 @@ fn bench_frames(c: &mut Criterion, w: &mut Workload, backends: Vec<(String, Box<
         fog.create_instance(w.desc.clone()).expect("valid workload");
         fog.tick(&mut w.world, 33_333).expect("first tick");
         let (name, profile) = (w.desc.name.clone(), w.desc.profile.clone());
-        group.bench_function(BenchmarkId::new(format!("{}/{label}", w.name), ""), |b| {
+        let timed = fog.enable_timings().is_ok();
+        let id = format!("{}/{label}", w.name);
+        group.bench_function(BenchmarkId::new(&id, ""), |b| {
             b.iter(|| {
                 // Invalidate so that nothing is skipped: occlusion and visibility both rebuild.
                 fog.apply_profile(&name, profile.clone()).expect("profile");
@@ -34,6 +36,9 @@ fn bench_frames(c: &mut Criterion, w: &mut Workload, backends: Vec<(String, Box<
                 fog.tick(&mut w.world, 33_333).expect("tick")
             })
         });
+        if timed {
+            report_device_time(&id, &mut fog);
+        }
     }
     group.finish();
 }
@@ -71,9 +76,29 @@ fn bench_ticks(c: &mut Criterion, walkers: bool, backends: Vec<(String, Box<dyn 
         for _ in 0..4 {
             step(&mut fog, &mut w.world);
         }
-        group.bench_function(BenchmarkId::new(format!("{label}/{backend_label}"), ""), |b| b.iter(|| step(&mut fog, &mut w.world)));
+        let timed = fog.enable_timings().is_ok();
+        let id = format!("{label}/{backend_label}");
+        group.bench_function(BenchmarkId::new(&id, ""), |b| b.iter(|| step(&mut fog, &mut w.world)));
+        if timed {
+            report_device_time(&id, &mut fog);
+        }
     }
     group.finish();
+}
+
+/// The device time per tick of each pass over every tick the bench ran
+/// (the GPU rows, from timestamp queries), one line per pass and a total:
+/// `device <row> <pass> <ms per tick>`, which `benches/gpu.sh` collects.
+fn report_device_time(id: &str, fog: &mut FogSubsystem) {
+    let timings = fog.take_timings().expect("timings");
+    // One blend per tick.
+    let ticks = timings.iter().find(|t| t.pass == "blend").map_or(0, |t| t.dispatches).max(1) as f64;
+    let mut total = 0.0;
+    for t in timings.iter().filter(|t| t.untimed == 0) {
+        total += t.nanos;
+        eprintln!("device {id} {} {:.4}", t.pass, t.nanos / 1e6 / ticks);
+    }
+    eprintln!("device {id} all {:.4}", total / 1e6 / ticks);
 }
 
 fn cpu(threads: usize) -> (String, Box<dyn Backend>) {
@@ -149,6 +174,12 @@ impl Backend for Finished {
     }
     fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()> {
         self.0.import_textures(key, textures)
+    }
+    fn enable_timings(&mut self) -> Result<()> {
+        self.0.enable_timings()
+    }
+    fn take_timings(&mut self) -> Result<Vec<murk_core::PassTiming>> {
+        self.0.take_timings()
     }
 }
 

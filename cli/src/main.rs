@@ -69,6 +69,10 @@ struct RunArgs {
     /// After tick TICK, save DIR/snapshot-TICK.murk
     #[arg(long, value_name = "TICK")]
     snapshot_at: Option<u32>,
+    /// Print the device time of each pass over the run (GPU backend, with
+    /// timestamp queries)
+    #[arg(long)]
+    timings: bool,
 }
 
 #[derive(Args)]
@@ -111,21 +115,22 @@ struct RunOptions {
     ticks: Option<u32>,
     stages: bool,
     snapshot_at: Option<u32>,
+    timings: bool,
     out: Option<PathBuf>,
 }
 
 impl RunOptions {
-    fn new(scenario: PathBuf, c: Common, compare: Option<BackendChoice>, snapshot_at: Option<u32>) -> Self {
+    fn new(scenario: PathBuf, c: Common, compare: Option<BackendChoice>, snapshot_at: Option<u32>, timings: bool) -> Self {
         let threads = c.threads.map_or_else(default_threads, |n| n as usize);
-        Self { scenario, backend: c.backend, compare, threads, ticks: c.ticks, stages: c.stages, snapshot_at, out: c.out }
+        Self { scenario, backend: c.backend, compare, threads, ticks: c.ticks, stages: c.stages, snapshot_at, timings, out: c.out }
     }
 }
 
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
         None => demo(),
-        Some(Command::Run(a)) => run(&RunOptions::new(a.scenario, a.common, a.compare, a.snapshot_at)),
-        Some(Command::Resume(a)) => resume(&RunOptions::new(a.snapshot, a.common, None, None)),
+        Some(Command::Run(a)) => run(&RunOptions::new(a.scenario, a.common, a.compare, a.snapshot_at, a.timings)),
+        Some(Command::Resume(a)) => resume(&RunOptions::new(a.snapshot, a.common, None, None, false)),
         Some(Command::Render(a)) => {
             let stem = a.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("render").to_string();
             let out = a.out.unwrap_or_else(|| PathBuf::from("murk-out").join(format!("{stem}-render")));
@@ -245,8 +250,30 @@ fn run(opts: &RunOptions) -> Result<(), String> {
     }
     let base = std::fs::canonicalize(base).map_err(|e| format!("cannot resolve {}: {e}", base.display()))?;
     let snapshot = opts.snapshot_at.map(|tick| SnapshotAt { tick, base: &base, out: &out });
+    if opts.timings {
+        runner.fog().enable_timings().map_err(|e| format!("--timings: {e}"))?;
+    }
     let records = run_ticks(&mut runner, ticks, snapshot)?;
+    if opts.timings {
+        print_timings(&runner.fog().take_timings().map_err(err)?, ticks, &runner.backend_name());
+    }
     finish(&mut runner, opts, &out, &records)
+}
+
+/// The device time of each pass over a run, as a table.
+fn print_timings(timings: &[murk_core::PassTiming], ticks: u32, backend: &str) {
+    println!("device time per pass over {ticks} ticks on {backend}:");
+    println!("  {:<16} {:>10} {:>12} {:>14}", "pass", "dispatches", "total ms", "per tick ms");
+    let mut total = 0.0;
+    for t in timings {
+        if t.untimed > 0 {
+            println!("  {} dispatches were not timed (more than the query set holds in one submission)", t.untimed);
+            continue;
+        }
+        total += t.nanos;
+        println!("  {:<16} {:>10} {:>12.3} {:>14.4}", t.pass, t.dispatches, t.nanos / 1e6, t.nanos / 1e6 / f64::from(ticks));
+    }
+    println!("  {:<16} {:>10} {:>12.3} {:>14.4}", "all", "", total / 1e6, total / 1e6 / f64::from(ticks));
 }
 
 /// The folder a scenario's relative paths start from: the file's folder, or

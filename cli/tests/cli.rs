@@ -197,6 +197,33 @@ fn gpu_without_an_adapter_is_a_clear_error_and_auto_falls_back() {
 }
 
 #[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-cli -- --ignored"]
+fn gpu_timings_print_the_device_time_of_each_pass() {
+    let dir = temp("timings");
+    let st = murk()
+        .args(["run", "scenarios/infiltration.json", "--backend", "gpu", "--ticks", "12", "--timings", "--out"])
+        .arg(&dir)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&st.stdout);
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(out.contains("device time per pass over 12 ticks on gpu["), "{out}");
+    let blend = out.lines().find(|l| l.trim_start().starts_with("blend")).unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(blend.split_whitespace().nth(1), Some("12"), "one blend a tick: {blend}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn timings_need_a_backend_that_times_its_passes() {
+    let st =
+        murk().args(["run", "scenarios/infiltration.json", "--backend", "cpu", "--ticks", "1", "--timings"]).current_dir(repo()).output().unwrap();
+    assert!(!st.status.success());
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(err.contains("--timings") && err.contains("does not time its passes"), "{err}");
+}
+
+#[test]
 fn an_unknown_wgpu_backend_is_named() {
     let st = murk()
         .args(["run", "scenarios/infiltration.json", "--backend", "gpu", "--ticks", "1"])

@@ -473,3 +473,34 @@ fn the_top_view_draws_each_texel_in_its_state() {
     }
     assert!(clear > 50 && dark > 50, "{clear} visible and {dark} unseen texels");
 }
+
+/// Timestamp queries around every dispatch: after a few ticks each pass that
+/// ran has its dispatches and a device time (lavapipe has timestamps).
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn passes_are_timed_on_the_device() {
+    let gpu = gpu();
+    let mut fog = FogSubsystem::new(Box::new(gpu.another_world()));
+    let mut world = patrol();
+    fog.create_instance(InstanceDesc {
+        name: "timed".into(),
+        area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
+        resolution: 64,
+        lod: 0,
+        observed_teams: TeamMask::ALL,
+        profile: Profile::default(),
+    })
+    .unwrap();
+    fog.enable_timings().unwrap();
+    for _ in 0..5 {
+        fog.tick(&mut world, 33_333).unwrap();
+    }
+    let timings = fog.take_timings().unwrap();
+    let row = |pass: &str| timings.iter().find(|t| t.pass == pass).unwrap_or_else(|| panic!("no {pass} row in {timings:?}")).clone();
+    assert_eq!(row("blend").dispatches, 5, "one blend a tick");
+    assert_eq!(row("present").dispatches, 5, "one texture write a tick");
+    assert_eq!(row("sample").dispatches, 5, "one stealth batch a tick");
+    assert!(row("rasterize").dispatches >= 1 && row("visibility").dispatches >= 1);
+    assert!(timings.iter().all(|t| t.nanos >= 0.0) && timings.iter().map(|t| t.nanos).sum::<f64>() > 0.0, "{timings:?}");
+    assert!(fog.take_timings().unwrap().is_empty(), "taken once");
+}

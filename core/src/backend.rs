@@ -196,10 +196,33 @@ pub trait Backend: Send {
     fn blocking_waits(&self) -> u64 {
         0
     }
+    /// Starts timing each pass on the device; an error says why the backend
+    /// cannot (the default: it does not time its passes).
+    fn enable_timings(&mut self) -> Result<()> {
+        Err(crate::error::MurkError::Backend { backend: self.name(), message: "this backend does not time its passes".into() })
+    }
+    /// Time per pass since timings were enabled or last taken (waits for the
+    /// work in flight); empty when timings are off.
+    fn take_timings(&mut self) -> Result<Vec<PassTiming>> {
+        Ok(Vec::new())
+    }
     /// Every texture of an instance, for snapshots: `(name, image)` in a fixed order.
     fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>>;
     /// Restores textures written by [`Backend::export_textures`]; checks names and sizes first.
     fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()>;
+}
+
+/// Device time spent in one pass, as a backend that times its passes reports it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PassTiming {
+    /// The pass, e.g. `visibility`.
+    pub pass: String,
+    /// Dispatches (or runs) timed.
+    pub dispatches: u64,
+    /// Their total time, nanoseconds.
+    pub nanos: f64,
+    /// Dispatches that could not be timed (too many in one submission).
+    pub untimed: u64,
 }
 
 /// The final-mask texels of one instance to sample.

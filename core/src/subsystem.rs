@@ -361,6 +361,18 @@ impl FogSubsystem {
         self.backend.blocking_waits()
     }
 
+    /// Starts timing the backend's passes (the GPU backend with timestamp
+    /// queries); an error says why the backend cannot.
+    pub fn enable_timings(&mut self) -> Result<()> {
+        self.backend.enable_timings()
+    }
+
+    /// Time per pass since [`Self::enable_timings`] or the last call; waits
+    /// for the work in flight.
+    pub fn take_timings(&mut self) -> Result<Vec<crate::backend::PassTiming>> {
+        self.backend.take_timings()
+    }
+
     /// The instance's counters.
     pub fn stats(&self, name: &str) -> Result<InstanceStats> {
         Ok(self.slot(name)?.stats)
