@@ -504,3 +504,32 @@ fn passes_are_timed_on_the_device() {
     assert!(timings.iter().all(|t| t.nanos >= 0.0) && timings.iter().map(|t| t.nanos).sum::<f64>() > 0.0, "{timings:?}");
     assert!(fog.take_timings().unwrap().is_empty(), "taken once");
 }
+
+/// A device the host opened itself, as a game's renderer would.
+fn host_device(limits: impl Fn(&wgpu::Limits) -> wgpu::Limits) -> (wgpu::Device, wgpu::Queue, wgpu::AdapterInfo) {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default())).expect("an adapter");
+    let descriptor = wgpu::DeviceDescriptor { label: Some("the game's device"), required_limits: limits(&adapter.limits()), ..Default::default() };
+    let (device, queue) = pollster::block_on(adapter.request_device(&descriptor)).expect("a device");
+    (device, queue, adapter.get_info())
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn a_host_device_runs_murk_and_a_weak_one_is_refused_by_name() {
+    let (device, queue, info) = host_device(murk_gpu::required_limits);
+    let gpu = GpuBackend::from_device(device, queue, info).unwrap();
+    let mut w = workloads::small();
+    let mut fogs = [FogSubsystem::new(cpu()), FogSubsystem::new(Box::new(gpu.clone()))];
+    for fog in &mut fogs {
+        fog.create_instance(w.desc.clone()).unwrap();
+        fog.tick(&mut w.world, 33_333).unwrap();
+    }
+    let [a, b] = &mut fogs;
+    assert_eq!(a.final_mask("small").unwrap(), b.final_mask("small").unwrap());
+    let texture = gpu.mask_texture(b.instance_key("small").unwrap()).unwrap();
+    assert_eq!(texture.width(), b.dims("small").unwrap().out_width);
+    let (weak, queue, info) = host_device(|_| wgpu::Limits::downlevel_defaults());
+    let e = GpuBackend::from_device(weak, queue, info).err().expect("four storage buffers are too few").to_string();
+    assert!(e.contains("max_storage_buffers_per_shader_stage") && e.contains("murk needs 10"), "{e}");
+}
