@@ -4,6 +4,7 @@
 mod picture;
 mod render;
 mod scene;
+mod top_view;
 
 use clap::{Args, Parser, Subcommand};
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};

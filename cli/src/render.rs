@@ -11,8 +11,8 @@ use murk_core::{BackendChoice, ShaderParams, Stage, StageData};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The looks `murk render` draws.
-pub const VARIANTS: [&str; 3] = ["overlay", "surface", "volume"];
+/// The looks `murk render` draws (`top-view` on the GPU only: see `top_view.rs`).
+pub const VARIANTS: [&str; 4] = ["overlay", "surface", "volume", "top-view"];
 
 /// Options of `murk render`.
 pub struct RenderOptions {
@@ -47,6 +47,9 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
     let (w, h) = opts.size;
     if !(16..=4096).contains(&w) || !(16..=4096).contains(&h) {
         return Err(format!("invalid --size = {w}x{h}: each side must be within 16..=4096"));
+    }
+    if opts.variant == "top-view" {
+        return crate::top_view::render(opts);
     }
     let scenario = Scenario::load(&opts.scenario).map_err(|e| e.to_string())?;
     let base = crate::scenario_base(&opts.scenario);
@@ -175,7 +178,7 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Writes RGB8 frames as a looping GIF, a tenth of a second each.
-fn write_gif(path: &Path, w: u32, h: u32, frames: &[Vec<u8>]) -> Result<(), String> {
+pub(crate) fn write_gif(path: &Path, w: u32, h: u32, frames: &[Vec<u8>]) -> Result<(), String> {
     let err = |e: gif::EncodingError| format!("cannot write {}: {e}", path.display());
     let file = std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     let mut enc = gif::Encoder::new(std::io::BufWriter::new(file), w as u16, h as u16, &[]).map_err(err)?;

@@ -215,6 +215,30 @@ fn gpu_timings_print_the_device_time_of_each_pass() {
 }
 
 #[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-cli -- --ignored"]
+fn the_top_view_renders_from_the_gpu_texture() {
+    let dir = temp("top-view");
+    let st = render("top-view", "gpu", &dir);
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let last = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "png"))
+        .max()
+        .expect("frames were written");
+    let (w, h, rgb) = read_rgb8(&last);
+    assert_eq!((w, h), (96, 54));
+    // The guard's view is clear ground (green over 100), never-seen fog is near black.
+    let greens: Vec<u8> = rgb.chunks(3).map(|p| p[1]).collect();
+    assert!(greens.iter().any(|&g| g > 100) && greens.iter().any(|&g| g < 30), "{last:?} is not clear and fogged");
+    assert!(dir.join("guard-view.top-view.gif").exists());
+    let st = render("top-view", "cpu", &dir);
+    assert!(!st.status.success());
+    assert!(String::from_utf8_lossy(&st.stderr).contains("use --backend gpu"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn timings_need_a_backend_that_times_its_passes() {
     let st =
         murk().args(["run", "scenarios/infiltration.json", "--backend", "cpu", "--ticks", "1", "--timings"]).current_dir(repo()).output().unwrap();
