@@ -148,6 +148,11 @@ impl Gpu {
         t
     }
 
+    /// Readbacks issued and not yet collected or forgotten.
+    pub(crate) fn readbacks_in_flight(&self) -> usize {
+        self.changed.len() + self.samples.len()
+    }
+
     /// The final-mask texture of an instance (written after every blend).
     pub(crate) fn mask_texture(&self, key: InstanceKey) -> Result<wgpu::Texture> {
         Ok(self.textures(key)?.mask.clone())
@@ -548,6 +553,11 @@ impl Backend for Gpu {
 
     fn blocking_waits(&self) -> u64 {
         self.ctx.waits
+    }
+
+    fn forget_readback(&mut self, ticket: u64) {
+        self.changed.remove(&ticket);
+        self.samples.remove(&ticket);
     }
 
     fn enable_timings(&mut self) -> Result<()> {

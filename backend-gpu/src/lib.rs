@@ -135,6 +135,12 @@ impl GpuBackend {
         self.lock().ctx.allocated
     }
 
+    /// Readbacks issued and not yet collected or forgotten (changed flags,
+    /// sample batches): stays small in a running game, whatever its length.
+    pub fn readbacks_in_flight(&self) -> usize {
+        self.lock().readbacks_in_flight()
+    }
+
     /// The texture holding an instance's final mask (key from
     /// [`murk_core::FogSubsystem::instance_key`]), rewritten after every
     /// blend in the same submission: `value / 65535` in the red, green and
@@ -232,6 +238,9 @@ impl Backend for GpuBackend {
     }
     fn blocking_waits(&self) -> u64 {
         self.lock().blocking_waits()
+    }
+    fn forget_readback(&mut self, ticket: u64) {
+        self.lock().forget_readback(ticket)
     }
     fn enable_timings(&mut self) -> Result<()> {
         self.lock().enable_timings()

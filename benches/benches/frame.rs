@@ -169,6 +169,9 @@ impl Backend for Finished {
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
         self.0.poll_samples(ticket, wait)
     }
+    fn forget_readback(&mut self, ticket: u64) {
+        self.0.forget_readback(ticket)
+    }
     fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
         self.0.export_textures(key)
     }

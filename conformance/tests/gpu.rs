@@ -236,6 +236,8 @@ fn creating_and_destroying_instances_grows_nothing() {
     let end = shared.allocated_buffers();
     eprintln!("GPU buffers allocated: {after_warm_up} after 10 instances, {end} after 2000");
     assert_eq!(after_warm_up, end, "the pool reuses every buffer");
+    // Each destroyed instance had changed flags in flight: none is kept.
+    assert_eq!(shared.readbacks_in_flight(), 0, "flags of destroyed instances are forgotten");
 }
 
 #[test]

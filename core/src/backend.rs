@@ -184,6 +184,12 @@ pub trait Backend: Send {
     /// texel order (`None` while pending; `wait` blocks until they arrive).
     /// Delivers each ticket once.
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>>;
+    /// Drops a ticket (of a flag or samples) that will never be polled: its
+    /// instance was destroyed or a snapshot replaced the state. Unknown
+    /// tickets are ignored.
+    fn forget_readback(&mut self, ticket: u64) {
+        let _ = ticket;
+    }
     /// Samples the final mask at texels and waits for the values.
     fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
         let ticket = self.submit_samples(&[SampleRequest { key, texels: texels.to_vec() }])?;

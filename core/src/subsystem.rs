@@ -330,8 +330,19 @@ impl FogSubsystem {
     /// Destroys an instance and frees its textures.
     pub fn destroy_instance(&mut self, name: &str) -> Result<()> {
         let slot = self.instances.remove(name).ok_or_else(|| MurkError::UnknownInstance(name.to_string()))?;
+        self.forget_flags(&slot);
         self.backend.destroy_instance(slot.key);
         Ok(())
+    }
+
+    /// Tells the backend that the flags still in flight for a slot going
+    /// away will never be asked for.
+    fn forget_flags(&mut self, slot: &Slot) {
+        for flag in &slot.flags {
+            if let Readback::Ticket(t) = flag.changed {
+                self.backend.forget_readback(t);
+            }
+        }
     }
 
     fn slot(&self, name: &str) -> Result<&Slot> {
@@ -1214,10 +1225,15 @@ impl FogSubsystem {
             key += 1;
             fresh.insert(slot.desc.name.clone(), slot);
         }
-        for old in self.instances.values() {
+        for old in std::mem::replace(&mut self.instances, fresh).into_values() {
+            self.forget_flags(&old);
             self.backend.destroy_instance(old.key);
         }
-        self.instances = fresh;
+        for batch in &self.stealth_batches {
+            if let Readback::Ticket(t) = batch.values {
+                self.backend.forget_readback(t);
+            }
+        }
         self.next_key = key;
         self.tick = tick;
         self.next_query = next_query;
