@@ -63,13 +63,6 @@ struct FrameParams {
     pad1: u32,
 }
 
-// Per-dispatch values (mip level, blur direction, ...).
-struct PassParams {
-    a: u32,
-    b: u32,
-    c: u32,
-    d: u32,
-}
 
 const MASK_MAX: u32 = 65535u;
 const HEIGHT_FLOOR: i32 = 0;

@@ -1,15 +1,24 @@
 // Pass 2, mips: one level of the coverage max pyramid per dispatch.
-// levels holds level 0 (a copy of coverage) and every level above it;
-// pass.a / pass.b: offsets of the source and destination levels,
-// pass.c / pass.d: source width and height. Twin: backend-cpu/src/passes/mips.rs.
+// levels holds level 0 (a copy of coverage) and every level above it.
+// Twin: backend-cpu/src/passes/mips.rs.
 
-@group(0) @binding(0) var<uniform> pass_params: PassParams;
+// The level a dispatch builds (Rust twin: `MipStep` in src/passes/mips.rs).
+struct MipStep {
+    // Offsets of the source and destination levels in `levels`.
+    source_offset: u32,
+    target_offset: u32,
+    // The source level's size.
+    source_width: u32,
+    source_height: u32,
+}
+
+@group(0) @binding(0) var<uniform> step: MipStep;
 @group(0) @binding(1) var<storage, read_write> levels: array<u32>;
 
 @compute @workgroup_size(8, 8)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    let sw = pass_params.c;
-    let sh = pass_params.d;
+    let sw = step.source_width;
+    let sh = step.source_height;
     let dw = (sw + 1u) / 2u;
     let dh = (sh + 1u) / 2u;
     if (id.x >= dw || id.y >= dh) {
@@ -21,9 +30,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
             let sx = 2u * id.x + dx;
             let sy = 2u * id.y + dy;
             if (sx < sw && sy < sh) {
-                m = m | levels[pass_params.a + sy * sw + sx];
+                m = m | levels[step.source_offset + sy * sw + sx];
             }
         }
     }
-    levels[pass_params.b + id.y * dw + id.x] = m;
+    levels[step.target_offset + id.y * dw + id.x] = m;
 }

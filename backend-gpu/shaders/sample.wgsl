@@ -3,11 +3,11 @@
 // batch's list into the same places of a results buffer shared by every
 // instance of the batch (only that buffer is read back, never a mask).
 
+// Rust twin: `SampleRange` in src/gpu.rs.
 struct SampleRange {
     first: u32,
     count: u32,
-    pad0: u32,
-    pad1: u32,
+    pad: vec2<u32>,
 }
 
 @group(0) @binding(0) var<storage, read> texels: array<u32>;

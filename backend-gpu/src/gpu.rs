@@ -10,7 +10,7 @@
 use crate::context::{gpu_error, Context, InFlight, MASK_TEXTURE_FORMAT};
 use crate::passes;
 use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
-use murk_core::{Backend, FrameParams, OcclusionInput, RecomputeInput, RecomputeReport, Result};
+use murk_core::{Backend, FrameParams, OcclusionInput, Pass, RecomputeInput, RecomputeReport, Result};
 use passes::distance_field::FieldBuffers;
 use std::collections::BTreeMap;
 
@@ -89,6 +89,19 @@ pub(crate) struct Gpu {
     /// recompute): the blend that follows joins it, so an instance's tick is
     /// one submission.
     pending: Option<Pending>,
+}
+
+/// `SampleRange` of `shaders/sample.wgsl`: the part of a sample batch that
+/// one instance answers.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct SampleRange {
+    /// The first texel index of the instance in the batch.
+    pub first: u32,
+    /// How many it has.
+    pub count: u32,
+    /// Padding to 16 bytes.
+    pub pad: [u32; 2],
 }
 
 /// An encoder being recorded, the pooled buffers it frees when submitted,
@@ -195,18 +208,18 @@ impl Gpu {
     /// rows of the per-pass benches. The instance must have been built and
     /// recomputed once with the same inputs (and with mips and the distance
     /// field, to time those).
-    pub(crate) fn run_pass(&mut self, key: InstanceKey, pass: &str, occlusion: &OcclusionInput, input: &RecomputeInput) -> Result<()> {
+    pub(crate) fn run_pass(&mut self, key: InstanceKey, pass: Pass, occlusion: &OcclusionInput, input: &RecomputeInput) -> Result<()> {
         self.flush()?;
         let ctx = &mut self.ctx;
         let t = self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
         let mut enc = ctx.encoder();
         let recycle = match pass {
-            "rasterize" => passes::rasterize::record(ctx, &mut enc, t, occlusion),
-            "mips" if t.frame.mip_levels > 0 => {
+            Pass::Rasterize => passes::rasterize::record(ctx, &mut enc, t, occlusion),
+            Pass::Mips if t.frame.mip_levels > 0 => {
                 passes::mips::record(ctx, &mut enc, t, &t.levels, &t.mip_params);
                 Vec::new()
             }
-            "distance_field" => match &t.field_scratch {
+            Pass::DistanceField => match &t.field_scratch {
                 Some([coarse, vertical, envelope_v, envelope_z]) => {
                     let (dw, dh) = (t.frame.df_width, t.frame.df_height);
                     let buffers = [&t.params, &t.coverage, coarse, vertical, envelope_v, envelope_z, &t.field];
@@ -223,25 +236,25 @@ impl Gpu {
                 }
                 None => return Err(gpu_error("the distance field was not built for this instance")),
             },
-            "visibility" => passes::visibility::record(ctx, &mut enc, t, input),
-            "blur" => passes::blur::record(ctx, &mut enc, t, &input.blur),
-            "memory" => {
+            Pass::Visibility => passes::visibility::record(ctx, &mut enc, t, input),
+            Pass::Blur => passes::blur::record(ctx, &mut enc, t, &input.blur),
+            Pass::Memory => {
                 passes::memory::record(ctx, &mut enc, t);
                 Vec::new()
             }
-            "compose" => {
+            Pass::Compose => {
                 passes::compose::record(ctx, &mut enc, t);
                 Vec::new()
             }
-            "upscale" => {
+            Pass::Upscale => {
                 passes::upscale::record(ctx, &mut enc, t);
                 Vec::new()
             }
-            "blend" => {
+            Pass::Blend => {
                 passes::blend::record(ctx, &mut enc, t);
                 Vec::new()
             }
-            other => return Err(gpu_error(format!("pass `{other}` cannot run alone here (mips need a Hierarchical DDA build)"))),
+            Pass::Mips => return Err(gpu_error("the mips pass runs alone only over a Hierarchical DDA build")),
         };
         ctx.submit(enc)?;
         for b in recycle {
@@ -332,8 +345,8 @@ impl Backend for Gpu {
             start: zeroed(ctx, &mut enc, on),
             final_mask,
             flags: zeroed(ctx, &mut enc, 16),
-            blur_x: ctx.uniform(bytemuck::cast_slice(&[0u32; 4])),
-            blur_y: ctx.uniform(bytemuck::cast_slice(&[1u32, 0, 0, 0])),
+            blur_x: ctx.uniform(bytemuck::bytes_of(&passes::blur::BlurAxis::X)),
+            blur_y: ctx.uniform(bytemuck::bytes_of(&passes::blur::BlurAxis::Y)),
             mask,
             present: present_group,
             detail: None,
@@ -528,7 +541,7 @@ impl Backend for Gpu {
         for request in batch {
             let t = self.instances.get(&request.key).expect("checked above");
             let n = request.texels.len() as u32;
-            let range = ctx.uniform(bytemuck::cast_slice(&[first, n, 0, 0]));
+            let range = ctx.uniform(bytemuck::bytes_of(&SampleRange { first, count: n, pad: [0; 2] }));
             let g = ctx.bind("sample.main", &[&list, &t.final_mask, &results, &range]);
             ctx.dispatch(&mut pending.encoder, "sample.main", &g, passes::groups(n, 64), 1);
             first += n;

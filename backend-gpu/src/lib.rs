@@ -35,9 +35,10 @@ pub use context::{module_names, required_limits, wgsl_source, BACKEND_VAR, MASK_
 
 use context::Context;
 use gpu::Gpu;
+pub use gpu::SampleRange;
 use gpu::Textures;
 use murk_core::backend::{InstanceDims, InstanceKey, SampleRequest, Stage, StageImage};
-use murk_core::{Backend, OcclusionInput, RecomputeInput, RecomputeReport, Result};
+use murk_core::{Backend, OcclusionInput, Pass, RecomputeInput, RecomputeReport, Result};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -183,7 +184,7 @@ impl GpuBackend {
     /// rows of the per-pass benches. The instance must have been built and
     /// recomputed once with the same inputs (and with mips and the distance
     /// field, to time those).
-    pub fn run_pass(&self, key: InstanceKey, pass: &str, occlusion: &OcclusionInput, input: &RecomputeInput) -> Result<()> {
+    pub fn run_pass(&self, key: InstanceKey, pass: Pass, occlusion: &OcclusionInput, input: &RecomputeInput) -> Result<()> {
         self.lock().run_pass(self.key(key), pass, occlusion, input)
     }
 

@@ -7,6 +7,7 @@
 //! CPU reference within the tolerance in `docs/looks.md`.
 
 use crate::context::Context;
+use crate::passes::blur::BlurAxis;
 use crate::passes::groups;
 use crate::GpuBackend;
 use murk_core::looks::{
@@ -66,7 +67,7 @@ fn overlay(ctx: &mut Context, mask: &MaskView, tint: Option<&[[u8; 3]]>, time_s:
         ..bytemuck::Zeroable::zeroed()
     };
     let params = ctx.uniform(bytemuck::bytes_of(&frame));
-    let (axis_x, axis_y) = (ctx.uniform(bytemuck::cast_slice(&[0u32; 4])), ctx.uniform(bytemuck::cast_slice(&[1u32, 0, 0, 0])));
+    let (axis_x, axis_y) = (ctx.uniform(bytemuck::bytes_of(&BlurAxis::X)), ctx.uniform(bytemuck::bytes_of(&BlurAxis::Y)));
     let (a, b) = (upload_texels(ctx, mask), ctx.take(u64::from(w * h) * 4));
     let weights = ctx.upload(bytemuck::cast_slice(&kernel.weights));
     let big = ctx.take(u64::from(ow * oh) * 4);

@@ -65,8 +65,10 @@ fn passes_rts_gpu(c: &mut Criterion) {
     gpu.recompute(0, &p.recompute).expect("recompute");
     let mut g = c.benchmark_group("passes");
     g.sample_size(10);
-    for pass in ["rasterize", "mips", "distance_field", "visibility", "blur", "memory", "compose", "upscale", "blend"] {
-        g.bench_function(BenchmarkId::new(format!("{pass}/gpu"), 1), |b| b.iter(|| gpu.run_pass(0, pass, &occlusion, &p.recompute).expect("pass")));
+    for pass in murk_core::Pass::ALL {
+        g.bench_function(BenchmarkId::new(format!("{}/gpu", pass.name()), 1), |b| {
+            b.iter(|| gpu.run_pass(0, pass, &occlusion, &p.recompute).expect("pass"))
+        });
     }
     g.finish();
 }

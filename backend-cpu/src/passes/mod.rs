@@ -12,6 +12,3 @@ pub mod rasterize;
 pub mod shadowcast;
 pub mod upscale;
 pub mod visibility;
-
-/// Pass names in pipeline order (the same list the GPU backend keeps).
-pub const PASS_NAMES: [&str; 9] = ["rasterize", "mips", "distance_field", "visibility", "blur", "memory", "compose", "upscale", "blend"];

@@ -6,6 +6,27 @@ use crate::context::Context;
 use crate::Textures;
 use murk_core::BlurKernel;
 
+/// `BlurAxis` of `shaders/blur.wgsl`: which axis a dispatch blurs.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct BlurAxis {
+    /// 0: along X into the scratch (unrounded); 1: along Y, rounded once.
+    pub along_y: u32,
+    /// Padding to 16 bytes.
+    pub pad0: u32,
+    /// Padding.
+    pub pad1: u32,
+    /// Padding.
+    pub pad2: u32,
+}
+
+impl BlurAxis {
+    /// The X dispatch.
+    pub const X: BlurAxis = BlurAxis { along_y: 0, pad0: 0, pad1: 0, pad2: 0 };
+    /// The Y dispatch.
+    pub const Y: BlurAxis = BlurAxis { along_y: 1, pad0: 0, pad1: 0, pad2: 0 };
+}
+
 /// Records the copy of visibility into `blurred` and the blur dispatches.
 pub fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &Textures, kernel: &BlurKernel) -> Vec<wgpu::Buffer> {
     let n = u64::from(t.dims.width * t.dims.height) * 4;

@@ -12,9 +12,6 @@ pub mod rasterize;
 pub mod upscale;
 pub mod visibility;
 
-/// Pass names in pipeline order (the same list as the CPU backend's).
-pub const PASS_NAMES: [&str; 9] = ["rasterize", "mips", "distance_field", "visibility", "blur", "memory", "compose", "upscale", "blend"];
-
 /// Workgroups for `n` invocations in groups of `size`.
 pub(crate) fn groups(n: u32, size: u32) -> u32 {
     n.div_ceil(size)
