@@ -61,16 +61,10 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
     std::fs::create_dir_all(&opts.out).map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
     let map = files.map.as_ref().zip(runner.scenario().map.clone());
     let tick_s = runner.scenario().tick_us as f32 / 1.0e6;
-    let ticks = runner.scenario().ticks;
     let mut written = Vec::new();
     let mut tracks: BTreeMap<String, Track> = BTreeMap::new();
     let mut last_mesh: BTreeMap<String, String> = BTreeMap::new();
-    while !runner.finished() {
-        let tick = runner.ticks_done();
-        runner.step().map_err(|e| format!("tick {tick}: {e}"))?;
-        if tick % opts.every != 0 && tick + 1 != ticks {
-            continue;
-        }
+    run_frames(&mut runner, opts.every, |runner, tick| {
         for name in runner.fog().instance_names() {
             let area = runner.fog().shader_params(&name).map_err(|e| e.to_string())?;
             let img = runner.fog().read_stage(&name, Stage::Final).map_err(|e| e.to_string())?;
@@ -163,7 +157,8 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
             written.push(path);
             track.gif.push(rgb);
         }
-    }
+        Ok(())
+    })?;
     for (name, track) in &tracks {
         let path = opts.out.join(format!("{name}.{}.gif", opts.variant));
         write_gif(&path, w, h, &track.gif)?;
@@ -175,6 +170,24 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
         written.push(path);
     }
     Ok(written)
+}
+
+/// Steps the runner to its end, calling `frame` after every `every`-th tick
+/// and after the last one.
+pub(crate) fn run_frames(
+    runner: &mut ScenarioRunner,
+    every: u32,
+    mut frame: impl FnMut(&mut ScenarioRunner, u32) -> Result<(), String>,
+) -> Result<(), String> {
+    let ticks = runner.scenario().ticks;
+    while !runner.finished() {
+        let tick = runner.ticks_done();
+        runner.step().map_err(|e| format!("tick {tick}: {e}"))?;
+        if tick % every == 0 || tick + 1 == ticks {
+            frame(runner, tick)?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes RGB8 frames as a looping GIF, a tenth of a second each.

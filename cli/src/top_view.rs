@@ -4,7 +4,7 @@
 //! `murk_fog.wgsl` (`GpuBackend::render_top_view`): only the finished
 //! pictures come back to the CPU.
 
-use crate::render::{write_gif, RenderOptions};
+use crate::render::{run_frames, write_gif, RenderOptions};
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
 use murk_core::BackendChoice;
 use std::collections::BTreeMap;
@@ -23,15 +23,9 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
     let mut runner = ScenarioRunner::new(scenario, &files, Box::new(gpu.clone())).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(&opts.out).map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
     let (w, h) = opts.size;
-    let ticks = runner.scenario().ticks;
     let mut written = Vec::new();
     let mut gifs: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
-    while !runner.finished() {
-        let tick = runner.ticks_done();
-        runner.step().map_err(|e| format!("tick {tick}: {e}"))?;
-        if tick % opts.every != 0 && tick + 1 != ticks {
-            continue;
-        }
+    run_frames(&mut runner, opts.every, |runner, tick| {
         for name in runner.fog().instance_names() {
             let key = runner.fog().instance_key(&name).map_err(|e| e.to_string())?;
             let params = runner.fog().shader_params(&name).map_err(|e| e.to_string())?;
@@ -42,7 +36,8 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
             written.push(path);
             gifs.entry(name).or_default().push(rgb);
         }
-    }
+        Ok(())
+    })?;
     for (name, frames) in &gifs {
         let path = opts.out.join(format!("{name}.top-view.gif"));
         write_gif(&path, w, h, frames)?;
