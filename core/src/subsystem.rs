@@ -1574,43 +1574,8 @@ fn resample_captures(captures: &[(Entity, &HeightCapture)], t: &AreaTransform, s
             return Err(MurkError::invalid(format!("{label}.capture.cells"), c.cells.len(), format!("must hold width * height = {expected} cells")));
         }
     }
-    let mut out = vec![CAPTURE_EMPTY; (w * h) as usize];
-    let columns: Vec<(f64, f64)> = (0..w).map(|col| t.texel_column_terms(f64::from(col) + 0.5)).collect();
-    for row in 0..h {
-        let row_terms = t.texel_row_terms(f64::from(row) + 0.5);
-        for (col, &column) in (0..w).zip(&columns) {
-            let (x, y) = t.texel_terms_to_world(column, row_terms);
-            let mut best = CAPTURE_EMPTY;
-            for (e, c) in captures {
-                let cell = f64::from(c.cell_size);
-                let cx = crate::fixed::floor_exact((x - f64::from(c.origin.x)) / cell);
-                let cy = crate::fixed::floor_exact((y - f64::from(c.origin.y)) / cell);
-                if cx < 0.0 || cy < 0.0 || cx >= f64::from(c.width) || cy >= f64::from(c.height) {
-                    continue;
-                }
-                let i = cy as usize * c.width as usize + cx as usize;
-                let z = f64::from(c.cells[i]);
-                if z.is_nan() {
-                    continue;
-                }
-                // +inf is a wall: a column from below every slab to above every eye.
-                let q = if z == f64::INFINITY {
-                    HEIGHT_WALL
-                } else {
-                    if z_layering && !slab.holds_height(z) {
-                        continue;
-                    }
-                    match t.height_units(z) {
-                        Some(q) => q,
-                        None => t.height_q(|| format!("{}.capture.cells[{i}]", entity_label(*e)), z)?,
-                    }
-                };
-                best = best.max(q);
-            }
-            out[(row * w + col) as usize] = best;
-        }
-    }
-    Ok(out)
+    let labeled: Vec<crate::resample::LabeledCapture> = captures.iter().map(|(e, c)| (entity_label(*e), *c)).collect();
+    crate::resample::resample_captures(&labeled, t, slab, z_layering, w, h)
 }
 
 /// The recompute inputs of an instance for its projected sources, with rate
