@@ -144,7 +144,8 @@ impl Backend for CpuBackend {
 
     fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
         let src = self.instances.get(&from).ok_or_else(|| backend_error(format!("no instance with key {from}")))?;
-        let (coverage, height, mips, df, dims) = (src.coverage.clone(), src.height.clone(), src.mips.clone(), src.distance_field.clone(), src.dims);
+        let (coverage, height, mips, df, accel, dims) =
+            (src.coverage.clone(), src.height.clone(), src.mips.clone(), src.distance_field.clone(), src.accel.clone(), src.dims);
         let (_, dst) = self.parts(to)?;
         if (dst.dims.width, dst.dims.height) != (dims.width, dims.height) {
             return Err(backend_error(format!(
@@ -152,7 +153,8 @@ impl Backend for CpuBackend {
                 dims.width, dims.height, dst.dims.width, dst.dims.height
             )));
         }
-        dst.accel = passes::visibility::Accel::new(&coverage, &height, dims.width, dims.height);
+        // The tables are a function of coverage and height: copied with them.
+        dst.accel = accel;
         dst.windows.clear();
         dst.coverage = coverage;
         dst.height = height;
