@@ -331,29 +331,63 @@ impl Window {
         // DDA and Hierarchical DDA: the shadowcast window settles most rays.
         let bits = if !anti && matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda) { RayBits::build(s, occ) } else { None };
         let width = (x1 - x0 + 1) as usize;
-        let mut values = vec![0u16; width * (y1 - y0 + 1) as usize];
+        let rows = (y1 - y0 + 1) as usize;
+        let mut values = vec![0u16; width * rows];
         // Where the sweep says no cover lies on the ray, the texel is lit
-        // without asking the march (the first test of `RayBits::blocked`).
-        let clear = bits.as_ref().map(|b| b.first_class(x0, y0, width, (y1 - y0 + 1) as usize));
+        // without asking the march (the first test of `RayBits::blocked`):
+        // only texels with a cover on their ray are visited.
+        let shadow = bits.as_ref().map(|b| b.first_class(x0, y0, width, rows));
+        let words = width.div_ceil(64);
         let fill = |(k, out): (usize, &mut [u16])| {
             let y = y0 + k as i32;
-            let row = falloff.map(|t| (t.row(y - sy), t.reach));
-            let heights = &occ.heights[y as usize * occ.width as usize..];
-            for (x, o) in (x0..=x1).zip(out) {
-                let v = match row {
-                    Some((row, reach)) => row[(x - sx + reach) as usize],
-                    None => falloff_value(s, x as u32, y as u32),
-                };
-                *o = match clear.as_ref().map(|c| c.is_empty() || c[k * width + (x - x0) as usize] == 0) {
-                    _ if anti || v == 0 => v,
-                    // No cover on the ray: lit.
-                    Some(true) => v,
-                    // A cover on the ray, and every cover rises above the eye
-                    // (or there would be no sweep): a target at or below the
-                    // eye is hidden, as `RayBits::blocked` answers first.
-                    Some(false) if (x, y) != (sx, sy) && i64::from(heights[x as usize]) + i64::from(input.target_height) <= i64::from(s.eye) => 0,
-                    _ => occluded_value(input, occ, s, bits.as_ref(), x as u32, y as u32, v),
-                };
+            match falloff {
+                Some(table) => {
+                    let from = (x0 - sx + table.reach) as usize;
+                    out.copy_from_slice(&table.row(y - sy)[from..from + width]);
+                }
+                None => {
+                    for (x, o) in (x0..=x1).zip(out.iter_mut()) {
+                        *o = falloff_value(s, x as u32, y as u32);
+                    }
+                }
+            }
+            if anti {
+                return;
+            }
+            let occluded = |x: i32, v: u16| occluded_value(input, occ, s, bits.as_ref(), x as u32, y as u32, v);
+            match shadow.as_deref() {
+                // Nothing is covered anywhere: every ray is clear.
+                Some([]) => {}
+                Some(shadow) => {
+                    let heights = &occ.heights[y as usize * occ.width as usize..];
+                    for (n, &word) in shadow[k * words..(k + 1) * words].iter().enumerate() {
+                        let mut set = word;
+                        while set != 0 {
+                            let i = n * 64 + set.trailing_zeros() as usize;
+                            set &= set - 1;
+                            let x = x0 + i as i32;
+                            if out[i] == 0 || (x, y) == (sx, sy) {
+                                continue;
+                            }
+                            // A cover on the ray, and every cover rises above
+                            // the eye (or there would be no sweep): a target at
+                            // or below the eye is hidden, as `RayBits::blocked`
+                            // answers first.
+                            out[i] = if i64::from(heights[x as usize]) + i64::from(input.target_height) <= i64::from(s.eye) {
+                                0
+                            } else {
+                                occluded(x, out[i])
+                            };
+                        }
+                    }
+                }
+                None => {
+                    for (x, o) in (x0..=x1).zip(out.iter_mut()) {
+                        if *o != 0 {
+                            *o = occluded(x, *o);
+                        }
+                    }
+                }
             }
         };
         // A large window (a long-sighted source) is shared among the threads
@@ -917,6 +951,38 @@ mod tests {
         assert!(cache.bytes() > 0 && cache.bytes() <= 2 * 25 * 25);
     }
 
+    /// Windows wider than 64 texels (bit rows of several words, runs
+    /// copied across word edges, reversed or not), and windows of sources
+    /// outside the grid, hold the first-class bit of every texel and build
+    /// the bytes of the march.
+    #[test]
+    fn wide_windows_lay_out_the_sweep_across_words() {
+        let (w, h) = (230u32, 190u32);
+        for seed in 0..6 {
+            let (cov, heights) = grid(w, h, seed, 4 + seed as u32, 12, false, seed % 2 == 0);
+            let accel = Accel::new(&cov, &heights, w, h);
+            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+            // Inside the grid, at its edges and (seeds 1 and 4) outside it.
+            let (px, py) = ([115, -25, 200, 70, 150, 229][seed as usize], [95, 180, 10, 60, 205, 0][seed as usize]);
+            let s = SourceTexel { x: px * 8 + 5, y: py * 8 + 2, radius: (70 + 9 * seed) * 8, eye: 12, strength: 65535, ..Default::default() };
+            let bits = RayBits::build(&s, &occ).expect("every cover rises above the eye");
+            let input = dda_input(vec![s], w, h, 3 * seed, false);
+            let win = Window::build(&input, &occ, &s, None);
+            assert!(seed != 0 || win.width > 128, "the window spans three words");
+            let rows = win.values.len() / win.width;
+            let laid = bits.first_class(win.x0, win.y0, win.width, rows);
+            for (k, &v) in win.values.iter().enumerate() {
+                let (i, r) = (k % win.width, k / win.width);
+                let (x, y) = (win.x0 + i as i32, win.y0 + r as i32);
+                let bit = laid[r * win.width.div_ceil(64) + i / 64] >> (i % 64) & 1 != 0;
+                assert_eq!(bit, bits.blocked(x, y, 12, 12) == Some(true), "seed {seed}: first-class bit of ({x}, {y})");
+                if k % 7 == 0 {
+                    assert_eq!(v, source_value(&input, &occ, &s, x as u32, y as u32), "seed {seed}: texel ({x}, {y})");
+                }
+            }
+        }
+    }
+
     /// A source wider than any window the shortcut once kept (half side over
     /// 512) is swept too, and agrees with the march on sampled texels.
     #[test]
@@ -1054,6 +1120,24 @@ mod tests {
                     let fast = source_value_with(&input, &occ, &s, bits.as_ref(), x, y);
                     let march = source_value(&input, &occ, &s, x, y);
                     prop_assert_eq!(fast, march, "texel ({}, {})", x, y);
+                }
+            }
+            // The sweep's first-class bits laid out as window rows agree, texel
+            // by texel, with what `blocked` reads first (for a target at the eye).
+            if let Some(b) = &bits {
+                let (sx, sy, reach) = (s.x >> 3, s.y >> 3, (s.radius >> 3) + 2);
+                let (x0, x1) = ((sx - reach).max(0), (sx + reach).min(w as i32 - 1));
+                let (y0, y1) = ((sy - reach).max(0), (sy + reach).min(h as i32 - 1));
+                if x0 <= x1 && y0 <= y1 {
+                    let width = (x1 - x0 + 1) as usize;
+                    let rows = b.first_class(x0, y0, width, (y1 - y0 + 1) as usize);
+                    for y in y0..=y1 {
+                        for x in x0..=x1 {
+                            let (row, i) = ((y - y0) as usize * width.div_ceil(64), (x - x0) as usize);
+                            let laid = rows.get(row + i / 64).is_some_and(|word| word >> (i % 64) & 1 != 0);
+                            prop_assert_eq!(laid, b.blocked(x, y, eye, eye) == Some(true), "first-class bit of texel ({}, {})", x, y);
+                        }
+                    }
                 }
             }
             // The window as visibility builds it (falloff table, the sweep's
