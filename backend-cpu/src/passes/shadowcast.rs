@@ -66,16 +66,20 @@ impl RayBits {
         if !self.bit(0, x, y)? {
             return Some(false);
         }
-        let rise = i64::from(target) - i64::from(eye);
-        if rise <= 0 {
+        if i64::from(target) <= i64::from(eye) {
             return Some(true);
         }
-        if (x - self.sx).abs() == (y - self.sy).abs() {
+        self.blocked_raised(x, y, target, eye)
+    }
+
+    /// [`RayBits::blocked`] for a target above the eye (`target > eye`)
+    /// inside the window whose ray holds a cover of the first class: the
+    /// same answer without asking the first class again.
+    pub fn blocked_raised(&self, x: i32, y: i32, target: i32, eye: i32) -> Option<bool> {
+        if (x - self.sx).abs() == (y - self.sy).abs() || !self.complete {
             return None;
         }
-        if !self.complete {
-            return None;
-        }
+        let rise = i64::from(target) - i64::from(eye);
         // Lower covers: the tallest of them must stay under the line at distance 1.
         let taller = self.layers.partition_point(|&(top, _)| top < target);
         if let Some(&(lower, _)) = taller.checked_sub(1).and_then(|k| self.layers.get(k)) {

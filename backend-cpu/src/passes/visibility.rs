@@ -355,10 +355,12 @@ impl Window {
                 return;
             }
             let occluded = |x: i32, v: u16| occluded_value(input, occ, s, bits.as_ref(), x as u32, y as u32, v);
-            match shadow.as_deref() {
+            // Where the sweep leaves the texel to the march.
+            let march = |x: i32, v: u16| occluded_value(input, occ, s, None, x as u32, y as u32, v);
+            match (shadow.as_deref(), bits.as_ref()) {
                 // Nothing is covered anywhere: every ray is clear.
-                Some([]) => {}
-                Some(shadow) => {
+                (Some([]), _) => {}
+                (Some(shadow), Some(sweep)) => {
                     let heights = &occ.heights[y as usize * occ.width as usize..];
                     for (n, &word) in shadow[k * words..(k + 1) * words].iter().enumerate() {
                         let mut set = word;
@@ -372,16 +374,22 @@ impl Window {
                             // A cover on the ray, and every cover rises above
                             // the eye (or there would be no sweep): a target at
                             // or below the eye is hidden, as `RayBits::blocked`
-                            // answers first.
-                            out[i] = if i64::from(heights[x as usize]) + i64::from(input.target_height) <= i64::from(s.eye) {
+                            // answers first; a raised one asks the higher
+                            // classes, then the march.
+                            let target = i64::from(heights[x as usize]) + i64::from(input.target_height);
+                            out[i] = if target <= i64::from(s.eye) {
                                 0
                             } else {
-                                occluded(x, out[i])
+                                match sweep.blocked_raised(x, y, target as i32, s.eye) {
+                                    Some(true) => 0,
+                                    Some(false) => out[i],
+                                    None => march(x, out[i]),
+                                }
                             };
                         }
                     }
                 }
-                None => {
+                _ => {
                     for (x, o) in (x0..=x1).zip(out.iter_mut()) {
                         if *o != 0 {
                             *o = occluded(x, *o);
