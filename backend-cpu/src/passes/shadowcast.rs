@@ -448,37 +448,37 @@ impl Sweep {
     }
 
     fn insert(&mut self, mut lo: Slope, mut hi: Slope) {
-        // Merge every interval that overlaps (strictly) the new one.
-        let mut first = self.intervals.len();
-        let mut last = first;
-        for (n, &(a, b)) in self.intervals.iter().enumerate() {
-            if a.lt(hi) && lo.lt(b) {
-                if first == self.intervals.len() {
-                    first = n;
-                }
-                last = n + 1;
-                if a.lt(lo) {
-                    lo = a;
-                }
-                if hi.lt(b) {
-                    hi = b;
-                }
-            }
-        }
+        // The intervals are disjoint and sorted, so those that overlap
+        // (strictly) the new one are a run: from the first that ends after
+        // `lo` to the last that starts before `hi`. They merge into one.
+        let first = self.intervals.partition_point(|&(_, b)| !lo.lt(b));
+        let last = self.intervals.partition_point(|&(a, _)| a.lt(hi));
         if first < last {
-            self.intervals.splice(first..last, [(lo, hi)]);
+            let (a, b) = (self.intervals[first].0, self.intervals[last - 1].1);
+            if a.lt(lo) {
+                lo = a;
+            }
+            if hi.lt(b) {
+                hi = b;
+            }
+            self.intervals[first] = (lo, hi);
+            self.intervals.drain(first + 1..last);
         } else {
-            let at = self.intervals.iter().position(|&(a, _)| lo.lt(a)).unwrap_or(self.intervals.len());
-            self.intervals.insert(at, (lo, hi));
+            self.intervals.insert(first, (lo, hi));
         }
-        // Points now inside an interval are redundant.
-        self.points.retain(|&p| !(lo.lt(p) && p.lt(hi)));
+        // Points now inside an interval are redundant (points are sorted).
+        let from = self.points.partition_point(|p| !lo.lt(*p));
+        let to = self.points.partition_point(|p| p.lt(hi));
+        if from < to {
+            self.points.drain(from..to);
+        }
     }
 
     /// A pinched corner blocks its exact slope (kept unless an interval
-    /// already covers it).
+    /// already covers it: only the last interval starting below it can).
     fn pinch(&mut self, s: Slope) {
-        if self.intervals.iter().any(|&(lo, hi)| lo.lt(s) && s.lt(hi)) {
+        let before = self.intervals.partition_point(|&(lo, _)| lo.lt(s));
+        if before > 0 && s.lt(self.intervals[before - 1].1) {
             return;
         }
         let at = self.points.partition_point(|q| q.lt(s));
