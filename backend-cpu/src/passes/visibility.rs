@@ -464,12 +464,36 @@ impl FalloffTable {
 pub struct WindowCache {
     settings: Option<RaySettings>,
     windows: BTreeMap<SourceTexel, Window>,
+    /// The kept windows combined, before the finish: per texel the
+    /// strongest reveal and the strongest concealment (2 bytes each), when
+    /// `combined` says they match `windows`.
+    painted: Vec<u16>,
+    concealed: Vec<u16>,
+    combined: bool,
+}
+
+/// What one [`WindowCache::update`] changed.
+struct Changes {
+    /// Windows built.
+    built: usize,
+    /// The boxes of the windows dropped: `(x0, y0, width, rows)`.
+    removed: Vec<(usize, usize, usize, usize)>,
+    /// Keys whose windows were not kept before (built now).
+    added: Vec<SourceTexel>,
+}
+
+impl Window {
+    /// The window's box `(x0, y0, width, rows)` in grid texels.
+    fn rect(&self) -> (usize, usize, usize, usize) {
+        (self.x0 as usize, self.y0 as usize, self.width, self.values.len().checked_div(self.width).unwrap_or(0))
+    }
 }
 
 impl WindowCache {
     /// Forgets every window (the occlusion changed).
     pub fn clear(&mut self) {
         self.windows.clear();
+        self.combined = false;
     }
 
     /// Windows kept.
@@ -482,23 +506,25 @@ impl WindowCache {
         self.windows.is_empty()
     }
 
-    /// Heap bytes of the kept windows' values.
+    /// Heap bytes of the kept windows' values (the combined grids add 4
+    /// bytes per texel).
     pub fn bytes(&self) -> usize {
         self.windows.values().map(Window::bytes).sum()
     }
 
     /// Makes the cache hold exactly the windows of `input`'s sources,
-    /// building the missing ones in parallel; returns how many were built.
-    fn update(&mut self, input: &RecomputeInput, occ: &Occlusion) -> usize {
+    /// building the missing ones in parallel.
+    fn update(&mut self, input: &RecomputeInput, occ: &Occlusion) -> Changes {
         let settings = RaySettings::of(input);
         if self.settings != Some(settings) {
-            self.windows.clear();
+            self.clear();
             self.settings = Some(settings);
         }
         let mut wanted: Vec<SourceTexel> = input.sources.clone();
         wanted.sort_unstable();
         wanted.dedup();
-        self.windows.retain(|k, _| wanted.binary_search(k).is_ok());
+        let gone: Vec<SourceTexel> = self.windows.keys().filter(|k| wanted.binary_search(k).is_err()).copied().collect();
+        let removed = gone.iter().filter_map(|k| self.windows.remove(k)).map(|w| w.rect()).filter(|r| r.2 > 0).collect();
         let missing: Vec<SourceTexel> = wanted.into_iter().filter(|k| !self.windows.contains_key(k)).collect();
         // Tables for the reaches worth sharing; a long-sighted source (whose
         // square table could be far larger than its clipped window) computes
@@ -509,9 +535,8 @@ impl WindowCache {
         let tables: BTreeMap<SourceTexel, FalloffTable> = keys.into_par_iter().map(|k| (k, FalloffTable::new(&k))).collect();
         let built: Vec<(SourceTexel, Window)> =
             missing.par_iter().map(|s| (*s, Window::build(input, occ, s, tables.get(&FalloffTable::key(s))))).collect();
-        let count = built.len();
         self.windows.extend(built);
-        count
+        Changes { built: missing.len(), removed, added: missing }
     }
 }
 
@@ -526,21 +551,44 @@ pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
 /// windows `cache` lacks; returns how many were built.
 ///
 /// Each band of `tile_size` rows (in parallel) combines the windows of the
-/// sources binned to its tiles: the strongest reveal into `out` and the
-/// strongest anti-vision into a second grid. Both combine by max, so the
-/// order of sources changes no result. A second pass over rows then lights
-/// covered texels from their open neighbours (with `reveal_walls`, see
-/// [`wall_reveal`]) and applies the anti-vision.
+/// sources binned to its tiles: the strongest reveal and the strongest
+/// anti-vision, each into a grid the cache keeps. Both combine by max, so
+/// the order of sources changes no result, and a kept combination only
+/// needs the changes: the boxes of dropped windows are combined anew from
+/// every window over them, and new windows are added by max. A second pass
+/// over rows then lights covered texels from their open neighbours (with
+/// `reveal_walls`, see [`wall_reveal`]) and applies the anti-vision.
 pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut WindowCache, out: &mut [u16]) -> usize {
     let w = occ.width as usize;
     let bins = &input.bins;
-    let built = cache.update(input, occ);
+    let changes = cache.update(input, occ);
+    // Redoing a dropped window's box costs about as much as its share of a
+    // full combination: past half the windows dropped, combine everything.
+    let incremental = cache.combined && cache.painted.len() == out.len() && 2 * changes.removed.len() < cache.windows.len();
+    cache.painted.resize(out.len(), 0);
+    cache.concealed.resize(out.len(), 0);
     let windows = &cache.windows;
     let band_rows = bins.tile_size as usize;
-    let mut conceal = vec![0u16; out.len()];
-    out.par_chunks_mut(w * band_rows).zip(conceal.par_chunks_mut(w * band_rows)).enumerate().for_each_init(
-        Vec::new,
-        |list, (band, (reveal, conceal))| {
+    // Max the windows of `list` (with whether each is anti-vision) over the
+    // box `bx0..bx1` by `by0..by1` into the band starting at row `y0`.
+    let combine =
+        |list: &[(&Window, bool)], y0: usize, reveal: &mut [u16], conceal: &mut [u16], (bx0, bx1): (usize, usize), (by0, by1): (usize, usize)| {
+            for &(win, anti) in list {
+                let target = if anti { &mut *conceal } else { &mut *reveal };
+                let (wx0, wy0, ww, wrows) = win.rect();
+                let (x0, x1) = (wx0.max(bx0), (wx0 + ww).min(bx1));
+                if x0 >= x1 {
+                    continue;
+                }
+                for y in wy0.max(by0)..(wy0 + wrows).min(by1) {
+                    let from = (y - wy0) * ww + x0 - wx0;
+                    max_into(&mut target[(y - y0) * w + x0..(y - y0) * w + x1], &win.values[from..from + x1 - x0]);
+                }
+            }
+        };
+    cache.painted.par_chunks_mut(w * band_rows).zip(cache.concealed.par_chunks_mut(w * band_rows)).enumerate().for_each_init(
+        || (Vec::new(), Vec::new()),
+        |(list, band_windows), (band, (reveal, conceal))| {
             let tile_row = band as u32;
             list.clear();
             for t in tile_row * bins.tiles_x..(tile_row + 1) * bins.tiles_x {
@@ -548,32 +596,54 @@ pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut Wi
             }
             list.sort_unstable();
             list.dedup();
-            reveal.fill(0);
-            let (y0, rows) = (band * band_rows, reveal.len() / w);
-            for &i in list.iter() {
+            band_windows.clear();
+            band_windows.extend(list.iter().map(|&i| {
                 let s = &input.sources[i as usize];
-                let win = &windows[s];
-                let target = if s.flags & SOURCE_ANTI != 0 { &mut *conceal } else { &mut *reveal };
-                if win.width == 0 {
-                    continue;
+                (&windows[s], s.flags & SOURCE_ANTI != 0)
+            }));
+            let (y0, y1) = (band * band_rows, band * band_rows + reveal.len() / w);
+            if !incremental {
+                reveal.fill(0);
+                conceal.fill(0);
+                combine(band_windows, y0, reveal, conceal, (0, w), (y0, y1));
+                return;
+            }
+            // Each dropped window's box, cleared and combined anew from every
+            // window over it (a later box clears only what it recombines).
+            for &(rx, ry, rw, rrows) in &changes.removed {
+                let (ry0, ry1) = (ry.max(y0), (ry + rrows).min(y1));
+                for y in ry0..ry1 {
+                    let at = (y - y0) * w + rx;
+                    reveal[at..at + rw].fill(0);
+                    conceal[at..at + rw].fill(0);
                 }
-                let (wy0, wy1) = (win.y0 as usize, win.y0 as usize + win.values.len() / win.width);
-                for y in wy0.max(y0)..wy1.min(y0 + rows) {
-                    let at = (y - y0) * w + win.x0 as usize;
-                    let from = (y - wy0) * win.width;
-                    max_into(&mut target[at..at + win.width], &win.values[from..from + win.width]);
+                if ry0 < ry1 {
+                    combine(band_windows, y0, reveal, conceal, (rx, rx + rw), (ry0, ry1));
+                }
+            }
+            // New windows add to what is kept.
+            for s in &changes.added {
+                let (rx, ry, rw, rrows) = windows[s].rect();
+                if ry < y1 && ry + rrows > y0 && rw > 0 {
+                    let target = if s.flags & SOURCE_ANTI != 0 { &mut *conceal } else { &mut *reveal };
+                    let win = &windows[s];
+                    for y in ry.max(y0)..(ry + rrows).min(y1) {
+                        let from = (y - ry) * rw;
+                        max_into(&mut target[(y - y0) * w + rx..(y - y0) * w + rx + rw], &win.values[from..from + rw]);
+                    }
                 }
             }
         },
     );
+    cache.combined = true;
     // Covered texels read their neighbours' reveal as painted, before any
     // texel is lit or concealed.
-    let painted = out.to_vec();
+    let painted = &cache.painted;
     out.par_chunks_mut(w)
-        .zip(conceal.par_chunks(w))
+        .zip(cache.concealed.par_chunks(w))
         .enumerate()
-        .for_each_init(Vec::new, |near, (y, (row, conceal))| finish_row(occ, &painted, input.reveal_walls, conceal, y, near, row));
-    built
+        .for_each_init(Vec::new, |near, (y, (row, conceal))| finish_row(occ, painted, input.reveal_walls, conceal, y, near, row));
+    changes.built
 }
 
 /// Row `y` of the finished visibility: each texel's painted reveal, for a
@@ -986,6 +1056,45 @@ mod tests {
                 assert_eq!(bit, bits.blocked(x, y, 12, 12) == Some(true), "seed {seed}: first-class bit of ({x}, {y})");
                 if k % 7 == 0 {
                     assert_eq!(v, source_value(&input, &occ, &s, x as u32, y as u32), "seed {seed}: texel ({x}, {y})");
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        /// A kept combination updated tick by tick (sources moved, added,
+        /// dropped, shared, anti-vision among them) gives the bytes of a
+        /// cold pass at every tick, on 1 and 3 threads.
+        #[test]
+        fn kept_combination_equals_a_cold_pass(
+            seed in any::<i32>(), density in 0u32..30, (w, h) in (20u32..90, 20u32..90), ticks in 2usize..7, reveal_walls in any::<bool>(),
+        ) {
+            let (cov, heights) = grid(w, h, seed, density, 12, false, true);
+            let accel = Accel::new(&cov, &heights, w, h);
+            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+            let source = |k: u32, tick: u32| {
+                let r = hash2(k as i32, seed);
+                // One source in five steps each tick, the others stand.
+                let step = if k % 5 == 0 { tick * (1 + r % 5) } else { 0 };
+                let (x, y) = ((r >> 4) % (w * 8) + step, (r >> 14) % (h * 8) + 2 * step);
+                let flags = if r % 7 == 0 { SOURCE_ANTI } else { 0 };
+                SourceTexel { x: (x % (w * 8)) as i32, y: (y % (h * 8)) as i32, radius: 40 + (r >> 24) as i32 % 80, eye: 12, strength: 65535, flags, ..Default::default() }
+            };
+            // Source k appears at tick k % 4; every sixth leaves again at tick 2 + k % 3.
+            let alive = |k: u32, tick: u32| tick >= k % 4 && (k % 6 != 0 || tick < 2 + k % 3);
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+                let mut cache = WindowCache::default();
+                let mut out = vec![0u16; (w * h) as usize];
+                for tick in 0..ticks as u32 {
+                    // Two equal sources share a window throughout.
+                    let sources: Vec<SourceTexel> = (0..40u32).filter(|&k| alive(k, tick)).map(|k| source(k, tick)).chain([source(99, 0), source(99, 0)]).collect();
+                    let input = dda_input(sources, w, h, 0, reveal_walls);
+                    pool.install(|| visibility_cached(&input, &occ, &mut cache, &mut out));
+                    let mut cold = vec![0u16; out.len()];
+                    visibility(&input, &occ, &mut cold);
+                    prop_assert_eq!(&out, &cold, "tick {} on {} threads", tick, threads);
                 }
             }
         }
