@@ -130,7 +130,7 @@ impl Backend for CpuBackend {
         }
         pool.install(|| {
             passes::rasterize::rasterize(input, &mut inst.coverage, &mut inst.height);
-            inst.accel = passes::visibility::Accel::new(&inst.coverage, &inst.height, input.width, input.height);
+            inst.accel.rebuild(&inst.coverage, &inst.height, input.width, input.height);
             inst.windows.clear();
             inst.mips = if input.build_mips { passes::mips::build_mips(&inst.coverage, input.width, input.height) } else { Vec::new() };
             inst.distance_field = if input.distance_field_scale > 0 {

@@ -91,10 +91,19 @@ impl Accel {
     /// Builds the tables, rows in parallel; the column bit sets are the row
     /// bit sets transposed 64 by 64 texels at a time.
     pub fn new(coverage: &[u8], heights: &[i32], width: u32, height: u32) -> Self {
+        let mut accel = Self::default();
+        accel.rebuild(coverage, heights, width, height);
+        accel
+    }
+
+    /// [`Accel::new`] in place: the same tables, in the memory of the old
+    /// ones (an occlusion rebuilt at the same size allocates nothing).
+    pub fn rebuild(&mut self, coverage: &[u8], heights: &[i32], width: u32, height: u32) {
         let (w, h) = (width as usize, height as usize);
         let line = w.max(1);
-        let mut tops = vec![i32::MIN; w * h];
-        tops.par_chunks_mut(line).zip(coverage.par_chunks(line).zip(heights.par_chunks(line))).for_each(|(tops, (cov, hs))| {
+        self.tops.clear();
+        self.tops.resize(w * h, i32::MIN);
+        self.tops.par_chunks_mut(line).zip(coverage.par_chunks(line).zip(heights.par_chunks(line))).for_each(|(tops, (cov, hs))| {
             for ((t, &c), &ht) in tops.iter_mut().zip(cov).zip(hs) {
                 if c != 0 {
                     *t = ht;
@@ -109,7 +118,8 @@ impl Accel {
                 levels.push(t);
             }
         };
-        let (mut levels, lowest_top) = tops
+        let (mut levels, lowest_top) = self
+            .tops
             .par_chunks(line * 16)
             .map(|band| {
                 let (mut levels, mut lowest) = (Vec::with_capacity(MAX_CLASSES + 1), i32::MAX);
@@ -128,43 +138,48 @@ impl Accel {
                     (a, la.min(lb))
                 },
             );
-        let classes_complete = levels.len() <= MAX_CLASSES;
-        levels = if classes_complete { levels } else { vec![lowest_top] };
+        self.classes_complete = levels.len() <= MAX_CLASSES;
+        levels = if self.classes_complete { levels } else { vec![lowest_top] };
         levels.sort_unstable();
-        let classes: Vec<(i32, Vec<u64>)> = levels.iter().map(|&level| (level, class_rows(&tops, w, level))).collect();
-        let classes_by_column = classes.iter().map(|(_, rows)| transpose_bits(rows, w, h)).collect();
-        Self {
-            sums: coverage_sums(coverage, width, height),
-            tops,
-            classes,
-            words_per_row: w.div_ceil(64),
-            classes_by_column,
-            words_per_column: h.div_ceil(64),
-            classes_complete,
-            lowest_top,
+        self.lowest_top = lowest_top;
+        self.words_per_row = w.div_ceil(64);
+        self.words_per_column = h.div_ceil(64);
+        // The old bit sets are reused, one per class.
+        let mut spare: Vec<Vec<u64>> = self.classes.drain(..).map(|(_, bits)| bits).collect();
+        for level in levels {
+            let mut bits = spare.pop().unwrap_or_default();
+            class_rows(&self.tops, w, level, &mut bits);
+            self.classes.push((level, bits));
         }
+        self.classes_by_column.resize_with(self.classes.len(), Vec::new);
+        for ((_, rows), columns) in self.classes.iter().zip(self.classes_by_column.iter_mut()) {
+            transpose_bits(rows, w, h, columns);
+        }
+        coverage_sums(coverage, w, h, &mut self.sums);
     }
 }
 
 /// The texels of a `w`-wide grid of tops covered at least as high as
-/// `level`, as bits, `w.div_ceil(64)` words per row.
-fn class_rows(tops: &[i32], w: usize, level: i32) -> Vec<u64> {
+/// `level`, as bits, `w.div_ceil(64)` words per row, into `bits`.
+fn class_rows(tops: &[i32], w: usize, level: i32, bits: &mut Vec<u64>) {
     let words = w.div_ceil(64);
-    let mut bits = vec![0u64; words * (tops.len() / w.max(1))];
+    bits.clear();
+    bits.resize(words * (tops.len() / w.max(1)), 0);
     bits.par_chunks_mut(words.max(1)).zip(tops.par_chunks(w.max(1))).for_each(|(row_bits, row)| {
         for (word, texels) in row_bits.iter_mut().zip(row.chunks(64)) {
             // Uncovered texels hold `i32::MIN`, below every level.
             *word = texels.iter().enumerate().fold(0, |acc, (i, &t)| acc | u64::from(t >= level) << i);
         }
     });
-    bits
 }
 
 /// A row-major bit set of `w x h` texels (`w.div_ceil(64)` words per row)
-/// as a column-major one (`h.div_ceil(64)` words per column, rows as bits).
-fn transpose_bits(rows: &[u64], w: usize, h: usize) -> Vec<u64> {
+/// as a column-major one (`h.div_ceil(64)` words per column, rows as bits),
+/// into `columns`.
+fn transpose_bits(rows: &[u64], w: usize, h: usize, columns: &mut Vec<u64>) {
     let (words_per_row, words_per_column) = (w.div_ceil(64), h.div_ceil(64));
-    let mut columns = vec![0u64; words_per_column * w];
+    columns.clear();
+    columns.resize(words_per_column * w, 0);
     // Each task owns 64 grid columns: word `k` of every row.
     columns.par_chunks_mut((64 * words_per_column).max(1)).enumerate().for_each(|(k, out)| {
         let mut block = [0u64; 64];
@@ -179,7 +194,6 @@ fn transpose_bits(rows: &[u64], w: usize, h: usize) -> Vec<u64> {
             }
         }
     });
-    columns
 }
 
 /// Transposes a 64 x 64 bit matrix in place: bit `c` of word `r` becomes
@@ -200,26 +214,45 @@ fn transpose64(a: &mut [u64; 64]) {
     }
 }
 
-/// The summed-area table of a coverage grid: entry `(x, y)` counts the
-/// covered texels in `[0, x) x [0, y)`. Prefix sums of the rows in
-/// parallel, then each row adds the one above.
-pub fn coverage_sums(coverage: &[u8], width: u32, height: u32) -> Vec<u32> {
-    let (w, h) = (width as usize, height as usize);
-    let mut sums = vec![0u32; (w + 1) * (h + 1)];
-    sums[w + 1..].par_chunks_mut(w + 1).zip(coverage.par_chunks(w.max(1))).for_each(|(out, row)| {
-        let mut acc = 0u32;
-        for (o, &c) in out[1..].iter_mut().zip(row) {
-            acc += u32::from(c);
-            *o = acc;
+/// Rows per band of the summed-area table's parallel passes.
+const SUM_BAND: usize = 32;
+
+/// The summed-area table of a `w x h` coverage grid into `sums`: entry
+/// `(x, y)` counts the covered texels in `[0, x) x [0, y)`. Bands of rows in
+/// parallel sum within the band; each band then adds the total of the
+/// bands above it (taken from their last rows, in order).
+fn coverage_sums(coverage: &[u8], w: usize, h: usize, sums: &mut Vec<u32>) {
+    let stride = w + 1;
+    sums.clear();
+    sums.resize(stride * (h + 1), 0);
+    let band_sums = |out: &mut [u32], rows: &[u8]| {
+        let mut above = vec![0u32; stride];
+        for (line, row) in out.chunks_mut(stride).zip(rows.chunks(w.max(1))) {
+            let mut acc = 0u32;
+            for ((o, &c), &a) in line[1..].iter_mut().zip(row).zip(&above[1..]) {
+                acc += u32::from(c);
+                *o = acc + a;
+            }
+            above.copy_from_slice(line);
         }
-    });
-    for y in 1..h {
-        let (above, rest) = sums.split_at_mut((y + 1) * (w + 1));
-        for (s, &a) in rest[..w + 1].iter_mut().zip(&above[y * (w + 1)..]) {
-            *s += a;
+    };
+    sums[stride..].par_chunks_mut(stride * SUM_BAND).zip(coverage.par_chunks(w.max(1) * SUM_BAND)).for_each(|(out, rows)| band_sums(out, rows));
+    // The running total above each band, then added to its rows.
+    let mut offsets = vec![0u32; stride * h.div_ceil(SUM_BAND)];
+    for band in 1..h.div_ceil(SUM_BAND) {
+        let last = &sums[(band * SUM_BAND) * stride..][..stride];
+        let (before, now) = offsets.split_at_mut(band * stride);
+        for ((o, &p), &l) in now[..stride].iter_mut().zip(&before[(band - 1) * stride..]).zip(last) {
+            *o = p + l;
         }
     }
-    sums
+    sums[stride..].par_chunks_mut(stride * SUM_BAND).zip(offsets.par_chunks(stride)).skip(1).for_each(|(out, offset)| {
+        for line in out.chunks_mut(stride) {
+            for (s, &o) in line.iter_mut().zip(offset) {
+                *s += o;
+            }
+        }
+    });
 }
 
 impl Occlusion<'_> {
@@ -1169,20 +1202,27 @@ mod tests {
         /// The tables built in parallel by words are the tables built bit by
         /// bit, for widths and heights on both sides of 64 and 128, with few
         /// distinct tops (one class each) and with many (one class), on 1
-        /// and 3 threads.
+        /// and 3 threads, built fresh or over the tables of another grid.
         #[test]
         fn accel_equals_its_texel_by_texel_twin(w in 1u32..140, h in 1u32..140, seed in any::<i32>(), density in 0u32..80, palette in any::<bool>()) {
             let (cov, heights) = grid(w, h, seed, density, 30, true, palette);
             let want = accel_reference(&cov, &heights, w, h);
             for threads in [1, 3] {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
-                let got = pool.install(|| Accel::new(&cov, &heights, w, h));
+                // Built fresh, and rebuilt over the tables of another grid
+                // (another size, other tops).
+                let (other_cov, other_heights) = grid(h + 3, w, seed ^ 5, 40, 30, false, !palette);
+                let mut reused = Accel::new(&other_cov, &other_heights, h + 3, w);
+                pool.install(|| reused.rebuild(&cov, &heights, w, h));
+                let fresh = pool.install(|| Accel::new(&cov, &heights, w, h));
+                for got in [fresh, reused] {
                 prop_assert_eq!(&got.sums, &want.sums);
                 prop_assert_eq!(&got.tops, &want.tops);
                 prop_assert_eq!(&got.classes, &want.classes);
                 prop_assert_eq!(&got.classes_by_column, &want.classes_by_column);
                 prop_assert_eq!((got.words_per_row, got.words_per_column), (want.words_per_row, want.words_per_column));
                 prop_assert_eq!((got.classes_complete, got.lowest_top), (want.classes_complete, want.lowest_top));
+                }
             }
         }
     }
