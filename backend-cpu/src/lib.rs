@@ -44,7 +44,6 @@ struct CpuInstance {
     windows: passes::visibility::WindowCache,
     visibility: Vec<u16>,
     blurred: Vec<u16>,
-    scratch: Vec<u32>,
     memory: Vec<u16>,
     composed: Vec<u16>,
     upscaled: Vec<u16>,
@@ -66,7 +65,6 @@ impl CpuInstance {
             windows: passes::visibility::WindowCache::default(),
             visibility: vec![0; n],
             blurred: vec![0; n],
-            scratch: vec![0; n],
             memory: vec![0; n],
             composed: vec![0; n],
             upscaled: vec![0; on],
@@ -178,7 +176,7 @@ impl Backend for CpuBackend {
             };
             if !input.reuse_visibility {
                 passes::visibility::visibility_cached(input, &occ, &mut inst.windows, &mut inst.visibility);
-                passes::blur::blur(&input.blur, w, h, &inst.visibility, &mut inst.blurred, &mut inst.scratch);
+                passes::blur::blur(&input.blur, w, h, &inst.visibility, &mut inst.blurred);
             }
             let memory_changed = passes::memory::memory(&inst.blurred, &mut inst.memory, input.forget_step, input.freeze_memory);
             let params = ComposeParams {
