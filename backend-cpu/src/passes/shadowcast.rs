@@ -32,6 +32,7 @@ const MAX_HALF: i32 = MAX_RADIUS_TEXELS + 2;
 /// The per-source answer: for each class (covered texels at least as high
 /// as one of the distinct tops), per octant and column `j`, one bit per row
 /// `i` (`0 <= i <= j`): some texel of the class lies on the ray to that texel.
+#[derive(Clone, Debug)]
 pub struct RayBits {
     sx: i32,
     sy: i32,

@@ -348,28 +348,68 @@ pub struct Window {
     values: Vec<u16>,
 }
 
+/// The box of a source's window `(x0, y0, width, rows)`: its reach (the
+/// radius plus two texels around the source texel, as the tile bins use)
+/// clipped to the grid; `None` when nothing of it is on the grid.
+fn window_box(s: &SourceTexel, occ: &Occlusion) -> Option<(i32, i32, usize, usize)> {
+    let reach = (s.radius >> 3) + 2;
+    let (sx, sy) = (s.x >> 3, s.y >> 3);
+    let (x0, x1) = ((sx - reach).max(0), (sx + reach).min(occ.width as i32 - 1));
+    let (y0, y1) = ((sy - reach).max(0), (sy + reach).min(occ.height as i32 - 1));
+    (x0 <= x1 && y0 <= y1).then(|| (x0, y0, (x1 - x0 + 1) as usize, (y1 - y0 + 1) as usize))
+}
+
+/// What a source's shadowcast depends on besides the occlusion: its texel,
+/// its reach and its eye (not its sub-texel position, falloff or cone).
+type ShadowKey = (i32, i32, i32, i32);
+
+/// A source's shadowcast over its window box: the sweep, and its first
+/// class laid out as the box's bit rows.
+#[derive(Clone, Debug)]
+struct Shadow {
+    bits: RayBits,
+    first: Vec<u64>,
+}
+
+impl Shadow {
+    /// Whether the window of `s` asks the shadowcast (DDA and Hierarchical
+    /// DDA, not anti-vision).
+    fn applies(input: &RecomputeInput, s: &SourceTexel) -> bool {
+        s.flags & SOURCE_ANTI == 0 && matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda)
+    }
+
+    fn key(s: &SourceTexel) -> ShadowKey {
+        (s.x >> 3, s.y >> 3, (s.radius >> 3) + 2, s.eye)
+    }
+
+    /// The shadowcast of `s`, or `None` where it does not apply (a cover at
+    /// or below the eye, or no window).
+    fn build(s: &SourceTexel, occ: &Occlusion) -> Option<Self> {
+        let (x0, y0, width, rows) = window_box(s, occ)?;
+        let bits = RayBits::build(s, occ)?;
+        let first = bits.first_class(x0, y0, width, rows);
+        Some(Self { bits, first })
+    }
+}
+
 impl Window {
     /// Evaluates the source at every texel of its reach (the box the tile
     /// bins use: the radius plus two texels around the source texel,
     /// clipped to the grid).
-    fn build(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, falloff: Option<&FalloffTable>) -> Self {
-        let reach = (s.radius >> 3) + 2;
+    /// `shadow` is the source's [`Shadow`] where [`Shadow::applies`] (for
+    /// DDA and Hierarchical DDA it settles most rays).
+    fn build(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, falloff: Option<&FalloffTable>, shadow: Option<&Shadow>) -> Self {
         let (sx, sy) = (s.x >> 3, s.y >> 3);
-        let (x0, x1) = ((sx - reach).max(0), (sx + reach).min(occ.width as i32 - 1));
-        let (y0, y1) = ((sy - reach).max(0), (sy + reach).min(occ.height as i32 - 1));
-        if x0 > x1 || y0 > y1 {
-            return Self { x0, y0, width: 0, values: Vec::new() };
-        }
-        let anti = s.flags & SOURCE_ANTI != 0;
-        // DDA and Hierarchical DDA: the shadowcast window settles most rays.
-        let bits = if !anti && matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda) { RayBits::build(s, occ) } else { None };
-        let width = (x1 - x0 + 1) as usize;
-        let rows = (y1 - y0 + 1) as usize;
+        let Some((x0, y0, width, rows)) = window_box(s, occ) else {
+            return Self { x0: (sx - (s.radius >> 3) - 2).max(0), y0: (sy - (s.radius >> 3) - 2).max(0), width: 0, values: Vec::new() };
+        };
+        let (x1, anti) = (x0 + width as i32 - 1, s.flags & SOURCE_ANTI != 0);
+        let bits = shadow.map(|sh| &sh.bits);
         let mut values = vec![0u16; width * rows];
         // Where the sweep says no cover lies on the ray, the texel is lit
         // without asking the march (the first test of `RayBits::blocked`):
         // only texels with a cover on their ray are visited.
-        let shadow = bits.as_ref().map(|b| b.first_class(x0, y0, width, rows));
+        let shadow = shadow.map(|sh| sh.first.as_slice());
         let words = width.div_ceil(64);
         let fill = |(k, out): (usize, &mut [u16])| {
             let y = y0 + k as i32;
@@ -387,10 +427,10 @@ impl Window {
             if anti {
                 return;
             }
-            let occluded = |x: i32, v: u16| occluded_value(input, occ, s, bits.as_ref(), x as u32, y as u32, v);
+            let occluded = |x: i32, v: u16| occluded_value(input, occ, s, bits, x as u32, y as u32, v);
             // Where the sweep leaves the texel to the march.
             let march = |x: i32, v: u16| occluded_value(input, occ, s, None, x as u32, y as u32, v);
-            match (shadow.as_deref(), bits.as_ref()) {
+            match (shadow, bits) {
                 // Nothing is covered anywhere: every ray is clear.
                 (Some([]), _) => {}
                 (Some(shadow), Some(sweep)) => {
@@ -503,6 +543,10 @@ pub struct WindowCache {
     painted: Vec<u16>,
     concealed: Vec<u16>,
     combined: bool,
+    /// The shadowcasts of the windows built by the last update, by
+    /// [`Shadow::key`]: a source that moves within its texel (its window
+    /// rebuilt for the new falloff) sweeps nothing again.
+    shadows: BTreeMap<ShadowKey, Option<Shadow>>,
 }
 
 /// What one [`WindowCache::update`] changed.
@@ -526,6 +570,7 @@ impl WindowCache {
     /// Forgets every window (the occlusion changed).
     pub fn clear(&mut self) {
         self.windows.clear();
+        self.shadows.clear();
         self.combined = false;
     }
 
@@ -566,8 +611,23 @@ impl WindowCache {
         keys.sort_unstable();
         keys.dedup();
         let tables: BTreeMap<SourceTexel, FalloffTable> = keys.into_par_iter().map(|k| (k, FalloffTable::new(&k))).collect();
-        let built: Vec<(SourceTexel, Window)> =
-            missing.par_iter().map(|s| (*s, Window::build(input, occ, s, tables.get(&FalloffTable::key(s))))).collect();
+        // Shadowcasts: those of the last update still asked for are kept,
+        // the others dropped, the missing ones swept.
+        let mut asked: Vec<(ShadowKey, SourceTexel)> = missing.iter().filter(|s| Shadow::applies(input, s)).map(|s| (Shadow::key(s), *s)).collect();
+        asked.sort_unstable_by_key(|&(k, _)| k);
+        asked.dedup_by_key(|&mut (k, _)| k);
+        self.shadows.retain(|k, _| asked.binary_search_by_key(k, |&(a, _)| a).is_ok());
+        let swept: Vec<(ShadowKey, Option<Shadow>)> =
+            asked.par_iter().filter(|(k, _)| !self.shadows.contains_key(k)).map(|(k, s)| (*k, Shadow::build(s, occ))).collect();
+        self.shadows.extend(swept);
+        let shadows = &self.shadows;
+        let built: Vec<(SourceTexel, Window)> = missing
+            .par_iter()
+            .map(|s| {
+                let shadow = if Shadow::applies(input, s) { shadows.get(&Shadow::key(s)).and_then(Option::as_ref) } else { None };
+                (*s, Window::build(input, occ, s, tables.get(&FalloffTable::key(s)), shadow))
+            })
+            .collect();
         self.windows.extend(built);
         Changes { built: missing.len(), removed, added: missing }
     }
@@ -1078,7 +1138,7 @@ mod tests {
             let s = SourceTexel { x: px * 8 + 5, y: py * 8 + 2, radius: (70 + 9 * seed) * 8, eye: 12, strength: 65535, ..Default::default() };
             let bits = RayBits::build(&s, &occ).expect("every cover rises above the eye");
             let input = dda_input(vec![s], w, h, 3 * seed, false);
-            let win = Window::build(&input, &occ, &s, None);
+            let win = Window::build(&input, &occ, &s, None, Shadow::build(&s, &occ).as_ref());
             assert!(seed != 0 || win.width > 128, "the window spans three words");
             let rows = win.values.len() / win.width;
             let laid = bits.first_class(win.x0, win.y0, win.width, rows);
@@ -1300,8 +1360,9 @@ mod tests {
             // The window as visibility builds it (falloff table, the sweep's
             // clear texels laid out at once) holds the same values.
             let table = FalloffTable::new(&FalloffTable::key(&s));
+            let shadow = Shadow::build(&s, &occ);
             for falloff in [Some(&table), None] {
-                let win = Window::build(&input, &occ, &s, falloff);
+                let win = Window::build(&input, &occ, &s, falloff, shadow.as_ref());
                 for (k, &v) in win.values.iter().enumerate() {
                     let (x, y) = (win.x0 + (k % win.width) as i32, win.y0 + (k / win.width) as i32);
                     prop_assert_eq!(v, source_value(&input, &occ, &s, x as u32, y as u32), "window texel ({}, {})", x, y);
