@@ -345,6 +345,7 @@ pub struct Window {
     x0: i32,
     y0: i32,
     width: usize,
+    rows: usize,
     values: Vec<u16>,
 }
 
@@ -401,7 +402,7 @@ impl Window {
     fn build(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, falloff: Option<&FalloffTable>, shadow: Option<&Shadow>) -> Self {
         let (sx, sy) = (s.x >> 3, s.y >> 3);
         let Some((x0, y0, width, rows)) = window_box(s, occ) else {
-            return Self { x0: (sx - (s.radius >> 3) - 2).max(0), y0: (sy - (s.radius >> 3) - 2).max(0), width: 0, values: Vec::new() };
+            return Self { x0: (sx - (s.radius >> 3) - 2).max(0), y0: (sy - (s.radius >> 3) - 2).max(0), width: 0, rows: 0, values: Vec::new() };
         };
         let (x1, anti) = (x0 + width as i32 - 1, s.flags & SOURCE_ANTI != 0);
         let bits = shadow.map(|sh| &sh.bits);
@@ -478,7 +479,7 @@ impl Window {
         } else {
             values.chunks_mut(width).enumerate().for_each(fill);
         }
-        Self { x0, y0, width, values }
+        Self { x0, y0, width, rows, values }
     }
 
     /// Heap bytes of the window's values.
@@ -562,7 +563,7 @@ struct Changes {
 impl Window {
     /// The window's box `(x0, y0, width, rows)` in grid texels.
     fn rect(&self) -> (usize, usize, usize, usize) {
-        (self.x0 as usize, self.y0 as usize, self.width, self.values.len().checked_div(self.width).unwrap_or(0))
+        (self.x0 as usize, self.y0 as usize, self.width, self.rows)
     }
 }
 
@@ -662,6 +663,7 @@ pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut Wi
     cache.concealed.resize(out.len(), 0);
     let windows = &cache.windows;
     let band_rows = bins.tile_size as usize;
+    let added: Vec<(&Window, bool)> = changes.added.iter().map(|s| (&windows[s], s.flags & SOURCE_ANTI != 0)).collect();
     // Max the windows of `list` (with whether each is anti-vision) over the
     // box `bx0..bx1` by `by0..by1` into the band starting at row `y0`.
     let combine =
@@ -715,17 +717,7 @@ pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut Wi
                 }
             }
             // New windows add to what is kept.
-            for s in &changes.added {
-                let (rx, ry, rw, rrows) = windows[s].rect();
-                if ry < y1 && ry + rrows > y0 && rw > 0 {
-                    let target = if s.flags & SOURCE_ANTI != 0 { &mut *conceal } else { &mut *reveal };
-                    let win = &windows[s];
-                    for y in ry.max(y0)..(ry + rrows).min(y1) {
-                        let from = (y - ry) * rw;
-                        max_into(&mut target[(y - y0) * w + rx..(y - y0) * w + rx + rw], &win.values[from..from + rw]);
-                    }
-                }
-            }
+            combine(&added, y0, reveal, conceal, (0, w), (y0, y1));
         },
     );
     cache.combined = true;
