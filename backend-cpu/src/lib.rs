@@ -4,7 +4,9 @@
 //! plain integer Rust, parallel over rows with rayon; the painting of
 //! source windows, blur, memory, compose, upscale and blend run `wide` SIMD
 //! kernels, each beside the scalar twin it is tested equal to. Visibility
-//! keeps each source's window across recomputes (see `docs/determinism.md`).
+//! keeps each source's window across recomputes, and their combination, so
+//! a recompute redoes only what the sources that changed touch (see
+//! `docs/determinism.md`).
 //! It is the backend that
 //! writes the conformance goldens; every other backend must match its bytes.
 //!
@@ -44,7 +46,6 @@ struct CpuInstance {
     windows: passes::visibility::WindowCache,
     visibility: Vec<u16>,
     blurred: Vec<u16>,
-    scratch: Vec<u32>,
     memory: Vec<u16>,
     composed: Vec<u16>,
     upscaled: Vec<u16>,
@@ -66,7 +67,6 @@ impl CpuInstance {
             windows: passes::visibility::WindowCache::default(),
             visibility: vec![0; n],
             blurred: vec![0; n],
-            scratch: vec![0; n],
             memory: vec![0; n],
             composed: vec![0; n],
             upscaled: vec![0; on],
@@ -130,7 +130,7 @@ impl Backend for CpuBackend {
         }
         pool.install(|| {
             passes::rasterize::rasterize(input, &mut inst.coverage, &mut inst.height);
-            inst.accel = passes::visibility::Accel::new(&inst.coverage, &inst.height, input.width, input.height);
+            inst.accel.rebuild(&inst.coverage, &inst.height, input.width, input.height);
             inst.windows.clear();
             inst.mips = if input.build_mips { passes::mips::build_mips(&inst.coverage, input.width, input.height) } else { Vec::new() };
             inst.distance_field = if input.distance_field_scale > 0 {
@@ -144,7 +144,8 @@ impl Backend for CpuBackend {
 
     fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
         let src = self.instances.get(&from).ok_or_else(|| backend_error(format!("no instance with key {from}")))?;
-        let (coverage, height, mips, df, dims) = (src.coverage.clone(), src.height.clone(), src.mips.clone(), src.distance_field.clone(), src.dims);
+        let (coverage, height, mips, df, accel, dims) =
+            (src.coverage.clone(), src.height.clone(), src.mips.clone(), src.distance_field.clone(), src.accel.clone(), src.dims);
         let (_, dst) = self.parts(to)?;
         if (dst.dims.width, dst.dims.height) != (dims.width, dims.height) {
             return Err(backend_error(format!(
@@ -152,7 +153,8 @@ impl Backend for CpuBackend {
                 dims.width, dims.height, dst.dims.width, dst.dims.height
             )));
         }
-        dst.accel = passes::visibility::Accel::new(&coverage, &height, dims.width, dims.height);
+        // The tables are a function of coverage and height: copied with them.
+        dst.accel = accel;
         dst.windows.clear();
         dst.coverage = coverage;
         dst.height = height;
@@ -176,7 +178,7 @@ impl Backend for CpuBackend {
             };
             if !input.reuse_visibility {
                 passes::visibility::visibility_cached(input, &occ, &mut inst.windows, &mut inst.visibility);
-                passes::blur::blur(&input.blur, w, h, &inst.visibility, &mut inst.blurred, &mut inst.scratch);
+                passes::blur::blur(&input.blur, w, h, &inst.visibility, &mut inst.blurred);
             }
             let memory_changed = passes::memory::memory(&inst.blurred, &mut inst.memory, input.forget_step, input.freeze_memory);
             let params = ComposeParams {

@@ -21,7 +21,7 @@ fn passes_rts(c: &mut Criterion) {
         Occlusion { width: wd, height: ht, coverage: &p.coverage, heights: &p.heights, mips: &mips, distance_field: (dw, dh, &df), accel: &accel };
     let mut vis = vec![0u16; n];
     passes::visibility::visibility(&p.recompute, &occ, &mut vis);
-    let (mut a, mut b, mut t, mut scratch) = (vec![0u16; n], vec![0u16; n], vec![0u16; n], vec![0u32; n]);
+    let (mut a, mut b, mut t) = (vec![0u16; n], vec![0u16; n], vec![0u16; n]);
     let (mut cov, mut hgt) = (vec![0u8; n], vec![0i32; n]);
     for threads in [1usize, 2] {
         let pool = pool(threads);
@@ -32,7 +32,7 @@ fn passes_rts(c: &mut Criterion) {
         g.bench_function(id("mips"), |bch| bch.iter(|| pool.install(|| passes::mips::build_mips(&p.coverage, wd, ht))));
         g.bench_function(id("distance_field"), |bch| bch.iter(|| pool.install(|| passes::distance_field::distance_field(&p.coverage, wd, ht, 1))));
         g.bench_function(id("visibility"), |bch| bch.iter(|| pool.install(|| passes::visibility::visibility(&p.recompute, &occ, &mut a))));
-        g.bench_function(id("blur"), |bch| bch.iter(|| pool.install(|| passes::blur::blur(&p.recompute.blur, wd, ht, &vis, &mut b, &mut scratch))));
+        g.bench_function(id("blur"), |bch| bch.iter(|| pool.install(|| passes::blur::blur(&p.recompute.blur, wd, ht, &vis, &mut b))));
         g.bench_function(id("memory"), |bch| bch.iter(|| pool.install(|| passes::memory::memory(&vis, &mut t, 100, false))));
         let params = ComposeParams { fade_in_step: 5000, relax_step: 2000, explored_value: 32768, show_memory_alpha: 65535 };
         g.bench_function(id("compose"), |bch| bch.iter(|| pool.install(|| passes::compose::compose(&vis, &t, &mut b, params))));

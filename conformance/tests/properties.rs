@@ -240,8 +240,10 @@ fn flip_rows(img: &murk_core::StageImage) -> Vec<u16> {
     v.chunks(img.width as usize).rev().flatten().copied().collect()
 }
 
+/// 48 cases a property, or `PROPTEST_CASES` for a deeper run.
 fn config() -> ProptestConfig {
-    ProptestConfig { cases: 48, ..ProptestConfig::default() }
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48);
+    ProptestConfig { cases, ..ProptestConfig::default() }
 }
 
 proptest! {

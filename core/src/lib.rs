@@ -39,6 +39,7 @@ pub mod looks;
 pub mod movingai;
 pub mod profile;
 pub mod query;
+mod resample;
 pub mod scenario;
 pub mod snapshot;
 pub mod stealth;

@@ -1712,8 +1712,16 @@ fn project_source(label: &str, pos: &Position, s: &VisionSource, slot: &Slot, sl
 }
 
 fn push_polygon(polygons: &mut Vec<(Vec<[i32; 2]>, i32)>, corners: &[(f64, f64)], top: i32, w: u32, h: u32) {
-    let (fw, fh) = (f64::from(w), f64::from(h));
-    let clipped = clip_to_rect(corners, fw, fh);
+    // Polygons are clipped to the grid widened by a margin on every side, not
+    // to the grid itself: a clipped vertex is rounded to the 1/8-texel grid,
+    // which tilts its edge, and a texel centre on the outline could then fall
+    // in or out depending on the direction the world is turned. Vertices of
+    // ordinary blockers lie within the margin and are never moved. The margin
+    // keeps every cross product of the rasterizers below 2^31 (the GPU's are
+    // 32-bit): (grid + 2 margin) texels of 8 steps, squared.
+    let margin = f64::from(POLYGON_SPAN_TEXELS.saturating_sub(w.max(h)) / 2);
+    let (lo_x, lo_y, hi_x, hi_y) = (-margin, -margin, f64::from(w) + margin, f64::from(h) + margin);
+    let clipped = clip_to_rect(corners, (lo_x, lo_y), (hi_x, hi_y));
     if clipped.len() >= 3 {
         // Clipped vertices lie in the rectangle; with huge input coordinates
         // the interpolation can round far outside it (found by the API fuzz
@@ -1721,18 +1729,20 @@ fn push_polygon(polygons: &mut Vec<(Vec<[i32; 2]>, i32)>, corners: &[(f64, f64)]
         // them to the rectangle restores what exact arithmetic gives; for
         // ordinary coordinates it changes nothing (the error is far below
         // the 1/8-texel grid).
-        polygons.push((clipped.iter().map(|&(x, y)| AreaTransform::texel_q(x.clamp(0.0, fw), y.clamp(0.0, fh))).collect(), top));
+        polygons.push((clipped.iter().map(|&(x, y)| AreaTransform::texel_q(x.clamp(lo_x, hi_x), y.clamp(lo_y, hi_y))).collect(), top));
     }
 }
 
-/// Sutherland-Hodgman clip of a polygon to `[0, w] x [0, h]` (texel units).
-///
-/// Texel centres lie strictly inside the rectangle, so clipping never
-/// changes which centres a polygon holds; it keeps the vertex values small
-/// enough for 32-bit cross products.
-fn clip_to_rect(poly: &[(f64, f64)], w: f64, h: f64) -> Vec<(f64, f64)> {
+/// The widest span, in texels, that polygon vertices may cover (grid and
+/// margins): `(span * 8)^2` stays below 2^31.
+const POLYGON_SPAN_TEXELS: u32 = 5792;
+
+/// Sutherland-Hodgman clip of a polygon to the rectangle from `lo` to `hi`
+/// (texel units), which holds the grid with a margin: it keeps the vertex
+/// values small enough for 32-bit cross products.
+fn clip_to_rect(poly: &[(f64, f64)], lo: (f64, f64), hi: (f64, f64)) -> Vec<(f64, f64)> {
     let mut out: Vec<(f64, f64)> = poly.to_vec();
-    let planes: [(usize, f64, bool); 4] = [(0, 0.0, true), (0, w, false), (1, 0.0, true), (1, h, false)];
+    let planes: [(usize, f64, bool); 4] = [(0, lo.0, true), (0, hi.0, false), (1, lo.1, true), (1, hi.1, false)];
     for (axis, bound, keep_above) in planes {
         let input = std::mem::take(&mut out);
         if input.is_empty() {
@@ -1805,43 +1815,8 @@ fn resample_captures(captures: &[(Entity, &HeightCapture)], t: &AreaTransform, s
             return Err(MurkError::invalid(format!("{label}.capture.cells"), c.cells.len(), format!("must hold width * height = {expected} cells")));
         }
     }
-    let mut out = vec![CAPTURE_EMPTY; (w * h) as usize];
-    let columns: Vec<(f64, f64)> = (0..w).map(|col| t.texel_column_terms(f64::from(col) + 0.5)).collect();
-    for row in 0..h {
-        let row_terms = t.texel_row_terms(f64::from(row) + 0.5);
-        for (col, &column) in (0..w).zip(&columns) {
-            let (x, y) = t.texel_terms_to_world(column, row_terms);
-            let mut best = CAPTURE_EMPTY;
-            for (e, c) in captures {
-                let cell = f64::from(c.cell_size);
-                let cx = crate::fixed::floor_exact((x - f64::from(c.origin.x)) / cell);
-                let cy = crate::fixed::floor_exact((y - f64::from(c.origin.y)) / cell);
-                if cx < 0.0 || cy < 0.0 || cx >= f64::from(c.width) || cy >= f64::from(c.height) {
-                    continue;
-                }
-                let i = cy as usize * c.width as usize + cx as usize;
-                let z = f64::from(c.cells[i]);
-                if z.is_nan() {
-                    continue;
-                }
-                // +inf is a wall: a column from below every slab to above every eye.
-                let q = if z == f64::INFINITY {
-                    HEIGHT_WALL
-                } else {
-                    if z_layering && !slab.holds_height(z) {
-                        continue;
-                    }
-                    match t.height_units(z) {
-                        Some(q) => q,
-                        None => t.height_q(|| format!("{}.capture.cells[{i}]", entity_label(*e)), z)?,
-                    }
-                };
-                best = best.max(q);
-            }
-            out[(row * w + col) as usize] = best;
-        }
-    }
-    Ok(out)
+    let labeled: Vec<crate::resample::LabeledCapture> = captures.iter().map(|(e, c)| (entity_label(*e), *c)).collect();
+    crate::resample::resample_captures(&labeled, t, slab, z_layering, w, h)
 }
 
 /// The recompute inputs of an instance for its projected sources, with rate
@@ -2020,8 +1995,10 @@ mod tests {
         let mut polygons = Vec::new();
         push_polygon(&mut polygons, &corners, 0, 16, 488);
         assert_eq!(polygons.len(), 1);
+        // Within the grid widened by its margin: (5792 - 488) / 2 texels.
+        let m = ((POLYGON_SPAN_TEXELS - 488) / 2) as i32 * TEXEL_ONE;
         for v in &polygons[0].0 {
-            assert!((0..=16 * TEXEL_ONE).contains(&v[0]) && (0..=488 * TEXEL_ONE).contains(&v[1]), "{v:?}");
+            assert!((-m..=16 * TEXEL_ONE + m).contains(&v[0]) && (-m..=488 * TEXEL_ONE + m).contains(&v[1]), "{v:?}");
         }
     }
 }

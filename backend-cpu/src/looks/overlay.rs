@@ -48,8 +48,8 @@ pub fn render(mask: &MaskView, tint: Option<&[[u8; 3]]>, time_s: f32, style: &Ov
     murk_core::error::finite("overlay time_s", time_s)?;
     let (width, height) = (mask.width, mask.height);
     let n = mask.texels.len();
-    let (mut smooth, mut scratch) = (vec![0u16; n], vec![0u32; n]);
-    blur(&OverlayStyle::kernel(), width, height, mask.texels, &mut smooth, &mut scratch);
+    let mut smooth = vec![0u16; n];
+    blur(&OverlayStyle::kernel(), width, height, mask.texels, &mut smooth);
     let s = style.upscale;
     let (ow, oh) = (width * s, height * s);
     let mut big = vec![0u16; (ow * oh) as usize];

@@ -32,6 +32,7 @@ const MAX_HALF: i32 = MAX_RADIUS_TEXELS + 2;
 /// The per-source answer: for each class (covered texels at least as high
 /// as one of the distinct tops), per octant and column `j`, one bit per row
 /// `i` (`0 <= i <= j`): some texel of the class lies on the ray to that texel.
+#[derive(Clone, Debug)]
 pub struct RayBits {
     sx: i32,
     sy: i32,
@@ -66,16 +67,20 @@ impl RayBits {
         if !self.bit(0, x, y)? {
             return Some(false);
         }
-        let rise = i64::from(target) - i64::from(eye);
-        if rise <= 0 {
+        if i64::from(target) <= i64::from(eye) {
             return Some(true);
         }
-        if (x - self.sx).abs() == (y - self.sy).abs() {
+        self.blocked_raised(x, y, target, eye)
+    }
+
+    /// [`RayBits::blocked`] for a target above the eye (`target > eye`)
+    /// inside the window whose ray holds a cover of the first class: the
+    /// same answer without asking the first class again.
+    pub fn blocked_raised(&self, x: i32, y: i32, target: i32, eye: i32) -> Option<bool> {
+        if (x - self.sx).abs() == (y - self.sy).abs() || !self.complete {
             return None;
         }
-        if !self.complete {
-            return None;
-        }
+        let rise = i64::from(target) - i64::from(eye);
         // Lower covers: the tallest of them must stay under the line at distance 1.
         let taller = self.layers.partition_point(|&(top, _)| top < target);
         if let Some(&(lower, _)) = taller.checked_sub(1).and_then(|k| self.layers.get(k)) {
@@ -126,42 +131,66 @@ impl RayBits {
 
     /// The first class's bit ("some covered texel lies on the ray") for
     /// every texel of the box `x0.., y0..` of `width` by `rows` texels (all
-    /// inside the window), as 0/1 bytes row by row: what [`RayBits::blocked`]
-    /// reads first, laid out for a whole window at once. Octants are walked
-    /// so that a texel on an octant boundary ends with the octant `bit`
-    /// picks. Empty when nothing is covered (every ray is clear).
-    pub fn first_class(&self, x0: i32, y0: i32, width: usize, rows: usize) -> Vec<u8> {
+    /// inside the window), as bit rows of `width.div_ceil(64)` words: what
+    /// [`RayBits::blocked`] reads first, laid out for a whole window at
+    /// once. Each texel comes from the octant [`RayBits::bit`] picks for it;
+    /// octant columns along grid rows are copied as runs of bits. Empty when
+    /// nothing is covered (every ray is clear).
+    pub fn first_class(&self, x0: i32, y0: i32, width: usize, rows: usize) -> Vec<u64> {
         let Some((_, layer)) = self.layers.first() else {
             return Vec::new();
         };
-        let mut out = vec![0u8; width * rows];
+        let words = width.div_ceil(64);
+        let mut out = vec![0u64; words * rows];
         let (x1, y1) = (x0 + width as i32, y0 + rows as i32);
         // The rows i of column j whose texel `start + i * step` lies in `lo..hi`.
-        let span = |start: i32, step: i32, lo: i32, hi: i32, j: i32| -> (i32, i32) {
-            let (first, last) = if step > 0 { (lo - start, hi - 1 - start) } else { (start - (hi - 1), start - lo) };
-            (first.max(0), last.min(j))
+        let span = |start: i32, step: i32, lo: i32, hi: i32| -> (i32, i32) {
+            if step > 0 {
+                (lo - start, hi - 1 - start)
+            } else {
+                (start - (hi - 1), start - lo)
+            }
         };
-        for o in [2, 1, 5, 6, 7, 0, 4, 3] {
-            let (a, b, c, d) = OCTANTS[o];
-            for j in 0..=self.half {
+        for (o, &(a, b, c, d)) in OCTANTS.iter().enumerate() {
+            // The texels `bit` gives to this octant: rows i >= i_min (a
+            // negative offset along the row axis is the neighbour octant's
+            // at i = 0), and for octants along grid rows (|dy| > |dx|) the
+            // diagonal i = j belongs to the octant along grid columns.
+            let along_rows = b != 0;
+            let i_min = if along_rows { i32::from(b < 0) } else { i32::from(d < 0) };
+            let j_min = i32::from(a < 0 || c < 0);
+            for j in j_min..=self.half {
                 let base = (o * (self.half as usize + 1) + j as usize) * self.words;
-                // Column j of the octant runs along one grid row (b != 0) or
-                // one grid column (b == 0).
+                let column = &layer[base..base + self.words];
                 let (cx, cy) = (self.sx + a * j, self.sy + c * j);
-                let (first, last) = if b != 0 {
+                let (first, last) = if along_rows {
                     if cy < y0 || cy >= y1 {
                         continue;
                     }
-                    span(cx, b, x0, x1, j)
+                    span(cx, b, x0, x1)
                 } else {
                     if cx < x0 || cx >= x1 {
                         continue;
                     }
-                    span(cy, d, y0, y1, j)
+                    span(cy, d, y0, y1)
                 };
-                for i in first..=last {
-                    let (x, y) = (cx + b * i, cy + d * i);
-                    out[(y - y0) as usize * width + (x - x0) as usize] = (layer[base + (i as usize >> 6)] >> (i & 63) & 1) as u8;
+                let (first, last) = (first.max(i_min), last.min(if along_rows { j - 1 } else { j }));
+                if first > last {
+                    continue;
+                }
+                let len = (last - first + 1) as usize;
+                if along_rows {
+                    // The run's leftmost texel in the box (the source may lie outside it).
+                    let at = (if b > 0 { cx + first } else { cx - last } - x0) as usize;
+                    let row = &mut out[(cy - y0) as usize * words..][..words];
+                    copy_bits(column, first as usize, len, b < 0, row, at);
+                } else {
+                    // One texel per grid row: only the set bits are placed.
+                    let bit = (cx - x0) as usize;
+                    for_each_set_bit(column, first as usize, len, |i| {
+                        let y = cy + d * i as i32;
+                        out[(y - y0) as usize * words + bit / 64] |= 1 << (bit % 64);
+                    });
                 }
             }
         }
@@ -302,6 +331,46 @@ impl Lines<'_> {
     }
 }
 
+/// `n <= 64` bits of `bits` from bit `from` on, in the low bits.
+fn bits_at(bits: &[u64], from: usize, n: usize) -> u64 {
+    let (k, shift) = (from / 64, from % 64);
+    let mut v = bits[k] >> shift;
+    if shift != 0 && k + 1 < bits.len() {
+        v |= bits[k + 1] << (64 - shift);
+    }
+    if n < 64 {
+        v & ((1u64 << n) - 1)
+    } else {
+        v
+    }
+}
+
+/// Ors bits `from..from + len` of `src` into `dst` from bit `at` on, in
+/// order, or `reversed` (bit `from + len - 1` first).
+fn copy_bits(src: &[u64], from: usize, len: usize, reversed: bool, dst: &mut [u64], at: usize) {
+    for t in (0..len).step_by(64) {
+        let n = (len - t).min(64);
+        let v = if reversed { bits_at(src, from + len - t - n, n).reverse_bits() >> (64 - n) } else { bits_at(src, from + t, n) };
+        let (k, shift) = ((at + t) / 64, (at + t) % 64);
+        dst[k] |= v << shift;
+        if shift != 0 && shift + n > 64 {
+            dst[k + 1] |= v >> (64 - shift);
+        }
+    }
+}
+
+/// Calls `f` with every set bit `i` of `bits` in `from..from + len`.
+fn for_each_set_bit(bits: &[u64], from: usize, len: usize, mut f: impl FnMut(usize)) {
+    for t in (0..len).step_by(64) {
+        let n = (len - t).min(64);
+        let mut v = bits_at(bits, from + t, n);
+        while v != 0 {
+            f(from + t + v.trailing_zeros() as usize);
+            v &= v - 1;
+        }
+    }
+}
+
 /// Sets bits `lo..=hi` of a bit set.
 fn set_range(bits: &mut [u64], lo: usize, hi: usize) {
     for (k, word) in bits.iter_mut().enumerate().take(hi / 64 + 1).skip(lo / 64) {
@@ -380,37 +449,37 @@ impl Sweep {
     }
 
     fn insert(&mut self, mut lo: Slope, mut hi: Slope) {
-        // Merge every interval that overlaps (strictly) the new one.
-        let mut first = self.intervals.len();
-        let mut last = first;
-        for (n, &(a, b)) in self.intervals.iter().enumerate() {
-            if a.lt(hi) && lo.lt(b) {
-                if first == self.intervals.len() {
-                    first = n;
-                }
-                last = n + 1;
-                if a.lt(lo) {
-                    lo = a;
-                }
-                if hi.lt(b) {
-                    hi = b;
-                }
-            }
-        }
+        // The intervals are disjoint and sorted, so those that overlap
+        // (strictly) the new one are a run: from the first that ends after
+        // `lo` to the last that starts before `hi`. They merge into one.
+        let first = self.intervals.partition_point(|&(_, b)| !lo.lt(b));
+        let last = self.intervals.partition_point(|&(a, _)| a.lt(hi));
         if first < last {
-            self.intervals.splice(first..last, [(lo, hi)]);
+            let (a, b) = (self.intervals[first].0, self.intervals[last - 1].1);
+            if a.lt(lo) {
+                lo = a;
+            }
+            if hi.lt(b) {
+                hi = b;
+            }
+            self.intervals[first] = (lo, hi);
+            self.intervals.drain(first + 1..last);
         } else {
-            let at = self.intervals.iter().position(|&(a, _)| lo.lt(a)).unwrap_or(self.intervals.len());
-            self.intervals.insert(at, (lo, hi));
+            self.intervals.insert(first, (lo, hi));
         }
-        // Points now inside an interval are redundant.
-        self.points.retain(|&p| !(lo.lt(p) && p.lt(hi)));
+        // Points now inside an interval are redundant (points are sorted).
+        let from = self.points.partition_point(|p| !lo.lt(*p));
+        let to = self.points.partition_point(|p| p.lt(hi));
+        if from < to {
+            self.points.drain(from..to);
+        }
     }
 
     /// A pinched corner blocks its exact slope (kept unless an interval
-    /// already covers it).
+    /// already covers it: only the last interval starting below it can).
     fn pinch(&mut self, s: Slope) {
-        if self.intervals.iter().any(|&(lo, hi)| lo.lt(s) && s.lt(hi)) {
+        let before = self.intervals.partition_point(|&(lo, _)| lo.lt(s));
+        if before > 0 && s.lt(self.intervals[before - 1].1) {
             return;
         }
         let at = self.points.partition_point(|q| q.lt(s));

@@ -88,57 +88,171 @@ pub struct Accel {
 }
 
 impl Accel {
-    /// Builds the tables.
+    /// Builds the tables, rows in parallel; the column bit sets are the row
+    /// bit sets transposed 64 by 64 texels at a time.
     pub fn new(coverage: &[u8], heights: &[i32], width: u32, height: u32) -> Self {
-        let tops: Vec<i32> = coverage.iter().zip(heights).map(|(&c, &h)| if c != 0 { h } else { i32::MIN }).collect();
-        let words_per_row = (width as usize).div_ceil(64);
-        // The distinct covered tops, as long as there are few of them.
-        let (mut levels, mut lowest_top) = (Vec::with_capacity(MAX_CLASSES + 1), i32::MAX);
-        for &t in tops.iter().filter(|&&t| t != i32::MIN) {
-            lowest_top = lowest_top.min(t);
+        let mut accel = Self::default();
+        accel.rebuild(coverage, heights, width, height);
+        accel
+    }
+
+    /// [`Accel::new`] in place: the same tables, in the memory of the old
+    /// ones (an occlusion rebuilt at the same size allocates nothing).
+    pub fn rebuild(&mut self, coverage: &[u8], heights: &[i32], width: u32, height: u32) {
+        let (w, h) = (width as usize, height as usize);
+        let line = w.max(1);
+        self.tops.clear();
+        self.tops.resize(w * h, i32::MIN);
+        self.tops.par_chunks_mut(line).zip(coverage.par_chunks(line).zip(heights.par_chunks(line))).for_each(|(tops, (cov, hs))| {
+            for ((t, &c), &ht) in tops.iter_mut().zip(cov).zip(hs) {
+                if c != 0 {
+                    *t = ht;
+                }
+            }
+        });
+        // The distinct covered tops (as long as there are few of them) and
+        // the lowest, per band of rows, then merged: sets and a minimum, so
+        // the merge order does not matter.
+        let add = |levels: &mut Vec<i32>, t: i32| {
             if levels.len() <= MAX_CLASSES && !levels.contains(&t) {
                 levels.push(t);
             }
-        }
-        let classes_complete = levels.len() <= MAX_CLASSES;
-        levels = if classes_complete { levels } else { vec![lowest_top] };
+        };
+        let (mut levels, lowest_top) = self
+            .tops
+            .par_chunks(line * 16)
+            .map(|band| {
+                let (mut levels, mut lowest) = (Vec::with_capacity(MAX_CLASSES + 1), i32::MAX);
+                for &t in band.iter().filter(|&&t| t != i32::MIN) {
+                    lowest = lowest.min(t);
+                    add(&mut levels, t);
+                }
+                (levels, lowest)
+            })
+            .reduce(
+                || (Vec::new(), i32::MAX),
+                |(mut a, la), (b, lb)| {
+                    for t in b {
+                        add(&mut a, t);
+                    }
+                    (a, la.min(lb))
+                },
+            );
+        self.classes_complete = levels.len() <= MAX_CLASSES;
+        levels = if self.classes_complete { levels } else { vec![lowest_top] };
         levels.sort_unstable();
-        let mut classes: Vec<(i32, Vec<u64>)> = levels.iter().map(|&l| (l, vec![0u64; words_per_row * height as usize])).collect();
-        let words_per_column = (height as usize).div_ceil(64);
-        let mut classes_by_column: Vec<Vec<u64>> = classes.iter().map(|_| vec![0u64; words_per_column * width as usize]).collect();
-        for (i, &t) in tops.iter().enumerate().filter(|(_, &t)| t != i32::MIN) {
-            let (x, y) = (i % width as usize, i / width as usize);
-            for ((_, bits), by_column) in classes.iter_mut().zip(classes_by_column.iter_mut()).take_while(|((level, _), _)| *level <= t) {
-                bits[y * words_per_row + x / 64] |= 1 << (x % 64);
-                by_column[x * words_per_column + y / 64] |= 1 << (y % 64);
-            }
+        self.lowest_top = lowest_top;
+        self.words_per_row = w.div_ceil(64);
+        self.words_per_column = h.div_ceil(64);
+        // The old bit sets are reused, one per class.
+        let mut spare: Vec<Vec<u64>> = self.classes.drain(..).map(|(_, bits)| bits).collect();
+        for level in levels {
+            let mut bits = spare.pop().unwrap_or_default();
+            class_rows(&self.tops, w, level, &mut bits);
+            self.classes.push((level, bits));
         }
-        Self {
-            sums: coverage_sums(coverage, width, height),
-            tops,
-            classes,
-            words_per_row,
-            classes_by_column,
-            words_per_column,
-            classes_complete,
-            lowest_top,
+        self.classes_by_column.resize_with(self.classes.len(), Vec::new);
+        for ((_, rows), columns) in self.classes.iter().zip(self.classes_by_column.iter_mut()) {
+            transpose_bits(rows, w, h, columns);
         }
+        coverage_sums(coverage, w, h, &mut self.sums);
     }
 }
 
-/// The summed-area table of a coverage grid: entry `(x, y)` counts the
-/// covered texels in `[0, x) x [0, y)`.
-pub fn coverage_sums(coverage: &[u8], width: u32, height: u32) -> Vec<u32> {
-    let (w, h) = (width as usize, height as usize);
-    let mut sums = vec![0u32; (w + 1) * (h + 1)];
-    for y in 0..h {
-        let mut row = 0u32;
-        for x in 0..w {
-            row += u32::from(coverage[y * w + x]);
-            sums[(y + 1) * (w + 1) + x + 1] = sums[y * (w + 1) + x + 1] + row;
+/// The texels of a `w`-wide grid of tops covered at least as high as
+/// `level`, as bits, `w.div_ceil(64)` words per row, into `bits`.
+fn class_rows(tops: &[i32], w: usize, level: i32, bits: &mut Vec<u64>) {
+    let words = w.div_ceil(64);
+    bits.clear();
+    bits.resize(words * (tops.len() / w.max(1)), 0);
+    bits.par_chunks_mut(words.max(1)).zip(tops.par_chunks(w.max(1))).for_each(|(row_bits, row)| {
+        for (word, texels) in row_bits.iter_mut().zip(row.chunks(64)) {
+            // Uncovered texels hold `i32::MIN`, below every level.
+            *word = texels.iter().enumerate().fold(0, |acc, (i, &t)| acc | u64::from(t >= level) << i);
+        }
+    });
+}
+
+/// A row-major bit set of `w x h` texels (`w.div_ceil(64)` words per row)
+/// as a column-major one (`h.div_ceil(64)` words per column, rows as bits),
+/// into `columns`.
+fn transpose_bits(rows: &[u64], w: usize, h: usize, columns: &mut Vec<u64>) {
+    let (words_per_row, words_per_column) = (w.div_ceil(64), h.div_ceil(64));
+    columns.clear();
+    columns.resize(words_per_column * w, 0);
+    // Each task owns 64 grid columns: word `k` of every row.
+    columns.par_chunks_mut((64 * words_per_column).max(1)).enumerate().for_each(|(k, out)| {
+        let mut block = [0u64; 64];
+        for yb in 0..words_per_column {
+            for (i, b) in block.iter_mut().enumerate() {
+                let y = yb * 64 + i;
+                *b = if y < h { rows[y * words_per_row + k] } else { 0 };
+            }
+            transpose64(&mut block);
+            for (c, &b) in block.iter().enumerate().take(out.len() / words_per_column) {
+                out[c * words_per_column + yb] = b;
+            }
+        }
+    });
+}
+
+/// Transposes a 64 x 64 bit matrix in place: bit `c` of word `r` becomes
+/// bit `r` of word `c` (the blocks across the diagonal swapped, at halving
+/// sizes).
+fn transpose64(a: &mut [u64; 64]) {
+    let (mut j, mut m) = (32, 0x0000_0000_ffff_ffff_u64);
+    while j != 0 {
+        let mut k = 0;
+        while k < 64 {
+            let t = ((a[k] >> j) ^ a[k + j]) & m;
+            a[k] ^= t << j;
+            a[k + j] ^= t;
+            k = (k + j + 1) & !j;
+        }
+        j >>= 1;
+        m ^= m << j;
+    }
+}
+
+/// Rows per band of the summed-area table's parallel passes.
+const SUM_BAND: usize = 32;
+
+/// The summed-area table of a `w x h` coverage grid into `sums`: entry
+/// `(x, y)` counts the covered texels in `[0, x) x [0, y)`. Bands of rows in
+/// parallel sum within the band; each band then adds the total of the
+/// bands above it (taken from their last rows, in order).
+fn coverage_sums(coverage: &[u8], w: usize, h: usize, sums: &mut Vec<u32>) {
+    let stride = w + 1;
+    sums.clear();
+    sums.resize(stride * (h + 1), 0);
+    let band_sums = |out: &mut [u32], rows: &[u8]| {
+        let mut above = vec![0u32; stride];
+        for (line, row) in out.chunks_mut(stride).zip(rows.chunks(w.max(1))) {
+            let mut acc = 0u32;
+            for ((o, &c), &a) in line[1..].iter_mut().zip(row).zip(&above[1..]) {
+                acc += u32::from(c);
+                *o = acc + a;
+            }
+            above.copy_from_slice(line);
+        }
+    };
+    sums[stride..].par_chunks_mut(stride * SUM_BAND).zip(coverage.par_chunks(w.max(1) * SUM_BAND)).for_each(|(out, rows)| band_sums(out, rows));
+    // The running total above each band, then added to its rows.
+    let mut offsets = vec![0u32; stride * h.div_ceil(SUM_BAND)];
+    for band in 1..h.div_ceil(SUM_BAND) {
+        let last = &sums[(band * SUM_BAND) * stride..][..stride];
+        let (before, now) = offsets.split_at_mut(band * stride);
+        for ((o, &p), &l) in now[..stride].iter_mut().zip(&before[(band - 1) * stride..]).zip(last) {
+            *o = p + l;
         }
     }
-    sums
+    sums[stride..].par_chunks_mut(stride * SUM_BAND).zip(offsets.par_chunks(stride)).skip(1).for_each(|(out, offset)| {
+        for line in out.chunks_mut(stride) {
+            for (s, &o) in line.iter_mut().zip(offset) {
+                *s += o;
+            }
+        }
+    });
 }
 
 impl Occlusion<'_> {
@@ -231,48 +345,131 @@ pub struct Window {
     x0: i32,
     y0: i32,
     width: usize,
+    rows: usize,
     values: Vec<u16>,
+}
+
+/// The box of a source's window `(x0, y0, width, rows)`: its reach (the
+/// radius plus two texels around the source texel, as the tile bins use)
+/// clipped to the grid; `None` when nothing of it is on the grid.
+fn window_box(s: &SourceTexel, occ: &Occlusion) -> Option<(i32, i32, usize, usize)> {
+    let reach = (s.radius >> 3) + 2;
+    let (sx, sy) = (s.x >> 3, s.y >> 3);
+    let (x0, x1) = ((sx - reach).max(0), (sx + reach).min(occ.width as i32 - 1));
+    let (y0, y1) = ((sy - reach).max(0), (sy + reach).min(occ.height as i32 - 1));
+    (x0 <= x1 && y0 <= y1).then(|| (x0, y0, (x1 - x0 + 1) as usize, (y1 - y0 + 1) as usize))
+}
+
+/// What a source's shadowcast depends on besides the occlusion: its texel,
+/// its reach and its eye (not its sub-texel position, falloff or cone).
+type ShadowKey = (i32, i32, i32, i32);
+
+/// A source's shadowcast over its window box: the sweep, and its first
+/// class laid out as the box's bit rows.
+#[derive(Clone, Debug)]
+struct Shadow {
+    bits: RayBits,
+    first: Vec<u64>,
+}
+
+impl Shadow {
+    /// Whether the window of `s` asks the shadowcast (DDA and Hierarchical
+    /// DDA, not anti-vision).
+    fn applies(input: &RecomputeInput, s: &SourceTexel) -> bool {
+        s.flags & SOURCE_ANTI == 0 && matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda)
+    }
+
+    fn key(s: &SourceTexel) -> ShadowKey {
+        (s.x >> 3, s.y >> 3, (s.radius >> 3) + 2, s.eye)
+    }
+
+    /// The shadowcast of `s`, or `None` where it does not apply (a cover at
+    /// or below the eye, or no window).
+    fn build(s: &SourceTexel, occ: &Occlusion) -> Option<Self> {
+        let (x0, y0, width, rows) = window_box(s, occ)?;
+        let bits = RayBits::build(s, occ)?;
+        let first = bits.first_class(x0, y0, width, rows);
+        Some(Self { bits, first })
+    }
 }
 
 impl Window {
     /// Evaluates the source at every texel of its reach (the box the tile
     /// bins use: the radius plus two texels around the source texel,
     /// clipped to the grid).
-    fn build(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, falloff: Option<&FalloffTable>) -> Self {
-        let reach = (s.radius >> 3) + 2;
+    /// `shadow` is the source's [`Shadow`] where [`Shadow::applies`] (for
+    /// DDA and Hierarchical DDA it settles most rays).
+    fn build(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, falloff: Option<&FalloffTable>, shadow: Option<&Shadow>) -> Self {
         let (sx, sy) = (s.x >> 3, s.y >> 3);
-        let (x0, x1) = ((sx - reach).max(0), (sx + reach).min(occ.width as i32 - 1));
-        let (y0, y1) = ((sy - reach).max(0), (sy + reach).min(occ.height as i32 - 1));
-        if x0 > x1 || y0 > y1 {
-            return Self { x0, y0, width: 0, values: Vec::new() };
-        }
-        let anti = s.flags & SOURCE_ANTI != 0;
-        // DDA and Hierarchical DDA: the shadowcast window settles most rays.
-        let bits = if !anti && matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda) { RayBits::build(s, occ) } else { None };
-        let width = (x1 - x0 + 1) as usize;
-        let mut values = vec![0u16; width * (y1 - y0 + 1) as usize];
+        let Some((x0, y0, width, rows)) = window_box(s, occ) else {
+            return Self { x0: (sx - (s.radius >> 3) - 2).max(0), y0: (sy - (s.radius >> 3) - 2).max(0), width: 0, rows: 0, values: Vec::new() };
+        };
+        let (x1, anti) = (x0 + width as i32 - 1, s.flags & SOURCE_ANTI != 0);
+        let bits = shadow.map(|sh| &sh.bits);
+        let mut values = vec![0u16; width * rows];
         // Where the sweep says no cover lies on the ray, the texel is lit
-        // without asking the march (the first test of `RayBits::blocked`).
-        let clear = bits.as_ref().map(|b| b.first_class(x0, y0, width, (y1 - y0 + 1) as usize));
+        // without asking the march (the first test of `RayBits::blocked`):
+        // only texels with a cover on their ray are visited.
+        let shadow = shadow.map(|sh| sh.first.as_slice());
+        let words = width.div_ceil(64);
         let fill = |(k, out): (usize, &mut [u16])| {
             let y = y0 + k as i32;
-            let row = falloff.map(|t| (t.row(y - sy), t.reach));
-            let heights = &occ.heights[y as usize * occ.width as usize..];
-            for (x, o) in (x0..=x1).zip(out) {
-                let v = match row {
-                    Some((row, reach)) => row[(x - sx + reach) as usize],
-                    None => falloff_value(s, x as u32, y as u32),
-                };
-                *o = match clear.as_ref().map(|c| c.is_empty() || c[k * width + (x - x0) as usize] == 0) {
-                    _ if anti || v == 0 => v,
-                    // No cover on the ray: lit.
-                    Some(true) => v,
-                    // A cover on the ray, and every cover rises above the eye
-                    // (or there would be no sweep): a target at or below the
-                    // eye is hidden, as `RayBits::blocked` answers first.
-                    Some(false) if (x, y) != (sx, sy) && i64::from(heights[x as usize]) + i64::from(input.target_height) <= i64::from(s.eye) => 0,
-                    _ => occluded_value(input, occ, s, bits.as_ref(), x as u32, y as u32, v),
-                };
+            match falloff {
+                Some(table) => {
+                    let from = (x0 - sx + table.reach) as usize;
+                    out.copy_from_slice(&table.row(y - sy)[from..from + width]);
+                }
+                None => {
+                    for (x, o) in (x0..=x1).zip(out.iter_mut()) {
+                        *o = falloff_value(s, x as u32, y as u32);
+                    }
+                }
+            }
+            if anti {
+                return;
+            }
+            let occluded = |x: i32, v: u16| occluded_value(input, occ, s, bits, x as u32, y as u32, v);
+            // Where the sweep leaves the texel to the march.
+            let march = |x: i32, v: u16| occluded_value(input, occ, s, None, x as u32, y as u32, v);
+            match (shadow, bits) {
+                // Nothing is covered anywhere: every ray is clear.
+                (Some([]), _) => {}
+                (Some(shadow), Some(sweep)) => {
+                    let heights = &occ.heights[y as usize * occ.width as usize..];
+                    for (n, &word) in shadow[k * words..(k + 1) * words].iter().enumerate() {
+                        let mut set = word;
+                        while set != 0 {
+                            let i = n * 64 + set.trailing_zeros() as usize;
+                            set &= set - 1;
+                            let x = x0 + i as i32;
+                            if out[i] == 0 || (x, y) == (sx, sy) {
+                                continue;
+                            }
+                            // A cover on the ray, and every cover rises above
+                            // the eye (or there would be no sweep): a target at
+                            // or below the eye is hidden, as `RayBits::blocked`
+                            // answers first; a raised one asks the higher
+                            // classes, then the march.
+                            let target = i64::from(heights[x as usize]) + i64::from(input.target_height);
+                            out[i] = if target <= i64::from(s.eye) {
+                                0
+                            } else {
+                                match sweep.blocked_raised(x, y, target as i32, s.eye) {
+                                    Some(true) => 0,
+                                    Some(false) => out[i],
+                                    None => march(x, out[i]),
+                                }
+                            };
+                        }
+                    }
+                }
+                _ => {
+                    for (x, o) in (x0..=x1).zip(out.iter_mut()) {
+                        if *o != 0 {
+                            *o = occluded(x, *o);
+                        }
+                    }
+                }
             }
         };
         // A large window (a long-sighted source) is shared among the threads
@@ -282,7 +479,7 @@ impl Window {
         } else {
             values.chunks_mut(width).enumerate().for_each(fill);
         }
-        Self { x0, y0, width, values }
+        Self { x0, y0, width, rows, values }
     }
 
     /// Heap bytes of the window's values.
@@ -341,12 +538,41 @@ impl FalloffTable {
 pub struct WindowCache {
     settings: Option<RaySettings>,
     windows: BTreeMap<SourceTexel, Window>,
+    /// The kept windows combined, before the finish: per texel the
+    /// strongest reveal and the strongest concealment (2 bytes each), when
+    /// `combined` says they match `windows`.
+    painted: Vec<u16>,
+    concealed: Vec<u16>,
+    combined: bool,
+    /// The shadowcasts of the windows built by the last update, by
+    /// [`Shadow::key`]: a source that moves within its texel (its window
+    /// rebuilt for the new falloff) sweeps nothing again.
+    shadows: BTreeMap<ShadowKey, Option<Shadow>>,
+}
+
+/// What one [`WindowCache::update`] changed.
+struct Changes {
+    /// Windows built.
+    built: usize,
+    /// The boxes of the windows dropped: `(x0, y0, width, rows)`.
+    removed: Vec<(usize, usize, usize, usize)>,
+    /// Keys whose windows were not kept before (built now).
+    added: Vec<SourceTexel>,
+}
+
+impl Window {
+    /// The window's box `(x0, y0, width, rows)` in grid texels.
+    fn rect(&self) -> (usize, usize, usize, usize) {
+        (self.x0 as usize, self.y0 as usize, self.width, self.rows)
+    }
 }
 
 impl WindowCache {
     /// Forgets every window (the occlusion changed).
     pub fn clear(&mut self) {
         self.windows.clear();
+        self.shadows.clear();
+        self.combined = false;
     }
 
     /// Windows kept.
@@ -359,23 +585,25 @@ impl WindowCache {
         self.windows.is_empty()
     }
 
-    /// Heap bytes of the kept windows' values.
+    /// Heap bytes of the kept windows' values (the combined grids add 4
+    /// bytes per texel).
     pub fn bytes(&self) -> usize {
         self.windows.values().map(Window::bytes).sum()
     }
 
     /// Makes the cache hold exactly the windows of `input`'s sources,
-    /// building the missing ones in parallel; returns how many were built.
-    fn update(&mut self, input: &RecomputeInput, occ: &Occlusion) -> usize {
+    /// building the missing ones in parallel.
+    fn update(&mut self, input: &RecomputeInput, occ: &Occlusion) -> Changes {
         let settings = RaySettings::of(input);
         if self.settings != Some(settings) {
-            self.windows.clear();
+            self.clear();
             self.settings = Some(settings);
         }
         let mut wanted: Vec<SourceTexel> = input.sources.clone();
         wanted.sort_unstable();
         wanted.dedup();
-        self.windows.retain(|k, _| wanted.binary_search(k).is_ok());
+        let gone: Vec<SourceTexel> = self.windows.keys().filter(|k| wanted.binary_search(k).is_err()).copied().collect();
+        let removed = gone.iter().filter_map(|k| self.windows.remove(k)).map(|w| w.rect()).filter(|r| r.2 > 0).collect();
         let missing: Vec<SourceTexel> = wanted.into_iter().filter(|k| !self.windows.contains_key(k)).collect();
         // Tables for the reaches worth sharing; a long-sighted source (whose
         // square table could be far larger than its clipped window) computes
@@ -384,11 +612,25 @@ impl WindowCache {
         keys.sort_unstable();
         keys.dedup();
         let tables: BTreeMap<SourceTexel, FalloffTable> = keys.into_par_iter().map(|k| (k, FalloffTable::new(&k))).collect();
-        let built: Vec<(SourceTexel, Window)> =
-            missing.par_iter().map(|s| (*s, Window::build(input, occ, s, tables.get(&FalloffTable::key(s))))).collect();
-        let count = built.len();
+        // Shadowcasts: those of the last update still asked for are kept,
+        // the others dropped, the missing ones swept.
+        let mut asked: Vec<(ShadowKey, SourceTexel)> = missing.iter().filter(|s| Shadow::applies(input, s)).map(|s| (Shadow::key(s), *s)).collect();
+        asked.sort_unstable_by_key(|&(k, _)| k);
+        asked.dedup_by_key(|&mut (k, _)| k);
+        self.shadows.retain(|k, _| asked.binary_search_by_key(k, |&(a, _)| a).is_ok());
+        let swept: Vec<(ShadowKey, Option<Shadow>)> =
+            asked.par_iter().filter(|(k, _)| !self.shadows.contains_key(k)).map(|(k, s)| (*k, Shadow::build(s, occ))).collect();
+        self.shadows.extend(swept);
+        let shadows = &self.shadows;
+        let built: Vec<(SourceTexel, Window)> = missing
+            .par_iter()
+            .map(|s| {
+                let shadow = if Shadow::applies(input, s) { shadows.get(&Shadow::key(s)).and_then(Option::as_ref) } else { None };
+                (*s, Window::build(input, occ, s, tables.get(&FalloffTable::key(s)), shadow))
+            })
+            .collect();
         self.windows.extend(built);
-        count
+        Changes { built: missing.len(), removed, added: missing }
     }
 }
 
@@ -403,21 +645,45 @@ pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
 /// windows `cache` lacks; returns how many were built.
 ///
 /// Each band of `tile_size` rows (in parallel) combines the windows of the
-/// sources binned to its tiles: the strongest reveal into `out` and the
-/// strongest anti-vision into a second grid. Both combine by max, so the
-/// order of sources changes no result. A second pass over rows then lights
-/// covered texels from their open neighbours (with `reveal_walls`, see
-/// [`wall_reveal`]) and applies the anti-vision.
+/// sources binned to its tiles: the strongest reveal and the strongest
+/// anti-vision, each into a grid the cache keeps. Both combine by max, so
+/// the order of sources changes no result, and a kept combination only
+/// needs the changes: the boxes of dropped windows are combined anew from
+/// every window over them, and new windows are added by max. A second pass
+/// over rows then lights covered texels from their open neighbours (with
+/// `reveal_walls`, see [`wall_reveal`]) and applies the anti-vision.
 pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut WindowCache, out: &mut [u16]) -> usize {
     let w = occ.width as usize;
     let bins = &input.bins;
-    let built = cache.update(input, occ);
+    let changes = cache.update(input, occ);
+    // Redoing a dropped window's box costs about as much as its share of a
+    // full combination: past half the windows dropped, combine everything.
+    let incremental = cache.combined && cache.painted.len() == out.len() && 2 * changes.removed.len() < cache.windows.len();
+    cache.painted.resize(out.len(), 0);
+    cache.concealed.resize(out.len(), 0);
     let windows = &cache.windows;
     let band_rows = bins.tile_size as usize;
-    let mut conceal = vec![0u16; out.len()];
-    out.par_chunks_mut(w * band_rows).zip(conceal.par_chunks_mut(w * band_rows)).enumerate().for_each_init(
-        Vec::new,
-        |list, (band, (reveal, conceal))| {
+    let added: Vec<(&Window, bool)> = changes.added.iter().map(|s| (&windows[s], s.flags & SOURCE_ANTI != 0)).collect();
+    // Max the windows of `list` (with whether each is anti-vision) over the
+    // box `bx0..bx1` by `by0..by1` into the band starting at row `y0`.
+    let combine =
+        |list: &[(&Window, bool)], y0: usize, reveal: &mut [u16], conceal: &mut [u16], (bx0, bx1): (usize, usize), (by0, by1): (usize, usize)| {
+            for &(win, anti) in list {
+                let target = if anti { &mut *conceal } else { &mut *reveal };
+                let (wx0, wy0, ww, wrows) = win.rect();
+                let (x0, x1) = (wx0.max(bx0), (wx0 + ww).min(bx1));
+                if x0 >= x1 {
+                    continue;
+                }
+                for y in wy0.max(by0)..(wy0 + wrows).min(by1) {
+                    let from = (y - wy0) * ww + x0 - wx0;
+                    max_into(&mut target[(y - y0) * w + x0..(y - y0) * w + x1], &win.values[from..from + x1 - x0]);
+                }
+            }
+        };
+    cache.painted.par_chunks_mut(w * band_rows).zip(cache.concealed.par_chunks_mut(w * band_rows)).enumerate().for_each_init(
+        || (Vec::new(), Vec::new()),
+        |(list, band_windows), (band, (reveal, conceal))| {
             let tile_row = band as u32;
             list.clear();
             for t in tile_row * bins.tiles_x..(tile_row + 1) * bins.tiles_x {
@@ -425,32 +691,44 @@ pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut Wi
             }
             list.sort_unstable();
             list.dedup();
-            reveal.fill(0);
-            let (y0, rows) = (band * band_rows, reveal.len() / w);
-            for &i in list.iter() {
+            band_windows.clear();
+            band_windows.extend(list.iter().map(|&i| {
                 let s = &input.sources[i as usize];
-                let win = &windows[s];
-                let target = if s.flags & SOURCE_ANTI != 0 { &mut *conceal } else { &mut *reveal };
-                if win.width == 0 {
-                    continue;
+                (&windows[s], s.flags & SOURCE_ANTI != 0)
+            }));
+            let (y0, y1) = (band * band_rows, band * band_rows + reveal.len() / w);
+            if !incremental {
+                reveal.fill(0);
+                conceal.fill(0);
+                combine(band_windows, y0, reveal, conceal, (0, w), (y0, y1));
+                return;
+            }
+            // Each dropped window's box, cleared and combined anew from every
+            // window over it (a later box clears only what it recombines).
+            for &(rx, ry, rw, rrows) in &changes.removed {
+                let (ry0, ry1) = (ry.max(y0), (ry + rrows).min(y1));
+                for y in ry0..ry1 {
+                    let at = (y - y0) * w + rx;
+                    reveal[at..at + rw].fill(0);
+                    conceal[at..at + rw].fill(0);
                 }
-                let (wy0, wy1) = (win.y0 as usize, win.y0 as usize + win.values.len() / win.width);
-                for y in wy0.max(y0)..wy1.min(y0 + rows) {
-                    let at = (y - y0) * w + win.x0 as usize;
-                    let from = (y - wy0) * win.width;
-                    max_into(&mut target[at..at + win.width], &win.values[from..from + win.width]);
+                if ry0 < ry1 {
+                    combine(band_windows, y0, reveal, conceal, (rx, rx + rw), (ry0, ry1));
                 }
             }
+            // New windows add to what is kept.
+            combine(&added, y0, reveal, conceal, (0, w), (y0, y1));
         },
     );
+    cache.combined = true;
     // Covered texels read their neighbours' reveal as painted, before any
     // texel is lit or concealed.
-    let painted = out.to_vec();
+    let painted = &cache.painted;
     out.par_chunks_mut(w)
-        .zip(conceal.par_chunks(w))
+        .zip(cache.concealed.par_chunks(w))
         .enumerate()
-        .for_each_init(Vec::new, |near, (y, (row, conceal))| finish_row(occ, &painted, input.reveal_walls, conceal, y, near, row));
-    built
+        .for_each_init(Vec::new, |near, (y, (row, conceal))| finish_row(occ, painted, input.reveal_walls, conceal, y, near, row));
+    changes.built
 }
 
 /// Row `y` of the finished visibility: each texel's painted reveal, for a
@@ -836,6 +1114,77 @@ mod tests {
         assert!(cache.bytes() > 0 && cache.bytes() <= 2 * 25 * 25);
     }
 
+    /// Windows wider than 64 texels (bit rows of several words, runs
+    /// copied across word edges, reversed or not), and windows of sources
+    /// outside the grid, hold the first-class bit of every texel and build
+    /// the bytes of the march.
+    #[test]
+    fn wide_windows_lay_out_the_sweep_across_words() {
+        let (w, h) = (230u32, 190u32);
+        for seed in 0..6 {
+            let (cov, heights) = grid(w, h, seed, 4 + seed as u32, 12, false, seed % 2 == 0);
+            let accel = Accel::new(&cov, &heights, w, h);
+            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+            // Inside the grid, at its edges and (seeds 1 and 4) outside it.
+            let (px, py) = ([115, -25, 200, 70, 150, 229][seed as usize], [95, 180, 10, 60, 205, 0][seed as usize]);
+            let s = SourceTexel { x: px * 8 + 5, y: py * 8 + 2, radius: (70 + 9 * seed) * 8, eye: 12, strength: 65535, ..Default::default() };
+            let bits = RayBits::build(&s, &occ).expect("every cover rises above the eye");
+            let input = dda_input(vec![s], w, h, 3 * seed, false);
+            let win = Window::build(&input, &occ, &s, None, Shadow::build(&s, &occ).as_ref());
+            assert!(seed != 0 || win.width > 128, "the window spans three words");
+            let rows = win.values.len() / win.width;
+            let laid = bits.first_class(win.x0, win.y0, win.width, rows);
+            for (k, &v) in win.values.iter().enumerate() {
+                let (i, r) = (k % win.width, k / win.width);
+                let (x, y) = (win.x0 + i as i32, win.y0 + r as i32);
+                let bit = laid[r * win.width.div_ceil(64) + i / 64] >> (i % 64) & 1 != 0;
+                assert_eq!(bit, bits.blocked(x, y, 12, 12) == Some(true), "seed {seed}: first-class bit of ({x}, {y})");
+                if k % 7 == 0 {
+                    assert_eq!(v, source_value(&input, &occ, &s, x as u32, y as u32), "seed {seed}: texel ({x}, {y})");
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        /// A kept combination updated tick by tick (sources moved, added,
+        /// dropped, shared, anti-vision among them) gives the bytes of a
+        /// cold pass at every tick, on 1 and 3 threads.
+        #[test]
+        fn kept_combination_equals_a_cold_pass(
+            seed in any::<i32>(), density in 0u32..30, (w, h) in (20u32..90, 20u32..90), ticks in 2usize..7, reveal_walls in any::<bool>(),
+        ) {
+            let (cov, heights) = grid(w, h, seed, density, 12, false, true);
+            let accel = Accel::new(&cov, &heights, w, h);
+            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+            let source = |k: u32, tick: u32| {
+                let r = hash2(k as i32, seed);
+                // One source in five steps each tick, the others stand.
+                let step = if k % 5 == 0 { tick * (1 + r % 5) } else { 0 };
+                let (x, y) = ((r >> 4) % (w * 8) + step, (r >> 14) % (h * 8) + 2 * step);
+                let flags = if r % 7 == 0 { SOURCE_ANTI } else { 0 };
+                SourceTexel { x: (x % (w * 8)) as i32, y: (y % (h * 8)) as i32, radius: 40 + (r >> 24) as i32 % 80, eye: 12, strength: 65535, flags, ..Default::default() }
+            };
+            // Source k appears at tick k % 4; every sixth leaves again at tick 2 + k % 3.
+            let alive = |k: u32, tick: u32| tick >= k % 4 && (k % 6 != 0 || tick < 2 + k % 3);
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+                let mut cache = WindowCache::default();
+                let mut out = vec![0u16; (w * h) as usize];
+                for tick in 0..ticks as u32 {
+                    // Two equal sources share a window throughout.
+                    let sources: Vec<SourceTexel> = (0..40u32).filter(|&k| alive(k, tick)).map(|k| source(k, tick)).chain([source(99, 0), source(99, 0)]).collect();
+                    let input = dda_input(sources, w, h, 0, reveal_walls);
+                    pool.install(|| visibility_cached(&input, &occ, &mut cache, &mut out));
+                    let mut cold = vec![0u16; out.len()];
+                    visibility(&input, &occ, &mut cold);
+                    prop_assert_eq!(&out, &cold, "tick {} on {} threads", tick, threads);
+                }
+            }
+        }
+    }
+
     /// A source wider than any window the shortcut once kept (half side over
     /// 512) is swept too, and agrees with the march on sampled texels.
     #[test]
@@ -861,6 +1210,73 @@ mod tests {
             }
         }
         assert!(lit > 100 && dark > 100, "the sample sees both light and shadow ({lit} lit, {dark} dark)");
+    }
+
+    /// The occlusion tables built texel by texel, one bit at a time: what
+    /// the parallel, transposing [`Accel::new`] must reproduce.
+    fn accel_reference(coverage: &[u8], heights: &[i32], width: u32, height: u32) -> Accel {
+        let (w, h) = (width as usize, height as usize);
+        let tops: Vec<i32> = coverage.iter().zip(heights).map(|(&c, &ht)| if c != 0 { ht } else { i32::MIN }).collect();
+        let (mut levels, mut lowest_top) = (Vec::new(), i32::MAX);
+        for &t in tops.iter().filter(|&&t| t != i32::MIN) {
+            lowest_top = lowest_top.min(t);
+            if levels.len() <= MAX_CLASSES && !levels.contains(&t) {
+                levels.push(t);
+            }
+        }
+        let classes_complete = levels.len() <= MAX_CLASSES;
+        levels = if classes_complete { levels } else { vec![lowest_top] };
+        levels.sort_unstable();
+        let (words_per_row, words_per_column) = (w.div_ceil(64), h.div_ceil(64));
+        let mut classes: Vec<(i32, Vec<u64>)> = levels.iter().map(|&l| (l, vec![0u64; words_per_row * h])).collect();
+        let mut classes_by_column: Vec<Vec<u64>> = classes.iter().map(|_| vec![0u64; words_per_column * w]).collect();
+        for (i, &t) in tops.iter().enumerate().filter(|(_, &t)| t != i32::MIN) {
+            let (x, y) = (i % w, i / w);
+            for ((level, bits), by_column) in classes.iter_mut().zip(classes_by_column.iter_mut()) {
+                if *level <= t {
+                    bits[y * words_per_row + x / 64] |= 1 << (x % 64);
+                    by_column[x * words_per_column + y / 64] |= 1 << (y % 64);
+                }
+            }
+        }
+        let mut sums = vec![0u32; (w + 1) * (h + 1)];
+        for y in 0..h {
+            for x in 0..w {
+                sums[(y + 1) * (w + 1) + x + 1] =
+                    sums[y * (w + 1) + x + 1] + sums[(y + 1) * (w + 1) + x] - sums[y * (w + 1) + x] + u32::from(coverage[y * w + x]);
+            }
+        }
+        Accel { sums, tops, classes, words_per_row, classes_by_column, words_per_column, classes_complete, lowest_top }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+        /// The tables built in parallel by words are the tables built bit by
+        /// bit, for widths and heights on both sides of 64 and 128, with few
+        /// distinct tops (one class each) and with many (one class), on 1
+        /// and 3 threads, built fresh or over the tables of another grid.
+        #[test]
+        fn accel_equals_its_texel_by_texel_twin(w in 1u32..140, h in 1u32..140, seed in any::<i32>(), density in 0u32..80, palette in any::<bool>()) {
+            let (cov, heights) = grid(w, h, seed, density, 30, true, palette);
+            let want = accel_reference(&cov, &heights, w, h);
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+                // Built fresh, and rebuilt over the tables of another grid
+                // (another size, other tops).
+                let (other_cov, other_heights) = grid(h + 3, w, seed ^ 5, 40, 30, false, !palette);
+                let mut reused = Accel::new(&other_cov, &other_heights, h + 3, w);
+                pool.install(|| reused.rebuild(&cov, &heights, w, h));
+                let fresh = pool.install(|| Accel::new(&cov, &heights, w, h));
+                for got in [fresh, reused] {
+                prop_assert_eq!(&got.sums, &want.sums);
+                prop_assert_eq!(&got.tops, &want.tops);
+                prop_assert_eq!(&got.classes, &want.classes);
+                prop_assert_eq!(&got.classes_by_column, &want.classes_by_column);
+                prop_assert_eq!((got.words_per_row, got.words_per_column), (want.words_per_row, want.words_per_column));
+                prop_assert_eq!((got.classes_complete, got.lowest_top), (want.classes_complete, want.lowest_top));
+                }
+            }
+        }
     }
 
     proptest! {
@@ -915,11 +1331,30 @@ mod tests {
                     prop_assert_eq!(fast, march, "texel ({}, {})", x, y);
                 }
             }
+            // The sweep's first-class bits laid out as window rows agree, texel
+            // by texel, with what `blocked` reads first (for a target at the eye).
+            if let Some(b) = &bits {
+                let (sx, sy, reach) = (s.x >> 3, s.y >> 3, (s.radius >> 3) + 2);
+                let (x0, x1) = ((sx - reach).max(0), (sx + reach).min(w as i32 - 1));
+                let (y0, y1) = ((sy - reach).max(0), (sy + reach).min(h as i32 - 1));
+                if x0 <= x1 && y0 <= y1 {
+                    let width = (x1 - x0 + 1) as usize;
+                    let rows = b.first_class(x0, y0, width, (y1 - y0 + 1) as usize);
+                    for y in y0..=y1 {
+                        for x in x0..=x1 {
+                            let (row, i) = ((y - y0) as usize * width.div_ceil(64), (x - x0) as usize);
+                            let laid = rows.get(row + i / 64).is_some_and(|word| word >> (i % 64) & 1 != 0);
+                            prop_assert_eq!(laid, b.blocked(x, y, eye, eye) == Some(true), "first-class bit of texel ({}, {})", x, y);
+                        }
+                    }
+                }
+            }
             // The window as visibility builds it (falloff table, the sweep's
             // clear texels laid out at once) holds the same values.
             let table = FalloffTable::new(&FalloffTable::key(&s));
+            let shadow = Shadow::build(&s, &occ);
             for falloff in [Some(&table), None] {
-                let win = Window::build(&input, &occ, &s, falloff);
+                let win = Window::build(&input, &occ, &s, falloff, shadow.as_ref());
                 for (k, &v) in win.values.iter().enumerate() {
                     let (x, y) = (win.x0 + (k % win.width) as i32, win.y0 + (k / win.width) as i32);
                     prop_assert_eq!(v, source_value(&input, &occ, &s, x as u32, y as u32), "window texel ({}, {})", x, y);
