@@ -388,11 +388,11 @@ fn scenario_error(ticks: &str, spawn: &str, despawn: &str, events: &str, edit: i
 fn a_scenario_is_checked_whole_before_tick_0() {
     assert_eq!(scenario_error("5", "3", "", "[]", |_| {}), None);
     // A bad source that spawns late fails before the first tick.
-    let e = scenario_error("200000", "199999", "", "[]", |s| s.sources[1].source.falloff = Some(2.0)).unwrap();
+    let e = scenario_error("200000", "199999", "", "[]", |s| s.sources[1].component.falloff = Some(2.0)).unwrap();
     assert!(e.contains("sources[1].source.falloff = 2"), "{e}");
-    let e = scenario_error("5", "3", "", "[]", |s| s.sources[1].source.team = 40).unwrap();
+    let e = scenario_error("5", "3", "", "[]", |s| s.sources[1].component.team = 40).unwrap();
     assert!(e.contains("sources[1].source.team = 40"), "{e}");
-    let e = scenario_error("5", "3", "", "[]", |s| s.blockers[0].blocker.shape = BlockerShape::Polygon { points: vec![] }).unwrap();
+    let e = scenario_error("5", "3", "", "[]", |s| s.blockers[0].component.shape = BlockerShape::Polygon { points: vec![] }).unwrap();
     assert!(e.contains("blockers[0].blocker.shape.polygon.points = 0"), "{e}");
     let e = scenario_error("0", "0", "", "[]", |_| {}).unwrap();
     assert!(e.contains("ticks = 0"), "{e}");
@@ -433,7 +433,7 @@ fn a_scenario_is_checked_whole_before_tick_0() {
 fn a_radius_too_long_for_an_instance_is_found_before_tick_0_naming_the_file_entry() {
     let text = SCENARIO.replace("TICKS", "300000").replace("DESPAWN", "").replace("SPAWN", "299999").replace("EVENTS", "[]");
     let mut s = Scenario::parse(&text, "json", "s.json").unwrap();
-    s.sources[1].source.radius = 5000.0;
+    s.sources[1].component.radius = 5000.0;
     let e = ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).err().unwrap().to_string();
     assert!(e.contains("instance `i`: sources[1] (id `late`).source.radius = 5000"), "{e}");
 }
@@ -444,7 +444,7 @@ fn scenario_tick_errors_name_the_file_entry_not_the_entity_number() {
     // is judged when it gets there; the error names the file's entry.
     let text = SCENARIO.replace("TICKS", "3").replace("DESPAWN", "").replace("SPAWN", "1").replace("EVENTS", "[]");
     let mut s = Scenario::parse(&text, "json", "s.json").unwrap();
-    s.sources[0].source.radius = 5000.0;
+    s.sources[0].component.radius = 5000.0;
     s.sources[0].position = Vec3::new(-100_000.0, 0.0, 0.0);
     s.sources[0].motion = murk_core::scenario::Motion { waypoints: vec![Vec3::new(100_000.0, 0.0, 0.0)], speed: 3.0e6, looped: false };
     let mut runner = ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).unwrap();
