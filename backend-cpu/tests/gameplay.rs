@@ -7,8 +7,8 @@ use murk_core::query::MaskAnswer;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};
 use murk_core::stealth::StealthEvent;
 use murk_core::{
-    AntiVision, Area, Blocker, BlockerShape, FogSubsystem, Ghost, HideMode, InstanceDesc, Position, Profile, Stage, StealthActor, TeamMask,
-    VisibilityPolicy, VisionSource,
+    AntiVision, Area, Backend, Blocker, BlockerShape, FogSubsystem, Ghost, HideMode, InstanceDesc, MurkError, Position, Profile, Stage, StealthActor,
+    TeamMask, VisibilityPolicy, VisionSource,
 };
 use murk_cpu::CpuBackend;
 use std::path::PathBuf;
@@ -156,7 +156,7 @@ fn damaged_snapshots_are_errors_and_leave_the_state_alone() {
         let mut world = std::mem::take(r.world());
         let e = r.fog().restore(&mut world, &bad).unwrap_err();
         *r.world() = world;
-        assert!(matches!(e, murk_core::MurkError::Parse { .. }), "{e}");
+        assert!(matches!(e, MurkError::Parse { .. }), "{e}");
         assert_eq!(r.fog().lockstep_hash().unwrap(), world_snapshot, "a rejected snapshot changes nothing");
     }
     // The good one restores into the same subsystem and changes nothing either.
@@ -210,7 +210,7 @@ fn mask_queries_pick_the_closest_instance_in_z_and_poll_once() {
     // The upper instance observes team 1 only: nothing seen there.
     assert_eq!(a[1], MaskAnswer::Sampled { instance: "upper".into(), value: 0, visible: false });
     assert_eq!(a[2], MaskAnswer::NoInstance);
-    assert!(fog.poll_mask_query(h).is_err(), "a handle delivers once");
+    assert_eq!(fog.poll_mask_query(h), Err(MurkError::UnknownQuery(h.0)), "a handle delivers once");
     // A cutoff override changes the flag, not the value.
     let strict = fog.mask_query_now(&pts[..1], Some(1.0)).unwrap();
     assert_eq!(strict[0], MaskAnswer::Sampled { instance: "ground".into(), value: 65535, visible: true });
@@ -315,4 +315,13 @@ fn policies_hide_mode_and_the_explored_cutoff() {
     let r = fog.tick(&mut world, 50_000).unwrap();
     assert_eq!(r.events, vec![StealthEvent::GhostRemoved { actor: ghosted, ghost }]);
     assert!(!world.contains(ghost));
+}
+
+#[test]
+fn unknown_tickets_and_keys_are_typed_errors() {
+    let mut cpu = CpuBackend::new(1).unwrap();
+    assert_eq!(cpu.poll_samples(99, false), Err(MurkError::UnknownTicket { backend: "cpu".into(), what: "sample", ticket: 99 }));
+    let e = cpu.blend(7, 0).unwrap_err();
+    assert_eq!(e, MurkError::UnknownKey { backend: "cpu".into(), key: 7 });
+    assert_eq!(e.to_string(), "backend cpu: no instance with key 7");
 }

@@ -6,6 +6,7 @@
 //! backend variant and compares each pass exactly, the contact sheet, and the
 //! workloads the benches share with the tests.
 
+pub mod error;
 pub mod fuzz;
 pub mod harness;
 pub mod looks;

@@ -226,7 +226,7 @@ pub fn write_rgba(path: &Path, width: u32, height: u32, px: &[u8]) -> Result<(),
 
 /// Reads an RGBA8 PNG.
 pub fn read_rgba(path: &Path) -> Result<(u32, u32, Vec<u8>), String> {
-    crate::harness::read_png(path, png::ColorType::Rgba, png::BitDepth::Eight)
+    crate::harness::read_png(path, png::ColorType::Rgba, png::BitDepth::Eight).map_err(|e| e.to_string())
 }
 
 /// Checks every look of `looks` against the goldens; on a mismatch writes

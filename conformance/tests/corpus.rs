@@ -19,7 +19,7 @@ fn every_case_matches_its_goldens_on_every_cpu_variant() {
     for variant in cpu_variants() {
         for case in case_files() {
             if let Err(e) = check_case(&case, &variant, &manifest) {
-                failures.push(e);
+                failures.push(e.to_string());
             }
         }
     }

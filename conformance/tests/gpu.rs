@@ -18,7 +18,7 @@ fn every_case_matches_its_goldens_on_the_gpu() {
     let cases = case_files();
     for case in &cases {
         if let Err(e) = check_case(case, &variant, &manifest) {
-            failures.push(e);
+            failures.push(e.to_string());
         }
     }
     assert!(failures.is_empty(), "{} of {} cases differ on [{adapter}]:\n{}", failures.len(), cases.len(), failures.join("\n"));

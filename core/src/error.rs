@@ -42,6 +42,36 @@ pub enum MurkError {
         /// The operating system's message.
         message: String,
     },
+    /// A mask-query handle that was never given out, or whose answers were
+    /// already delivered.
+    #[error("unknown query handle {0}: never given out, or its answers were already delivered")]
+    UnknownQuery(u64),
+    /// A backend has no instance under this key.
+    #[error("backend {backend}: no instance with key {key}")]
+    UnknownKey {
+        /// The backend's name.
+        backend: String,
+        /// The instance key.
+        key: u32,
+    },
+    /// A readback ticket the backend never gave out, or already delivered.
+    #[error("backend {backend}: {what} ticket {ticket} is unknown or was already delivered")]
+    UnknownTicket {
+        /// The backend's name.
+        backend: String,
+        /// What the ticket is for (`sample`, `changed-flag`).
+        what: &'static str,
+        /// The ticket.
+        ticket: u64,
+    },
+    /// A readback that was waited for did not come back.
+    #[error("backend {backend}: a waited-for {what} did not land")]
+    ReadbackLost {
+        /// The backend's name.
+        backend: String,
+        /// What was read back (`changed flag`, `stealth readback`, `query`).
+        what: &'static str,
+    },
     /// The backend failed (device lost, out of memory, ...).
     #[error("backend {backend}: {message}")]
     Backend {

@@ -157,8 +157,7 @@ impl FogSubsystem {
     /// [`Self::submit_mask_query`] delivers later without waiting).
     pub fn mask_query_now(&mut self, points: &[Vec3], cutoff_override: Option<f32>) -> Result<Vec<MaskAnswer>> {
         let handle = self.submit_mask_query(points, cutoff_override)?;
-        self.poll_query(handle, true)?
-            .ok_or_else(|| MurkError::Backend { backend: self.backend.name(), message: "a waited-for query did not land".into() })
+        self.poll_query(handle, true)?.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "query" })
     }
 
     /// Submits a batch of mask queries. Poll the handle each tick; it
@@ -208,8 +207,7 @@ impl FogSubsystem {
     }
 
     pub(crate) fn poll_query(&mut self, handle: QueryHandle, wait: bool) -> Result<Option<Vec<MaskAnswer>>> {
-        let mut pending =
-            self.queries.remove(&handle.0).ok_or_else(|| MurkError::invalid("query handle", handle.0, "is unknown or was already delivered"))?;
+        let mut pending = self.queries.remove(&handle.0).ok_or(MurkError::UnknownQuery(handle.0))?;
         if let Some((ticket, parts)) = pending.in_flight.take() {
             let Some(values) = self.backend.poll_samples(ticket, wait)? else {
                 pending.in_flight = Some((ticket, parts));

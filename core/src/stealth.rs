@@ -274,10 +274,10 @@ impl FogSubsystem {
             let batch = self.stealth_batches.pop_front().expect("checked above");
             let values = match batch.values {
                 Readback::Ready(v) => v,
-                Readback::Ticket(t) => self.backend.poll_samples(t, true)?.ok_or_else(|| MurkError::Backend {
-                    backend: self.backend.name(),
-                    message: "a waited-for stealth readback did not land".into(),
-                })?,
+                Readback::Ticket(t) => self
+                    .backend
+                    .poll_samples(t, true)?
+                    .ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "stealth readback" })?,
             };
             for sample in batch.samples {
                 // An actor removed since its sample was taken has no state any more.

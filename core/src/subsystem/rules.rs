@@ -83,9 +83,9 @@ fn resolve_flags(backend: &mut dyn Backend, slot: &mut Slot, now: u64) -> Result
         let flag = slot.flags.pop_front().expect("checked above");
         let changed = match flag.changed {
             Readback::Ready(c) => c,
-            Readback::Ticket(t) => backend
-                .poll_changed(t, true)?
-                .ok_or_else(|| MurkError::Backend { backend: backend.name(), message: "a waited-for changed flag did not land".into() })?,
+            Readback::Ticket(t) => {
+                backend.poll_changed(t, true)?.ok_or_else(|| MurkError::ReadbackLost { backend: backend.name(), what: "changed flag" })?
+            }
         };
         if flag.epoch == slot.epoch && !changed && !flag.starved {
             slot.settled = true;

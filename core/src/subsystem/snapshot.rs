@@ -28,20 +28,16 @@ impl FogSubsystem {
             for flag in &mut slot.flags {
                 if let Readback::Ticket(t) = flag.changed {
                     let changed = self.backend.poll_changed(t, true)?;
-                    flag.changed = Readback::Ready(changed.ok_or_else(|| MurkError::Backend {
-                        backend: self.backend.name(),
-                        message: "a waited-for changed flag did not land".into(),
-                    })?);
+                    flag.changed =
+                        Readback::Ready(changed.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "changed flag" })?);
                 }
             }
         }
         for batch in &mut self.stealth_batches {
             if let Readback::Ticket(t) = batch.values {
                 let values = self.backend.poll_samples(t, true)?;
-                batch.values = Readback::Ready(values.ok_or_else(|| MurkError::Backend {
-                    backend: self.backend.name(),
-                    message: "a waited-for stealth readback did not land".into(),
-                })?);
+                batch.values =
+                    Readback::Ready(values.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "stealth readback" })?);
             }
         }
         Ok(())
