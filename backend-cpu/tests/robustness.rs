@@ -7,7 +7,7 @@ mod common;
 use common::fog;
 use murk_core::glam::Vec3;
 use murk_core::hecs::World;
-use murk_core::snapshot::{frame, unframe, FOG_MAGIC};
+use murk_core::snapshot::FogBody;
 use murk_core::{Position, Profile, TeamMask, VisionSource};
 
 #[test]
@@ -61,13 +61,11 @@ fn rate_steps_saturate_for_any_elapsed_time() {
     assert_eq!(final_mask[20 * 64 + 20], 65535);
 }
 
-/// A snapshot with its first two payload fields (tick, next query handle)
-/// replaced, the checksum fixed up.
+/// A snapshot with its tick and next query handle replaced.
 fn with_counters(bytes: &[u8], tick: u64, next_query: u64) -> Vec<u8> {
-    let mut payload = unframe(FOG_MAGIC, bytes).unwrap().to_vec();
-    payload[..8].copy_from_slice(&tick.to_le_bytes());
-    payload[8..16].copy_from_slice(&next_query.to_le_bytes());
-    frame(FOG_MAGIC, &payload)
+    let mut body = FogBody::decode(bytes).unwrap();
+    (body.tick, body.next_query) = (tick, next_query);
+    body.encode().unwrap()
 }
 
 #[test]

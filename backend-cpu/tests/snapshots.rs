@@ -7,132 +7,21 @@ mod common;
 use common::desc;
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
-use murk_core::snapshot::{frame, unframe, Reader, Writer, FOG_MAGIC};
+use murk_core::snapshot::{FogBody, TextureBody};
 use murk_core::{
     CaptureMode, FogSubsystem, HeightCapture, HideMode, MurkError, Position, Profile, RayMethod, StealthActor, StealthEvent, TransientReveal,
     VisionSource,
 };
 use murk_cpu::CpuBackend;
 
-/// One field of a snapshot body, as written.
-#[derive(Clone, Debug, PartialEq)]
-enum F {
-    U8(u8),
-    U16(u16),
-    U32(u32),
-    U64(u64),
-    Blob(Vec<u8>),
+/// Decodes a snapshot's body for editing.
+fn body(bytes: &[u8]) -> FogBody {
+    FogBody::decode(bytes).unwrap()
 }
 
-/// A snapshot body as named fields (`instances[0].capture`,
-/// `instances[1].textures[3].width`, ...), in order.
-struct Body(Vec<(String, F)>);
-
-impl Body {
-    fn read(bytes: &[u8]) -> Body {
-        let mut r = Reader::new(unframe(FOG_MAGIC, bytes).unwrap());
-        let mut out = Vec::new();
-        let mut put = |name: String, f: F| out.push((name, f));
-        put("tick".into(), F::U64(r.u64().unwrap()));
-        put("next_query".into(), F::U64(r.u64().unwrap()));
-        put("queries".into(), F::Blob(r.blob().unwrap().to_vec()));
-        let n = r.u32().unwrap();
-        put("instance_count".into(), F::U32(n));
-        for i in 0..n {
-            let p = format!("instances[{i}]");
-            put(format!("{p}.desc"), F::Blob(r.blob().unwrap().to_vec()));
-            for name in ["blocker_hash", "capture_signature"] {
-                put(format!("{p}.{name}.some"), F::U8(r.u8().unwrap()));
-                put(format!("{p}.{name}"), F::U64(r.u64().unwrap()));
-            }
-            let has_capture = r.u8().unwrap();
-            put(format!("{p}.has_capture"), F::U8(has_capture));
-            if has_capture == 1 {
-                put(format!("{p}.capture"), F::Blob(r.blob().unwrap().to_vec()));
-            }
-            put(format!("{p}.source_hash.some"), F::U8(r.u8().unwrap()));
-            put(format!("{p}.source_hash"), F::U64(r.u64().unwrap()));
-            for name in ["occlusion_dirty", "capture_dirty", "settled", "has_recomputed", "has_built", "built_mips"] {
-                put(format!("{p}.{name}"), F::U8(r.u8().unwrap()));
-            }
-            put(format!("{p}.built_df_scale"), F::U32(r.u32().unwrap()));
-            put(format!("{p}.has_recomputed_profile"), F::U8(r.u8().unwrap()));
-            for k in 0..5 {
-                put(format!("{p}.q16[{k}]"), F::U16(r.u16().unwrap()));
-            }
-            put(format!("{p}.update_interval_us"), F::U64(r.u64().unwrap()));
-            for k in 0..4 {
-                put(format!("{p}.q32[{k}]"), F::U32(r.u32().unwrap()));
-            }
-            for name in ["rate_since_us", "blend_since_us", "ticks", "recaptures", "builds", "shared", "recomputes", "skipped", "epoch"] {
-                put(format!("{p}.{name}"), F::U64(r.u64().unwrap()));
-            }
-            put(format!("{p}.flags"), F::Blob(r.blob().unwrap().to_vec()));
-            let t = r.u32().unwrap();
-            put(format!("{p}.texture_count"), F::U32(t));
-            for k in 0..t {
-                let tp = format!("{p}.textures[{k}]");
-                put(format!("{tp}.name"), F::Blob(r.blob().unwrap().to_vec()));
-                put(format!("{tp}.width"), F::U32(r.u32().unwrap()));
-                put(format!("{tp}.height"), F::U32(r.u32().unwrap()));
-                put(format!("{tp}.kind"), F::U8(r.u8().unwrap()));
-                put(format!("{tp}.bytes"), F::Blob(r.blob().unwrap().to_vec()));
-            }
-        }
-        let s = r.u32().unwrap();
-        put("stealth_count".into(), F::U32(s));
-        for i in 0..s {
-            let p = format!("stealth[{i}]");
-            put(format!("{p}.actor"), F::U64(r.u64().unwrap()));
-            put(format!("{p}.last_visible"), F::U8(r.u8().unwrap()));
-            put(format!("{p}.last_value"), F::U16(r.u16().unwrap()));
-            put(format!("{p}.has_known"), F::U8(r.u8().unwrap()));
-            for k in 0..3 {
-                put(format!("{p}.known[{k}]"), F::U32(r.u32().unwrap()));
-            }
-            put(format!("{p}.fade"), F::U16(r.u16().unwrap()));
-            put(format!("{p}.ghost.some"), F::U8(r.u8().unwrap()));
-            put(format!("{p}.ghost"), F::U64(r.u64().unwrap()));
-            for k in 0..3 {
-                put(format!("{p}.ghost_at[{k}]"), F::U32(r.u32().unwrap()));
-            }
-            put(format!("{p}.has_instance"), F::U8(r.u8().unwrap()));
-            put(format!("{p}.instance"), F::Blob(r.blob().unwrap().to_vec()));
-        }
-        put("stealth_samples".into(), F::Blob(r.blob().unwrap().to_vec()));
-        let n = r.u32().unwrap();
-        put("reveal_count".into(), F::U32(n));
-        for i in 0..n {
-            put(format!("reveals[{i}].entity"), F::U64(r.u64().unwrap()));
-            put(format!("reveals[{i}].remaining"), F::U32(r.u32().unwrap()));
-        }
-        r.finish().unwrap();
-        Body(out)
-    }
-
-    fn get(&mut self, name: &str) -> &mut F {
-        &mut self.0.iter_mut().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no field {name}")).1
-    }
-
-    /// Removes the fields whose names start with `prefix`.
-    fn remove(&mut self, prefix: &str) {
-        self.0.retain(|(n, _)| !n.starts_with(prefix));
-    }
-
-    /// Re-encodes the body with a valid checksum.
-    fn write(&self) -> Vec<u8> {
-        let mut w = Writer::default();
-        for (_, f) in &self.0 {
-            match f {
-                F::U8(v) => w.u8(*v),
-                F::U16(v) => w.u16(*v),
-                F::U32(v) => w.u32(*v),
-                F::U64(v) => w.u64(*v),
-                F::Blob(v) => w.blob(v),
-            }
-        }
-        frame(FOG_MAGIC, &w.bytes)
-    }
+/// Re-encodes an edited body with a valid checksum.
+fn write(body: &FogBody) -> Vec<u8> {
+    body.encode().unwrap()
 }
 
 fn profile(method: RayMethod) -> Profile {
@@ -174,81 +63,75 @@ fn snapshot() -> Vec<u8> {
     fog.snapshot(&world).unwrap()
 }
 
-fn texture_index(body: &mut Body, instance: usize, name: &str) -> usize {
-    (0..).find(|k| *body.get(&format!("instances[{instance}].textures[{k}].name")) == F::Blob(name.as_bytes().to_vec())).unwrap()
+/// The texture `name` of instance `instance`.
+fn texture<'a>(body: &'a mut FogBody, instance: usize, name: &str) -> &'a mut TextureBody {
+    body.instances[instance].textures.iter_mut().find(|t| t.name == name).unwrap()
 }
 
 #[test]
 fn the_editor_reads_and_writes_a_snapshot_unchanged() {
     let bytes = snapshot();
-    assert_eq!(Body::read(&bytes).write(), bytes);
+    assert_eq!(write(&body(&bytes)), bytes);
     let (mut world, mut fog) = world_and_fog();
     fog.restore(&mut world, &bytes).unwrap();
 }
 
 #[test]
 fn a_capture_of_the_wrong_length_is_named() {
-    let mut body = Body::read(&snapshot());
-    *body.get("instances[0].capture") = F::Blob(vec![0; 13]);
-    rejected(&body.write(), "snapshot instance `a`.capture = 13 bytes");
-    let mut body = Body::read(&snapshot());
-    *body.get("instances[0].capture") = F::Blob(vec![0; 64 * 64 * 4 - 4]);
-    rejected(&body.write(), "must hold 64x64 heights");
-    let mut body = Body::read(&snapshot());
+    let mut b = body(&snapshot());
+    b.instances[0].capture = Some(vec![0; 13]);
+    rejected(&write(&b), "snapshot instance `a`.capture = 13 bytes");
+    b.instances[0].capture = Some(vec![0; 64 * 64 * 4 - 4]);
+    rejected(&write(&b), "must hold 64x64 heights");
     let mut capture = vec![0u8; 64 * 64 * 4];
     capture[..4].copy_from_slice(&i32::MAX.to_le_bytes());
-    *body.get("instances[0].capture") = F::Blob(capture);
-    rejected(&body.write(), "snapshot instance `a`.capture[0] = 2147483647");
+    b.instances[0].capture = Some(capture);
+    rejected(&write(&b), "snapshot instance `a`.capture[0] = 2147483647");
 }
 
 #[test]
 fn two_instances_with_one_name_are_named() {
-    let mut body = Body::read(&snapshot());
-    let F::Blob(desc) = body.get("instances[1].desc").clone() else { panic!() };
-    let renamed = String::from_utf8(desc).unwrap().replacen("\"name\":\"b\"", "\"name\":\"a\"", 1);
-    *body.get("instances[1].desc") = F::Blob(renamed.into_bytes());
-    rejected(&body.write(), "snapshot.instances.name = a: is used by two instances");
+    let mut b = body(&snapshot());
+    b.instances[1].desc.name = "a".into();
+    rejected(&write(&b), "snapshot.instances.name = a: is used by two instances");
 }
 
 #[test]
 fn missing_or_misshapen_textures_are_named() {
     // No textures at all.
-    let mut body = Body::read(&snapshot());
-    body.remove("instances[0].textures[");
-    *body.get("instances[0].texture_count") = F::U32(0);
-    rejected(&body.write(), "snapshot instance `a`.textures");
+    let mut b = body(&snapshot());
+    b.instances[0].textures.clear();
+    rejected(&write(&b), "snapshot instance `a`.textures");
     // The memory texture missing.
-    let mut body = Body::read(&snapshot());
-    let k = texture_index(&mut body, 0, "memory");
-    body.remove(&format!("instances[0].textures[{k}]."));
-    let F::U32(n) = *body.get("instances[0].texture_count") else { panic!() };
-    *body.get("instances[0].texture_count") = F::U32(n - 1);
-    rejected(&body.write(), "must be exactly coverage, height, mip1");
-    // A mip of the wrong size (the data size follows, so the reader accepts it).
-    let mut body = Body::read(&snapshot());
-    let k = texture_index(&mut body, 0, "mip1");
-    *body.get(&format!("instances[0].textures[{k}].width")) = F::U32(16);
-    *body.get(&format!("instances[0].textures[{k}].height")) = F::U32(16);
-    *body.get(&format!("instances[0].textures[{k}].bytes")) = F::Blob(vec![0; 256]);
-    rejected(&body.write(), "snapshot instance `a`.textures.mip1 = 16x16 of type 0: must be 32x32");
+    let mut b = body(&snapshot());
+    b.instances[0].textures.retain(|t| t.name != "memory");
+    rejected(&write(&b), "must be exactly coverage, height, mip1");
+    // A mip of the wrong size (the data size follows, so it decodes).
+    let mut b = body(&snapshot());
+    *texture(&mut b, 0, "mip1") = TextureBody { name: "mip1".into(), width: 16, height: 16, kind: 0, bytes: vec![0; 256] };
+    rejected(&write(&b), "snapshot instance `a`.textures.mip1 = 16x16 of type 0: must be 32x32");
+    // A texture whose bytes do not fill its size.
+    let mut b = body(&snapshot());
+    texture(&mut b, 0, "final").bytes.pop();
+    let e = write(&b);
+    let (mut world, mut fog) = world_and_fog();
+    assert!(fog.restore(&mut world, &e).unwrap_err().to_string().contains("texture `final` holds 8191 bytes, 64x64 needs 8192"));
     // A distance field of the wrong size.
-    let mut body = Body::read(&snapshot());
-    let k = texture_index(&mut body, 1, "distance_field");
-    *body.get(&format!("instances[1].textures[{k}].width")) = F::U32(1);
-    *body.get(&format!("instances[1].textures[{k}].height")) = F::U32(1);
-    *body.get(&format!("instances[1].textures[{k}].bytes")) = F::Blob(vec![0; 4]);
-    rejected(&body.write(), "snapshot instance `b`.textures.distance_field = 1x1");
+    let mut b = body(&snapshot());
+    *texture(&mut b, 1, "distance_field") = TextureBody { name: "distance_field".into(), width: 1, height: 1, kind: 3, bytes: vec![0; 4] };
+    rejected(&write(&b), "snapshot instance `b`.textures.distance_field = 1x1");
     // Mips where the build made none.
-    let mut body = Body::read(&snapshot());
-    *body.get("instances[0].built_mips") = F::U8(0);
-    rejected(&body.write(), "snapshot instance `a`.textures");
+    let mut b = body(&snapshot());
+    b.instances[0].built_for.as_mut().unwrap().0 = false;
+    rejected(&write(&b), "snapshot instance `a`.textures");
+    // A distance-field scale the profile cannot have.
+    let mut b = body(&snapshot());
+    b.instances[1].built_for.as_mut().unwrap().1 = 3;
+    rejected(&write(&b), "snapshot instance `b`.built_for.distance_field_scale = 3: must be 0, 1, 2 or 4");
     // Coverage out of range.
-    let mut body = Body::read(&snapshot());
-    let k = texture_index(&mut body, 0, "coverage");
-    let F::Blob(mut cov) = body.get(&format!("instances[0].textures[{k}].bytes")).clone() else { panic!() };
-    cov[5] = 7;
-    *body.get(&format!("instances[0].textures[{k}].bytes")) = F::Blob(cov);
-    rejected(&body.write(), "snapshot instance `a`.textures.coverage[5] = 7");
+    let mut b = body(&snapshot());
+    texture(&mut b, 0, "coverage").bytes[5] = 7;
+    rejected(&write(&b), "snapshot instance `a`.textures.coverage[5] = 7");
 }
 
 #[test]
@@ -256,9 +139,9 @@ fn query_handles_and_stealth_states_must_agree_with_the_rest() {
     let (mut world, mut fog) = world_and_fog();
     let h = fog.submit_mask_query(&[Vec3::new(20.5, 20.5, 0.0)], None).unwrap();
     let bytes = fog.snapshot(&world).unwrap();
-    let mut body = Body::read(&bytes);
-    *body.get("next_query") = F::U64(h.0);
-    rejected(&body.write(), "snapshot.queries = 0: is a pending handle at or past the next handle 0");
+    let mut b = body(&bytes);
+    b.next_query = h.0;
+    rejected(&write(&b), "snapshot.queries = 0: is a pending handle at or past the next handle 0");
     // The good snapshot still restores.
     fog.restore(&mut world, &bytes).unwrap();
 }
@@ -311,15 +194,18 @@ fn restoring_never_despawns_a_game_entity_that_reused_a_ghost_id() {
 fn a_ghost_shared_by_two_states_is_named() {
     let (mut world, mut fog, _spy, _ghost) = ghosted();
     let bytes = fog.snapshot(&world).unwrap();
-    let mut body = Body::read(&bytes);
-    let F::U64(actor) = *body.get("stealth[0].actor") else { panic!() };
-    *body.get("stealth[0].ghost") = F::U64(actor);
-    let e = fog.restore(&mut world, &body.write()).unwrap_err().to_string();
+    let mut b = body(&bytes);
+    b.stealth[0].ghost = Some(b.stealth[0].actor);
+    let e = fog.restore(&mut world, &write(&b)).unwrap_err().to_string();
     assert!(e.contains("ghost") && e.contains("shared with another ghost or actor"), "{e}");
-    let mut body = Body::read(&bytes);
-    *body.get("stealth[0].instance") = F::Blob(b"nowhere".to_vec());
-    let e = fog.restore(&mut world, &body.write()).unwrap_err().to_string();
+    let mut b = body(&bytes);
+    b.stealth[0].instance = Some("nowhere".into());
+    let e = fog.restore(&mut world, &write(&b)).unwrap_err().to_string();
     assert!(e.contains("instance = nowhere: names no instance"), "{e}");
+    let mut b = body(&bytes);
+    b.stealth[0].last_known = Some([f32::NAN.to_bits(), 0, 0]);
+    let e = fog.restore(&mut world, &write(&b)).unwrap_err().to_string();
+    assert!(e.contains("last_known") && e.contains("must be finite numbers"), "{e}");
 }
 
 #[test]
@@ -327,9 +213,9 @@ fn a_ghost_id_in_the_billions_is_not_allocated_up_to() {
     // Found by the snapshot fuzz target: spawn_at(3 000 000 000) made hecs
     // allocate 24 GiB and abort.
     let (mut world, mut fog, spy, _ghost) = ghosted();
-    let mut body = Body::read(&fog.snapshot(&world).unwrap());
-    *body.get("stealth[0].ghost") = F::U64((1 << 32) | 3_000_000_000);
-    fog.restore(&mut world, &body.write()).unwrap();
+    let mut b = body(&fog.snapshot(&world).unwrap());
+    b.stealth[0].ghost = Some((1 << 32) | 3_000_000_000);
+    fog.restore(&mut world, &write(&b)).unwrap();
     let ghost = fog.stealth_state(spy).unwrap().ghost.unwrap();
     assert!(ghost.id() < 1000, "a new entity: {ghost:?}");
     assert_eq!(world.get::<&murk_core::Ghost>(ghost).unwrap().actor, spy);

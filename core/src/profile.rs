@@ -152,7 +152,7 @@ impl Default for Profile {
 }
 
 /// A profile in integers, as the passes use it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ProfileQ {
     /// See [`Profile::explored_value`], mask scale.
     pub explored_value: u16,

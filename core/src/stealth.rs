@@ -211,20 +211,24 @@ pub(crate) struct StealthBatch {
     pub(crate) values: Readback<Vec<u16>>,
 }
 
-/// What one actor's stealth update needs, taken when its sample was asked for.
+/// What one actor's stealth update needs, taken when its sample was asked
+/// for (kept in snapshots while the sample is in flight).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct StealthSample {
+pub struct StealthSample {
     /// The actor's entity bits.
-    pub(crate) actor: u64,
+    pub actor: u64,
     /// Where it stood (bit patterns of `f32`).
-    pub(crate) position: [u32; 3],
+    pub position: [u32; 3],
     /// The instance answering for it and its value's index in the batch.
-    pub(crate) located: Option<(String, usize)>,
+    pub located: Option<(String, usize)>,
     /// Visible at or above this value.
-    pub(crate) cutoff: u16,
-    pub(crate) policy: VisibilityPolicy,
-    pub(crate) hide_mode: HideMode,
-    pub(crate) fade_us: u64,
+    pub cutoff: u16,
+    /// Whether the fog decides its visibility.
+    pub policy: VisibilityPolicy,
+    /// What happens when it hides.
+    pub hide_mode: HideMode,
+    /// Its fade time in microseconds.
+    pub fade_us: u64,
 }
 
 impl FogSubsystem {

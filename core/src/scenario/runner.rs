@@ -8,14 +8,14 @@ use crate::backend::Backend;
 use crate::components::{AntiVision, Blocker, CaptureMode, Position, StealthActor, TeamMask, TransientReveal, VisionSource};
 use crate::error::{MurkError, Result};
 use crate::query::MaskAnswer;
-use crate::snapshot::{frame, unframe, Reader, Writer, RUN_MAGIC};
+use crate::snapshot::{decode, encode, RUN_MAGIC};
 use crate::stealth::StealthEvent;
 use crate::subsystem::{FogSubsystem, InstanceDesc};
 use glam::Vec3;
 use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What a scripted entity is.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -38,6 +38,25 @@ struct Tracked {
     spawn_tick: u32,
     despawn_tick: Option<u32>,
     removed: bool,
+}
+
+/// The body of a run snapshot.
+#[derive(Serialize, Deserialize)]
+struct RunBody {
+    /// The scenario as it was loaded.
+    scenario: Scenario,
+    /// The folder its files are read from.
+    base: String,
+    /// Ticks run.
+    tick: u32,
+    /// Every scripted entity, by id.
+    tracked: BTreeMap<String, Tracked>,
+    /// Scripted entities in the world: entity bits and position (bit
+    /// patterns of `f32`).
+    alive: Vec<(u64, [u32; 3])>,
+    /// The fog-state snapshot.
+    #[serde(with = "serde_bytes")]
+    fog: Vec<u8>,
 }
 
 /// Runs a scenario tick by tick.
@@ -159,58 +178,32 @@ impl ScenarioRunner {
     /// Saves the run (the scenario, where it is, every scripted entity and
     /// the fog state) in the snapshot container; [`Self::resume`] continues it.
     pub fn snapshot(&mut self, base: &Path) -> Result<Vec<u8>> {
-        let json = |e: serde_json::Error| MurkError::Parse { what: "run snapshot".into(), message: e.to_string() };
-        let mut w = Writer::default();
-        w.str(&serde_json::to_string(&self.scenario).map_err(json)?);
-        w.str(&base.display().to_string());
-        w.u32(self.tick);
-        w.str(&serde_json::to_string(&self.tracked).map_err(json)?);
         let mut alive = Vec::new();
         for t in self.tracked.values() {
             if let Some(e) = t.entity.and_then(Entity::from_bits) {
                 if let Ok(p) = self.world.get::<&Position>(e) {
-                    alive.push((e.to_bits().get(), p.0));
+                    alive.push((e.to_bits().get(), [p.0.x.to_bits(), p.0.y.to_bits(), p.0.z.to_bits()]));
                 }
             }
         }
-        w.u32(alive.len() as u32);
-        for (bits, p) in alive {
-            w.u64(bits);
-            for v in [p.x, p.y, p.z] {
-                w.u32(v.to_bits());
-            }
-        }
         let fog = self.fog.snapshot(&self.world)?;
-        w.blob(&fog);
-        Ok(frame(RUN_MAGIC, &w.bytes))
+        let body =
+            RunBody { scenario: self.scenario.clone(), base: base.display().to_string(), tick: self.tick, tracked: self.tracked.clone(), alive, fog };
+        encode(RUN_MAGIC, &body)
     }
 
     /// Continues a run saved by [`Self::snapshot`] on `backend`; the files the
     /// scenario names are read again from the saved base folder.
     pub fn resume(bytes: &[u8], backend: Box<dyn Backend>) -> Result<Self> {
-        let json = |e: serde_json::Error| MurkError::Parse { what: "run snapshot".into(), message: e.to_string() };
-        let payload = unframe(RUN_MAGIC, bytes)?;
-        let mut r = Reader::new(payload);
-        let scenario: Scenario = serde_json::from_str(&r.str()?).map_err(json)?;
-        let base = PathBuf::from(r.str()?);
-        let tick = r.u32()?;
-        let tracked: BTreeMap<String, Tracked> = serde_json::from_str(&r.str()?).map_err(json)?;
-        let mut alive = Vec::new();
-        for _ in 0..r.u32()? {
-            let bits = r.u64()?;
-            let p = Vec3::new(f32::from_bits(r.u32()?), f32::from_bits(r.u32()?), f32::from_bits(r.u32()?));
-            alive.push((bits, p));
-        }
-        let fog = r.blob()?.to_vec();
-        r.finish()?;
-        let files = ScenarioFiles::load(&scenario, &base)?;
+        let RunBody { scenario, base, tick, tracked, alive, fog } = decode(RUN_MAGIC, bytes)?;
+        let files = ScenarioFiles::load(&scenario, Path::new(&base))?;
         let mut runner = ScenarioRunner::new(scenario, &files, backend)?;
         let by_entity: BTreeMap<u64, &Tracked> = tracked.values().filter_map(|t| t.entity.map(|e| (e, t))).collect();
         for (bits, p) in alive {
             let (Some(e), Some(t)) = (Entity::from_bits(bits), by_entity.get(&bits)) else {
                 return Err(MurkError::Parse { what: "run snapshot".into(), message: format!("entity {bits} is not a scripted entity") });
             };
-            t.spawn(&mut runner.world, Position(p), Some(e));
+            t.spawn(&mut runner.world, Position(Vec3::from(p.map(f32::from_bits))), Some(e));
         }
         runner.tracked = tracked;
         runner.tick = tick;

@@ -70,7 +70,7 @@ pub struct InstanceDesc {
 }
 
 /// Counters of an instance (what the recompute rules decided).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InstanceStats {
     /// Ticks the instance was enabled.
     pub ticks: u64,

@@ -3,15 +3,14 @@
 //! replaces anything.
 
 use super::rules::PendingFlag;
-use super::{FogSubsystem, InstanceDesc, InstanceStats, Slot};
+use super::{FogSubsystem, Slot};
 use crate::backend::{InstanceDims, Readback, StageData, StageImage};
 use crate::components::{Ghost, Position, TransientReveal};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
 use crate::frame::CAPTURE_EMPTY;
-use crate::profile::ProfileQ;
 use crate::query::{MaskAnswer, PendingQuery, QueryHandle};
-use crate::snapshot::{frame, unframe, Reader, Writer, FOG_MAGIC};
+use crate::snapshot::{FlagBody, FogBody, InstanceBody, SampleBatchBody, StealthBody, TextureBody};
 use crate::stealth::{StealthBatch, StealthState};
 use hecs::{Entity, World};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -45,100 +44,74 @@ impl FogSubsystem {
 
     /// Saves the whole fog state: every instance (settings, cadence timers,
     /// dirty flags, counters, every texture), stealth states with their
-    /// ghosts, pending query answers and the transient reveals of `world`.
+    /// ghosts, pending query answers and the transient reveals of `world`,
+    /// as a [`FogBody`] in the snapshot container.
     pub fn snapshot(&mut self, world: &World) -> Result<Vec<u8>> {
-        let mut w = Writer::default();
         // Pending queries are waited for: a snapshot holds their answers.
         let handles: Vec<u64> = self.queries.keys().copied().collect();
-        let mut answers: BTreeMap<u64, Vec<MaskAnswer>> = BTreeMap::new();
+        let mut queries: BTreeMap<u64, Vec<MaskAnswer>> = BTreeMap::new();
         for h in handles {
             if let Some(a) = self.poll_query(QueryHandle(h), true)? {
-                answers.insert(h, a);
+                queries.insert(h, a);
             }
         }
-        for (h, a) in &answers {
+        for (h, a) in &queries {
             self.queries.insert(*h, PendingQuery { answers: a.clone(), in_flight: None });
         }
         self.land_readbacks()?;
-        w.u64(self.tick);
-        w.u64(self.next_query);
-        w.str(&serde_json::to_string(&answers).map_err(|e| MurkError::Parse { what: "query answers".into(), message: e.to_string() })?);
-        w.u32(self.instances.len() as u32);
-        let names = self.instance_names();
-        for name in &names {
-            let key = self.slot(name)?.key;
-            let textures = self.backend.export_textures(key)?;
-            let slot = self.slot(name)?;
-            w.str(&serde_json::to_string(&slot.desc).map_err(|e| MurkError::Parse { what: format!("instance `{name}`"), message: e.to_string() })?);
-            w.opt_u64(slot.blocker_hash);
-            w.opt_u64(slot.capture_signature);
-            w.bool(slot.capture.is_some());
-            if let Some(c) = &slot.capture {
-                w.blob(&c.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
-            }
-            w.opt_u64(slot.source_hash);
-            for flag in [slot.occlusion_dirty, slot.capture_dirty, slot.settled, slot.has_recomputed] {
-                w.bool(flag);
-            }
-            w.bool(slot.built_for.is_some());
-            let (mips, dfs) = slot.built_for.unwrap_or((false, 0));
-            w.bool(mips);
-            w.u32(dfs);
-            w.bool(slot.recomputed_profile.is_some());
-            let q = slot.recomputed_profile.unwrap_or(slot.q);
-            for v in [q.explored_value, q.visibility_cutoff, q.show_memory_alpha, q.smooth_falloff, q.df_jitter] {
-                w.u16(v);
-            }
-            w.u64(q.update_interval_us);
-            for v in [q.fade_in_per_s, q.relax_per_s, q.forget_per_s, q.soft_shadow_k_q8] {
-                w.u32(v);
-            }
-            w.u64(slot.rate_since_us);
-            w.u64(slot.blend_since_us);
-            let s = slot.stats;
-            for v in [s.ticks, s.recaptures, s.occlusion_builds, s.occlusion_shared, s.recomputes, s.skipped_recomputes] {
-                w.u64(v);
-            }
-            w.u64(slot.epoch);
-            w.str(
-                &serde_json::to_string(&slot.flags)
-                    .map_err(|e| MurkError::Parse { what: format!("instance `{name}` flags"), message: e.to_string() })?,
-            );
-            w.u32(textures.len() as u32);
-            for (tname, img) in &textures {
-                w.image(tname, img);
-            }
+        let mut instances = Vec::with_capacity(self.instances.len());
+        for slot in self.instances.values() {
+            let textures = self.backend.export_textures(slot.key)?;
+            instances.push(InstanceBody {
+                desc: slot.desc.clone(),
+                blocker_hash: slot.blocker_hash,
+                capture_signature: slot.capture_signature,
+                capture: slot.capture.as_ref().map(|c| c.iter().flat_map(|v| v.to_le_bytes()).collect()),
+                source_hash: slot.source_hash,
+                occlusion_dirty: slot.occlusion_dirty,
+                capture_dirty: slot.capture_dirty,
+                settled: slot.settled,
+                has_recomputed: slot.has_recomputed,
+                built_for: slot.built_for,
+                recomputed_profile: slot.recomputed_profile,
+                rate_since_us: slot.rate_since_us,
+                blend_since_us: slot.blend_since_us,
+                stats: slot.stats,
+                epoch: slot.epoch,
+                flags: slot
+                    .flags
+                    .iter()
+                    .map(|f| Ok(FlagBody { due: f.due, changed: landed(f.changed)?, starved: f.starved, epoch: f.epoch }))
+                    .collect::<Result<_>>()?,
+                textures: textures.iter().map(|(name, img)| TextureBody::of(name, img)).collect(),
+            });
         }
-        w.u32(self.stealth.len() as u32);
-        for (bits, st) in &self.stealth {
-            w.u64(*bits);
-            w.bool(st.last_visible);
-            w.u16(st.last_value);
-            w.bool(st.last_known.is_some());
-            for v in st.last_known.unwrap_or([0; 3]) {
-                w.u32(v);
-            }
-            w.u16(st.fade);
-            w.opt_u64(st.ghost.map(|g| g.to_bits().get()));
-            let ghost_at =
-                st.ghost.and_then(|g| world.get::<&Position>(g).ok().map(|p| p.0)).or_else(|| st.last_known_position()).unwrap_or_default();
-            for v in [ghost_at.x, ghost_at.y, ghost_at.z] {
-                w.u32(v.to_bits());
-            }
-            w.bool(st.instance.is_some());
-            w.str(st.instance.as_deref().unwrap_or(""));
-        }
-        w.str(
-            &serde_json::to_string(&self.stealth_batches).map_err(|e| MurkError::Parse { what: "stealth samples".into(), message: e.to_string() })?,
-        );
+        let stealth = self
+            .stealth
+            .iter()
+            .map(|(bits, st)| {
+                let ghost_at =
+                    st.ghost.and_then(|g| world.get::<&Position>(g).ok().map(|p| p.0)).or_else(|| st.last_known_position()).unwrap_or_default();
+                StealthBody {
+                    actor: *bits,
+                    last_visible: st.last_visible,
+                    last_value: st.last_value,
+                    last_known: st.last_known,
+                    fade: st.fade,
+                    ghost: st.ghost.map(|g| g.to_bits().get()),
+                    ghost_at: [ghost_at.x.to_bits(), ghost_at.y.to_bits(), ghost_at.z.to_bits()],
+                    instance: st.instance.clone(),
+                }
+            })
+            .collect();
+        let stealth_samples = self
+            .stealth_batches
+            .iter()
+            .map(|b| Ok(SampleBatchBody { due: b.due, samples: b.samples.clone(), values: landed(b.values.clone())? }))
+            .collect::<Result<_>>()?;
         let mut reveals: Vec<(u64, u32)> = world.query::<&TransientReveal>().iter().map(|(e, r)| (e.to_bits().get(), r.remaining_ticks)).collect();
         reveals.sort_unstable();
-        w.u32(reveals.len() as u32);
-        for (bits, remaining) in reveals {
-            w.u64(bits);
-            w.u32(remaining);
-        }
-        Ok(frame(FOG_MAGIC, &w.bytes))
+        FogBody { tick: self.tick, next_query: self.next_query, queries, instances, stealth, stealth_samples, reveals }.encode()
     }
 
     /// Restores a snapshot written by [`Self::snapshot`], and its ghosts and
@@ -159,97 +132,52 @@ impl FogSubsystem {
     /// state names it. Transient-reveal countdowns are restored
     /// only on entities that hold a `TransientReveal` already.
     pub fn restore(&mut self, world: &mut World, bytes: &[u8]) -> Result<()> {
-        let payload = unframe(FOG_MAGIC, bytes)?;
-        let mut r = Reader::new(payload);
-        let tick = r.u64()?;
-        let next_query = r.u64()?;
-        let queries: BTreeMap<u64, Vec<MaskAnswer>> =
-            serde_json::from_str(&r.str()?).map_err(|e| MurkError::Parse { what: "snapshot query answers".into(), message: e.to_string() })?;
+        let FogBody { tick, next_query, queries, instances, stealth: saved_stealth, stealth_samples, reveals: saved_reveals } =
+            FogBody::decode(bytes)?;
         if let Some((&h, _)) = queries.range(next_query..).next() {
             return Err(MurkError::invalid("snapshot.queries", h, format!("is a pending handle at or past the next handle {next_query}")));
         }
-        let count = r.u32()?;
         let mut slots: Vec<(Slot, Vec<(String, StageImage)>)> = Vec::new();
         let mut names = BTreeSet::new();
-        for _ in 0..count {
-            let desc: InstanceDesc =
-                serde_json::from_str(&r.str()?).map_err(|e| MurkError::Parse { what: "snapshot instance".into(), message: e.to_string() })?;
+        for inst in instances {
+            let desc = inst.desc;
             let prefix = format!("snapshot instance `{}`", desc.name);
             if !names.insert(desc.name.clone()) {
                 return Err(MurkError::invalid("snapshot.instances.name", &desc.name, "is used by two instances"));
             }
             let (q, transform, dims) = Self::validate_desc(&desc, &prefix)?;
-            let blocker_hash = r.opt_u64()?;
-            let capture_signature = r.opt_u64()?;
-            let capture = if r.bool()? { Some(read_capture(r.blob()?, dims, &prefix)?) } else { None };
-            let source_hash = r.opt_u64()?;
-            let (occlusion_dirty, capture_dirty, settled, has_recomputed) = (r.bool()?, r.bool()?, r.bool()?, r.bool()?);
-            let has_built = r.bool()?;
-            let built = (r.bool()?, r.u32()?);
-            if ![0, 1, 2, 4].contains(&built.1) {
-                return Err(MurkError::invalid(format!("{prefix}.built_for.distance_field_scale"), built.1, "must be 0, 1, 2 or 4"));
+            let capture = inst.capture.map(|blob| read_capture(&blob, dims, &prefix)).transpose()?;
+            if let Some((_, scale)) = inst.built_for {
+                if ![0, 1, 2, 4].contains(&scale) {
+                    return Err(MurkError::invalid(format!("{prefix}.built_for.distance_field_scale"), scale, "must be 0, 1, 2 or 4"));
+                }
             }
-            let has_recomputed_profile = r.bool()?;
-            let (explored_value, visibility_cutoff, show_memory_alpha, smooth_falloff, df_jitter) =
-                (r.u16()?, r.u16()?, r.u16()?, r.u16()?, r.u16()?);
-            let update_interval_us = r.u64()?;
-            let (fade_in_per_s, relax_per_s, forget_per_s, soft_shadow_k_q8) = (r.u32()?, r.u32()?, r.u32()?, r.u32()?);
-            let recomputed = ProfileQ {
-                explored_value,
-                visibility_cutoff,
-                show_memory_alpha,
-                smooth_falloff,
-                update_interval_us,
-                fade_in_per_s,
-                relax_per_s,
-                forget_per_s,
-                soft_shadow_k_q8,
-                df_jitter,
-            };
-            let (rate_since_us, blend_since_us) = (r.u64()?, r.u64()?);
-            let stats = InstanceStats {
-                ticks: r.u64()?,
-                recaptures: r.u64()?,
-                occlusion_builds: r.u64()?,
-                occlusion_shared: r.u64()?,
-                recomputes: r.u64()?,
-                skipped_recomputes: r.u64()?,
-            };
-            let epoch = r.u64()?;
-            let flags: VecDeque<PendingFlag> =
-                serde_json::from_str(&r.str()?).map_err(|e| MurkError::Parse { what: format!("{prefix} flags"), message: e.to_string() })?;
-            if let Some(f) = flags.iter().find(|f| matches!(f.changed, Readback::Ticket(_))) {
-                return Err(MurkError::invalid(format!("{prefix}.flags.changed"), format!("{:?}", f.changed), "must be a landed value"));
-            }
-            let built_for = has_built.then_some(built);
-            let n = r.u32()?;
-            let mut textures = Vec::new();
-            for _ in 0..n {
-                textures.push(r.image()?);
-            }
-            check_textures(&textures, dims, built_for, &prefix)?;
+            let textures = inst.textures.iter().map(|t| Ok((t.name.clone(), t.to_image()?))).collect::<Result<Vec<_>>>()?;
+            check_textures(&textures, dims, inst.built_for, &prefix)?;
+            let flags =
+                inst.flags.iter().map(|f| PendingFlag { due: f.due, changed: Readback::Ready(f.changed), starved: f.starved, epoch: f.epoch });
             let slot = Slot {
                 key: 0,
                 desc,
                 q,
                 transform,
                 dims,
-                blocker_hash,
-                capture_signature,
+                blocker_hash: inst.blocker_hash,
+                capture_signature: inst.capture_signature,
                 capture,
-                source_hash,
-                occlusion_dirty,
-                capture_dirty,
-                settled,
-                built_for,
-                recomputed_profile: has_recomputed_profile.then_some(recomputed),
-                rate_since_us,
-                blend_since_us,
-                has_recomputed,
+                source_hash: inst.source_hash,
+                occlusion_dirty: inst.occlusion_dirty,
+                capture_dirty: inst.capture_dirty,
+                settled: inst.settled,
+                built_for: inst.built_for,
+                recomputed_profile: inst.recomputed_profile,
+                rate_since_us: inst.rate_since_us,
+                blend_since_us: inst.blend_since_us,
+                has_recomputed: inst.has_recomputed,
                 last_input: None,
-                epoch,
-                flags,
-                stats,
+                epoch: inst.epoch,
+                flags: flags.collect(),
+                stats: inst.stats,
             };
             slots.push((slot, textures));
         }
@@ -265,30 +193,21 @@ impl FogSubsystem {
         let mut stealth = BTreeMap::new();
         let mut ghosts = Vec::new();
         let mut ghost_ids = BTreeSet::new();
-        for _ in 0..r.u32()? {
-            let bits = r.u64()?;
-            let last_visible = r.bool()?;
-            let last_value = r.u16()?;
-            let has_known = r.bool()?;
-            let known = [r.u32()?, r.u32()?, r.u32()?];
-            let fade = r.u16()?;
-            let ghost = r.opt_u64()?;
-            let at = glam::Vec3::new(f32::from_bits(r.u32()?), f32::from_bits(r.u32()?), f32::from_bits(r.u32()?));
-            let has_instance = r.bool()?;
-            let instance = r.str()?;
+        for saved in saved_stealth {
+            let bits = saved.actor;
             let actor = Entity::from_bits(bits)
                 .ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("actor id {bits} is invalid") })?;
             let field = format!("snapshot.stealth[{}]", actor.id());
             if stealth.contains_key(&bits) {
                 return Err(MurkError::invalid(format!("{field}.actor"), bits, "has two stealth states"));
             }
-            if has_known && known.iter().any(|v| !f32::from_bits(*v).is_finite()) {
+            if let Some(known) = saved.last_known.filter(|k| k.iter().any(|v| !f32::from_bits(*v).is_finite())) {
                 return Err(MurkError::invalid(format!("{field}.last_known"), format!("{known:?}"), "must be finite numbers"));
             }
-            if has_instance && !names.contains(&instance) {
-                return Err(MurkError::invalid(format!("{field}.instance"), &instance, "names no instance of the snapshot"));
+            if let Some(instance) = saved.instance.as_ref().filter(|i| !names.contains(*i)) {
+                return Err(MurkError::invalid(format!("{field}.instance"), instance, "names no instance of the snapshot"));
             }
-            let ghost = match ghost {
+            let ghost = match saved.ghost {
                 Some(g) => Some(
                     Entity::from_bits(g).ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("ghost id {g} is invalid") })?,
                 ),
@@ -298,18 +217,19 @@ impl FogSubsystem {
                 if !ghost_ids.insert(g.id()) || g.id() == actor.id() {
                     return Err(MurkError::invalid(format!("{field}.ghost"), g.id(), "is shared with another ghost or actor"));
                 }
-                for (axis, v) in [("x", at.x), ("y", at.y), ("z", at.z)] {
+                let at = saved.ghost_at.map(f32::from_bits);
+                for (axis, v) in ["x", "y", "z"].into_iter().zip(at) {
                     finite(|| format!("{field}.ghost_position.{axis}"), v)?;
                 }
-                ghosts.push((bits, g, at, actor));
+                ghosts.push((bits, g, glam::Vec3::from(at), actor));
             }
             let state = StealthState {
-                last_visible,
-                last_value,
-                last_known: has_known.then_some(known),
-                fade,
+                last_visible: saved.last_visible,
+                last_value: saved.last_value,
+                last_known: saved.last_known,
+                fade: saved.fade,
                 ghost,
-                instance: has_instance.then_some(instance),
+                instance: saved.instance,
             };
             stealth.insert(bits, state);
         }
@@ -320,34 +240,29 @@ impl FogSubsystem {
                 }
             }
         }
-        let stealth_batches: VecDeque<StealthBatch> =
-            serde_json::from_str(&r.str()?).map_err(|e| MurkError::Parse { what: "snapshot stealth samples".into(), message: e.to_string() })?;
-        for (b, batch) in stealth_batches.iter().enumerate() {
-            let Readback::Ready(values) = &batch.values else {
-                return Err(MurkError::invalid(format!("snapshot.stealth_samples[{b}].values"), "a ticket", "must be landed values"));
-            };
+        for (b, batch) in stealth_samples.iter().enumerate() {
             for sample in &batch.samples {
                 if let Some((name, i)) = &sample.located {
-                    if !names.contains(name) || *i >= values.len() {
+                    if !names.contains(name) || *i >= batch.values.len() {
                         return Err(MurkError::invalid(
                             format!("snapshot.stealth_samples[{b}].located"),
                             format!("({name}, {i})"),
-                            format!("must name an instance of the snapshot and one of its {} values", values.len()),
+                            format!("must name an instance of the snapshot and one of its {} values", batch.values.len()),
                         ));
                     }
                 }
             }
         }
+        let stealth_batches: VecDeque<StealthBatch> =
+            stealth_samples.into_iter().map(|b| StealthBatch { due: b.due, samples: b.samples, values: Readback::Ready(b.values) }).collect();
         let mut reveals = BTreeMap::new();
-        for _ in 0..r.u32()? {
-            let (bits, remaining) = (r.u64()?, r.u32()?);
+        for (bits, remaining) in saved_reveals {
             let e = Entity::from_bits(bits)
                 .ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("reveal id {bits} is invalid") })?;
             if reveals.insert(e, remaining).is_some() {
                 return Err(MurkError::invalid("snapshot.reveals", e.id(), "is listed twice"));
             }
         }
-        r.finish()?;
         let last_key = u64::from(self.next_key) + slots.len() as u64;
         if last_key > u64::from(u32::MAX) {
             return Err(MurkError::invalid("instance keys", self.next_key, "are used up: every key up to u32::MAX was given out"));
@@ -412,6 +327,15 @@ impl FogSubsystem {
             }
         }
         Ok(())
+    }
+}
+
+/// A value that must have landed before a snapshot is written
+/// ([`FogSubsystem::land_readbacks`] waits for them all).
+fn landed<T>(value: Readback<T>) -> Result<T> {
+    match value {
+        Readback::Ready(v) => Ok(v),
+        Readback::Ticket(t) => Err(MurkError::invalid("snapshot readback", t, "is still in flight after every readback was waited for")),
     }
 }
 
