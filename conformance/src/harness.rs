@@ -52,7 +52,7 @@ pub struct Variant {
     /// Name, as in reports (`cpu-1`).
     pub name: String,
     /// Builds a fresh backend.
-    pub make: Box<dyn Fn() -> Box<dyn Backend>>,
+    pub make: Box<dyn Fn() -> Box<dyn Backend> + Send + Sync>,
 }
 
 /// The CPU reference on 1 thread (the golden writer) and on 3 threads.
@@ -71,7 +71,7 @@ pub fn cpu_variants() -> Vec<Variant> {
 pub fn gpu_variant() -> Result<(Variant, String), HarnessError> {
     let gpu = murk_gpu::GpuBackend::new().map_err(|e| HarnessError::NoAdapter(e.to_string()))?;
     let adapter = gpu.adapter();
-    Ok((Variant { name: format!("gpu[{adapter}]"), make: Box::new(move || Box::new(gpu.another_world())) }, adapter))
+    Ok((Variant { name: format!("gpu:{adapter}"), make: Box::new(move || Box::new(gpu.another_world())) }, adapter))
 }
 
 /// One recorded pass.

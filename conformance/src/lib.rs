@@ -10,5 +10,6 @@ pub mod error;
 pub mod fuzz;
 pub mod harness;
 pub mod looks;
+pub mod scene;
 pub mod sheet;
 pub mod workloads;
