@@ -3,7 +3,7 @@
 //! texel per unit) and a subsystem holding it.
 
 use murk_core::glam::Vec3;
-use murk_core::{Area, Backend, FogSubsystem, InstanceDesc, Profile, TeamMask};
+use murk_core::{Area, Backend, FogSubsystem, InstanceDesc, MaskAnswer, Profile, QueryHandle, TeamMask};
 
 /// Instance `i` with `profile`.
 pub fn desc(profile: Profile) -> InstanceDesc {
@@ -22,4 +22,17 @@ pub fn fog(backend: Box<dyn Backend>, profile: Profile) -> FogSubsystem {
     let mut fog = FogSubsystem::new(backend);
     fog.create_instance(desc(profile)).expect("the standard instance is valid");
     fog
+}
+
+/// Polls a mask query until its readback lands (at once on the CPU, after
+/// the device catches up on the GPU), without ticking.
+pub fn landed(fog: &mut FogSubsystem, handle: QueryHandle) -> Vec<MaskAnswer> {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(answers) = fog.poll_mask_query(handle).expect("a live handle") {
+            return answers;
+        }
+        assert!(start.elapsed().as_secs() < 60, "query {} did not land in a minute", handle.0);
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }

@@ -9,8 +9,12 @@
 //! adapter they fail when run, never pass; with `MURK_REQUIRE_GPU=1` a
 //! missing adapter is also a failing trial of the plain run (CI sets it).
 
+mod areas;
+mod gameplay;
 mod pipeline;
+mod robustness;
 mod rules;
+mod snapshots;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use murk_conformance::harness::{case_files, case_name, check_case, cpu_variants, gpu_variant, load_manifest, Variant};
@@ -24,7 +28,14 @@ pub type Make = dyn Fn() -> Box<dyn Backend>;
 pub type Test = (&'static str, fn(&Make));
 
 /// The suites, by module name.
-const SUITES: &[(&str, &[Test])] = &[("pipeline", pipeline::TESTS), ("rules", rules::TESTS)];
+const SUITES: &[(&str, &[Test])] = &[
+    ("pipeline", pipeline::TESTS),
+    ("rules", rules::TESTS),
+    ("areas", areas::TESTS),
+    ("gameplay", gameplay::TESTS),
+    ("snapshots", snapshots::TESTS),
+    ("robustness", robustness::TESTS),
+];
 
 /// Behaviour tests the GPU backend fails today, with why; they run on the
 /// CPU only until the GPU is fixed, and the harness says so on every GPU run.

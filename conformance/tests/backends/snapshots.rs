@@ -2,9 +2,8 @@
 //! checked against the rest before anything is replaced, and restoring never
 //! touches entities the game owns.
 
-mod common;
-
-use common::desc;
+use super::{Make, Test};
+use murk_conformance::scene::{desc, fog as fog_on};
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
 use murk_core::snapshot::{FogBody, TextureBody};
@@ -12,7 +11,6 @@ use murk_core::{
     CaptureMode, FogSubsystem, HeightCapture, HideMode, MurkError, Position, Profile, RayMethod, StealthActor, StealthEvent, TransientReveal,
     VisionSource,
 };
-use murk_cpu::CpuBackend;
 
 /// Decodes a snapshot's body for editing.
 fn body(bytes: &[u8]) -> FogBody {
@@ -30,8 +28,8 @@ fn profile(method: RayMethod) -> Profile {
 
 /// Two instances (`a` with Hierarchical DDA, so it has mips; `b` with the
 /// distance field), a height capture, a source, and three ticks.
-fn world_and_fog() -> (World, FogSubsystem) {
-    let mut fog = FogSubsystem::new(Box::new(CpuBackend::new(2).unwrap()));
+fn world_and_fog(make: &Make) -> (World, FogSubsystem) {
+    let mut fog = FogSubsystem::new(make());
     fog.create_instance(murk_core::InstanceDesc { name: "a".into(), ..desc(profile(RayMethod::HierarchicalDda)) }).unwrap();
     fog.create_instance(murk_core::InstanceDesc { name: "b".into(), ..desc(profile(RayMethod::DistanceField)) }).unwrap();
     let mut world = World::new();
@@ -48,8 +46,8 @@ fn world_and_fog() -> (World, FogSubsystem) {
 
 /// Restores `bytes`, expects an error containing `needle`, and checks that
 /// nothing changed.
-fn rejected(bytes: &[u8], needle: &str) {
-    let (mut world, mut fog) = world_and_fog();
+fn rejected(make: &Make, bytes: &[u8], needle: &str) {
+    let (mut world, mut fog) = world_and_fog(make);
     let before = (fog.lockstep_hash().unwrap(), fog.instance_names(), fog.tick_count(), world.len());
     let e = fog.restore(&mut world, bytes).unwrap_err();
     assert!(e.to_string().contains(needle), "`{e}` should mention `{needle}`");
@@ -58,8 +56,8 @@ fn rejected(bytes: &[u8], needle: &str) {
     fog.tick(&mut world, 33_333).unwrap();
 }
 
-fn snapshot() -> Vec<u8> {
-    let (world, mut fog) = world_and_fog();
+fn snapshot(make: &Make) -> Vec<u8> {
+    let (world, mut fog) = world_and_fog(make);
     fog.snapshot(&world).unwrap()
 }
 
@@ -68,87 +66,82 @@ fn texture<'a>(body: &'a mut FogBody, instance: usize, name: &str) -> &'a mut Te
     body.instances[instance].textures.iter_mut().find(|t| t.name == name).unwrap()
 }
 
-#[test]
-fn the_editor_reads_and_writes_a_snapshot_unchanged() {
-    let bytes = snapshot();
+pub fn the_editor_reads_and_writes_a_snapshot_unchanged(make: &Make) {
+    let bytes = snapshot(make);
     assert_eq!(write(&body(&bytes)), bytes);
-    let (mut world, mut fog) = world_and_fog();
+    let (mut world, mut fog) = world_and_fog(make);
     fog.restore(&mut world, &bytes).unwrap();
 }
 
-#[test]
-fn a_capture_of_the_wrong_length_is_named() {
-    let mut b = body(&snapshot());
+pub fn a_capture_of_the_wrong_length_is_named(make: &Make) {
+    let mut b = body(&snapshot(make));
     b.instances[0].capture = Some(vec![0; 13]);
-    rejected(&write(&b), "snapshot instance `a`.capture = 13 bytes");
+    rejected(make, &write(&b), "snapshot instance `a`.capture = 13 bytes");
     b.instances[0].capture = Some(vec![0; 64 * 64 * 4 - 4]);
-    rejected(&write(&b), "must hold 64x64 heights");
+    rejected(make, &write(&b), "must hold 64x64 heights");
     let mut capture = vec![0u8; 64 * 64 * 4];
     capture[..4].copy_from_slice(&i32::MAX.to_le_bytes());
     b.instances[0].capture = Some(capture);
-    rejected(&write(&b), "snapshot instance `a`.capture[0] = 2147483647");
+    rejected(make, &write(&b), "snapshot instance `a`.capture[0] = 2147483647");
 }
 
-#[test]
-fn two_instances_with_one_name_are_named() {
-    let mut b = body(&snapshot());
+pub fn two_instances_with_one_name_are_named(make: &Make) {
+    let mut b = body(&snapshot(make));
     b.instances[1].desc.name = "a".into();
-    rejected(&write(&b), "snapshot.instances.name = a: is used by two instances");
+    rejected(make, &write(&b), "snapshot.instances.name = a: is used by two instances");
 }
 
-#[test]
-fn missing_or_misshapen_textures_are_named() {
+pub fn missing_or_misshapen_textures_are_named(make: &Make) {
     // No textures at all.
-    let mut b = body(&snapshot());
+    let mut b = body(&snapshot(make));
     b.instances[0].textures.clear();
-    rejected(&write(&b), "snapshot instance `a`.textures");
+    rejected(make, &write(&b), "snapshot instance `a`.textures");
     // The memory texture missing.
-    let mut b = body(&snapshot());
+    let mut b = body(&snapshot(make));
     b.instances[0].textures.retain(|t| t.name != "memory");
-    rejected(&write(&b), "must be exactly coverage, height, mip1");
+    rejected(make, &write(&b), "must be exactly coverage, height, mip1");
     // A mip of the wrong size (the data size follows, so it decodes).
-    let mut b = body(&snapshot());
+    let mut b = body(&snapshot(make));
     *texture(&mut b, 0, "mip1") = TextureBody { name: "mip1".into(), width: 16, height: 16, kind: 0, bytes: vec![0; 256] };
-    rejected(&write(&b), "snapshot instance `a`.textures.mip1 = 16x16 of type 0: must be 32x32");
+    rejected(make, &write(&b), "snapshot instance `a`.textures.mip1 = 16x16 of type 0: must be 32x32");
     // A texture whose bytes do not fill its size.
-    let mut b = body(&snapshot());
+    let mut b = body(&snapshot(make));
     texture(&mut b, 0, "final").bytes.pop();
     let e = write(&b);
-    let (mut world, mut fog) = world_and_fog();
+    let (mut world, mut fog) = world_and_fog(make);
     assert!(fog.restore(&mut world, &e).unwrap_err().to_string().contains("texture `final` holds 8191 bytes, 64x64 needs 8192"));
     // A distance field of the wrong size.
-    let mut b = body(&snapshot());
+    let mut b = body(&snapshot(make));
     *texture(&mut b, 1, "distance_field") = TextureBody { name: "distance_field".into(), width: 1, height: 1, kind: 3, bytes: vec![0; 4] };
-    rejected(&write(&b), "snapshot instance `b`.textures.distance_field = 1x1");
+    rejected(make, &write(&b), "snapshot instance `b`.textures.distance_field = 1x1");
     // Mips where the build made none.
-    let mut b = body(&snapshot());
+    let mut b = body(&snapshot(make));
     b.instances[0].built_for.as_mut().unwrap().0 = false;
-    rejected(&write(&b), "snapshot instance `a`.textures");
+    rejected(make, &write(&b), "snapshot instance `a`.textures");
     // A distance-field scale the profile cannot have.
-    let mut b = body(&snapshot());
+    let mut b = body(&snapshot(make));
     b.instances[1].built_for.as_mut().unwrap().1 = 3;
-    rejected(&write(&b), "snapshot instance `b`.built_for.distance_field_scale = 3: must be 0, 1, 2 or 4");
+    rejected(make, &write(&b), "snapshot instance `b`.built_for.distance_field_scale = 3: must be 0, 1, 2 or 4");
     // Coverage out of range.
-    let mut b = body(&snapshot());
+    let mut b = body(&snapshot(make));
     texture(&mut b, 0, "coverage").bytes[5] = 7;
-    rejected(&write(&b), "snapshot instance `a`.textures.coverage[5] = 7");
+    rejected(make, &write(&b), "snapshot instance `a`.textures.coverage[5] = 7");
 }
 
-#[test]
-fn query_handles_and_stealth_states_must_agree_with_the_rest() {
-    let (mut world, mut fog) = world_and_fog();
+pub fn query_handles_and_stealth_states_must_agree_with_the_rest(make: &Make) {
+    let (mut world, mut fog) = world_and_fog(make);
     let h = fog.submit_mask_query(&[Vec3::new(20.5, 20.5, 0.0)], None).unwrap();
     let bytes = fog.snapshot(&world).unwrap();
     let mut b = body(&bytes);
     b.next_query = h.0;
-    rejected(&write(&b), "snapshot.queries = 0: is a pending handle at or past the next handle 0");
+    rejected(make, &write(&b), "snapshot.queries = 0: is a pending handle at or past the next handle 0");
     // The good snapshot still restores.
     fog.restore(&mut world, &bytes).unwrap();
 }
 
 /// A world where actor `spy` was seen, then hid: murk spawned a ghost.
-fn ghosted() -> (World, FogSubsystem, Entity, Entity) {
-    let mut fog = common::fog(profile(RayMethod::Dda));
+fn ghosted(make: &Make) -> (World, FogSubsystem, Entity, Entity) {
+    let mut fog = fog_on(make(), profile(RayMethod::Dda));
     let mut world = World::new();
     let spy = world.spawn((Position(Vec3::new(40.5, 40.5, 0.0)), StealthActor { hide_mode: HideMode::FreezeWithGhost, ..StealthActor::default() }));
     let lamp = world.spawn((Position(Vec3::new(40.5, 40.5, 0.0)), VisionSource::new(8.0)));
@@ -166,9 +159,8 @@ fn ghosted() -> (World, FogSubsystem, Entity, Entity) {
     (world, fog, spy, ghost.expect("a ghost was spawned"))
 }
 
-#[test]
-fn restoring_never_despawns_a_game_entity_that_reused_a_ghost_id() {
-    let (mut world, mut fog, spy, ghost) = ghosted();
+pub fn restoring_never_despawns_a_game_entity_that_reused_a_ghost_id(make: &Make) {
+    let (mut world, mut fog, spy, ghost) = ghosted(make);
     let bytes = fog.snapshot(&world).unwrap();
     // The game removes the ghost and spawns a unit, which gets the ghost's index.
     world.despawn(ghost).unwrap();
@@ -182,7 +174,7 @@ fn restoring_never_despawns_a_game_entity_that_reused_a_ghost_id() {
     assert_ne!(new_ghost, unit);
     assert_eq!(world.get::<&murk_core::Ghost>(new_ghost).unwrap().actor, spy, "the ghost is a new entity");
     // Without a conflict the ghost keeps its id.
-    let (mut world, mut fog, spy, ghost) = ghosted();
+    let (mut world, mut fog, spy, ghost) = ghosted(make);
     let bytes = fog.snapshot(&world).unwrap();
     world.despawn(ghost).unwrap();
     fog.restore(&mut world, &bytes).unwrap();
@@ -190,9 +182,8 @@ fn restoring_never_despawns_a_game_entity_that_reused_a_ghost_id() {
     assert!(world.get::<&murk_core::Ghost>(ghost).is_ok());
 }
 
-#[test]
-fn a_ghost_shared_by_two_states_is_named() {
-    let (mut world, mut fog, _spy, _ghost) = ghosted();
+pub fn a_ghost_shared_by_two_states_is_named(make: &Make) {
+    let (mut world, mut fog, _spy, _ghost) = ghosted(make);
     let bytes = fog.snapshot(&world).unwrap();
     let mut b = body(&bytes);
     b.stealth[0].ghost = Some(b.stealth[0].actor);
@@ -208,11 +199,10 @@ fn a_ghost_shared_by_two_states_is_named() {
     assert!(e.contains("last_known") && e.contains("must be finite numbers"), "{e}");
 }
 
-#[test]
-fn a_ghost_id_in_the_billions_is_not_allocated_up_to() {
+pub fn a_ghost_id_in_the_billions_is_not_allocated_up_to(make: &Make) {
     // Found by the snapshot fuzz target: spawn_at(3 000 000 000) made hecs
     // allocate 24 GiB and abort.
-    let (mut world, mut fog, spy, _ghost) = ghosted();
+    let (mut world, mut fog, spy, _ghost) = ghosted(make);
     let mut b = body(&fog.snapshot(&world).unwrap());
     b.stealth[0].ghost = Some((1 << 32) | 3_000_000_000);
     fog.restore(&mut world, &write(&b)).unwrap();
@@ -220,3 +210,15 @@ fn a_ghost_id_in_the_billions_is_not_allocated_up_to() {
     assert!(ghost.id() < 1000, "a new entity: {ghost:?}");
     assert_eq!(world.get::<&murk_core::Ghost>(ghost).unwrap().actor, spy);
 }
+
+/// Every test of this suite, by name.
+pub const TESTS: &[Test] = &[
+    ("the_editor_reads_and_writes_a_snapshot_unchanged", the_editor_reads_and_writes_a_snapshot_unchanged),
+    ("a_capture_of_the_wrong_length_is_named", a_capture_of_the_wrong_length_is_named),
+    ("two_instances_with_one_name_are_named", two_instances_with_one_name_are_named),
+    ("missing_or_misshapen_textures_are_named", missing_or_misshapen_textures_are_named),
+    ("query_handles_and_stealth_states_must_agree_with_the_rest", query_handles_and_stealth_states_must_agree_with_the_rest),
+    ("restoring_never_despawns_a_game_entity_that_reused_a_ghost_id", restoring_never_despawns_a_game_entity_that_reused_a_ghost_id),
+    ("a_ghost_shared_by_two_states_is_named", a_ghost_shared_by_two_states_is_named),
+    ("a_ghost_id_in_the_billions_is_not_allocated_up_to", a_ghost_id_in_the_billions_is_not_allocated_up_to),
+];
