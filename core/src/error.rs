@@ -92,6 +92,15 @@ impl MurkError {
 /// Result with [`MurkError`].
 pub type Result<T, E = MurkError> = std::result::Result<T, E>;
 
+/// Reads a document whose parser picks the format by extension: its text,
+/// the extension in lower case, and the path as errors name it.
+pub(crate) fn read_document(path: &std::path::Path) -> Result<(String, String, String)> {
+    let what = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| MurkError::Io { path: what.clone(), message: e.to_string() })?;
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    Ok((text, ext, what))
+}
+
 /// The name of a field in an error message: a string, or a closure that
 /// builds it, so that hot loops format names only when something is wrong.
 pub trait FieldName {

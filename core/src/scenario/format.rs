@@ -2,7 +2,7 @@
 //! parsing it from JSON or RON. `docs/scenario.md` is the reference.
 
 use crate::components::{AntiVision, Blocker, StealthActor, VisionSource};
-use crate::error::{MurkError, Result};
+use crate::error::{read_document, MurkError, Result};
 use crate::profile::{Profile, RayMethod};
 use crate::transform::Area;
 use glam::{Vec2, Vec3};
@@ -431,9 +431,7 @@ impl Scenario {
 
     /// Loads a scenario file (format by extension).
     pub fn load(path: &Path) -> Result<Scenario> {
-        let what = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| MurkError::Io { path: what.clone(), message: e.to_string() })?;
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        let (text, ext, what) = read_document(path)?;
         Self::parse(&text, &ext, &what)
     }
 }
