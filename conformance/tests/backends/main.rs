@@ -11,6 +11,7 @@
 
 mod areas;
 mod gameplay;
+mod metamorphic;
 mod pipeline;
 mod robustness;
 mod rules;
@@ -34,6 +35,7 @@ const SUITES: &[(&str, &[Test])] = &[
     ("areas", areas::TESTS),
     ("gameplay", gameplay::TESTS),
     ("snapshots", snapshots::TESTS),
+    ("metamorphic", metamorphic::TESTS),
     ("robustness", robustness::TESTS),
 ];
 
