@@ -13,6 +13,7 @@ mod areas;
 mod gameplay;
 mod metamorphic;
 mod pipeline;
+mod properties;
 mod robustness;
 mod rules;
 mod snapshots;
@@ -36,6 +37,7 @@ const SUITES: &[(&str, &[Test])] = &[
     ("gameplay", gameplay::TESTS),
     ("snapshots", snapshots::TESTS),
     ("metamorphic", metamorphic::TESTS),
+    ("properties", properties::TESTS),
     ("robustness", robustness::TESTS),
 ];
 
