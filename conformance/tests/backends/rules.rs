@@ -388,38 +388,22 @@ pub fn a_scenario_is_checked_whole_before_tick_0(make: &Make) {
     assert!(e.contains("events[0].tick = 5") && e.contains("after the last tick (4)"), "{e}");
     let e = scenario_error(make, "5", "3", "", r#"[{"tick": 2, "action": {"despawn": {"id": "late"}}}]"#, |_| {}).unwrap();
     assert!(e.contains("events[0].tick = 2") && e.contains("before it spawns at tick 3"), "{e}");
-    let e = scenario_error(
-        make,
-        "5",
-        "3",
-        "",
-        r#"[{"tick": 2, "action": {"set_area": {"instance": "i", "area": {"center": [0,0,0], "extents": [10,0,10]}}}}]"#,
-        |_| {},
-    )
-    .unwrap();
-    assert!(e.contains("events[0].action.area.extents.y = 0"), "{e}");
-    // Events are checked as create_instance checks an instance: texels too
-    // small, a target height beyond the slab.
-    let e = scenario_error(
-        make,
-        "5",
-        "3",
-        "",
-        r#"[{"tick": 2, "action": {"set_area": {"instance": "i", "area": {"center": [0,0,0], "extents": [1e-30,1e-30,10]}}}}]"#,
-        |_| {},
-    )
-    .unwrap();
-    assert!(e.contains("events[0].action.area.extents.x"), "{e}");
-    let e = scenario_error(
-        make,
-        "5",
-        "3",
-        "",
-        r#"[{"tick": 2, "action": {"set_profile": {"instance": "i", "profile": {"target_height": 1e5}}}}]"#,
-        |_| {},
-    )
-    .unwrap();
-    assert!(e.contains("events[0].action.profile.target_height"), "{e}");
+    // Events are checked as create_instance checks an instance: a bad area,
+    // texels too small, a target height beyond the slab.
+    let set_area = |extents: &str| {
+        format!(r#"[{{"tick": 2, "action": {{"set_area": {{"instance": "i", "area": {{"center": [0,0,0], "extents": {extents}}}}}}}}}]"#)
+    };
+    for (events, needle) in [
+        (set_area("[10,0,10]"), "events[0].action.area.extents.y = 0"),
+        (set_area("[1e-30,1e-30,10]"), "events[0].action.area.extents.x"),
+        (
+            r#"[{"tick": 2, "action": {"set_profile": {"instance": "i", "profile": {"target_height": 1e5}}}}]"#.to_string(),
+            "events[0].action.profile.target_height",
+        ),
+    ] {
+        let e = scenario_error(make, "5", "3", "", &events, |_| {}).unwrap();
+        assert!(e.contains(needle), "{e}");
+    }
 }
 
 pub fn a_radius_too_long_for_an_instance_is_found_before_tick_0_naming_the_file_entry(make: &Make) {
