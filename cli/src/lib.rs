@@ -6,8 +6,8 @@
 //! same device. (Backends never depend on each other, so the choice lives above
 //! them.)
 
-use murk_core::looks::Looks;
 use murk_core::{Backend, BackendChoice, MurkError};
+use murk_looks::Looks;
 
 /// A backend for `choice`, and a line saying what was chosen and why.
 ///

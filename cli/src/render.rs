@@ -4,10 +4,10 @@
 //! as glTF).
 
 use crate::scene::{camera_for, Frame, Terrain};
-use murk_core::looks::mesh::{FogMesh, MeshSettings};
-use murk_core::looks::{fog_uv, object_hidden, MaskView, OverlayStyle, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
 use murk_core::{BackendChoice, ShaderParams, Stage, StageData};
+use murk_looks::mesh::{FogMesh, MeshSettings};
+use murk_looks::{fog_uv, object_hidden, MaskView, OverlayStyle, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

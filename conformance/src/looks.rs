@@ -6,8 +6,8 @@
 //! the goldens (`looks-goldens/<look>.png`, written by `murk-bless`); every
 //! backend must stay within each look's tolerance of them and of the CPU.
 
-use murk_core::looks::{Camera, Looks, MaskView, OverlayStyle, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
 use murk_core::ShaderParams;
+use murk_looks::{Camera, Looks, MaskView, OverlayStyle, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
 use std::path::{Path, PathBuf};
 
 /// Overlay: most an 8-bit channel may differ between backends (floats in

@@ -212,7 +212,7 @@ fn the_small_workload_agrees_with_the_cpu() {
 #[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
 fn looks_agree_with_the_cpu_within_tolerance() {
     use murk_conformance::looks::{check_goldens, compare_f32, compare_rgba, Fixture, OVERLAY_TOLERANCE, SURFACE_TOLERANCE, VOLUME_TOLERANCE};
-    use murk_core::looks::{Looks, OverlayStyle, VolumeParams, VolumeScene};
+    use murk_looks::{Looks, OverlayStyle, VolumeParams, VolumeScene};
     let mut gpu = gpu();
     let mut cpu = murk_cpu::looks::CpuLooks;
     let fx = Fixture::new();
@@ -227,7 +227,7 @@ fn looks_agree_with_the_cpu_within_tolerance() {
     let b = gpu.surface(&fx.view(), &fx.area, &fx.ground, &fx.surface).unwrap();
     report.push(("surface z", compare_f32("surface z", &a.z, &b.z, SURFACE_TOLERANCE).unwrap()));
     report.push(("surface drop", compare_f32("surface drop", &a.drop, &b.drop, SURFACE_TOLERANCE).unwrap()));
-    let flat = |f: &murk_core::looks::VolumeFrame| f.texels.iter().flatten().copied().collect::<Vec<f32>>();
+    let flat = |f: &murk_looks::VolumeFrame| f.texels.iter().flatten().copied().collect::<Vec<f32>>();
     let (history, _) = cpu.volume(&fx.view(), &fx.area, &fx.scene(), &fx.volume_params(0)).unwrap();
     for (label, params, with_history) in [
         ("volume", fx.volume_params(1), false),

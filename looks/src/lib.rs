@@ -1,4 +1,7 @@
-//! Premade fog looks: what a game draws from a final mask.
+//! # murk-looks
+//!
+//! Premade fog looks: what a game draws from a final mask. They live outside
+//! `murk-core`, which stays the deterministic integer core.
 //!
 //! Three looks, each computed by a backend through the [`Looks`] trait (the
 //! CPU reference in `murk-cpu`, WGSL compute in `murk-gpu`):
@@ -21,9 +24,9 @@
 
 pub mod mesh;
 
-use crate::error::{MurkError, Result};
-use crate::fixed::hash2;
-use crate::frame::ShaderParams;
+use murk_core::error::{MurkError, Result};
+use murk_core::fixed::hash2;
+use murk_core::frame::ShaderParams;
 
 /// A final mask (or any 16-bit mask) and the explored value it was made with.
 #[derive(Clone, Copy, Debug)]
@@ -169,15 +172,15 @@ impl Default for OverlayStyle {
 impl OverlayStyle {
     /// The blur the overlay puts the mask through before upscaling (the
     /// integer blur pass: Gaussian, radius 4, sigma 2), on every backend.
-    pub fn kernel() -> crate::frame::BlurKernel {
-        crate::frame::BlurKernel::gaussian(4, 2.0, 1)
+    pub fn kernel() -> murk_core::frame::BlurKernel {
+        murk_core::frame::BlurKernel::gaussian(4, 2.0, 1)
     }
 
     /// Rejects NaN, negative or out-of-range settings, naming the field.
     pub fn validate(&self) -> Result<()> {
-        crate::error::in_range("overlay haze_alpha", self.haze_alpha, 0.0, 1.0)?;
-        crate::error::in_range("overlay breathing", self.breathing, 0.0, 1.0)?;
-        crate::error::in_range("overlay period_s", self.period_s, 0.1, 1.0e6)?;
+        murk_core::error::in_range("overlay haze_alpha", self.haze_alpha, 0.0, 1.0)?;
+        murk_core::error::in_range("overlay breathing", self.breathing, 0.0, 1.0)?;
+        murk_core::error::in_range("overlay period_s", self.period_s, 0.1, 1.0e6)?;
         if !(1..=16).contains(&self.upscale) {
             return Err(MurkError::invalid("overlay upscale", self.upscale, "must be within 1..=16"));
         }
@@ -246,7 +249,7 @@ impl SurfaceParams {
             ("surface time_s", self.time_s),
             ("surface fog_level", self.fog_level),
         ] {
-            crate::error::finite(name, v)?;
+            murk_core::error::finite(name, v)?;
         }
         for (name, v) in [
             ("surface spacing x", self.spacing[0]),
@@ -256,7 +259,7 @@ impl SurfaceParams {
             ("surface speed", self.speed),
             ("surface sink", self.sink),
         ] {
-            crate::error::in_range(name, v, 0.0, 1.0e6)?;
+            murk_core::error::in_range(name, v, 0.0, 1.0e6)?;
         }
         Ok(())
     }
@@ -332,9 +335,9 @@ impl Camera {
             return Err(MurkError::invalid("camera width x height", format!("{}x{}", self.width, self.height), "must be within 1..=8192 each"));
         }
         for (k, v) in self.eye.iter().chain(&self.target).enumerate() {
-            crate::error::finite(["camera eye", "camera target"][k / 3], *v)?;
+            murk_core::error::finite(["camera eye", "camera target"][k / 3], *v)?;
         }
-        crate::error::in_range("camera fov_y_degrees", self.fov_y_degrees, 1.0, 170.0)?;
+        murk_core::error::in_range("camera fov_y_degrees", self.fov_y_degrees, 1.0, 170.0)?;
         let f = sub(self.target, self.eye);
         if dot(f, f) == 0.0 || cross(normalize(f), [0.0, 0.0, 1.0]) == [0.0; 3] {
             return Err(MurkError::invalid(
@@ -434,7 +437,7 @@ impl VolumeParams {
 
     /// Rejects NaN, negative or out-of-range settings, naming the field.
     pub fn validate(&self) -> Result<()> {
-        use crate::error::in_range;
+        use murk_core::error::in_range;
         in_range("volume density", self.density, 0.0, 1.0e6)?;
         in_range("volume falloff", self.falloff, 1.0e-6, 1.0e6)?;
         if self.steps > 256 {
@@ -453,7 +456,7 @@ impl VolumeParams {
             }
         }
         in_range("volume temporal_blend", self.temporal_blend, 0.0, 1.0)?;
-        crate::error::finite("volume time_s", self.time_s)?;
+        murk_core::error::finite("volume time_s", self.time_s)?;
         Ok(())
     }
 }
