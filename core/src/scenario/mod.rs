@@ -1,7 +1,7 @@
 //! Scenario files: a scripted world for `murk run`, the conformance corpus
 //! and the benches. JSON or RON; `docs/scenario.md` is the reference.
 //!
-//! A [`ScenarioRunner`] owns a `hecs::World` and a [`FogSubsystem`], moves
+//! A [`ScenarioRunner`] owns a `hecs::World` and a [`FogSubsystem`](crate::FogSubsystem), moves
 //! entities along their waypoints, spawns and despawns them, applies the
 //! scripted events and ticks.
 
