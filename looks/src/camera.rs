@@ -2,6 +2,7 @@
 //! 3-vector helpers they share.
 
 use murk_core::error::{MurkError, Result};
+use murk_core::glam::Vec3;
 
 /// A pinhole camera looking from `eye` toward `target`, world Z up.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -18,24 +19,14 @@ pub struct Camera {
     pub height: u32,
 }
 
-fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
 /// Dot product.
 pub fn dot(a: [f32; 3], b: [f32; 3]) -> f32 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+    Vec3::from(a).dot(Vec3::from(b))
 }
+
 /// `v / |v|` (zero stays zero).
 pub fn normalize(v: [f32; 3]) -> [f32; 3] {
-    let l = dot(v, v).sqrt();
-    if l > 0.0 {
-        v.map(|c| c / l)
-    } else {
-        v
-    }
+    Vec3::from(v).normalize_or_zero().into()
 }
 
 impl Camera {
@@ -49,8 +40,8 @@ impl Camera {
             murk_core::error::finite(["camera eye", "camera target"][k / 3], *v)?;
         }
         murk_core::error::in_range("camera fov_y_degrees", self.fov_y_degrees, 1.0, 170.0)?;
-        let f = sub(self.target, self.eye);
-        if dot(f, f) == 0.0 || cross(normalize(f), [0.0, 0.0, 1.0]) == [0.0; 3] {
+        let f = Vec3::from(self.target) - Vec3::from(self.eye);
+        if f.length_squared() == 0.0 || f.normalize_or_zero().cross(Vec3::Z) == Vec3::ZERO {
             return Err(MurkError::invalid(
                 "camera target",
                 format!("{:?}", self.target),
@@ -64,12 +55,12 @@ impl Camera {
     /// that `forward + ndc_x * right + ndc_y * up` is the ray through a point
     /// of normalised device coordinates (`-1..1`, Y up).
     pub fn basis(&self) -> [[f32; 3]; 3] {
-        let f = normalize(sub(self.target, self.eye));
-        let r = normalize(cross(f, [0.0, 0.0, 1.0]));
-        let u = cross(r, f);
+        let f = (Vec3::from(self.target) - Vec3::from(self.eye)).normalize_or_zero();
+        let r = f.cross(Vec3::Z).normalize_or_zero();
+        let u = r.cross(f);
         let tan = (self.fov_y_degrees.to_radians() * 0.5).tan();
         let aspect = self.width as f32 / self.height as f32;
-        [f, r.map(|c| c * tan * aspect), u.map(|c| c * tan)]
+        [f.into(), (r * tan * aspect).into(), (u * tan).into()]
     }
 
     /// The unit ray through pixel coordinates `(px, py)` (pixel centres at +0.5).
@@ -83,7 +74,7 @@ impl Camera {
     /// along forward); `None` behind the eye.
     pub fn project(&self, p: [f32; 3]) -> Option<[f32; 3]> {
         let [f, r, u] = self.basis();
-        let d = sub(p, self.eye);
+        let d = (Vec3::from(p) - Vec3::from(self.eye)).into();
         let z = dot(d, f);
         if z <= 1e-4 {
             return None;
