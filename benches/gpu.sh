@@ -4,8 +4,9 @@
 #
 #   bash benches/gpu.sh            # MURK_WGPU_BACKEND picks the wgpu backend
 #
-# Runs the GPU conformance tests (the corpus byte for byte, textures, zero
-# waits per tick), then the GPU rows of the frame bench: `small`, `rts`,
+# Runs the GPU tests (the corpus byte for byte and the behaviour suites in
+# the backends harness; textures and zero waits per tick in the gpu test),
+# then the GPU rows of the frame bench: `small`, `rts`,
 # `rts-10`, `huge` frames and the `rts-static` / `rts-steady` ticks, each
 # timed to the device's end of work (the bench waits for the GPU after each
 # blend). The table lists criterion's median per row with the adapter.
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 
 echo "== GPU conformance"
-cargo test --release -p murk-conformance --test gpu -- --ignored --nocapture 2>&1 | tee target/gpu-conformance.log | grep -E "conformance on|test result"
+cargo test --release -p murk-conformance --test gpu --test backends -- --ignored --nocapture 2>&1 | tee target/gpu-conformance.log | grep -E "conformance on|test result"
 
 echo "== GPU benches"
 MURK_BENCH_HUGE=1 cargo bench -p murk-benches --bench frame -- --noplot "gpu" 2>&1 | tee target/gpu-bench.log | grep -E "GPU rows|time:|^device .* all " || true

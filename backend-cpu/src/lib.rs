@@ -34,6 +34,10 @@ fn backend_error(message: String) -> MurkError {
     MurkError::Backend { backend: "cpu".into(), message }
 }
 
+fn unknown_key(key: InstanceKey) -> MurkError {
+    MurkError::UnknownKey { backend: "cpu".into(), key }
+}
+
 /// Textures of one instance.
 struct CpuInstance {
     dims: InstanceDims,
@@ -101,7 +105,7 @@ impl CpuBackend {
 
     /// Splits the backend into its pool and one instance's textures.
     fn parts(&mut self, key: InstanceKey) -> Result<(&rayon::ThreadPool, &mut CpuInstance)> {
-        let inst = self.instances.get_mut(&key).ok_or_else(|| backend_error(format!("no instance with key {key}")))?;
+        let inst = self.instances.get_mut(&key).ok_or_else(|| unknown_key(key))?;
         Ok((&self.pool, inst))
     }
 }
@@ -143,7 +147,7 @@ impl Backend for CpuBackend {
     }
 
     fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
-        let src = self.instances.get(&from).ok_or_else(|| backend_error(format!("no instance with key {from}")))?;
+        let src = self.instances.get(&from).ok_or_else(|| unknown_key(from))?;
         let (coverage, height, mips, df, accel, dims) =
             (src.coverage.clone(), src.height.clone(), src.mips.clone(), src.distance_field.clone(), src.accel.clone(), src.dims);
         let (_, dst) = self.parts(to)?;
@@ -249,7 +253,7 @@ impl Backend for CpuBackend {
     fn poll_samples(&mut self, ticket: u64, _wait: bool) -> Result<Option<Vec<u16>>> {
         match self.samples.remove(&ticket) {
             Some(v) => Ok(Some(v)),
-            None => Err(backend_error(format!("sample ticket {ticket} is unknown or was already delivered"))),
+            None => Err(MurkError::UnknownTicket { backend: "cpu".into(), what: "sample", ticket }),
         }
     }
 

@@ -1,4 +1,4 @@
-//! The premade fog looks on the GPU ([`murk_core::looks::Looks`]): the
+//! The premade fog looks on the GPU ([`murk_looks::Looks`]): the
 //! overlay runs the mask through the blur and upscale pipelines of the fog
 //! pipeline (integer, so the smoothed mask is exact) and shades it in
 //! `shaders/looks/overlay.wgsl`; the surface and the volume are
@@ -10,11 +10,11 @@ use crate::context::Context;
 use crate::passes::blur::BlurAxis;
 use crate::passes::groups;
 use crate::GpuBackend;
-use murk_core::looks::{
+use murk_core::{FrameParams, Result, ShaderParams};
+use murk_looks::{
     half_size, validate_surface, validate_tint, Looks, MaskView, OverlayStyle, RgbaImage, SurfaceGrid, SurfaceParams, VolumeFrame, VolumeParams,
     VolumeScene,
 };
-use murk_core::{FrameParams, Result, ShaderParams};
 
 /// `OverlayParams` of `shaders/looks/overlay.wgsl`.
 #[repr(C)]

@@ -5,8 +5,8 @@
 
 use crate::context::gpu_error;
 use crate::GpuBackend;
-use murk_core::looks::RgbaImage;
 use murk_core::{InstanceKey, Result, ShaderParams};
+use murk_looks::RgbaImage;
 use wgpu::util::DeviceExt;
 
 const INCLUDE: &str = include_str!("../include/murk_fog.wgsl");

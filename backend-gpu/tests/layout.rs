@@ -141,7 +141,7 @@ fn the_engine_include_validates_and_mirrors_shader_params() {
 /// The fog surface's parameters are uploaded as-is: same size and offsets.
 #[test]
 fn the_surface_look_mirrors_surface_params() {
-    use murk_core::looks::SurfaceParams;
+    use murk_looks::SurfaceParams;
     let src = murk_gpu::wgsl_source("surface").unwrap();
     let module = naga::front::wgsl::parse_str(&src).unwrap();
     let (size, members) = wgsl_struct(&module, "SurfaceParams");

@@ -6,8 +6,8 @@
 //! same device. (Backends never depend on each other, so the choice lives above
 //! them.)
 
-use murk_core::looks::Looks;
 use murk_core::{Backend, BackendChoice, MurkError};
+use murk_looks::Looks;
 
 /// A backend for `choice`, and a line saying what was chosen and why.
 ///
@@ -28,14 +28,24 @@ pub fn select_renderer(choice: BackendChoice, threads: usize) -> Result<Renderer
     let cpu = |why: String| -> Result<Renderer, MurkError> {
         Ok((Box::new(murk_cpu::CpuBackend::new(threads)?), Box::new(murk_cpu::looks::CpuLooks), why))
     };
-    let gpu = |prefix: &str| -> Result<Renderer, MurkError> {
-        let gpu = murk_gpu::GpuBackend::new()?;
-        let line = format!("{prefix}gpu on {}", gpu.adapter());
-        Ok((Box::new(gpu.clone()), Box::new(gpu), line))
-    };
     match choice {
         BackendChoice::Cpu => cpu(format!("cpu with {threads} thread(s)")),
         BackendChoice::Gpu => gpu(""),
         BackendChoice::Auto => gpu("auto: ").or_else(|e| cpu(format!("auto: no usable GPU ({e}); running on the cpu with {threads} thread(s)"))),
     }
+}
+
+/// The GPU backend and its looks on the first adapter; `prefix` starts the
+/// line saying what was chosen.
+#[cfg(feature = "gpu")]
+fn gpu(prefix: &str) -> Result<Renderer, MurkError> {
+    let gpu = murk_gpu::GpuBackend::new()?;
+    let line = format!("{prefix}gpu on {}", gpu.adapter());
+    Ok((Box::new(gpu.clone()), Box::new(gpu), line))
+}
+
+/// Without the `gpu` feature there is no GPU backend to choose.
+#[cfg(not(feature = "gpu"))]
+fn gpu(_prefix: &str) -> Result<Renderer, MurkError> {
+    Err(MurkError::Backend { backend: "gpu".into(), message: "this murk was built without the `gpu` feature".into() })
 }

@@ -4,6 +4,7 @@
 mod picture;
 mod render;
 mod scene;
+#[cfg(feature = "gpu")]
 mod top_view;
 
 use clap::{Args, Parser, Subcommand};

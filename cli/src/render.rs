@@ -4,10 +4,10 @@
 //! as glTF).
 
 use crate::scene::{camera_for, Frame, Terrain};
-use murk_core::looks::mesh::{FogMesh, MeshSettings};
-use murk_core::looks::{fog_uv, object_hidden, MaskView, OverlayStyle, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
 use murk_core::{BackendChoice, ShaderParams, Stage, StageData};
+use murk_looks::mesh::{FogMesh, MeshSettings};
+use murk_looks::{fog_uv, object_hidden, MaskView, OverlayStyle, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -49,7 +49,10 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
         return Err(format!("invalid --size = {w}x{h}: each side must be within 16..=4096"));
     }
     if opts.variant == "top-view" {
+        #[cfg(feature = "gpu")]
         return crate::top_view::render(opts);
+        #[cfg(not(feature = "gpu"))]
+        return Err("--look top-view needs the GPU backend: this murk was built without the `gpu` feature".into());
     }
     let scenario = Scenario::load(&opts.scenario).map_err(|e| e.to_string())?;
     let base = crate::scenario_base(&opts.scenario);

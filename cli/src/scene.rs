@@ -5,11 +5,11 @@
 //! chosen backend.
 
 use crate::picture::terrain_colour;
-use murk_core::looks::mesh::Vertex;
-use murk_core::looks::{dot, normalize, Camera};
 use murk_core::movingai::MovingAiMap;
 use murk_core::scenario::MapSpec;
 use murk_core::ShaderParams;
+use murk_looks::mesh::Vertex;
+use murk_looks::{dot, normalize, Camera};
 
 /// Ground heights and colours on a grid of world points.
 pub struct Terrain {

@@ -1,5 +1,6 @@
 //! The `murk` binary, end to end.
 
+use murk_conformance::harness::{read_png, read_png16};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -17,17 +18,6 @@ fn temp(name: &str) -> PathBuf {
     d
 }
 
-fn read_png16(path: &Path) -> (u32, u32, Vec<u16>) {
-    let dec = png::Decoder::new(std::fs::File::open(path).unwrap());
-    let mut reader = dec.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!(info.bit_depth, png::BitDepth::Sixteen, "{}", path.display());
-    assert_eq!(info.color_type, png::ColorType::Grayscale);
-    let px = buf[..info.buffer_size()].chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect();
-    (info.width, info.height, px)
-}
-
 #[test]
 fn run_writes_final_masks_stages_and_a_summary() {
     let out = temp("outpost");
@@ -38,7 +28,7 @@ fn run_writes_final_masks_stages_and_a_summary() {
         .output()
         .unwrap();
     assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
-    let (w, h, px) = read_png16(&out.join("ground.final.png"));
+    let (w, h, px) = read_png16(&out.join("ground.final.png")).unwrap();
     assert_eq!((w, h), (216, 224));
     assert!(px.iter().any(|&v| v > 60000) && px.contains(&0), "visible and unseen texels");
     for pass in ["coverage", "height", "mips", "visibility", "blur", "memory", "compose", "upscale", "final"] {
@@ -112,7 +102,7 @@ fn the_demo_writes_its_pictures() {
         assert!(dir.join("murk-out/demo").join(f).exists(), "{f}");
         assert!(stdout.contains(f), "the demo says where {f} is");
     }
-    let (w, h, px) = read_png16(&dir.join("murk-out/demo/demo.final.png"));
+    let (w, h, px) = read_png16(&dir.join("murk-out/demo/demo.final.png")).unwrap();
     assert_eq!((w, h), (388, 388));
     let explored = px.iter().filter(|&&v| v > 0).count();
     assert!(explored > 20_000 && explored < 140_000, "{explored} explored texels");
@@ -261,12 +251,7 @@ fn an_unknown_wgpu_backend_is_named() {
 }
 
 fn read_rgb8(path: &Path) -> (u32, u32, Vec<u8>) {
-    let mut reader = png::Decoder::new(std::fs::File::open(path).unwrap()).read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!(info.color_type, png::ColorType::Rgb);
-    buf.truncate(info.buffer_size());
-    (info.width, info.height, buf)
+    read_png(path, png::ColorType::Rgb, png::BitDepth::Eight).unwrap()
 }
 
 fn render(variant: &str, backend: &str, dir: &Path) -> std::process::Output {

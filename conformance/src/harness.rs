@@ -8,6 +8,7 @@
 //! order) that differs, with the case, tick, instance and first differing
 //! texel, and writes actual, expected and difference images.
 
+use crate::error::{Context, HarnessError};
 use murk_core::fixed::Fnv64;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
 use murk_core::{Backend, InstanceStats, RayMethod, Stage, StageImage};
@@ -51,7 +52,7 @@ pub struct Variant {
     /// Name, as in reports (`cpu-1`).
     pub name: String,
     /// Builds a fresh backend.
-    pub make: Box<dyn Fn() -> Box<dyn Backend>>,
+    pub make: Box<dyn Fn() -> Box<dyn Backend> + Send + Sync>,
 }
 
 /// The CPU reference on 1 thread (the golden writer) and on 3 threads.
@@ -67,10 +68,10 @@ pub fn cpu_variants() -> Vec<Variant> {
 
 /// The GPU backend on the first adapter, sharing one device across cases;
 /// an error says why there is none.
-pub fn gpu_variant() -> Result<(Variant, String), String> {
-    let gpu = murk_gpu::GpuBackend::new().map_err(|e| e.to_string())?;
+pub fn gpu_variant() -> Result<(Variant, String), HarnessError> {
+    let gpu = murk_gpu::GpuBackend::new().map_err(|e| HarnessError::NoAdapter(e.to_string()))?;
     let adapter = gpu.adapter();
-    Ok((Variant { name: format!("gpu[{adapter}]"), make: Box::new(move || Box::new(gpu.another_world())) }, adapter))
+    Ok((Variant { name: format!("gpu:{adapter}"), make: Box::new(move || Box::new(gpu.another_world())) }, adapter))
 }
 
 /// One recorded pass.
@@ -124,30 +125,31 @@ fn recorded_stages(method: RayMethod) -> Vec<Stage> {
 }
 
 /// Runs a case file on `backend`.
-pub fn run_case(path: &Path, backend: Box<dyn Backend>) -> Result<CaseRun, String> {
-    let scenario = Scenario::load(path).map_err(|e| e.to_string())?;
+pub fn run_case(path: &Path, backend: Box<dyn Backend>) -> Result<CaseRun, HarnessError> {
+    let case = case_name(path);
+    let scenario = Scenario::load(path).context(|| case.clone())?;
     let base = path.parent().unwrap_or(Path::new("."));
-    let files = ScenarioFiles::load(&scenario, base).map_err(|e| e.to_string())?;
+    let files = ScenarioFiles::load(&scenario, base).context(|| case.clone())?;
     let stage_ticks = scenario.stage_ticks.clone();
-    let mut runner = ScenarioRunner::new(scenario, &files, backend).map_err(|e| e.to_string())?;
+    let mut runner = ScenarioRunner::new(scenario, &files, backend).context(|| case.clone())?;
     let mut records = Vec::new();
     while !runner.finished() {
         let tick = runner.ticks_done();
-        runner.step().map_err(|e| format!("tick {tick}: {e}"))?;
+        runner.step().context(|| format!("{case}, tick {tick}"))?;
         if !stage_ticks.contains(&tick) {
             continue;
         }
         for instance in runner.fog().instance_names() {
-            let method = runner.fog().instance(&instance).map_err(|e| e.to_string())?.profile.ray_method;
+            let method = runner.fog().instance(&instance).context(|| case.clone())?.profile.ray_method;
             for stage in recorded_stages(method) {
-                let image = runner.fog().read_stage(&instance, stage).map_err(|e| e.to_string())?;
+                let image = runner.fog().read_stage(&instance, stage).context(|| format!("{case}, tick {tick}"))?;
                 records.push(StageRecord { tick, instance: instance.clone(), stage, image });
             }
         }
     }
     let mut stats = BTreeMap::new();
     for instance in runner.fog().instance_names() {
-        stats.insert(instance.clone(), runner.fog().stats(&instance).map_err(|e| e.to_string())?);
+        stats.insert(instance.clone(), runner.fog().stats(&instance).context(|| case.clone())?);
     }
     Ok(CaseRun { records, stats })
 }
@@ -173,10 +175,10 @@ pub fn manifest_entry(case: &str, run: &CaseRun) -> Value {
 }
 
 /// Loads `goldens/manifest.json`.
-pub fn load_manifest() -> Result<Value, String> {
+pub fn load_manifest() -> Result<Value, HarnessError> {
     let path = goldens_dir().join("manifest.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e} (run murk-bless)", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("cannot parse {}: {e}", path.display()))
+    let text = std::fs::read_to_string(&path).map_err(|e| HarnessError::file(&path, format!("cannot read: {e} (run murk-bless)")))?;
+    serde_json::from_str(&text).map_err(|e| HarnessError::file(&path, format!("cannot parse: {e}")))
 }
 
 /// The first texel at which two images differ, as `(x, y)`.
@@ -185,42 +187,42 @@ pub fn first_difference(a: &StageImage, b: &StageImage) -> Option<(u32, u32)> {
 }
 
 /// Writes a 16-bit grayscale PNG.
-pub fn write_png16(path: &Path, width: u32, height: u32, texels: &[u16]) -> Result<(), String> {
+pub fn write_png16(path: &Path, width: u32, height: u32, texels: &[u16]) -> Result<(), HarnessError> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| HarnessError::file(dir, format!("cannot create: {e}")))?;
     }
-    let file = std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let file = std::fs::File::create(path).map_err(|e| HarnessError::file(path, format!("cannot create: {e}")))?;
     let mut enc = png::Encoder::new(std::io::BufWriter::new(file), width.max(1), height.max(1));
     enc.set_color(png::ColorType::Grayscale);
     enc.set_depth(png::BitDepth::Sixteen);
-    let mut w = enc.write_header().map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut w = enc.write_header().map_err(|e| HarnessError::file(path, e))?;
     let mut bytes: Vec<u8> = texels.iter().flat_map(|v| v.to_be_bytes()).collect();
     bytes.resize((width.max(1) * height.max(1) * 2) as usize, 0);
-    w.write_image_data(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    w.write_image_data(&bytes).map_err(|e| HarnessError::file(path, e))
 }
 
 /// Decodes a PNG that must have the given colour type and bit depth:
 /// `(width, height, bytes)`.
-pub fn read_png(path: &Path, color: png::ColorType, depth: png::BitDepth) -> Result<(u32, u32, Vec<u8>), String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read_png(path: &Path, color: png::ColorType, depth: png::BitDepth) -> Result<(u32, u32, Vec<u8>), HarnessError> {
+    let file = std::fs::File::open(path).map_err(|e| HarnessError::file(path, format!("cannot open: {e}")))?;
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().map_err(|e| HarnessError::file(path, e))?;
     let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).map_err(|e| format!("{}: {e}", path.display()))?;
+    let info = reader.next_frame(&mut buf).map_err(|e| HarnessError::file(path, e))?;
     if info.bit_depth != depth || info.color_type != color {
-        return Err(format!("{} is not {depth:?}-bit {color:?}", path.display()));
+        return Err(HarnessError::file(path, format!("is not {depth:?}-bit {color:?}")));
     }
     buf.truncate(info.buffer_size());
     Ok((info.width, info.height, buf))
 }
 
 /// Reads a 16-bit grayscale PNG.
-pub fn read_png16(path: &Path) -> Result<(u32, u32, Vec<u16>), String> {
+pub fn read_png16(path: &Path) -> Result<(u32, u32, Vec<u16>), HarnessError> {
     let (w, h, bytes) = read_png(path, png::ColorType::Grayscale, png::BitDepth::Sixteen)?;
     Ok((w, h, bytes.chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect()))
 }
 
 /// Writes actual, expected and difference images of a mismatch; returns the folder.
-fn write_mismatch_images(variant: &str, case: &str, actual: &StageRecord, expected: &StageImage) -> Result<PathBuf, String> {
+fn write_mismatch_images(variant: &str, case: &str, actual: &StageRecord, expected: &StageImage) -> Result<PathBuf, HarnessError> {
     let safe: String = variant.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
     let dir = failures_dir().join(safe).join(case);
     let stem = format!("{}.t{}.{}", actual.instance, actual.tick, actual.stage.name());
@@ -237,17 +239,25 @@ fn write_mismatch_images(variant: &str, case: &str, actual: &StageRecord, expect
 
 /// Runs a case on a variant and compares it with the manifest. The error
 /// names the first differing pass.
-pub fn check_case(path: &Path, variant: &Variant, manifest: &Value) -> Result<(), String> {
+pub fn check_case(path: &Path, variant: &Variant, manifest: &Value) -> Result<(), HarnessError> {
     let case = case_name(path);
     let entry = &manifest["cases"][&case];
     if entry.is_null() {
-        return Err(format!("{case}: no goldens (run murk-bless)"));
+        return Err(HarnessError::Mismatch(format!("{case}: no goldens (run murk-bless)")));
     }
-    let run = run_case(path, (variant.make)()).map_err(|e| format!("{case} on {}: {e}", variant.name))?;
+    let run = run_case(path, (variant.make)()).map_err(|e| match e {
+        HarnessError::Murk { context, source } => HarnessError::Murk { context: format!("{context} on {}", variant.name), source },
+        other => other,
+    })?;
     let expected_keys: Vec<&String> = entry["hashes"].as_object().map(|o| o.keys().collect()).unwrap_or_default();
     let actual_keys: Vec<String> = run.records.iter().map(StageRecord::key).collect();
     if expected_keys.len() != actual_keys.len() {
-        return Err(format!("{case} on {}: recorded {} passes, the goldens have {}", variant.name, actual_keys.len(), expected_keys.len()));
+        return Err(HarnessError::Mismatch(format!(
+            "{case} on {}: recorded {} passes, the goldens have {}",
+            variant.name,
+            actual_keys.len(),
+            expected_keys.len()
+        )));
     }
     for record in &run.records {
         let want = entry["hashes"][record.key()].as_str().unwrap_or("");
@@ -255,30 +265,35 @@ pub fn check_case(path: &Path, variant: &Variant, manifest: &Value) -> Result<()
             continue;
         }
         // Recompute the expected image with the reference to show the difference.
-        let reference = run_case(path, Box::new(murk_cpu::CpuBackend::new(1).map_err(|e| e.to_string())?))?;
+        let reference = run_case(path, Box::new(murk_cpu::CpuBackend::new(1).context(|| "the CPU reference".into())?))?;
         let expected = reference.records.iter().find(|r| r.key() == record.key()).map(|r| r.image.clone());
         let (texel, images) = match &expected {
-            Some(e) => (first_difference(&record.image, e), write_mismatch_images(&variant.name, &case, record, e).map(|d| d.display().to_string())),
-            None => (None, Err("the reference does not record this pass".into())),
+            Some(e) => (
+                first_difference(&record.image, e),
+                write_mismatch_images(&variant.name, &case, record, e).map_or_else(|e| e.to_string(), |d| d.display().to_string()),
+            ),
+            None => (None, "the reference does not record this pass".into()),
         };
         let texel = match texel {
             Some((x, y)) => format!("first differing texel ({x}, {y})"),
             None => "the reference reproduces this output, so the golden is stale (run murk-bless)".into(),
         };
-        return Err(format!(
-            "{case} on {}: pass `{}` of instance `{}` at tick {} differs from the golden (hash {} != {}); {texel}; images: {}",
+        return Err(HarnessError::Mismatch(format!(
+            "{case} on {}: pass `{}` of instance `{}` at tick {} differs from the golden (hash {} != {}); {texel}; images: {images}",
             variant.name,
             record.stage.name(),
             record.instance,
             record.tick,
             record.hash(),
             want,
-            images.unwrap_or_else(|e| e)
-        ));
+        )));
     }
-    let stats = serde_json::to_value(&run.stats).map_err(|e| e.to_string())?;
+    let stats = serde_json::to_value(&run.stats).map_err(|e| HarnessError::Mismatch(format!("{case}: counters: {e}")))?;
     if stats != entry["stats"] {
-        return Err(format!("{case} on {}: recompute counters {stats} differ from the goldens' {}", variant.name, entry["stats"]));
+        return Err(HarnessError::Mismatch(format!(
+            "{case} on {}: recompute counters {stats} differ from the goldens' {}",
+            variant.name, entry["stats"]
+        )));
     }
     Ok(())
 }

@@ -6,8 +6,10 @@
 //! backend variant and compares each pass exactly, the contact sheet, and the
 //! workloads the benches share with the tests.
 
+pub mod error;
 pub mod fuzz;
 pub mod harness;
 pub mod looks;
+pub mod scene;
 pub mod sheet;
 pub mod workloads;

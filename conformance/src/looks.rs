@@ -6,8 +6,9 @@
 //! the goldens (`looks-goldens/<look>.png`, written by `murk-bless`); every
 //! backend must stay within each look's tolerance of them and of the CPU.
 
-use murk_core::looks::{Camera, Looks, MaskView, OverlayStyle, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
+use crate::error::{Context, HarnessError};
 use murk_core::ShaderParams;
+use murk_looks::{Camera, Looks, MaskView, OverlayStyle, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
 use std::path::{Path, PathBuf};
 
 /// Overlay: most an 8-bit channel may differ between backends (floats in
@@ -154,10 +155,10 @@ pub type LookImage = (&'static str, u32, u32, Vec<u8>);
 /// overlay as it is; the surface as (height, drop, 0, 255) per vertex with
 /// heights over 0..8 world units; the volume's full frame as scattered
 /// light and transmittance.
-pub fn render_looks(looks: &mut dyn Looks, fx: &Fixture) -> Result<Vec<LookImage>, String> {
-    let overlay = looks.overlay(&fx.view(), Some(&fx.tint), 1.5, &OverlayStyle::default()).map_err(|e| e.to_string())?;
-    let surface = looks.surface(&fx.view(), &fx.area, &fx.ground, &fx.surface).map_err(|e| e.to_string())?;
-    let (_, full) = looks.volume(&fx.view(), &fx.area, &fx.scene(), &fx.volume_params(0)).map_err(|e| e.to_string())?;
+pub fn render_looks(looks: &mut dyn Looks, fx: &Fixture) -> Result<Vec<LookImage>, HarnessError> {
+    let overlay = looks.overlay(&fx.view(), Some(&fx.tint), 1.5, &OverlayStyle::default()).context(|| "the overlay look".into())?;
+    let surface = looks.surface(&fx.view(), &fx.area, &fx.ground, &fx.surface).context(|| "the surface look".into())?;
+    let (_, full) = looks.volume(&fx.view(), &fx.area, &fx.scene(), &fx.volume_params(0)).context(|| "the volume look".into())?;
     let q = |v: f32| (v * 255.0 + 0.5).floor().clamp(0.0, 255.0) as u8;
     let surface_px = surface.z.iter().zip(&surface.drop).flat_map(|(z, d)| [q(z / 8.0), q(*d), 0, 255]).collect();
     Ok(vec![
@@ -176,30 +177,30 @@ pub fn volume_rgba(frame: &VolumeFrame) -> Vec<u8> {
 
 /// Compares two RGBA8 images channel by channel: `Err` names the largest
 /// difference and the first pixel over `tolerance`.
-pub fn compare_rgba(what: &str, width: u32, a: &[u8], b: &[u8], tolerance: u8) -> Result<u8, String> {
+pub fn compare_rgba(what: &str, width: u32, a: &[u8], b: &[u8], tolerance: u8) -> Result<u8, HarnessError> {
     if a.len() != b.len() {
-        return Err(format!("{what}: sizes differ ({} vs {} bytes)", a.len(), b.len()));
+        return Err(HarnessError::Mismatch(format!("{what}: sizes differ ({} vs {} bytes)", a.len(), b.len())));
     }
     let worst = a.iter().zip(b).map(|(x, y)| x.abs_diff(*y)).max().unwrap_or(0);
     if let Some(i) = a.iter().zip(b).position(|(x, y)| x.abs_diff(*y) > tolerance) {
         let p = (i / 4) as u32;
-        return Err(format!(
+        return Err(HarnessError::Mismatch(format!(
             "{what}: largest channel difference {worst} > {tolerance}; first at pixel ({}, {}) channel {}: {} vs {}",
             p % width,
             p / width,
             i % 4,
             a[i],
             b[i]
-        ));
+        )));
     }
     Ok(worst)
 }
 
 /// Compares float arrays: `Err` names the largest difference and the first
 /// index over `tolerance`.
-pub fn compare_f32(what: &str, a: &[f32], b: &[f32], tolerance: f32) -> Result<f32, String> {
+pub fn compare_f32(what: &str, a: &[f32], b: &[f32], tolerance: f32) -> Result<f32, HarnessError> {
     if a.len() != b.len() {
-        return Err(format!("{what}: lengths differ ({} vs {})", a.len(), b.len()));
+        return Err(HarnessError::Mismatch(format!("{what}: lengths differ ({} vs {})", a.len(), b.len())));
     }
     let worst = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
     if let Some(i) = a
@@ -207,32 +208,32 @@ pub fn compare_f32(what: &str, a: &[f32], b: &[f32], tolerance: f32) -> Result<f
         .zip(b)
         .position(|(x, y)| !matches!((x - y).abs().partial_cmp(&tolerance), Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)))
     {
-        return Err(format!("{what}: largest difference {worst} > {tolerance}; first at index {i}: {} vs {}", a[i], b[i]));
+        return Err(HarnessError::Mismatch(format!("{what}: largest difference {worst} > {tolerance}; first at index {i}: {} vs {}", a[i], b[i])));
     }
     Ok(worst)
 }
 
 /// Writes an RGBA8 PNG.
-pub fn write_rgba(path: &Path, width: u32, height: u32, px: &[u8]) -> Result<(), String> {
+pub fn write_rgba(path: &Path, width: u32, height: u32, px: &[u8]) -> Result<(), HarnessError> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| HarnessError::file(dir, format!("cannot create: {e}")))?;
     }
-    let file = std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let file = std::fs::File::create(path).map_err(|e| HarnessError::file(path, format!("cannot create: {e}")))?;
     let mut enc = png::Encoder::new(std::io::BufWriter::new(file), width, height);
     enc.set_color(png::ColorType::Rgba);
     enc.set_depth(png::BitDepth::Eight);
-    enc.write_header().and_then(|mut w| w.write_image_data(px)).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    enc.write_header().and_then(|mut w| w.write_image_data(px)).map_err(|e| HarnessError::file(path, format!("cannot write: {e}")))
 }
 
 /// Reads an RGBA8 PNG.
-pub fn read_rgba(path: &Path) -> Result<(u32, u32, Vec<u8>), String> {
+pub fn read_rgba(path: &Path) -> Result<(u32, u32, Vec<u8>), HarnessError> {
     crate::harness::read_png(path, png::ColorType::Rgba, png::BitDepth::Eight)
 }
 
 /// Checks every look of `looks` against the goldens; on a mismatch writes
 /// `<look>.actual.png` and `<look>.diff.png` (differences x16) under
 /// `target/conformance-failures/looks-<label>/`.
-pub fn check_goldens(looks: &mut dyn Looks, label: &str) -> Result<Vec<(&'static str, u8)>, String> {
+pub fn check_goldens(looks: &mut dyn Looks, label: &str) -> Result<Vec<(&'static str, u8)>, HarnessError> {
     let fx = Fixture::new();
     let mut report = Vec::new();
     let mut failures = Vec::new();
@@ -257,7 +258,7 @@ pub fn check_goldens(looks: &mut dyn Looks, label: &str) -> Result<Vec<(&'static
     if failures.is_empty() {
         Ok(report)
     } else {
-        Err(failures.join("\n"))
+        Err(HarnessError::Mismatch(failures.join("\n")))
     }
 }
 
@@ -269,12 +270,12 @@ mod tests {
     fn comparisons_fail_past_the_tolerance_and_name_the_first_texel() {
         let a = [10u8, 20, 30, 255, 10, 20, 30, 255];
         let mut b = a;
-        assert_eq!(compare_rgba("x", 2, &a, &b, 0), Ok(0));
+        assert_eq!(compare_rgba("x", 2, &a, &b, 0).unwrap(), 0);
         b[5] = 23;
-        assert_eq!(compare_rgba("x", 2, &a, &b, 3), Ok(3));
-        let e = compare_rgba("x", 2, &a, &b, 2).unwrap_err();
+        assert_eq!(compare_rgba("x", 2, &a, &b, 3).unwrap(), 3);
+        let e = compare_rgba("x", 2, &a, &b, 2).unwrap_err().to_string();
         assert!(e.contains("pixel (1, 0) channel 1: 20 vs 23"), "{e}");
-        assert!(compare_f32("y", &[0.0, 1.0], &[0.0, 1.01], 0.001).unwrap_err().contains("index 1"));
+        assert!(compare_f32("y", &[0.0, 1.0], &[0.0, 1.01], 0.001).unwrap_err().to_string().contains("index 1"));
         assert!(compare_f32("y", &[f32::NAN], &[0.0], 1.0).is_err(), "NaN never passes");
     }
 }

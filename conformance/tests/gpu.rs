@@ -1,37 +1,21 @@
-//! The whole corpus on the GPU backend, byte for byte against the goldens.
+//! GPU-only checks: the CPU and GPU pass by pass on seeded worlds, the mask
+//! texture, the render path and the readback latency. (The corpus and the
+//! behaviour suites run on the GPU in the `backends` harness.)
 //!
 //! These tests need a GPU adapter (CI uses Mesa's lavapipe), so they are
 //! ignored by the plain `cargo test`, which reports them as ignored. Run them
 //! with `cargo test -p murk-conformance --test gpu -- --ignored`; without an
 //! adapter they fail, they never pass.
 
-use murk_conformance::harness::{case_files, check_case, gpu_variant, load_manifest};
-use murk_core::{HideMode, StealthActor};
-
-#[test]
-#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
-fn every_case_matches_its_goldens_on_the_gpu() {
-    let (variant, adapter) = gpu_variant().unwrap_or_else(|e| panic!("the GPU conformance did not run: {e}"));
-    eprintln!("GPU conformance on [{adapter}]");
-    let manifest = load_manifest().unwrap();
-    let mut failures = Vec::new();
-    let cases = case_files();
-    for case in &cases {
-        if let Err(e) = check_case(case, &variant, &manifest) {
-            failures.push(e);
-        }
-    }
-    assert!(failures.is_empty(), "{} of {} cases differ on [{adapter}]:\n{}", failures.len(), cases.len(), failures.join("\n"));
-}
-
+use murk_conformance::harness::case_files;
+use murk_conformance::scene::seeded_world;
 use murk_conformance::workloads;
 use murk_core::fixed::hash2;
-use murk_core::glam::{Vec2, Vec3};
+use murk_core::glam::Vec3;
 use murk_core::hecs::World;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
-use murk_core::{
-    Area, Backend, Blocker, BlockerShape, Cone, FogSubsystem, InstanceDesc, Position, Profile, RayMethod, Stage, TeamMask, VisionSource,
-};
+use murk_core::{Area, Backend, Blocker, BlockerShape, FogSubsystem, InstanceDesc, Position, Profile, RayMethod, Stage, TeamMask, VisionSource};
+use murk_core::{HideMode, StealthActor};
 use murk_gpu::GpuBackend;
 use std::path::PathBuf;
 
@@ -45,40 +29,6 @@ fn cpu() -> Box<dyn Backend> {
 
 fn all_stages(fog: &mut FogSubsystem, name: &str) -> Vec<(Stage, murk_core::StageImage)> {
     Stage::ALL.iter().map(|&s| (s, fog.read_stage(name, s).unwrap())).collect()
-}
-
-/// A world made from a seed: sources with cones and eye heights, blockers of
-/// every shape with and without heights.
-fn seeded_world(seed: i32) -> World {
-    let mut world = World::new();
-    let h = |i: i32| hash2(i, seed);
-    for i in 0..(3 + h(0) % 8) as i32 {
-        let mut s = VisionSource::new(4.0 + (h(10 + i) % 200) as f32 / 10.0);
-        s.eye_height = (h(20 + i) % 60) as f32 / 10.0;
-        s.falloff = Some((h(30 + i) % 80) as f32 / 100.0);
-        if h(40 + i) % 3 == 0 {
-            s.cone = Some(Cone { yaw_degrees: (h(50 + i) % 360) as f32, half_angle_degrees: 10.0 + (h(60 + i) % 160) as f32 });
-        }
-        let p = Vec3::new((h(70 + i) % 640) as f32 / 10.0, (h(80 + i) % 480) as f32 / 10.0, 0.0);
-        world.spawn((Position(p), s));
-    }
-    for i in 0..(h(1) % 10) as i32 {
-        let shape = match h(100 + i) % 3 {
-            0 => BlockerShape::Circle { radius: 1.0 + (h(110 + i) % 40) as f32 / 10.0 },
-            1 => BlockerShape::Rect {
-                size: Vec2::new(2.0 + (h(120 + i) % 100) as f32 / 10.0, 1.0 + (h(130 + i) % 30) as f32 / 10.0),
-                yaw_degrees: (h(140 + i) % 180) as f32,
-            },
-            _ => BlockerShape::Polygon { points: vec![Vec2::new(0.0, 0.0), Vec2::new(6.0, 1.0), Vec2::new(4.0, 5.0), Vec2::new(1.0, 3.5)] },
-        };
-        let mut b = Blocker::wall(shape);
-        if h(150 + i) % 2 == 0 {
-            b.height = Some((h(160 + i) % 80) as f32 / 10.0);
-        }
-        let p = Vec3::new((h(170 + i) % 600) as f32 / 10.0, (h(180 + i) % 440) as f32 / 10.0, 0.0);
-        world.spawn((Position(p), b));
-    }
-    world
 }
 
 #[test]
@@ -264,7 +214,7 @@ fn the_small_workload_agrees_with_the_cpu() {
 #[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
 fn looks_agree_with_the_cpu_within_tolerance() {
     use murk_conformance::looks::{check_goldens, compare_f32, compare_rgba, Fixture, OVERLAY_TOLERANCE, SURFACE_TOLERANCE, VOLUME_TOLERANCE};
-    use murk_core::looks::{Looks, OverlayStyle, VolumeParams, VolumeScene};
+    use murk_looks::{Looks, OverlayStyle, VolumeParams, VolumeScene};
     let mut gpu = gpu();
     let mut cpu = murk_cpu::looks::CpuLooks;
     let fx = Fixture::new();
@@ -279,7 +229,7 @@ fn looks_agree_with_the_cpu_within_tolerance() {
     let b = gpu.surface(&fx.view(), &fx.area, &fx.ground, &fx.surface).unwrap();
     report.push(("surface z", compare_f32("surface z", &a.z, &b.z, SURFACE_TOLERANCE).unwrap()));
     report.push(("surface drop", compare_f32("surface drop", &a.drop, &b.drop, SURFACE_TOLERANCE).unwrap()));
-    let flat = |f: &murk_core::looks::VolumeFrame| f.texels.iter().flatten().copied().collect::<Vec<f32>>();
+    let flat = |f: &murk_looks::VolumeFrame| f.texels.iter().flatten().copied().collect::<Vec<f32>>();
     let (history, _) = cpu.volume(&fx.view(), &fx.area, &fx.scene(), &fx.volume_params(0)).unwrap();
     for (label, params, with_history) in [
         ("volume", fx.volume_params(1), false),

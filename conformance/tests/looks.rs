@@ -3,8 +3,8 @@
 //! never-seen ground opaque) in every look.
 
 use murk_conformance::looks::{check_goldens, Fixture};
-use murk_core::looks::{mesh::FogMesh, mesh::MeshSettings, Looks};
 use murk_cpu::looks::CpuLooks;
+use murk_looks::{mesh::FogMesh, mesh::MeshSettings, Looks};
 
 #[test]
 fn cpu_looks_match_their_goldens() {

@@ -226,7 +226,7 @@ pub trait Backend: Send {
     /// until it lands). Delivers each ticket once.
     fn poll_changed(&mut self, ticket: u64, wait: bool) -> Result<Option<bool>> {
         let _ = wait;
-        Err(crate::error::MurkError::Backend { backend: self.name(), message: format!("changed-flag ticket {ticket} is unknown") })
+        Err(crate::error::MurkError::UnknownTicket { backend: self.name(), what: "changed-flag", ticket })
     }
     /// Pass 10: `final = lerp(start, upscaled, t / 65536)`.
     fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()>;
@@ -249,8 +249,7 @@ pub trait Backend: Send {
     /// Samples the final mask at texels and waits for the values.
     fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
         let ticket = self.submit_samples(&[SampleRequest { key, texels: texels.to_vec() }])?;
-        self.poll_samples(ticket, true)?
-            .ok_or_else(|| crate::error::MurkError::Backend { backend: self.name(), message: "a waited-for readback did not land".into() })
+        self.poll_samples(ticket, true)?.ok_or_else(|| crate::error::MurkError::ReadbackLost { backend: self.name(), what: "sample readback" })
     }
     /// How many times the backend has blocked the calling thread on the
     /// device so far (readbacks it had to wait for). Backends that compute

@@ -42,6 +42,36 @@ pub enum MurkError {
         /// The operating system's message.
         message: String,
     },
+    /// A mask-query handle that was never given out, or whose answers were
+    /// already delivered.
+    #[error("unknown query handle {0}: never given out, or its answers were already delivered")]
+    UnknownQuery(u64),
+    /// A backend has no instance under this key.
+    #[error("backend {backend}: no instance with key {key}")]
+    UnknownKey {
+        /// The backend's name.
+        backend: String,
+        /// The instance key.
+        key: u32,
+    },
+    /// A readback ticket the backend never gave out, or already delivered.
+    #[error("backend {backend}: {what} ticket {ticket} is unknown or was already delivered")]
+    UnknownTicket {
+        /// The backend's name.
+        backend: String,
+        /// What the ticket is for (`sample`, `changed-flag`).
+        what: &'static str,
+        /// The ticket.
+        ticket: u64,
+    },
+    /// A readback that was waited for did not come back.
+    #[error("backend {backend}: a waited-for {what} did not land")]
+    ReadbackLost {
+        /// The backend's name.
+        backend: String,
+        /// What was read back (`changed flag`, `stealth readback`, `query`).
+        what: &'static str,
+    },
     /// The backend failed (device lost, out of memory, ...).
     #[error("backend {backend}: {message}")]
     Backend {
@@ -61,6 +91,15 @@ impl MurkError {
 
 /// Result with [`MurkError`].
 pub type Result<T, E = MurkError> = std::result::Result<T, E>;
+
+/// Reads a document whose parser picks the format by extension: its text,
+/// the extension in lower case, and the path as errors name it.
+pub(crate) fn read_document(path: &std::path::Path) -> Result<(String, String, String)> {
+    let what = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| MurkError::Io { path: what.clone(), message: e.to_string() })?;
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    Ok((text, ext, what))
+}
 
 /// The name of a field in an error message: a string, or a closure that
 /// builds it, so that hot loops format names only when something is wrong.

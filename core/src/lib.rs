@@ -35,7 +35,6 @@ pub mod components;
 pub mod error;
 pub mod fixed;
 pub mod frame;
-pub mod looks;
 pub mod movingai;
 pub mod profile;
 pub mod query;

@@ -5,7 +5,7 @@
 //! [`Profile::quantize`] validates it and turns it into the integers the
 //! passes use ([`ProfileQ`]).
 
-use crate::error::{in_range, MurkError, Result};
+use crate::error::{in_range, read_document, MurkError, Result};
 use crate::fixed::unit_to_mask;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -152,7 +152,7 @@ impl Default for Profile {
 }
 
 /// A profile in integers, as the passes use it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ProfileQ {
     /// See [`Profile::explored_value`], mask scale.
     pub explored_value: u16,
@@ -239,9 +239,7 @@ impl Profile {
 
     /// Loads a profile file, choosing the format by extension.
     pub fn load(path: &Path) -> Result<Profile> {
-        let what = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| MurkError::Io { path: what.clone(), message: e.to_string() })?;
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        let (text, ext, what) = read_document(path)?;
         Self::parse(&text, &ext, &what)
     }
 }

@@ -9,21 +9,31 @@
 //! 20+n    8     FNV-1a 64 of the payload (u64)
 //! ```
 //!
-//! Payloads are written with [`Writer`] and read back with [`Reader`]: fixed
-//! little-endian integers, length-prefixed byte strings. Nothing is applied
-//! until a whole snapshot has been read and checked.
+//! The payload is a serde body encoded with postcard (compact and
+//! deterministic: the same state gives the same bytes): [`FogBody`] for the
+//! fog state, the scenario runner's own body for a run. Textures travel as
+//! raw little-endian bytes. Nothing is applied until a whole snapshot has
+//! been decoded and checked.
 
 use crate::backend::{StageData, StageImage};
 use crate::error::{MurkError, Result};
 use crate::fixed::Fnv64;
+use crate::profile::ProfileQ;
+use crate::query::MaskAnswer;
+use crate::stealth::StealthSample;
+use crate::subsystem::{InstanceDesc, InstanceStats};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Current format version. 2: the blur's 8-bit weights, `reveal_walls` and
 /// `resample_on_area_change` (both on when absent from a profile). 3: the
 /// readbacks in flight (recompute flags with their input epoch, stealth
 /// samples), which the rules use a fixed number of ticks after they were
-/// asked for. Older snapshots would continue under other rules, so they are
-/// refused by version.
-pub const VERSION: u32 = 3;
+/// asked for. 4: the body is serde structs encoded with postcard instead of
+/// fields written one by one. Older snapshots would continue under other
+/// rules or do not decode, so they are refused by version.
+pub const VERSION: u32 = 4;
 /// Magic of a fog-state snapshot.
 pub const FOG_MAGIC: &[u8; 8] = b"MURKSNAP";
 /// Magic of a scenario-run snapshot (`murk run --snapshot-at`).
@@ -55,6 +65,11 @@ pub fn unframe<'a>(magic: &[u8; 8], bytes: &'a [u8]) -> Result<&'a [u8]> {
         return Err(corrupt(format!("magic {:?} is not {:?}", String::from_utf8_lossy(&bytes[..8]), String::from_utf8_lossy(magic))));
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+    if version < VERSION {
+        return Err(corrupt(format!(
+            "format version {version} is older than this build's version {VERSION}: snapshots do not carry over between formats, start the run again from its scenario"
+        )));
+    }
     if version != VERSION {
         return Err(corrupt(format!("format version {version} is not supported (this build reads version {VERSION})")));
     }
@@ -72,132 +87,148 @@ pub fn unframe<'a>(magic: &[u8; 8], bytes: &'a [u8]) -> Result<&'a [u8]> {
     Ok(payload)
 }
 
-/// Appends little-endian values to a payload.
-#[derive(Default)]
-pub struct Writer {
-    /// The bytes so far.
+/// The body of a fog-state snapshot: the whole state of a
+/// [`FogSubsystem`](crate::FogSubsystem), encoded with postcard inside the
+/// container. Public so that tools and tests can read and edit a snapshot;
+/// [`FogSubsystem::restore`](crate::FogSubsystem::restore) checks every
+/// field against the rest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FogBody {
+    /// Ticks run.
+    pub tick: u64,
+    /// The next query handle to give out.
+    pub next_query: u64,
+    /// Answers of the queries not yet delivered, by handle.
+    pub queries: BTreeMap<u64, Vec<MaskAnswer>>,
+    /// Every instance, by name.
+    pub instances: Vec<InstanceBody>,
+    /// Every stealth state, by actor.
+    pub stealth: Vec<StealthBody>,
+    /// Stealth samples taken and not yet used, oldest first.
+    pub stealth_samples: Vec<SampleBatchBody>,
+    /// Transient-reveal countdowns: entity bits and ticks left.
+    pub reveals: Vec<(u64, u32)>,
+}
+
+/// One instance of a [`FogBody`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InstanceBody {
+    /// Name, area, resolution, teams and profile.
+    pub desc: InstanceDesc,
+    /// Hash of the blockers of the last occlusion build.
+    pub blocker_hash: Option<u64>,
+    /// Signature of the capture inputs of the last recapture.
+    pub capture_signature: Option<u64>,
+    /// The captured heights: little-endian `i32`, one per internal texel.
+    #[serde(with = "serde_bytes")]
+    pub capture: Option<Vec<u8>>,
+    /// Hash of the sources of the last recompute.
+    pub source_hash: Option<u64>,
+    /// The occlusion must be rebuilt.
+    pub occlusion_dirty: bool,
+    /// The capture must be redone.
+    pub capture_dirty: bool,
+    /// A recompute changed nothing under the present inputs.
+    pub settled: bool,
+    /// The instance has recomputed once.
+    pub has_recomputed: bool,
+    /// What the last occlusion build made: mips, distance-field scale.
+    pub built_for: Option<(bool, u32)>,
+    /// The profile of the last recompute.
+    pub recomputed_profile: Option<ProfileQ>,
+    /// Microseconds since the rates last stepped.
+    pub rate_since_us: u64,
+    /// Microseconds since the blend started.
+    pub blend_since_us: u64,
+    /// Counters.
+    pub stats: InstanceStats,
+    /// The input epoch.
+    pub epoch: u64,
+    /// "Changed" flags of recent recomputes, oldest first.
+    pub flags: Vec<FlagBody>,
+    /// Every texture, in the order the backends export them.
+    pub textures: Vec<TextureBody>,
+}
+
+/// A recompute's "changed" flag, landed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlagBody {
+    /// The first tick whose rules use it.
+    pub due: u64,
+    /// Memory or composed changed in that recompute.
+    pub changed: bool,
+    /// A configured rate could not step in that recompute.
+    pub starved: bool,
+    /// The input epoch the recompute ran under.
+    pub epoch: u64,
+}
+
+/// One texture of an instance, as raw little-endian texels.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextureBody {
+    /// The texture's name (`coverage`, `mip1`, `final`, ...).
+    pub name: String,
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Texel type: 0 u8, 1 u16, 2 i32, 3 u32.
+    pub kind: u8,
+    /// The texels, little-endian.
+    #[serde(with = "serde_bytes")]
     pub bytes: Vec<u8>,
 }
 
-impl Writer {
-    /// A byte.
-    pub fn u8(&mut self, v: u8) {
-        self.bytes.push(v);
-    }
-    /// A bool as one byte.
-    pub fn bool(&mut self, v: bool) {
-        self.u8(u8::from(v));
-    }
-    /// A u16.
-    pub fn u16(&mut self, v: u16) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    /// A u32.
-    pub fn u32(&mut self, v: u32) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    /// A u64.
-    pub fn u64(&mut self, v: u64) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    /// An optional u64.
-    pub fn opt_u64(&mut self, v: Option<u64>) {
-        self.bool(v.is_some());
-        self.u64(v.unwrap_or(0));
-    }
-    /// A length-prefixed byte string.
-    pub fn blob(&mut self, v: &[u8]) {
-        self.u64(v.len() as u64);
-        self.bytes.extend_from_slice(v);
-    }
-    /// A string.
-    pub fn str(&mut self, v: &str) {
-        self.blob(v.as_bytes());
-    }
-    /// A texture.
-    pub fn image(&mut self, name: &str, img: &StageImage) {
-        self.str(name);
-        self.u32(img.width);
-        self.u32(img.height);
-        self.u8(match img.data {
+/// One stealth state of a [`FogBody`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StealthBody {
+    /// The actor's entity bits.
+    pub actor: u64,
+    /// Visible at the last check.
+    pub last_visible: bool,
+    /// The final-mask value at the last check.
+    pub last_value: u16,
+    /// Where it was last seen (bit patterns of `f32`).
+    pub last_known: Option<[u32; 3]>,
+    /// The fade value.
+    pub fade: u16,
+    /// Its ghost's entity bits.
+    pub ghost: Option<u64>,
+    /// Where its ghost stands (bit patterns of `f32`).
+    pub ghost_at: [u32; 3],
+    /// The instance that answered for it.
+    pub instance: Option<String>,
+}
+
+/// The stealth samples of one tick, landed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SampleBatchBody {
+    /// The tick whose stealth update uses them.
+    pub due: u64,
+    /// One per actor, in actor order.
+    pub samples: Vec<StealthSample>,
+    /// The sampled final-mask values, in the order of the requests.
+    pub values: Vec<u16>,
+}
+
+impl TextureBody {
+    /// A stage image as a texture of the body.
+    pub fn of(name: &str, img: &StageImage) -> Self {
+        let kind = match img.data {
             StageData::U8(_) => 0,
             StageData::U16(_) => 1,
             StageData::I32(_) => 2,
             StageData::U32(_) => 3,
-        });
-        self.blob(&img.bytes());
+        };
+        Self { name: name.to_string(), width: img.width, height: img.height, kind, bytes: img.bytes() }
     }
-}
 
-/// Reads what a [`Writer`] wrote; every read checks the remaining length.
-pub struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    /// Reads `bytes` from the start.
-    pub fn new(bytes: &'a [u8]) -> Self {
-        Self { bytes, at: 0 }
-    }
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        if self.bytes.len() - self.at < n {
-            return Err(corrupt(format!("payload ends at byte {} while reading {n} more", self.bytes.len())));
-        }
-        let s = &self.bytes[self.at..self.at + n];
-        self.at += n;
-        Ok(s)
-    }
-    /// A byte.
-    pub fn u8(&mut self) -> Result<u8> {
-        Ok(self.take(1)?[0])
-    }
-    /// A bool.
-    pub fn bool(&mut self) -> Result<bool> {
-        match self.u8()? {
-            0 => Ok(false),
-            1 => Ok(true),
-            v => Err(corrupt(format!("byte {} is {v}, expected a bool", self.at - 1))),
-        }
-    }
-    /// A u16.
-    pub fn u16(&mut self) -> Result<u16> {
-        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")))
-    }
-    /// A u32.
-    pub fn u32(&mut self) -> Result<u32> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
-    }
-    /// A u64.
-    pub fn u64(&mut self) -> Result<u64> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
-    }
-    /// An optional u64.
-    pub fn opt_u64(&mut self) -> Result<Option<u64>> {
-        let some = self.bool()?;
-        let v = self.u64()?;
-        Ok(some.then_some(v))
-    }
-    /// A byte string.
-    pub fn blob(&mut self) -> Result<&'a [u8]> {
-        let n = self.u64()?;
-        let n = usize::try_from(n).map_err(|_| corrupt(format!("length {n} is too large")))?;
-        self.take(n)
-    }
-    /// A string.
-    pub fn str(&mut self) -> Result<String> {
-        let b = self.blob()?;
-        String::from_utf8(b.to_vec()).map_err(|e| corrupt(format!("invalid UTF-8: {e}")))
-    }
-    /// A texture.
-    pub fn image(&mut self) -> Result<(String, StageImage)> {
-        let name = self.str()?;
-        let width = self.u32()?;
-        let height = self.u32()?;
-        let kind = self.u8()?;
-        let raw = self.blob()?;
+    /// The stage image it holds; an unknown type or a byte count that does
+    /// not match the size is an error naming the texture.
+    pub fn to_image(&self) -> Result<StageImage> {
+        let (name, width, height, raw) = (&self.name, self.width, self.height, &self.bytes);
         let n = u128::from(width) * u128::from(height);
-        let size: u128 = match kind {
+        let size: u128 = match self.kind {
             0 => 1,
             1 => 2,
             2 | 3 => 4,
@@ -207,20 +238,42 @@ impl<'a> Reader<'a> {
         if raw.len() as u128 != n * size {
             return Err(corrupt(format!("texture `{name}` holds {} bytes, {width}x{height} needs {}", raw.len(), n * size)));
         }
-        let data = match kind {
-            0 => StageData::U8(raw.to_vec()),
-            1 => StageData::U16(raw.chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()),
-            2 => StageData::I32(raw.chunks(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
-            _ => StageData::U32(raw.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
+        let data = match self.kind {
+            0 => StageData::U8(raw.clone()),
+            1 => StageData::U16(raw.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()),
+            2 => StageData::I32(raw.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
+            _ => StageData::U32(raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
         };
-        Ok((name, StageImage { width, height, data }))
+        Ok(StageImage { width, height, data })
     }
-    /// Whether everything was read.
-    pub fn finish(&self) -> Result<()> {
-        if self.at != self.bytes.len() {
-            return Err(corrupt(format!("{} bytes left over after the last field", self.bytes.len() - self.at)));
-        }
-        Ok(())
+}
+
+/// Encodes a body with postcard and wraps it in the container.
+pub fn encode<T: Serialize>(magic: &[u8; 8], body: &T) -> Result<Vec<u8>> {
+    let payload = postcard::to_allocvec(body).map_err(|e| corrupt(format!("cannot encode: {e}")))?;
+    Ok(frame(magic, &payload))
+}
+
+/// Checks the container and decodes its body; bytes left over after the
+/// body are an error.
+pub fn decode<T: DeserializeOwned>(magic: &[u8; 8], bytes: &[u8]) -> Result<T> {
+    let payload = unframe(magic, bytes)?;
+    let (body, rest) = postcard::take_from_bytes(payload).map_err(|e| corrupt(format!("cannot decode the body: {e}")))?;
+    if !rest.is_empty() {
+        return Err(corrupt(format!("{} bytes left over after the last field", rest.len())));
+    }
+    Ok(body)
+}
+
+impl FogBody {
+    /// Decodes a fog-state snapshot.
+    pub fn decode(bytes: &[u8]) -> Result<Self> {
+        decode(FOG_MAGIC, bytes)
+    }
+
+    /// Encodes it as a fog-state snapshot.
+    pub fn encode(&self) -> Result<Vec<u8>> {
+        encode(FOG_MAGIC, self)
     }
 }
 
@@ -231,14 +284,30 @@ mod tests {
     #[test]
     fn a_texture_size_whose_byte_count_overflows_is_an_error() {
         // Found by the snapshot fuzz target: 4 bytes x u32::MAX^2 wrapped.
-        let mut w = Writer::default();
-        w.str("final");
-        w.u32(u32::MAX);
-        w.u32(u32::MAX);
-        w.u8(2);
-        w.blob(&[0; 4]);
-        let e = Reader::new(&w.bytes).image().unwrap_err().to_string();
+        let t = TextureBody { name: "final".into(), width: u32::MAX, height: u32::MAX, kind: 2, bytes: vec![0; 4] };
+        let e = t.to_image().unwrap_err().to_string();
         assert!(e.contains("4294967295x4294967295 needs 73786976260478468100"), "{e}");
+    }
+
+    #[test]
+    fn textures_round_trip_and_name_an_unknown_type() {
+        let img = StageImage { width: 2, height: 1, data: StageData::I32(vec![-1, 7]) };
+        let t = TextureBody::of("height", &img);
+        assert_eq!((t.kind, t.bytes.len()), (2, 8));
+        assert_eq!(t.to_image().unwrap(), img);
+        let e = TextureBody { kind: 9, ..t }.to_image().unwrap_err().to_string();
+        assert!(e.contains("texture `height` has unknown type 9"), "{e}");
+    }
+
+    #[test]
+    fn bodies_round_trip_and_reject_left_over_bytes() {
+        let body = (7u64, "x".to_string(), vec![1u16, 2]);
+        let bytes = encode(RUN_MAGIC, &body).unwrap();
+        assert_eq!(decode::<(u64, String, Vec<u16>)>(RUN_MAGIC, &bytes).unwrap(), body);
+        let mut payload = postcard::to_allocvec(&body).unwrap();
+        payload.push(0);
+        let e = decode::<(u64, String, Vec<u16>)>(RUN_MAGIC, &frame(RUN_MAGIC, &payload)).unwrap_err().to_string();
+        assert!(e.contains("1 bytes left over"), "{e}");
     }
 
     #[test]
@@ -250,10 +319,13 @@ mod tests {
         let mut bad = framed.clone();
         bad[21] ^= 1;
         assert!(unframe(FOG_MAGIC, &bad).unwrap_err().to_string().contains("checksum"));
-        // A snapshot of an older format (version 2) is refused by name.
-        let mut old = framed;
-        old[8] = 2;
-        assert!(unframe(FOG_MAGIC, &old).unwrap_err().to_string().contains("version 2 is not supported (this build reads version 3)"));
+        // A snapshot of an older format (version 3) is refused by name.
+        let mut old = framed.clone();
+        old[8] = 3;
+        assert!(unframe(FOG_MAGIC, &old).unwrap_err().to_string().contains("format version 3 is older than this build's version 4"));
+        let mut newer = framed;
+        newer[8] = 5;
+        assert!(unframe(FOG_MAGIC, &newer).unwrap_err().to_string().contains("version 5 is not supported (this build reads version 4)"));
         assert!(unframe(FOG_MAGIC, b"short").is_err());
     }
 }

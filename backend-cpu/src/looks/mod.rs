@@ -1,13 +1,13 @@
 //! Premade fog looks over the final mask, the CPU references of
-//! [`murk_core::looks`] (presentation: floats allowed; gameplay never reads
+//! [`murk_looks`] (presentation: floats allowed; gameplay never reads
 //! these). The GPU twins are `backend-gpu/shaders/looks/*.wgsl`.
 
 pub mod overlay;
 pub mod surface;
 pub mod volume;
 
-use murk_core::looks::{Looks, MaskView, OverlayStyle, RgbaImage, SurfaceGrid, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
 use murk_core::{Result, ShaderParams};
+use murk_looks::{Looks, MaskView, OverlayStyle, RgbaImage, SurfaceGrid, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
 
 /// The CPU reference of every look (rayon-parallel over rows).
 #[derive(Clone, Copy, Debug, Default)]

@@ -9,8 +9,8 @@
 //! floats. Twin: `backend-gpu/shaders/looks/overlay.wgsl`.
 
 use crate::passes::{blur::blur, upscale::upscale};
-use murk_core::looks::{smoothstep, validate_tint, value_noise2, MaskView, OverlayStyle, RgbaImage};
 use murk_core::Result;
+use murk_looks::{smoothstep, validate_tint, value_noise2, MaskView, OverlayStyle, RgbaImage};
 use rayon::prelude::*;
 
 /// The fog colour and opacity of one texel of the (smoothed) mask `m` in

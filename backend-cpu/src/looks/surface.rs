@@ -6,8 +6,8 @@
 //! vertex (a 3x3 tent over the neighbouring vertices, then an S-curve, so
 //! the edges taper). Twin: `backend-gpu/shaders/looks/surface.wgsl`.
 
-use murk_core::looks::{smoothstep, surface_elevation, validate_surface, MaskView, SurfaceGrid, SurfaceParams};
 use murk_core::{Result, ShaderParams};
+use murk_looks::{smoothstep, surface_elevation, validate_surface, MaskView, SurfaceGrid, SurfaceParams};
 use rayon::prelude::*;
 
 /// One vertex: `(z, drop)`.

@@ -21,10 +21,8 @@
 //!    bilinear weights times a depth-similarity weight, so fog does not bleed
 //!    across silhouettes.
 
-use murk_core::looks::{
-    half_size, hash3, height_fog_depth, henyey_greenstein, smoothstep, value_noise3, MaskView, VolumeFrame, VolumeParams, VolumeScene,
-};
 use murk_core::{Result, ShaderParams};
+use murk_looks::{half_size, hash3, height_fog_depth, henyey_greenstein, smoothstep, value_noise3, MaskView, VolumeFrame, VolumeParams, VolumeScene};
 use rayon::prelude::*;
 
 /// Depths are clamped to this (sky).
@@ -85,7 +83,7 @@ pub fn march_pixel(mask: &MaskView, area: &ShaderParams, scene: &VolumeScene, v:
     let cam = scene.camera;
     let dir = cam.ray((2 * x + 1) as f32, (2 * y + 1) as f32);
     let length = block_depth(scene.depth, cam.width, cam.height, x, y);
-    let phase = henyey_greenstein(murk_core::looks::dot(dir, v.light_dir), v.anisotropy);
+    let phase = henyey_greenstein(murk_looks::dot(dir, v.light_dir), v.anisotropy);
     let light: [f32; 3] = [0, 1, 2].map(|c| v.light_colour[c] * phase + v.ambient_colour[c]);
     let at = |t: f32| [0, 1, 2].map(|c| cam.eye[c] + dir[c] * t);
     let (start, end) = march_span(cam.eye[2], dir[2], length, v);
@@ -173,7 +171,7 @@ pub fn render(mask: &MaskView, area: &ShaderParams, scene: &VolumeScene, v: &Vol
 #[cfg(test)]
 mod tests {
     use super::*;
-    use murk_core::looks::Camera;
+    use murk_looks::Camera;
 
     /// A camera over flat ground at Z = 0, the depth buffer of that ground,
     /// and a mask explored on the left half of the area.

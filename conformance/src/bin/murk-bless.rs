@@ -33,7 +33,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn bless() -> Result<usize, String> {
+fn bless() -> Result<usize, Box<dyn std::error::Error>> {
     let dir = goldens_dir();
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
@@ -72,7 +72,7 @@ fn bless() -> Result<usize, String> {
 }
 
 /// The premade looks' low-resolution goldens, from the CPU reference.
-fn bless_looks() -> Result<(), String> {
+fn bless_looks() -> Result<(), Box<dyn std::error::Error>> {
     let dir = looks_goldens_dir();
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;

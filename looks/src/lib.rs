@@ -1,4 +1,7 @@
-//! Premade fog looks: what a game draws from a final mask.
+//! # murk-looks
+//!
+//! Premade fog looks: what a game draws from a final mask. They live outside
+//! `murk-core`, which stays the deterministic integer core.
 //!
 //! Three looks, each computed by a backend through the [`Looks`] trait (the
 //! CPU reference in `murk-cpu`, WGSL compute in `murk-gpu`):
@@ -19,11 +22,17 @@
 //! them. The mask's world mapping is the one of [`ShaderParams`] (the same
 //! transform `backend-gpu/include/murk_fog.wgsl` gives engines).
 
+mod camera;
 pub mod mesh;
+mod noise;
+mod volume;
 
-use crate::error::{MurkError, Result};
-use crate::fixed::hash2;
-use crate::frame::ShaderParams;
+pub use camera::{dot, normalize, Camera};
+pub use noise::{hash3, smoothstep, value_noise2, value_noise3};
+pub use volume::{half_size, height_fog_depth, henyey_greenstein, VolumeFrame, VolumeParams, VolumeScene};
+
+use murk_core::error::{MurkError, Result};
+use murk_core::frame::ShaderParams;
 
 /// A final mask (or any 16-bit mask) and the explored value it was made with.
 #[derive(Clone, Copy, Debug)]
@@ -92,46 +101,6 @@ pub fn fog_uv(world: [f32; 3], area: &ShaderParams) -> [f32; 2] {
     [(dx * c + dy * s) / area.size[0] + 0.5, (-dx * s + dy * c) / area.size[1] + 0.5]
 }
 
-/// `smoothstep` as in shading languages.
-pub fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
-    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
-    t * t * (3.0 - 2.0 * t)
-}
-
-/// The lattice hash of 3D value noise (the 2D [`hash2`] with Z folded into Y).
-pub fn hash3(x: i32, y: i32, z: i32) -> u32 {
-    hash2(x, ((y as u32) ^ (z as u32).wrapping_mul(0x9e37_79b9)) as i32)
-}
-
-fn lattice(h: u32) -> f32 {
-    (h & 0xffff) as f32 / 65535.0
-}
-
-/// Smooth value noise in `0..1` on the integer lattice (2D).
-pub fn value_noise2(x: f32, y: f32) -> f32 {
-    let (x0, y0) = (x.floor(), y.floor());
-    let (sx, sy) = (smoothstep(0.0, 1.0, x - x0), smoothstep(0.0, 1.0, y - y0));
-    let (ix, iy) = (x0 as i32, y0 as i32);
-    let h = |dx: i32, dy: i32| lattice(hash2(ix.wrapping_add(dx), iy.wrapping_add(dy)));
-    let top = h(0, 0) + (h(1, 0) - h(0, 0)) * sx;
-    let bottom = h(0, 1) + (h(1, 1) - h(0, 1)) * sx;
-    top + (bottom - top) * sy
-}
-
-/// Smooth value noise in `0..1` on the integer lattice (3D), one octave.
-pub fn value_noise3(p: [f32; 3]) -> f32 {
-    let f = p.map(f32::floor);
-    let s: [f32; 3] = [0, 1, 2].map(|i| smoothstep(0.0, 1.0, p[i] - f[i]));
-    let i = f.map(|v| v as i32);
-    let h = |dx: i32, dy: i32, dz: i32| lattice(hash3(i[0].wrapping_add(dx), i[1].wrapping_add(dy), i[2].wrapping_add(dz)));
-    let plane = |dz: i32| {
-        let top = h(0, 0, dz) + (h(1, 0, dz) - h(0, 0, dz)) * s[0];
-        let bottom = h(0, 1, dz) + (h(1, 1, dz) - h(0, 1, dz)) * s[0];
-        top + (bottom - top) * s[1]
-    };
-    plane(0) + (plane(1) - plane(0)) * s[2]
-}
-
 /// An 8-bit RGBA image, straight alpha, rows top to bottom.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RgbaImage {
@@ -169,15 +138,15 @@ impl Default for OverlayStyle {
 impl OverlayStyle {
     /// The blur the overlay puts the mask through before upscaling (the
     /// integer blur pass: Gaussian, radius 4, sigma 2), on every backend.
-    pub fn kernel() -> crate::frame::BlurKernel {
-        crate::frame::BlurKernel::gaussian(4, 2.0, 1)
+    pub fn kernel() -> murk_core::frame::BlurKernel {
+        murk_core::frame::BlurKernel::gaussian(4, 2.0, 1)
     }
 
     /// Rejects NaN, negative or out-of-range settings, naming the field.
     pub fn validate(&self) -> Result<()> {
-        crate::error::in_range("overlay haze_alpha", self.haze_alpha, 0.0, 1.0)?;
-        crate::error::in_range("overlay breathing", self.breathing, 0.0, 1.0)?;
-        crate::error::in_range("overlay period_s", self.period_s, 0.1, 1.0e6)?;
+        murk_core::error::in_range("overlay haze_alpha", self.haze_alpha, 0.0, 1.0)?;
+        murk_core::error::in_range("overlay breathing", self.breathing, 0.0, 1.0)?;
+        murk_core::error::in_range("overlay period_s", self.period_s, 0.1, 1.0e6)?;
         if !(1..=16).contains(&self.upscale) {
             return Err(MurkError::invalid("overlay upscale", self.upscale, "must be within 1..=16"));
         }
@@ -246,7 +215,7 @@ impl SurfaceParams {
             ("surface time_s", self.time_s),
             ("surface fog_level", self.fog_level),
         ] {
-            crate::error::finite(name, v)?;
+            murk_core::error::finite(name, v)?;
         }
         for (name, v) in [
             ("surface spacing x", self.spacing[0]),
@@ -256,7 +225,7 @@ impl SurfaceParams {
             ("surface speed", self.speed),
             ("surface sink", self.sink),
         ] {
-            crate::error::in_range(name, v, 0.0, 1.0e6)?;
+            murk_core::error::in_range(name, v, 0.0, 1.0e6)?;
         }
         Ok(())
     }
@@ -287,250 +256,6 @@ pub struct SurfaceGrid {
     pub z: Vec<f32>,
     /// Drop factor per vertex in `0..1`.
     pub drop: Vec<f32>,
-}
-
-/// A pinhole camera looking from `eye` toward `target`, world Z up.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Camera {
-    /// Eye position.
-    pub eye: [f32; 3],
-    /// Point looked at.
-    pub target: [f32; 3],
-    /// Vertical field of view, degrees.
-    pub fov_y_degrees: f32,
-    /// Image width in pixels.
-    pub width: u32,
-    /// Image height in pixels.
-    pub height: u32,
-}
-
-fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-/// Dot product.
-pub fn dot(a: [f32; 3], b: [f32; 3]) -> f32 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-/// `v / |v|` (zero stays zero).
-pub fn normalize(v: [f32; 3]) -> [f32; 3] {
-    let l = dot(v, v).sqrt();
-    if l > 0.0 {
-        v.map(|c| c / l)
-    } else {
-        v
-    }
-}
-
-impl Camera {
-    /// Rejects zero-size images, a NaN or coincident eye and target, and a
-    /// field of view outside 1..=170 degrees, naming the field.
-    pub fn validate(&self) -> Result<()> {
-        if self.width == 0 || self.height == 0 || self.width > 8192 || self.height > 8192 {
-            return Err(MurkError::invalid("camera width x height", format!("{}x{}", self.width, self.height), "must be within 1..=8192 each"));
-        }
-        for (k, v) in self.eye.iter().chain(&self.target).enumerate() {
-            crate::error::finite(["camera eye", "camera target"][k / 3], *v)?;
-        }
-        crate::error::in_range("camera fov_y_degrees", self.fov_y_degrees, 1.0, 170.0)?;
-        let f = sub(self.target, self.eye);
-        if dot(f, f) == 0.0 || cross(normalize(f), [0.0, 0.0, 1.0]) == [0.0; 3] {
-            return Err(MurkError::invalid(
-                "camera target",
-                format!("{:?}", self.target),
-                "must differ from the eye and not be straight below or above it",
-            ));
-        }
-        Ok(())
-    }
-
-    /// The camera basis: forward (unit), right and up, the last two scaled so
-    /// that `forward + ndc_x * right + ndc_y * up` is the ray through a point
-    /// of normalised device coordinates (`-1..1`, Y up).
-    pub fn basis(&self) -> [[f32; 3]; 3] {
-        let f = normalize(sub(self.target, self.eye));
-        let r = normalize(cross(f, [0.0, 0.0, 1.0]));
-        let u = cross(r, f);
-        let tan = (self.fov_y_degrees.to_radians() * 0.5).tan();
-        let aspect = self.width as f32 / self.height as f32;
-        [f, r.map(|c| c * tan * aspect), u.map(|c| c * tan)]
-    }
-
-    /// The unit ray through pixel coordinates `(px, py)` (pixel centres at +0.5).
-    pub fn ray(&self, px: f32, py: f32) -> [f32; 3] {
-        let [f, r, u] = self.basis();
-        let (nx, ny) = (2.0 * px / self.width as f32 - 1.0, 1.0 - 2.0 * py / self.height as f32);
-        normalize([0, 1, 2].map(|i| f[i] + nx * r[i] + ny * u[i]))
-    }
-
-    /// Projects a world point: pixel X, pixel Y and the view depth (distance
-    /// along forward); `None` behind the eye.
-    pub fn project(&self, p: [f32; 3]) -> Option<[f32; 3]> {
-        let [f, r, u] = self.basis();
-        let d = sub(p, self.eye);
-        let z = dot(d, f);
-        if z <= 1e-4 {
-            return None;
-        }
-        let nx = dot(d, r) / dot(r, r) / z;
-        let ny = dot(d, u) / dot(u, u) / z;
-        Some([(nx + 1.0) * 0.5 * self.width as f32, (1.0 - ny) * 0.5 * self.height as f32, z])
-    }
-}
-
-/// Volumetric ground fog settings (after `volumetric-ground-fog.md`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct VolumeParams {
-    /// Extinction at Z = 0 where nothing is explored (per world unit).
-    pub density: f32,
-    /// Exponential height falloff `b` of `density * exp(-b z)` (per world unit).
-    pub falloff: f32,
-    /// March steps per pixel (the seed: 12 to 16); 0 = the analytic low tier only.
-    pub steps: u32,
-    /// March range (world units); past it the analytic fog in closed form.
-    pub range: f32,
-    /// Noise frequency (lattice cells per world unit).
-    pub noise_frequency: f32,
-    /// Wind: noise drift in world units per second, XY.
-    pub wind: [f32; 2],
-    /// Henyey-Greenstein anisotropy `g` in `-0.99..0.99`.
-    pub anisotropy: f32,
-    /// Unit direction toward the light.
-    pub light_dir: [f32; 3],
-    /// Light colour (linear, 0..1 and above).
-    pub light_colour: [f32; 3],
-    /// Ambient fog colour (linear).
-    pub ambient_colour: [f32; 3],
-    /// Weight of the new frame in the temporal blend (the seed: 0.1); 1 = no history.
-    pub temporal_blend: f32,
-    /// Animation time in seconds.
-    pub time_s: f32,
-    /// Frame number (varies the per-pixel march jitter the temporal blend averages).
-    pub frame: u32,
-}
-
-impl VolumeParams {
-    /// The seed's look for a scene whose ground is at Z = 0 and whose fog
-    /// bank is about `bank` world units deep.
-    pub fn ground_fog(bank: f32) -> Self {
-        Self {
-            density: 18.0 / bank,
-            falloff: 1.0 / (0.3 * bank),
-            steps: 14,
-            range: 40.0 * bank,
-            noise_frequency: 0.6 / bank,
-            wind: [0.4 * bank, 0.15 * bank],
-            anisotropy: 0.35,
-            light_dir: normalize([0.4, 0.6, 0.7]),
-            light_colour: [0.55, 0.54, 0.50],
-            ambient_colour: [0.30, 0.33, 0.40],
-            temporal_blend: 0.1,
-            time_s: 0.0,
-            frame: 0,
-        }
-    }
-
-    /// Rejects NaN, negative or out-of-range settings, naming the field.
-    pub fn validate(&self) -> Result<()> {
-        use crate::error::in_range;
-        in_range("volume density", self.density, 0.0, 1.0e6)?;
-        in_range("volume falloff", self.falloff, 1.0e-6, 1.0e6)?;
-        if self.steps > 256 {
-            return Err(MurkError::invalid("volume steps", self.steps, "must be within 0..=256"));
-        }
-        in_range("volume range", self.range, 0.0, 1.0e9)?;
-        in_range("volume noise_frequency", self.noise_frequency, 0.0, 1.0e6)?;
-        in_range("volume wind x", self.wind[0], -1.0e6, 1.0e6)?;
-        in_range("volume wind y", self.wind[1], -1.0e6, 1.0e6)?;
-        in_range("volume anisotropy", self.anisotropy, -0.99, 0.99)?;
-        for (name, v) in
-            [("volume light_dir", self.light_dir), ("volume light_colour", self.light_colour), ("volume ambient_colour", self.ambient_colour)]
-        {
-            for c in v {
-                in_range(name, c, -1.0e3, 1.0e3)?;
-            }
-        }
-        in_range("volume temporal_blend", self.temporal_blend, 0.0, 1.0)?;
-        crate::error::finite("volume time_s", self.time_s)?;
-        Ok(())
-    }
-}
-
-/// Henyey-Greenstein phase, scaled so that an isotropic medium gives 1.
-pub fn henyey_greenstein(cos_theta: f32, g: f32) -> f32 {
-    let d = 1.0 + g * g - 2.0 * g * cos_theta;
-    (1.0 - g * g) / (d * d.sqrt()).max(1e-6)
-}
-
-/// The optical depth of `density * exp(-falloff * z)` along `length` world
-/// units of a ray starting at height `z0` with vertical direction `dir_z`, in
-/// closed form (Quilez's "better fog"), with the horizontal limit. Written
-/// as a difference of two exponentials of the end heights, so a long ray
-/// from high above neither overflows nor underflows into `0 * inf`.
-pub fn height_fog_depth(density: f32, falloff: f32, z0: f32, dir_z: f32, length: f32) -> f32 {
-    let k = falloff * dir_z;
-    if k.abs() < 1e-5 {
-        density * (-falloff * z0).exp() * length
-    } else {
-        let z1 = z0 + dir_z * length;
-        density * ((-falloff * z0).exp() - (-falloff * z1).exp()) / k
-    }
-}
-
-/// A volume pass's output: scattered light (RGB) and transmittance, per
-/// pixel, at half resolution (`march`) or full resolution (`upsample`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct VolumeFrame {
-    /// Width in pixels.
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-    /// `[r, g, b, transmittance]` per pixel, row-major.
-    pub texels: Vec<[f32; 4]>,
-}
-
-/// Half-resolution size of a camera image (rounded up).
-pub fn half_size(width: u32, height: u32) -> (u32, u32) {
-    (width.div_ceil(2), height.div_ceil(2))
-}
-
-/// What a volume frame needs besides the settings.
-#[derive(Clone, Copy, Debug)]
-pub struct VolumeScene<'a> {
-    /// The camera.
-    pub camera: &'a Camera,
-    /// Distance from the eye along each full-resolution pixel's ray to the
-    /// first surface (`f32::INFINITY` or any large value for sky).
-    pub depth: &'a [f32],
-    /// The previous half-resolution frame, for the temporal blend (same camera).
-    pub history: Option<&'a VolumeFrame>,
-}
-
-impl VolumeScene<'_> {
-    /// Checks the depth buffer and the history against the camera.
-    pub fn validate(&self) -> Result<()> {
-        self.camera.validate()?;
-        let n = self.camera.width as usize * self.camera.height as usize;
-        if self.depth.len() != n {
-            return Err(MurkError::invalid("volume depth", self.depth.len(), format!("must hold width x height = {n} values")));
-        }
-        if let Some(i) = self.depth.iter().position(|d| d.is_nan() || *d < 0.0) {
-            return Err(MurkError::invalid(format!("volume depth[{i}]"), self.depth[i], "must be a non-negative distance"));
-        }
-        if let Some(h) = self.history {
-            let (w, hh) = half_size(self.camera.width, self.camera.height);
-            if (h.width, h.height) != (w, hh) || h.texels.len() != (w * hh) as usize {
-                return Err(MurkError::invalid(
-                    "volume history",
-                    format!("{}x{}", h.width, h.height),
-                    format!("must be the half-resolution frame {w}x{hh}"),
-                ));
-            }
-        }
-        Ok(())
-    }
 }
 
 /// Premade fog looks, computed by a backend. Presentation only: the answers
@@ -618,19 +343,6 @@ mod tests {
         assert_eq!(m.known_at([0.0, 20.0, 0.0], &a), (32768.0 / 65535.0 / 2.0 / 0.5f32).clamp(0.0, 1.0));
         assert_eq!(m.known_at([100.0, 20.0, 0.0], &a), 1.0, "outside the area: no fog");
         assert!(object_hidden(&m, &a, [-5.0, 20.0, 0.0]) && !object_hidden(&m, &a, [15.0, 20.0, 0.0]));
-    }
-
-    #[test]
-    fn noise_is_smooth_bounded_and_deterministic() {
-        let mut last = value_noise3([0.0, 0.3, 0.7]);
-        for i in 1..2000 {
-            let x = i as f32 * 0.01;
-            let v = value_noise3([x, 0.3, 0.7]);
-            assert!((0.0..=1.0).contains(&v));
-            assert!((v - last).abs() < 0.05, "jump at {x}");
-            last = v;
-        }
-        assert_eq!(value_noise2(3.0, 4.0), lattice(hash2(3, 4)), "lattice points are the hash");
     }
 
     #[test]

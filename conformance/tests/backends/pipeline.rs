@@ -1,16 +1,13 @@
 //! Hand-worked expectations for each pass, driven through the public API.
 
-mod common;
-
-use common::fog as fog_with;
-
+use super::{Make, Test};
+use murk_conformance::scene::fog as fog_on;
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::{
     Area, Blocker, BlockerShape, Cone, FogSubsystem, HeightLayer, InstanceDesc, Position, Profile, RayMethod, Stage, StageData, TeamMask,
     VisionSource,
 };
-use murk_cpu::CpuBackend;
 
 /// A profile whose visibility is unblurred and whose composed mask follows it at once.
 fn raw_profile() -> Profile {
@@ -32,9 +29,8 @@ fn at(v: &[u16], x: usize, y: usize) -> u16 {
     v[y * 64 + x]
 }
 
-#[test]
-fn lone_source_on_empty_map_is_a_disk_with_linear_falloff() {
-    let mut fog = fog_with(raw_profile());
+pub fn lone_source_on_empty_map_is_a_disk_with_linear_falloff(make: &Make) {
+    let mut fog = fog_on(make(), raw_profile());
     let mut world = World::new();
     let mut src = VisionSource::new(20.0);
     src.falloff = Some(0.5);
@@ -76,10 +72,9 @@ fn segment_inside_box(a: (f64, f64), b: (f64, f64), bx: (f64, f64, f64, f64), ma
     })
 }
 
-#[test]
-fn a_wall_casts_the_expected_shadow_and_is_itself_lit() {
+pub fn a_wall_casts_the_expected_shadow_and_is_itself_lit(make: &Make) {
     for method in [RayMethod::Dda, RayMethod::HierarchicalDda, RayMethod::StepScan] {
-        let mut fog = fog_with(Profile { ray_method: method, ..raw_profile() });
+        let mut fog = fog_on(make(), Profile { ray_method: method, ..raw_profile() });
         let mut world = World::new();
         let mut src = VisionSource::new(30.0);
         src.falloff = Some(0.0);
@@ -114,8 +109,7 @@ fn a_wall_casts_the_expected_shadow_and_is_itself_lit() {
     }
 }
 
-#[test]
-fn an_eye_above_a_low_wall_sees_over_it_but_not_over_a_tall_one() {
+pub fn an_eye_above_a_low_wall_sees_over_it_but_not_over_a_tall_one(make: &Make) {
     // Source at x = 10.5, wall one texel wide at x = 15 (k = 5), targets behind it.
     let cases = [
         // (wall height, eye height, target x, visible?)
@@ -126,7 +120,7 @@ fn an_eye_above_a_low_wall_sees_over_it_but_not_over_a_tall_one() {
         (20.0, 10.0, 30, false),
     ];
     for (wall_h, eye, tx, visible) in cases {
-        let mut fog = fog_with(Profile { ray_method: RayMethod::Dda, ..raw_profile() });
+        let mut fog = fog_on(make(), Profile { ray_method: RayMethod::Dda, ..raw_profile() });
         let mut world = World::new();
         let mut src = VisionSource::new(40.0);
         src.falloff = Some(0.0);
@@ -149,9 +143,8 @@ fn an_eye_above_a_low_wall_sees_over_it_but_not_over_a_tall_one() {
     }
 }
 
-#[test]
-fn cones_reveal_only_inside_their_half_angle() {
-    let mut fog = fog_with(raw_profile());
+pub fn cones_reveal_only_inside_their_half_angle(make: &Make) {
+    let mut fog = fog_on(make(), raw_profile());
     let mut world = World::new();
     let mut src = VisionSource::new(25.0);
     src.falloff = Some(0.0);
@@ -171,8 +164,7 @@ fn cones_reveal_only_inside_their_half_angle() {
     assert_eq!(at(&v, x as usize, y as usize), 0);
 }
 
-#[test]
-fn z_gating_and_overlap_strength() {
+pub fn z_gating_and_overlap_strength(make: &Make) {
     let profile = Profile { z_layering: true, ..raw_profile() };
     let layered = |z: f32| {
         let mut s = VisionSource::new(10.0);
@@ -181,7 +173,7 @@ fn z_gating_and_overlap_strength() {
         (Position(Vec3::new(32.5, 32.5, z)), s)
     };
     // Above the slab [0, 10]: no contribution.
-    let mut fog = fog_with(profile.clone());
+    let mut fog = fog_on(make(), profile.clone());
     let mut world = World::new();
     world.spawn(layered(20.0));
     fog.tick(&mut world, 100_000).unwrap();
@@ -204,18 +196,17 @@ fn z_gating_and_overlap_strength() {
     fog.tick(&mut world, 100_000).unwrap();
     assert_eq!(at(&vis(&mut fog), 32, 32), 65535);
     // The area scale widens the logical slab: z = 20 participates with scale 5 (slab -20..30).
-    let mut fog = fog_with(Profile { z_layering_area_scale: 5.0, ..profile });
+    let mut fog = fog_on(make(), Profile { z_layering_area_scale: 5.0, ..profile });
     let mut world = World::new();
     world.spawn(layered(20.0));
     fog.tick(&mut world, 100_000).unwrap();
     assert_eq!(at(&vis(&mut fog), 32, 32), 65535);
 }
 
-#[test]
-fn height_layer_blockers_occlude_only_their_slab() {
+pub fn height_layer_blockers_occlude_only_their_slab(make: &Make) {
     let profile = Profile { z_layering: true, ..raw_profile() };
     for (blocker_z, blocks) in [(0.0, true), (30.0, false)] {
-        let mut fog = fog_with(profile.clone());
+        let mut fog = fog_on(make(), profile.clone());
         let mut world = World::new();
         world.spawn((Position(Vec3::new(20.5, 32.5, 0.0)), VisionSource::new(30.0)));
         let mut wall = Blocker::wall(BlockerShape::Rect { size: Vec2::new(1.0, 20.0), yaw_degrees: 0.0 });
@@ -230,10 +221,9 @@ fn height_layer_blockers_occlude_only_their_slab() {
     }
 }
 
-#[test]
-fn memory_decays_at_the_forget_rate_and_freezes() {
+pub fn memory_decays_at_the_forget_rate_and_freezes(make: &Make) {
     // 100 ms ticks, forget 1/s: 6553 per recompute.
-    let mut fog = fog_with(Profile { forget_rate: 1.0, ..raw_profile() });
+    let mut fog = fog_on(make(), Profile { forget_rate: 1.0, ..raw_profile() });
     let mut world = World::new();
     let mut s = VisionSource::new(5.0);
     s.falloff = Some(0.0);
@@ -253,11 +243,10 @@ fn memory_decays_at_the_forget_rate_and_freezes() {
     assert_eq!(mem(&mut fog), 65535 - 6553 * 3);
 }
 
-#[test]
-fn fade_in_and_relax_follow_their_rates_over_ticks() {
+pub fn fade_in_and_relax_follow_their_rates_over_ticks(make: &Make) {
     // fade 2/s and relax 1/s at 100 ms: +13107 and -6553 per recompute.
     let p = Profile { fade_in_rate: 2.0, relax_rate: 1.0, blur_iterations: 0, explored_value: 0.5, ..Profile::default() };
-    let mut fog = fog_with(p);
+    let mut fog = fog_on(make(), p);
     let mut world = World::new();
     let mut s = VisionSource::new(5.0);
     s.falloff = Some(0.0);
@@ -279,11 +268,10 @@ fn fade_in_and_relax_follow_their_rates_over_ticks() {
     assert_eq!(expected, 32768);
 }
 
-#[test]
-fn cadence_recomputes_every_update_rate_and_blends_every_tick() {
+pub fn cadence_recomputes_every_update_rate_and_blends_every_tick(make: &Make) {
     // Update every 0.3 s with 0.1 s ticks: recompute on ticks 0, 3, 6; blend in thirds.
     let p = Profile { update_rate: 0.3, fade_in_rate: 1.0e4, blur_iterations: 0, ..Profile::default() };
-    let mut fog = fog_with(p);
+    let mut fog = fog_on(make(), p);
     let mut world = World::new();
     let mut s = VisionSource::new(5.0);
     s.falloff = Some(0.0);
@@ -301,9 +289,8 @@ fn cadence_recomputes_every_update_rate_and_blends_every_tick() {
     assert_eq!(finals[3], 65535);
 }
 
-#[test]
-fn teams_filter_sources() {
-    let mut fog = fog_with(raw_profile());
+pub fn teams_filter_sources(make: &Make) {
+    let mut fog = fog_on(make(), raw_profile());
     fog.set_observed_teams("i", TeamMask::of(&[1])).unwrap();
     let mut world = World::new();
     let mut a = VisionSource::new(5.0);
@@ -318,10 +305,9 @@ fn teams_filter_sources() {
     assert_eq!(at(&v, 50, 50), 65535);
 }
 
-#[test]
-fn a_crowded_tile_drops_no_source() {
+pub fn a_crowded_tile_drops_no_source(make: &Make) {
     // 3000 sources of radius 1 in one 32x32 tile, then one more at its far corner.
-    let mut fog = fog_with(raw_profile());
+    let mut fog = fog_on(make(), raw_profile());
     let mut world = World::new();
     for i in 0..3000 {
         let mut s = VisionSource::new(0.6);
@@ -338,9 +324,8 @@ fn a_crowded_tile_drops_no_source() {
     assert_eq!(v.iter().filter(|&&x| x > 0).count(), 4);
 }
 
-#[test]
-fn lod_upscales_bilinearly_to_the_output() {
-    let mut fog = FogSubsystem::new(Box::new(CpuBackend::new(1).unwrap()));
+pub fn lod_upscales_bilinearly_to_the_output(make: &Make) {
+    let mut fog = FogSubsystem::new(make());
     fog.create_instance(InstanceDesc {
         name: "i".into(),
         area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
@@ -367,3 +352,19 @@ fn lod_upscales_bilinearly_to_the_output() {
         assert!((got - expected).abs() <= 1.0, "{x},{y}: {got} vs {expected}");
     }
 }
+
+/// Every test of this suite, by name.
+pub const TESTS: &[Test] = &[
+    ("lone_source_on_empty_map_is_a_disk_with_linear_falloff", lone_source_on_empty_map_is_a_disk_with_linear_falloff),
+    ("a_wall_casts_the_expected_shadow_and_is_itself_lit", a_wall_casts_the_expected_shadow_and_is_itself_lit),
+    ("an_eye_above_a_low_wall_sees_over_it_but_not_over_a_tall_one", an_eye_above_a_low_wall_sees_over_it_but_not_over_a_tall_one),
+    ("cones_reveal_only_inside_their_half_angle", cones_reveal_only_inside_their_half_angle),
+    ("z_gating_and_overlap_strength", z_gating_and_overlap_strength),
+    ("height_layer_blockers_occlude_only_their_slab", height_layer_blockers_occlude_only_their_slab),
+    ("memory_decays_at_the_forget_rate_and_freezes", memory_decays_at_the_forget_rate_and_freezes),
+    ("fade_in_and_relax_follow_their_rates_over_ticks", fade_in_and_relax_follow_their_rates_over_ticks),
+    ("cadence_recomputes_every_update_rate_and_blends_every_tick", cadence_recomputes_every_update_rate_and_blends_every_tick),
+    ("teams_filter_sources", teams_filter_sources),
+    ("a_crowded_tile_drops_no_source", a_crowded_tile_drops_no_source),
+    ("lod_upscales_bilinearly_to_the_output", lod_upscales_bilinearly_to_the_output),
+];

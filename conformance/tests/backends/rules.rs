@@ -1,22 +1,18 @@
 //! The recompute rules, transient reveals, and bad input.
 
-mod common;
-
-use common::{desc, fog};
-
+use super::{Make, Test};
+use murk_conformance::scene::{desc, fog as fog_on};
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
 use murk_core::{Blocker, BlockerShape, CaptureMode, HeightCapture, MurkError, Position, Profile, Stage, TransientReveal, VisionSource};
-use murk_cpu::CpuBackend;
 
 fn fast() -> Profile {
     Profile { fade_in_rate: 1.0e4, relax_rate: 1.0e4, ..Profile::default() }
 }
 
-#[test]
-fn a_static_scene_skips_recomputes_once_settled() {
-    let mut fog = fog(fast());
+pub fn a_static_scene_skips_recomputes_once_settled(make: &Make) {
+    let mut fog = fog_on(make(), fast());
     let mut world = World::new();
     world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
     world.spawn((Position(Vec3::new(25.0, 20.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: 1.5 })));
@@ -34,9 +30,8 @@ fn a_static_scene_skips_recomputes_once_settled() {
     assert_eq!(s.skipped_recomputes, 7);
 }
 
-#[test]
-fn slow_fades_keep_recomputing_until_settled() {
-    let mut fog = fog(Profile { fade_in_rate: 1.0, ..Profile::default() });
+pub fn slow_fades_keep_recomputing_until_settled(make: &Make) {
+    let mut fog = fog_on(make(), Profile { fade_in_rate: 1.0, ..Profile::default() });
     let mut world = World::new();
     world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
     for _ in 0..10 {
@@ -45,12 +40,12 @@ fn slow_fades_keep_recomputing_until_settled() {
     assert_eq!(fog.stats("i").unwrap().recomputes, 10);
 }
 
-#[test]
-fn a_fade_over_a_static_scene_keeps_visibility_and_gives_the_same_bytes() {
+pub fn a_fade_over_a_static_scene_keeps_visibility_and_gives_the_same_bytes(make: &Make) {
     // One subsystem follows the rules; the other is invalidated every tick,
     // so it recomputes everything. While the fade runs, the first keeps
     // visibility and blur (nothing they read changed) and must still match.
-    let (mut kept, mut full) = (fog(Profile { fade_in_rate: 1.0, ..Profile::default() }), fog(Profile { fade_in_rate: 1.0, ..Profile::default() }));
+    let (mut kept, mut full) =
+        (fog_on(make(), Profile { fade_in_rate: 1.0, ..Profile::default() }), fog_on(make(), Profile { fade_in_rate: 1.0, ..Profile::default() }));
     let mut world = World::new();
     let src = world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
     let wall = world.spawn((Position(Vec3::new(25.0, 20.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: 1.5 })));
@@ -80,9 +75,8 @@ fn a_fade_over_a_static_scene_keeps_visibility_and_gives_the_same_bytes() {
     assert_eq!(reused, expected);
 }
 
-#[test]
-fn moving_a_blocker_rebuilds_occlusion_and_moving_a_source_does_not() {
-    let mut fog = fog(fast());
+pub fn moving_a_blocker_rebuilds_occlusion_and_moving_a_source_does_not(make: &Make) {
+    let mut fog = fog_on(make(), fast());
     let mut world = World::new();
     let src = world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
     let wall = world.spawn((Position(Vec3::new(25.0, 20.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: 1.5 })));
@@ -105,9 +99,8 @@ fn capture(mode: CaptureMode) -> HeightCapture {
     HeightCapture { origin: Vec2::ZERO, cell_size: 1.0, width: 64, height: 64, cells, mode }
 }
 
-#[test]
-fn show_only_capture_recaptures_only_when_a_member_moves() {
-    let mut fog = fog(fast());
+pub fn show_only_capture_recaptures_only_when_a_member_moves(make: &Make) {
+    let mut fog = fog_on(make(), fast());
     let mut world = World::new();
     world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
     let member = world.spawn((Position(Vec3::new(30.0, 20.0, 0.0)),));
@@ -129,9 +122,8 @@ fn show_only_capture_recaptures_only_when_a_member_moves() {
     assert_eq!(cov[20 * 64 + 30], 1);
 }
 
-#[test]
-fn full_scene_capture_recaptures_every_recompute() {
-    let mut fog = fog(fast());
+pub fn full_scene_capture_recaptures_every_recompute(make: &Make) {
+    let mut fog = fog_on(make(), fast());
     let mut world = World::new();
     world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
     world.spawn((capture(CaptureMode::FullScene),));
@@ -142,9 +134,8 @@ fn full_scene_capture_recaptures_every_recompute() {
     assert_eq!((s.recaptures, s.occlusion_builds, s.recomputes), (4, 4, 4));
 }
 
-#[test]
-fn transient_reveals_expire_after_their_ticks() {
-    let mut fog = fog(fast());
+pub fn transient_reveals_expire_after_their_ticks(make: &Make) {
+    let mut fog = fog_on(make(), fast());
     let mut world = World::new();
     let flare = world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(5.0), TransientReveal { remaining_ticks: 2 }));
     fog.tick(&mut world, 33_333).unwrap();
@@ -156,8 +147,8 @@ fn transient_reveals_expire_after_their_ticks() {
     assert!(fog.read_stage("i", Stage::Visibility).unwrap().bytes().iter().all(|&b| b == 0));
 }
 
-fn rejects<R>(world_edit: impl FnOnce(&mut World) -> R, needle: &str) {
-    let mut fog = fog(fast());
+fn rejects<R>(make: &Make, world_edit: impl FnOnce(&mut World) -> R, needle: &str) {
+    let mut fog = fog_on(make(), fast());
     let mut world = World::new();
     world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
     for _ in 0..3 {
@@ -173,13 +164,13 @@ fn rejects<R>(world_edit: impl FnOnce(&mut World) -> R, needle: &str) {
     assert_eq!(stats, fog.stats("i").unwrap());
 }
 
-#[test]
-fn bad_world_input_is_an_error_naming_the_field_and_loses_nothing() {
-    rejects(|w| w.spawn((Position(Vec3::new(f32::NAN, 1.0, 0.0)), VisionSource::new(3.0))), "position.x = NaN");
-    rejects(|w| w.spawn((Position(Vec3::new(1.0, f32::INFINITY, 0.0)), VisionSource::new(3.0))), "position.y = inf");
-    rejects(|w| w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), VisionSource::new(-3.0))), "source.radius = -3");
-    rejects(|w| w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), VisionSource::new(5000.0))), "source.radius = 5000");
+pub fn bad_world_input_is_an_error_naming_the_field_and_loses_nothing(make: &Make) {
+    rejects(make, |w| w.spawn((Position(Vec3::new(f32::NAN, 1.0, 0.0)), VisionSource::new(3.0))), "position.x = NaN");
+    rejects(make, |w| w.spawn((Position(Vec3::new(1.0, f32::INFINITY, 0.0)), VisionSource::new(3.0))), "position.y = inf");
+    rejects(make, |w| w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), VisionSource::new(-3.0))), "source.radius = -3");
+    rejects(make, |w| w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), VisionSource::new(5000.0))), "source.radius = 5000");
     rejects(
+        make,
         |w| {
             let mut s = VisionSource::new(3.0);
             s.falloff = Some(1.5);
@@ -187,12 +178,14 @@ fn bad_world_input_is_an_error_naming_the_field_and_loses_nothing() {
         },
         "source.falloff = 1.5",
     );
-    rejects(|w| w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: f32::NAN }))), "circle.radius = NaN");
+    rejects(make, |w| w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: f32::NAN }))), "circle.radius = NaN");
     rejects(
+        make,
         |w| w.spawn((Position(Vec3::new(1.0, 1.0, 0.0)), Blocker::wall(BlockerShape::Polygon { points: vec![Vec2::ZERO, Vec2::X] }))),
         "polygon.points = 2",
     );
     rejects(
+        make,
         |w| {
             let ghost = w.spawn((Position(Vec3::ZERO),));
             w.despawn(ghost).unwrap();
@@ -202,9 +195,8 @@ fn bad_world_input_is_an_error_naming_the_field_and_loses_nothing() {
     );
 }
 
-#[test]
-fn bad_instances_and_profiles_are_errors_naming_the_field() {
-    let mut fog = fog(fast());
+pub fn bad_instances_and_profiles_are_errors_naming_the_field(make: &Make) {
+    let mut fog = fog_on(make(), fast());
     let mut d = desc(fast());
     d.name = "zero".into();
     d.area.extents.x = 0.0;
@@ -223,8 +215,7 @@ fn bad_instances_and_profiles_are_errors_naming_the_field() {
     assert_eq!(fog.instance_names(), vec!["i".to_string()]);
 }
 
-#[test]
-fn malformed_scenarios_are_errors_with_position_or_field() {
+pub fn malformed_scenarios_are_errors_with_position_or_field(make: &Make) {
     let e = Scenario::parse("{\"name\": \"x\", \"ticks\": 3,\n \"instances\": [}", "json", "bad.json").unwrap_err();
     assert!(e.to_string().contains("bad.json") && e.to_string().contains("line 2"), "{e}");
     let e = Scenario::parse("(name: \"x\", ticks: 1, instances: [], bogus: 3)", "ron", "bad.ron").unwrap_err();
@@ -233,7 +224,7 @@ fn malformed_scenarios_are_errors_with_position_or_field() {
                    "sources": [{"id": "a", "position": [0,0,0], "source": {"radius": 3}}], "events": EVENTS}"#;
     let run = |events: &str| {
         let s = Scenario::parse(&base.replace("EVENTS", events), "json", "s.json").unwrap();
-        ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).err().map(|e| e.to_string())
+        ScenarioRunner::new(s, &ScenarioFiles::default(), make()).err().map(|e| e.to_string())
     };
     assert_eq!(run("[]"), None);
     let e = run(r#"[{"tick": 1, "action": {"move": {"id": "zz", "position": [0,0,0]}}}]"#).unwrap();
@@ -241,16 +232,15 @@ fn malformed_scenarios_are_errors_with_position_or_field() {
     let e = run(r#"[{"tick": 1, "action": {"toggle": {"instance": "j", "setting": "freeze_state", "value": true}}}]"#).unwrap();
     assert!(e.contains("events[0].action.instance = j"), "{e}");
     let s = Scenario::parse(&base.replace("EVENTS", "[]").replace("\"radius\": 3", "\"radius\": -3"), "json", "s.json").unwrap();
-    let e = ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).err().unwrap();
+    let e = ScenarioRunner::new(s, &ScenarioFiles::default(), make()).err().unwrap();
     assert!(e.to_string().contains("sources[0].source.radius = -3"), "{e}");
     let s = Scenario::parse(&base.replace("EVENTS", "[]").replace("\"resolution\": 16", "\"resolution\": 9000"), "json", "s.json").unwrap();
-    let e = ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).err().unwrap();
+    let e = ScenarioRunner::new(s, &ScenarioFiles::default(), make()).err().unwrap();
     assert!(e.to_string().contains("instances[0].resolution = 9000"), "{e}");
 }
 
-#[test]
-fn shader_params_carry_the_material_block() {
-    let mut fog = fog(Profile { z_layering: true, z_layering_area_scale: 3.0, visibility_cutoff: 0.6, ..fast() });
+pub fn shader_params_carry_the_material_block(make: &Make) {
+    let mut fog = fog_on(make(), Profile { z_layering: true, z_layering_area_scale: 3.0, visibility_cutoff: 0.6, ..fast() });
     let p = fog.shader_params("i").unwrap();
     assert_eq!(p.center, [32.0, 32.0, 5.0]);
     assert_eq!(p.size, [64.0, 64.0, 10.0], "the visual slab, not widened by the area scale");
@@ -270,10 +260,9 @@ fn composed_at_source(fog: &mut murk_core::FogSubsystem) -> u16 {
     }
 }
 
-#[test]
-fn a_pause_before_the_first_fade_does_not_freeze_it() {
+pub fn a_pause_before_the_first_fade_does_not_freeze_it(make: &Make) {
     for pause_dt in [0, 1] {
-        let mut fog = fog(Profile::default());
+        let mut fog = fog_on(make(), Profile::default());
         let mut world = World::new();
         world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(10.0)));
         fog.tick(&mut world, pause_dt).unwrap();
@@ -285,10 +274,9 @@ fn a_pause_before_the_first_fade_does_not_freeze_it() {
     }
 }
 
-#[test]
-fn a_pause_mid_fade_does_not_freeze_it() {
+pub fn a_pause_mid_fade_does_not_freeze_it(make: &Make) {
     for pause_dt in [0, 1] {
-        let mut fog = fog(Profile { fade_in_rate: 1.0, ..Profile::default() });
+        let mut fog = fog_on(make(), Profile { fade_in_rate: 1.0, ..Profile::default() });
         let mut world = World::new();
         world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(10.0)));
         for _ in 0..5 {
@@ -323,9 +311,8 @@ fn far_fine_instance() -> murk_core::InstanceDesc {
     }
 }
 
-#[test]
-fn a_far_fine_instance_does_not_judge_sources_it_cannot_see() {
-    let mut fog = fog(fast());
+pub fn a_far_fine_instance_does_not_judge_sources_it_cannot_see(make: &Make) {
+    let mut fog = fog_on(make(), fast());
     fog.create_instance(far_fine_instance()).unwrap();
     let mut world = World::new();
     world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(20.0)));
@@ -342,9 +329,8 @@ fn a_far_fine_instance_does_not_judge_sources_it_cannot_see() {
     assert_eq!(fog.state_hash("i").unwrap(), before);
 }
 
-#[test]
-fn degenerate_areas_are_rejected_at_creation_naming_the_instance() {
-    let mut fog = fog(fast());
+pub fn degenerate_areas_are_rejected_at_creation_naming_the_instance(make: &Make) {
+    let mut fog = fog_on(make(), fast());
     let mut d = desc(Profile::default());
     d.name = "tiny".into();
     d.area.extents = Vec3::new(1e-30, 1e-30, 10.0);
@@ -362,9 +348,8 @@ fn degenerate_areas_are_rejected_at_creation_naming_the_instance() {
     assert_eq!(fog.instance_names(), vec!["i".to_string()]);
 }
 
-#[test]
-fn a_radius_rejected_after_rounding_says_what_was_rounded() {
-    let mut fog = fog(fast());
+pub fn a_radius_rejected_after_rounding_says_what_was_rounded(make: &Make) {
+    let mut fog = fog_on(make(), fast());
     let mut world = World::new();
     world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(4095.0625)));
     let err = fog.tick(&mut world, 33_333).unwrap_err().to_string();
@@ -377,79 +362,95 @@ const SCENARIO: &str = r#"{"name": "x", "ticks": TICKS, "instances": [{"name": "
     "blockers": [{"id": "wall", "position": [2,2,0], "blocker": {"shape": {"circle": {"radius": 1}}}, "spawn_tick": 1 DESPAWN}],
     "events": EVENTS}"#;
 
-fn scenario_error(ticks: &str, spawn: &str, despawn: &str, events: &str, edit: impl Fn(&mut Scenario)) -> Option<String> {
+fn scenario_error(make: &Make, ticks: &str, spawn: &str, despawn: &str, events: &str, edit: impl Fn(&mut Scenario)) -> Option<String> {
     let text = SCENARIO.replace("TICKS", ticks).replace("DESPAWN", despawn).replace("SPAWN", spawn).replace("EVENTS", events);
     let mut s = Scenario::parse(&text, "json", "s.json").unwrap();
     edit(&mut s);
-    ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).err().map(|e| e.to_string())
+    ScenarioRunner::new(s, &ScenarioFiles::default(), make()).err().map(|e| e.to_string())
 }
 
-#[test]
-fn a_scenario_is_checked_whole_before_tick_0() {
-    assert_eq!(scenario_error("5", "3", "", "[]", |_| {}), None);
+pub fn a_scenario_is_checked_whole_before_tick_0(make: &Make) {
+    assert_eq!(scenario_error(make, "5", "3", "", "[]", |_| {}), None);
     // A bad source that spawns late fails before the first tick.
-    let e = scenario_error("200000", "199999", "", "[]", |s| s.sources[1].source.falloff = Some(2.0)).unwrap();
+    let e = scenario_error(make, "200000", "199999", "", "[]", |s| s.sources[1].component.falloff = Some(2.0)).unwrap();
     assert!(e.contains("sources[1].source.falloff = 2"), "{e}");
-    let e = scenario_error("5", "3", "", "[]", |s| s.sources[1].source.team = 40).unwrap();
+    let e = scenario_error(make, "5", "3", "", "[]", |s| s.sources[1].component.team = 40).unwrap();
     assert!(e.contains("sources[1].source.team = 40"), "{e}");
-    let e = scenario_error("5", "3", "", "[]", |s| s.blockers[0].blocker.shape = BlockerShape::Polygon { points: vec![] }).unwrap();
+    let e = scenario_error(make, "5", "3", "", "[]", |s| s.blockers[0].component.shape = BlockerShape::Polygon { points: vec![] }).unwrap();
     assert!(e.contains("blockers[0].blocker.shape.polygon.points = 0"), "{e}");
-    let e = scenario_error("0", "0", "", "[]", |_| {}).unwrap();
+    let e = scenario_error(make, "0", "0", "", "[]", |_| {}).unwrap();
     assert!(e.contains("ticks = 0"), "{e}");
-    let e = scenario_error("5", "5", "", "[]", |_| {}).unwrap();
+    let e = scenario_error(make, "5", "5", "", "[]", |_| {}).unwrap();
     assert!(e.contains("sources[1].spawn_tick = 5") && e.contains("never spawn"), "{e}");
-    let e = scenario_error("5", "3", ", \"despawn_tick\": 1", "[]", |_| {}).unwrap();
+    let e = scenario_error(make, "5", "3", ", \"despawn_tick\": 1", "[]", |_| {}).unwrap();
     assert!(e.contains("blockers[0].despawn_tick = 1") && e.contains("despawn before spawn"), "{e}");
-    let e = scenario_error("5", "3", "", r#"[{"tick": 5, "action": "mark_capture_dirty"}]"#, |_| {}).unwrap();
+    let e = scenario_error(make, "5", "3", "", r#"[{"tick": 5, "action": "mark_capture_dirty"}]"#, |_| {}).unwrap();
     assert!(e.contains("events[0].tick = 5") && e.contains("after the last tick (4)"), "{e}");
-    let e = scenario_error("5", "3", "", r#"[{"tick": 2, "action": {"despawn": {"id": "late"}}}]"#, |_| {}).unwrap();
+    let e = scenario_error(make, "5", "3", "", r#"[{"tick": 2, "action": {"despawn": {"id": "late"}}}]"#, |_| {}).unwrap();
     assert!(e.contains("events[0].tick = 2") && e.contains("before it spawns at tick 3"), "{e}");
-    let e = scenario_error(
-        "5",
-        "3",
-        "",
-        r#"[{"tick": 2, "action": {"set_area": {"instance": "i", "area": {"center": [0,0,0], "extents": [10,0,10]}}}}]"#,
-        |_| {},
-    )
-    .unwrap();
-    assert!(e.contains("events[0].action.area.extents.y = 0"), "{e}");
-    // Events are checked as create_instance checks an instance: texels too
-    // small, a target height beyond the slab.
-    let e = scenario_error(
-        "5",
-        "3",
-        "",
-        r#"[{"tick": 2, "action": {"set_area": {"instance": "i", "area": {"center": [0,0,0], "extents": [1e-30,1e-30,10]}}}}]"#,
-        |_| {},
-    )
-    .unwrap();
-    assert!(e.contains("events[0].action.area.extents.x"), "{e}");
-    let e = scenario_error("5", "3", "", r#"[{"tick": 2, "action": {"set_profile": {"instance": "i", "profile": {"target_height": 1e5}}}}]"#, |_| {})
-        .unwrap();
-    assert!(e.contains("events[0].action.profile.target_height"), "{e}");
+    // Events are checked as create_instance checks an instance: a bad area,
+    // texels too small, a target height beyond the slab.
+    let set_area = |extents: &str| {
+        format!(r#"[{{"tick": 2, "action": {{"set_area": {{"instance": "i", "area": {{"center": [0,0,0], "extents": {extents}}}}}}}}}]"#)
+    };
+    for (events, needle) in [
+        (set_area("[10,0,10]"), "events[0].action.area.extents.y = 0"),
+        (set_area("[1e-30,1e-30,10]"), "events[0].action.area.extents.x"),
+        (
+            r#"[{"tick": 2, "action": {"set_profile": {"instance": "i", "profile": {"target_height": 1e5}}}}]"#.to_string(),
+            "events[0].action.profile.target_height",
+        ),
+    ] {
+        let e = scenario_error(make, "5", "3", "", &events, |_| {}).unwrap();
+        assert!(e.contains(needle), "{e}");
+    }
 }
 
-#[test]
-fn a_radius_too_long_for_an_instance_is_found_before_tick_0_naming_the_file_entry() {
+pub fn a_radius_too_long_for_an_instance_is_found_before_tick_0_naming_the_file_entry(make: &Make) {
     let text = SCENARIO.replace("TICKS", "300000").replace("DESPAWN", "").replace("SPAWN", "299999").replace("EVENTS", "[]");
     let mut s = Scenario::parse(&text, "json", "s.json").unwrap();
-    s.sources[1].source.radius = 5000.0;
-    let e = ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).err().unwrap().to_string();
+    s.sources[1].component.radius = 5000.0;
+    let e = ScenarioRunner::new(s, &ScenarioFiles::default(), make()).err().unwrap().to_string();
     assert!(e.contains("instance `i`: sources[1] (id `late`).source.radius = 5000"), "{e}");
 }
 
-#[test]
-fn scenario_tick_errors_name_the_file_entry_not_the_entity_number() {
+pub fn scenario_tick_errors_name_the_file_entry_not_the_entity_number(make: &Make) {
     // A source that passes through the instance between two far waypoints
     // is judged when it gets there; the error names the file's entry.
     let text = SCENARIO.replace("TICKS", "3").replace("DESPAWN", "").replace("SPAWN", "1").replace("EVENTS", "[]");
     let mut s = Scenario::parse(&text, "json", "s.json").unwrap();
-    s.sources[0].source.radius = 5000.0;
+    s.sources[0].component.radius = 5000.0;
     s.sources[0].position = Vec3::new(-100_000.0, 0.0, 0.0);
     s.sources[0].motion = murk_core::scenario::Motion { waypoints: vec![Vec3::new(100_000.0, 0.0, 0.0)], speed: 3.0e6, looped: false };
-    let mut runner = ScenarioRunner::new(s, &ScenarioFiles::default(), Box::new(CpuBackend::new(1).unwrap())).unwrap();
+    let mut runner = ScenarioRunner::new(s, &ScenarioFiles::default(), make()).unwrap();
     runner.step().unwrap();
     let e = runner.step().unwrap_err().to_string();
     assert!(e.contains("instance `i`: sources[0] (id `a`).source.radius = 5000"), "{e}");
     assert!(!e.contains("entity "), "{e}");
 }
+
+/// Every test of this suite, by name.
+pub const TESTS: &[Test] = &[
+    ("a_static_scene_skips_recomputes_once_settled", a_static_scene_skips_recomputes_once_settled),
+    ("slow_fades_keep_recomputing_until_settled", slow_fades_keep_recomputing_until_settled),
+    ("a_fade_over_a_static_scene_keeps_visibility_and_gives_the_same_bytes", a_fade_over_a_static_scene_keeps_visibility_and_gives_the_same_bytes),
+    ("moving_a_blocker_rebuilds_occlusion_and_moving_a_source_does_not", moving_a_blocker_rebuilds_occlusion_and_moving_a_source_does_not),
+    ("show_only_capture_recaptures_only_when_a_member_moves", show_only_capture_recaptures_only_when_a_member_moves),
+    ("full_scene_capture_recaptures_every_recompute", full_scene_capture_recaptures_every_recompute),
+    ("transient_reveals_expire_after_their_ticks", transient_reveals_expire_after_their_ticks),
+    ("bad_world_input_is_an_error_naming_the_field_and_loses_nothing", bad_world_input_is_an_error_naming_the_field_and_loses_nothing),
+    ("bad_instances_and_profiles_are_errors_naming_the_field", bad_instances_and_profiles_are_errors_naming_the_field),
+    ("malformed_scenarios_are_errors_with_position_or_field", malformed_scenarios_are_errors_with_position_or_field),
+    ("shader_params_carry_the_material_block", shader_params_carry_the_material_block),
+    ("a_pause_before_the_first_fade_does_not_freeze_it", a_pause_before_the_first_fade_does_not_freeze_it),
+    ("a_pause_mid_fade_does_not_freeze_it", a_pause_mid_fade_does_not_freeze_it),
+    ("a_far_fine_instance_does_not_judge_sources_it_cannot_see", a_far_fine_instance_does_not_judge_sources_it_cannot_see),
+    ("degenerate_areas_are_rejected_at_creation_naming_the_instance", degenerate_areas_are_rejected_at_creation_naming_the_instance),
+    ("a_radius_rejected_after_rounding_says_what_was_rounded", a_radius_rejected_after_rounding_says_what_was_rounded),
+    ("a_scenario_is_checked_whole_before_tick_0", a_scenario_is_checked_whole_before_tick_0),
+    (
+        "a_radius_too_long_for_an_instance_is_found_before_tick_0_naming_the_file_entry",
+        a_radius_too_long_for_an_instance_is_found_before_tick_0_naming_the_file_entry,
+    ),
+    ("scenario_tick_errors_name_the_file_entry_not_the_entity_number", scenario_tick_errors_name_the_file_entry_not_the_entity_number),
+];

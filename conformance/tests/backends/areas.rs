@@ -1,9 +1,8 @@
 //! Area changes: explored memory and the fade state follow the world when
 //! the profile asks for resampling; the old texel-space rule otherwise.
 
-mod common;
-
-use common::fog;
+use super::{Make, Test};
+use murk_conformance::scene::fog as fog_on;
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::{Area, CaptureMode, FogSubsystem, HeightCapture, Position, Profile, Stage, StageData, VisionSource};
@@ -22,8 +21,8 @@ fn mask(fog: &mut FogSubsystem, stage: Stage) -> (u32, u32, Vec<u16>) {
 
 /// Instance `i` over [0, 64]^2 after a source explored around (20.5, 20.5)
 /// and then left.
-fn explored(profile: Profile) -> (World, FogSubsystem) {
-    let mut fog = fog(profile);
+fn explored(make: &Make, profile: Profile) -> (World, FogSubsystem) {
+    let mut fog = fog_on(make(), profile);
     let mut world = World::new();
     let s = world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(10.0)));
     for _ in 0..6 {
@@ -36,9 +35,8 @@ fn explored(profile: Profile) -> (World, FogSubsystem) {
 
 const MASKS: [Stage; 5] = [Stage::Visibility, Stage::Memory, Stage::Compose, Stage::Upscale, Stage::Final];
 
-#[test]
-fn a_move_by_whole_texels_shifts_every_mask_exactly() {
-    let (_, mut fog) = explored(resampling());
+pub fn a_move_by_whole_texels_shifts_every_mask_exactly(make: &Make) {
+    let (_, mut fog) = explored(make, resampling());
     let before: Vec<_> = MASKS.iter().map(|&s| mask(&mut fog, s)).collect();
     assert!(before[1].2.iter().filter(|&&v| v > 0).count() > 100, "memory was explored");
     // Eight units = eight texels to +x, three to -y.
@@ -56,10 +54,9 @@ fn a_move_by_whole_texels_shifts_every_mask_exactly() {
     }
 }
 
-#[test]
-fn without_resampling_the_old_texel_space_rule_holds() {
+pub fn without_resampling_the_old_texel_space_rule_holds(make: &Make) {
     // The conformance goldens were recorded with this rule.
-    let (_, mut fog) = explored(Profile { resample_on_area_change: false, ..resampling() });
+    let (_, mut fog) = explored(make, Profile { resample_on_area_change: false, ..resampling() });
     let memory = mask(&mut fog, Stage::Memory);
     fog.set_area("i", Area { center: Vec3::new(40.0, 29.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 }).unwrap();
     assert_eq!(mask(&mut fog, Stage::Memory), memory, "same size: kept in texel space");
@@ -67,9 +64,8 @@ fn without_resampling_the_old_texel_space_rule_holds() {
     assert!(mask(&mut fog, Stage::Memory).2.iter().all(|&v| v == 0), "new size: starts over");
 }
 
-#[test]
-fn growing_the_area_keeps_what_was_explored_where_it_was() {
-    let (mut world, mut fog) = explored(resampling());
+pub fn growing_the_area_keeps_what_was_explored_where_it_was(make: &Make) {
+    let (mut world, mut fog) = explored(make, resampling());
     let (w, _, old_memory) = mask(&mut fog, Stage::Memory);
     let (ow, _, old_final) = mask(&mut fog, Stage::Final);
     // Grow to x in [0, 128]: 64 texels across, so texels of 2 units and 32 rows.
@@ -100,9 +96,8 @@ fn growing_the_area_keeps_what_was_explored_where_it_was() {
     }
 }
 
-#[test]
-fn a_quarter_turn_resamples_exactly() {
-    let (_, mut fog) = explored(resampling());
+pub fn a_quarter_turn_resamples_exactly(make: &Make) {
+    let (_, mut fog) = explored(make, resampling());
     let before = fog.transform("i").unwrap();
     let (w, h, old) = mask(&mut fog, Stage::Memory);
     fog.set_area("i", Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 90.0 }).unwrap();
@@ -121,10 +116,9 @@ fn a_quarter_turn_resamples_exactly() {
     assert!(moved > 1000, "the turn moved texels");
 }
 
-#[test]
-fn a_snapshot_right_after_a_resize_restores() {
+pub fn a_snapshot_right_after_a_resize_restores(make: &Make) {
     for profile in [resampling(), Profile { resample_on_area_change: false, ..resampling() }] {
-        let (mut world, mut fog) = explored(profile);
+        let (mut world, mut fog) = explored(make, profile);
         let mode = CaptureMode::ShowOnly { members: Vec::new(), update_only_if_transform_changed: true };
         world.spawn((HeightCapture { origin: Vec2::ZERO, cell_size: 1.0, width: 4, height: 4, cells: vec![1.0; 16], mode },));
         fog.tick(&mut world, 50_000).unwrap();
@@ -137,12 +131,21 @@ fn a_snapshot_right_after_a_resize_restores() {
     }
 }
 
-#[test]
-fn a_rejected_area_changes_nothing() {
-    let (_, mut fog) = explored(resampling());
+pub fn a_rejected_area_changes_nothing(make: &Make) {
+    let (_, mut fog) = explored(make, resampling());
     let before: Vec<_> = MASKS.iter().map(|&s| mask(&mut fog, s)).collect();
     let bad = Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, f32::NAN, 10.0), yaw_degrees: 0.0 };
     assert!(fog.set_area("i", bad).is_err());
     let after: Vec<_> = MASKS.iter().map(|&s| mask(&mut fog, s)).collect();
     assert_eq!(before, after);
 }
+
+/// Every test of this suite, by name.
+pub const TESTS: &[Test] = &[
+    ("a_move_by_whole_texels_shifts_every_mask_exactly", a_move_by_whole_texels_shifts_every_mask_exactly),
+    ("without_resampling_the_old_texel_space_rule_holds", without_resampling_the_old_texel_space_rule_holds),
+    ("growing_the_area_keeps_what_was_explored_where_it_was", growing_the_area_keeps_what_was_explored_where_it_was),
+    ("a_quarter_turn_resamples_exactly", a_quarter_turn_resamples_exactly),
+    ("a_snapshot_right_after_a_resize_restores", a_snapshot_right_after_a_resize_restores),
+    ("a_rejected_area_changes_nothing", a_rejected_area_changes_nothing),
+];

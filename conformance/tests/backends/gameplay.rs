@@ -1,27 +1,28 @@
 //! Gameplay: stealth actors and ghosts, queries, anti-vision, snapshots and
 //! lockstep hashes.
 
+use super::{Make, Test};
+use murk_conformance::scene::landed;
 use murk_core::glam::Vec3;
 use murk_core::hecs::World;
 use murk_core::query::MaskAnswer;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};
 use murk_core::stealth::StealthEvent;
 use murk_core::{
-    AntiVision, Area, Blocker, BlockerShape, FogSubsystem, Ghost, HideMode, InstanceDesc, Position, Profile, Stage, StealthActor, TeamMask,
-    VisibilityPolicy, VisionSource,
+    AntiVision, Area, Blocker, BlockerShape, FogSubsystem, Ghost, HideMode, InstanceDesc, MurkError, Position, Profile, Stage, StealthActor,
+    TeamMask, VisibilityPolicy, VisionSource,
 };
-use murk_cpu::CpuBackend;
 use std::path::PathBuf;
 
 fn scenario_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios").join(name)
 }
 
-fn runner(name: &str, threads: usize) -> ScenarioRunner {
+fn runner(make: &Make, name: &str) -> ScenarioRunner {
     let path = scenario_path(name);
     let s = Scenario::load(&path).unwrap();
     let files = ScenarioFiles::load(&s, path.parent().unwrap()).unwrap();
-    ScenarioRunner::new(s, &files, Box::new(CpuBackend::new(threads).unwrap())).unwrap()
+    ScenarioRunner::new(s, &files, make()).unwrap()
 }
 
 fn run_all(r: &mut ScenarioRunner) -> Vec<TickRecord> {
@@ -38,9 +39,8 @@ fn run_all(r: &mut ScenarioRunner) -> Vec<TickRecord> {
 /// the thief is in view for 19.75 < y < 43.75. The stealth state of a tick
 /// is the sample taken `READBACK_LATENCY_TICKS` ticks before, where the
 /// thief stood then.
-#[test]
-fn infiltration_hidden_seen_ghosted_and_seen_again() {
-    let mut r = runner("infiltration.json", 2);
+pub fn infiltration_hidden_seen_ghosted_and_seen_again(make: &Make) {
+    let mut r = runner(make, "infiltration.json");
     let mut timeline = Vec::new();
     let mut ghost_at = None;
     let mut last_seen_y = None;
@@ -91,9 +91,8 @@ fn infiltration_hidden_seen_ghosted_and_seen_again() {
     assert_eq!(st.fade, u16::MAX, "faded in over 0.2 s");
 }
 
-#[test]
-fn scripted_queries_land_in_the_tick_record() {
-    let mut r = runner("infiltration.json", 1);
+pub fn scripted_queries_land_in_the_tick_record(make: &Make) {
+    let mut r = runner(make, "infiltration.json");
     let recs = run_all(&mut r);
     let q = &recs[20].queries[0];
     assert_eq!(q.id, "where-is-the-thief");
@@ -103,36 +102,34 @@ fn scripted_queries_land_in_the_tick_record() {
     assert_eq!(q.immediate.as_deref(), Some(&[true, false, false][..]));
 }
 
-#[test]
-fn snapshot_and_resume_continue_byte_identically() {
-    let full = run_all(&mut runner("infiltration.json", 2));
+pub fn snapshot_and_resume_continue_byte_identically(make: &Make) {
+    let full = run_all(&mut runner(make, "infiltration.json"));
     for at in [4u32, 18, 30] {
-        for threads in [1, 3] {
-            let mut r = runner("infiltration.json", threads);
+        {
+            let mut r = runner(make, "infiltration.json");
             while r.ticks_done() <= at {
                 r.step().unwrap();
             }
             let bytes = r.snapshot(&scenario_path("")).unwrap();
-            let mut resumed = ScenarioRunner::resume(&bytes, Box::new(CpuBackend::new(threads).unwrap())).unwrap();
+            let mut resumed = ScenarioRunner::resume(&bytes, make()).unwrap();
             assert_eq!(resumed.ticks_done(), at + 1);
             let rest = run_all(&mut resumed);
-            assert_eq!(&full[at as usize + 1..], &rest[..], "resumed after tick {at} on {threads} threads");
+            assert_eq!(&full[at as usize + 1..], &rest[..], "resumed after tick {at}");
         }
     }
     // The outpost scenario has a map, moving blockers, two instances and events.
-    let full = run_all(&mut runner("outpost.json", 2));
-    let mut r = runner("outpost.json", 2);
+    let full = run_all(&mut runner(make, "outpost.json"));
+    let mut r = runner(make, "outpost.json");
     for _ in 0..22 {
         r.step().unwrap();
     }
     let bytes = r.snapshot(&scenario_path("")).unwrap();
-    let mut resumed = ScenarioRunner::resume(&bytes, Box::new(CpuBackend::new(2).unwrap())).unwrap();
+    let mut resumed = ScenarioRunner::resume(&bytes, make()).unwrap();
     assert_eq!(&full[22..], &run_all(&mut resumed)[..]);
 }
 
-#[test]
-fn damaged_snapshots_are_errors_and_leave_the_state_alone() {
-    let mut r = runner("infiltration.json", 2);
+pub fn damaged_snapshots_are_errors_and_leave_the_state_alone(make: &Make) {
+    let mut r = runner(make, "infiltration.json");
     for _ in 0..25 {
         r.step().unwrap();
     }
@@ -156,7 +153,7 @@ fn damaged_snapshots_are_errors_and_leave_the_state_alone() {
         let mut world = std::mem::take(r.world());
         let e = r.fog().restore(&mut world, &bad).unwrap_err();
         *r.world() = world;
-        assert!(matches!(e, murk_core::MurkError::Parse { .. }), "{e}");
+        assert!(matches!(e, MurkError::Parse { .. }), "{e}");
         assert_eq!(r.fog().lockstep_hash().unwrap(), world_snapshot, "a rejected snapshot changes nothing");
     }
     // The good one restores into the same subsystem and changes nothing either.
@@ -167,16 +164,8 @@ fn damaged_snapshots_are_errors_and_leave_the_state_alone() {
     r.step().unwrap();
 }
 
-#[test]
-fn lockstep_hashes_agree_across_thread_counts() {
-    let a = run_all(&mut runner("infiltration.json", 1));
-    let b = run_all(&mut runner("infiltration.json", 4));
-    assert_eq!(a, b);
-    assert!(a.windows(2).any(|w| w[0].lockstep != w[1].lockstep), "the hash follows the state");
-}
-
-fn fog_64(profile: Profile) -> FogSubsystem {
-    let mut fog = FogSubsystem::new(Box::new(CpuBackend::new(2).unwrap()));
+fn fog_64(make: &Make, profile: Profile) -> FogSubsystem {
+    let mut fog = FogSubsystem::new(make());
     for (name, z, teams) in [("ground", 5.0, TeamMask::of(&[0])), ("upper", 15.0, TeamMask::of(&[1]))] {
         fog.create_instance(InstanceDesc {
             name: name.into(),
@@ -195,9 +184,8 @@ fn instant() -> Profile {
     Profile { blur_iterations: 0, fade_in_rate: 1.0e4, relax_rate: 1.0e4, ..Profile::default() }
 }
 
-#[test]
-fn mask_queries_pick_the_closest_instance_in_z_and_poll_once() {
-    let mut fog = fog_64(instant());
+pub fn mask_queries_pick_the_closest_instance_in_z_and_poll_once(make: &Make) {
+    let mut fog = fog_64(make, instant());
     let mut world = World::new();
     let mut s = VisionSource::new(10.0);
     s.falloff = Some(0.0);
@@ -205,12 +193,12 @@ fn mask_queries_pick_the_closest_instance_in_z_and_poll_once() {
     fog.tick(&mut world, 50_000).unwrap();
     let pts = [Vec3::new(20.5, 20.5, 1.0), Vec3::new(20.5, 20.5, 14.0), Vec3::new(-3.0, 20.0, 0.0), Vec3::new(25.5, 20.5, 2.0)];
     let h = fog.submit_mask_query(&pts, None).unwrap();
-    let a = fog.poll_mask_query(h).unwrap().unwrap();
+    let a = landed(&mut fog, h);
     assert_eq!(a[0], MaskAnswer::Sampled { instance: "ground".into(), value: 65535, visible: true });
     // The upper instance observes team 1 only: nothing seen there.
     assert_eq!(a[1], MaskAnswer::Sampled { instance: "upper".into(), value: 0, visible: false });
     assert_eq!(a[2], MaskAnswer::NoInstance);
-    assert!(fog.poll_mask_query(h).is_err(), "a handle delivers once");
+    assert_eq!(fog.poll_mask_query(h), Err(MurkError::UnknownQuery(h.0)), "a handle delivers once");
     // A cutoff override changes the flag, not the value.
     let strict = fog.mask_query_now(&pts[..1], Some(1.0)).unwrap();
     assert_eq!(strict[0], MaskAnswer::Sampled { instance: "ground".into(), value: 65535, visible: true });
@@ -219,15 +207,14 @@ fn mask_queries_pick_the_closest_instance_in_z_and_poll_once() {
     assert!(fog.mask_query_now(&pts, Some(1.5)).unwrap_err().to_string().contains("cutoff_override = 1.5"));
 }
 
-#[test]
-fn the_immediate_query_ignores_walls_but_respects_radius_cone_and_team() {
+pub fn the_immediate_query_ignores_walls_but_respects_radius_cone_and_team(make: &Make) {
     let mut world = World::new();
     let mut s = VisionSource::new(10.0);
     s.cone = Some(murk_core::Cone { yaw_degrees: 0.0, half_angle_degrees: 45.0 });
     s.team = 2;
     world.spawn((Position(Vec3::new(0.0, 0.0, 0.0)), s));
     world.spawn((Position(Vec3::new(3.0, 0.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: 1.0 })));
-    let fog = fog_64(instant());
+    let fog = fog_64(make, instant());
     let t2 = TeamMask::of(&[2]);
     assert!(fog.query_immediate(&world, Vec3::new(6.0, 0.0, 0.0), t2).unwrap(), "walls do not matter");
     assert!(fog.query_immediate(&world, Vec3::new(6.0, 5.9, 0.0), t2).unwrap(), "inside the 45-degree edge");
@@ -236,9 +223,8 @@ fn the_immediate_query_ignores_walls_but_respects_radius_cone_and_team() {
     assert!(!fog.query_immediate(&world, Vec3::new(6.0, 0.0, 0.0), TeamMask::of(&[1])).unwrap(), "another team");
 }
 
-#[test]
-fn anti_vision_hides_an_area_from_the_teams_it_targets() {
-    let mut fog = fog_64(instant());
+pub fn anti_vision_hides_an_area_from_the_teams_it_targets(make: &Make) {
+    let mut fog = fog_64(make, instant());
     // Both instances at ground level, one per team.
     fog.set_area("upper", Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 }).unwrap();
     fog.set_observed_teams("upper", TeamMask::ALL).unwrap();
@@ -274,9 +260,8 @@ fn step(fog: &mut FogSubsystem, world: &mut World) -> murk_core::TickReport {
     report
 }
 
-#[test]
-fn policies_hide_mode_and_the_explored_cutoff() {
-    let mut fog = fog_64(Profile { explored_value: 0.5, visibility_cutoff: 0.75, ..instant() });
+pub fn policies_hide_mode_and_the_explored_cutoff(make: &Make) {
+    let mut fog = fog_64(make, Profile { explored_value: 0.5, visibility_cutoff: 0.75, ..instant() });
     let mut world = World::new();
     let mut s = VisionSource::new(6.0);
     s.falloff = Some(0.0);
@@ -316,3 +301,15 @@ fn policies_hide_mode_and_the_explored_cutoff() {
     assert_eq!(r.events, vec![StealthEvent::GhostRemoved { actor: ghosted, ghost }]);
     assert!(!world.contains(ghost));
 }
+
+/// Every test of this suite, by name.
+pub const TESTS: &[Test] = &[
+    ("infiltration_hidden_seen_ghosted_and_seen_again", infiltration_hidden_seen_ghosted_and_seen_again),
+    ("scripted_queries_land_in_the_tick_record", scripted_queries_land_in_the_tick_record),
+    ("snapshot_and_resume_continue_byte_identically", snapshot_and_resume_continue_byte_identically),
+    ("damaged_snapshots_are_errors_and_leave_the_state_alone", damaged_snapshots_are_errors_and_leave_the_state_alone),
+    ("mask_queries_pick_the_closest_instance_in_z_and_poll_once", mask_queries_pick_the_closest_instance_in_z_and_poll_once),
+    ("the_immediate_query_ignores_walls_but_respects_radius_cone_and_team", the_immediate_query_ignores_walls_but_respects_radius_cone_and_team),
+    ("anti_vision_hides_an_area_from_the_teams_it_targets", anti_vision_hides_an_area_from_the_teams_it_targets),
+    ("policies_hide_mode_and_the_explored_cutoff", policies_hide_mode_and_the_explored_cutoff),
+];

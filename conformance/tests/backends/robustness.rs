@@ -2,17 +2,15 @@
 //! their limits. Each case is a named error or a saturated value, never a
 //! wrapped one (these tests run with overflow checks, where a wrap panics).
 
-mod common;
-
-use common::fog;
+use super::{Make, Test};
+use murk_conformance::scene::{fog as fog_on, landed};
 use murk_core::glam::Vec3;
 use murk_core::hecs::World;
-use murk_core::snapshot::{frame, unframe, FOG_MAGIC};
+use murk_core::snapshot::FogBody;
 use murk_core::{Position, Profile, TeamMask, VisionSource};
 
-#[test]
-fn the_immediate_query_rejects_coordinates_its_integers_cannot_hold() {
-    let fog = fog(Profile::default());
+pub fn the_immediate_query_rejects_coordinates_its_integers_cannot_hold(make: &Make) {
+    let fog = fog_on(make(), Profile::default());
     let mut world = World::new();
     world.spawn((Position(Vec3::new(-4.0e16, 0.0, 0.0)), VisionSource::new(1.0)));
     let e = fog.query_immediate(&world, Vec3::new(4.0e16, 0.0, 0.0), TeamMask::ALL).unwrap_err().to_string();
@@ -37,9 +35,8 @@ fn the_immediate_query_rejects_coordinates_its_integers_cannot_hold() {
         .contains("source.radius = 1000000000000000000000000000000"));
 }
 
-#[test]
-fn rate_steps_saturate_for_any_elapsed_time() {
-    let mut fog = fog(Profile { fade_in_rate: 1.0e4, relax_rate: 1.0e4, forget_rate: 1.0e4, ..Profile::default() });
+pub fn rate_steps_saturate_for_any_elapsed_time(make: &Make) {
+    let mut fog = fog_on(make(), Profile { fade_in_rate: 1.0e4, relax_rate: 1.0e4, forget_rate: 1.0e4, ..Profile::default() });
     let world = World::new();
     // 7.82 hours at 655 350 000 units per second passes 2^64 in a 64-bit product.
     for elapsed in [10_000_000u64, 28_150_000_000, 30_000_000_000, u64::MAX] {
@@ -61,18 +58,15 @@ fn rate_steps_saturate_for_any_elapsed_time() {
     assert_eq!(final_mask[20 * 64 + 20], 65535);
 }
 
-/// A snapshot with its first two payload fields (tick, next query handle)
-/// replaced, the checksum fixed up.
+/// A snapshot with its tick and next query handle replaced.
 fn with_counters(bytes: &[u8], tick: u64, next_query: u64) -> Vec<u8> {
-    let mut payload = unframe(FOG_MAGIC, bytes).unwrap().to_vec();
-    payload[..8].copy_from_slice(&tick.to_le_bytes());
-    payload[8..16].copy_from_slice(&next_query.to_le_bytes());
-    frame(FOG_MAGIC, &payload)
+    let mut body = FogBody::decode(bytes).unwrap();
+    (body.tick, body.next_query) = (tick, next_query);
+    body.encode().unwrap()
 }
 
-#[test]
-fn counters_at_their_limits_saturate_or_refuse() {
-    let mut fog = fog(Profile::default());
+pub fn counters_at_their_limits_saturate_or_refuse(make: &Make) {
+    let mut fog = fog_on(make(), Profile::default());
     let mut world = World::new();
     world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(10.0)));
     fog.tick(&mut world, 33_333).unwrap();
@@ -86,6 +80,13 @@ fn counters_at_their_limits_saturate_or_refuse() {
     fog.restore(&mut world, &with_counters(&snap, 7, u64::MAX - 1)).unwrap();
     let h = fog.submit_mask_query(&[Vec3::new(20.5, 20.5, 0.0)], None).unwrap();
     assert_eq!(h.0, u64::MAX - 1);
-    assert!(fog.poll_mask_query(h).unwrap().is_some());
+    landed(&mut fog, h);
     assert!(fog.submit_mask_query(&[Vec3::ZERO], None).is_err());
 }
+
+/// Every test of this suite, by name.
+pub const TESTS: &[Test] = &[
+    ("the_immediate_query_rejects_coordinates_its_integers_cannot_hold", the_immediate_query_rejects_coordinates_its_integers_cannot_hold),
+    ("rate_steps_saturate_for_any_elapsed_time", rate_steps_saturate_for_any_elapsed_time),
+    ("counters_at_their_limits_saturate_or_refuse", counters_at_their_limits_saturate_or_refuse),
+];

@@ -1,8 +1,11 @@
 //! Metamorphic tests: moving the whole world together with the area changes
-//! nothing; neither does the thread count.
+//! nothing, and every backend gives the reference's bytes (the CPU on one
+//! thread) on the same scene.
 
+use super::{Make, Test};
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
+use murk_core::Backend;
 use murk_core::{
     Area, Blocker, BlockerShape, CaptureMode, Cone, FogSubsystem, HeightCapture, InstanceDesc, Position, Profile, RayMethod, Stage, TeamMask,
     VisionSource,
@@ -54,8 +57,8 @@ impl Motion {
     }
 }
 
-fn scene(m: Motion, method: RayMethod, base_yaw: f32, threads: usize) -> FogSubsystem {
-    let mut fog = FogSubsystem::new(Box::new(CpuBackend::new(threads).unwrap()));
+fn scene(backend: Box<dyn Backend>, m: Motion, method: RayMethod, base_yaw: f32) -> FogSubsystem {
+    let mut fog = FogSubsystem::new(backend);
     let profile = Profile {
         ray_method: method,
         soft_shadows: method == RayMethod::DistanceField,
@@ -121,47 +124,49 @@ fn assert_same(a: &[(Stage, Vec<u8>)], b: &[(Stage, Vec<u8>)], what: &str) {
 
 const METHODS: [RayMethod; 4] = [RayMethod::Dda, RayMethod::HierarchicalDda, RayMethod::StepScan, RayMethod::DistanceField];
 
-#[test]
-fn translating_world_and_area_together_changes_no_mask() {
+pub fn translating_world_and_area_together_changes_no_mask(make: &Make) {
     for method in METHODS {
         for yaw in [0.0, 30.0] {
-            let base = stages(&mut scene(Motion { quarter_turns: 0, shift: Vec2::ZERO }, method, yaw, 2));
-            let moved = stages(&mut scene(Motion { quarter_turns: 0, shift: Vec2::new(13.25, -7.5) }, method, yaw, 2));
+            let base = stages(&mut scene(make(), Motion { quarter_turns: 0, shift: Vec2::ZERO }, method, yaw));
+            let moved = stages(&mut scene(make(), Motion { quarter_turns: 0, shift: Vec2::new(13.25, -7.5) }, method, yaw));
             assert_same(&base, &moved, &format!("{method:?} yaw {yaw} translated"));
         }
     }
 }
 
-#[test]
-fn rotating_world_and_area_by_quarter_turns_changes_no_mask() {
+pub fn rotating_world_and_area_by_quarter_turns_changes_no_mask(make: &Make) {
     for method in METHODS {
         for yaw in [0.0, 30.0] {
-            let base = stages(&mut scene(Motion { quarter_turns: 0, shift: Vec2::ZERO }, method, yaw, 2));
+            let base = stages(&mut scene(make(), Motion { quarter_turns: 0, shift: Vec2::ZERO }, method, yaw));
             assert!(base.iter().any(|(s, b)| *s == Stage::Final && b.iter().any(|&x| x != 0)), "the scene reveals something");
             for k in 1..4 {
-                let turned = stages(&mut scene(Motion { quarter_turns: k, shift: Vec2::ZERO }, method, yaw, 2));
+                let turned = stages(&mut scene(make(), Motion { quarter_turns: k, shift: Vec2::ZERO }, method, yaw));
                 assert_same(&base, &turned, &format!("{method:?} yaw {yaw} turned {k} quarter(s)"));
             }
         }
     }
 }
 
-#[test]
-fn one_two_and_four_threads_give_identical_bytes() {
+pub fn every_backend_gives_the_references_bytes(make: &Make) {
     for method in METHODS {
-        let one = stages(&mut scene(Motion { quarter_turns: 0, shift: Vec2::ZERO }, method, 30.0, 1));
-        for threads in [2, 4] {
-            let many = stages(&mut scene(Motion { quarter_turns: 0, shift: Vec2::ZERO }, method, 30.0, threads));
-            assert_same(&one, &many, &format!("{method:?} on {threads} threads"));
-        }
+        let still = Motion { quarter_turns: 0, shift: Vec2::ZERO };
+        let reference = stages(&mut scene(Box::new(CpuBackend::new(1).unwrap()), still, method, 30.0));
+        assert_same(&reference, &stages(&mut scene(make(), still, method, 30.0)), &format!("{method:?} against the CPU on 1 thread"));
     }
 }
 
-#[test]
-fn hierarchical_dda_equals_dda() {
-    let mut a = scene(Motion { quarter_turns: 0, shift: Vec2::ZERO }, RayMethod::Dda, 30.0, 2);
-    let mut b = scene(Motion { quarter_turns: 0, shift: Vec2::ZERO }, RayMethod::HierarchicalDda, 30.0, 2);
+pub fn hierarchical_dda_equals_dda(make: &Make) {
+    let mut a = scene(make(), Motion { quarter_turns: 0, shift: Vec2::ZERO }, RayMethod::Dda, 30.0);
+    let mut b = scene(make(), Motion { quarter_turns: 0, shift: Vec2::ZERO }, RayMethod::HierarchicalDda, 30.0);
     for s in [Stage::Visibility, Stage::Blur, Stage::Memory, Stage::Compose, Stage::Final] {
         assert_eq!(a.read_stage("i", s).unwrap(), b.read_stage("i", s).unwrap(), "{}", s.name());
     }
 }
+
+/// Every test of this suite, by name.
+pub const TESTS: &[Test] = &[
+    ("translating_world_and_area_together_changes_no_mask", translating_world_and_area_together_changes_no_mask),
+    ("rotating_world_and_area_by_quarter_turns_changes_no_mask", rotating_world_and_area_by_quarter_turns_changes_no_mask),
+    ("every_backend_gives_the_references_bytes", every_backend_gives_the_references_bytes),
+    ("hierarchical_dda_equals_dda", hierarchical_dda_equals_dda),
+];

@@ -1,11 +1,13 @@
-//! Properties of the pipeline over generated worlds.
+//! Properties of the pipeline over generated worlds, on every backend.
 //!
 //! Worlds use one world unit per texel and coordinates that are odd multiples
 //! of 1/8, so no input sits exactly on a texel edge or centre; that keeps the
 //! mirror relation exact (flooring is not symmetric at exact edges).
 
+use super::{Make, Test};
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
+use murk_core::Backend;
 use murk_core::{
     Area, Blocker, BlockerShape, Cone, FogSubsystem, HeightLayer, InstanceDesc, Position, Profile, RayMethod, Stage, StageData, TeamMask,
     VisionSource,
@@ -185,8 +187,8 @@ fn profile(g: &GenWorld) -> Profile {
     }
 }
 
-fn fog_for(g: &GenWorld, m: Motion, threads: usize) -> FogSubsystem {
-    let mut fog = FogSubsystem::new(Box::new(CpuBackend::new(threads).unwrap()));
+fn fog_for(make: &Make, g: &GenWorld, m: Motion) -> FogSubsystem {
+    let mut fog = FogSubsystem::new(make());
     let m = if m.area_fixed { IDENTITY } else { m };
     let c = m.point(Vec2::ZERO);
     fog.create_instance(InstanceDesc {
@@ -202,8 +204,8 @@ fn fog_for(g: &GenWorld, m: Motion, threads: usize) -> FogSubsystem {
 }
 
 /// Runs two ticks of the world seen through `m` and returns every stage.
-fn run(g: &GenWorld, m: Motion, threads: usize) -> Vec<(Stage, murk_core::StageImage)> {
-    let mut fog = fog_for(g, m, threads);
+fn run(make: &Make, g: &GenWorld, m: Motion) -> Vec<(Stage, murk_core::StageImage)> {
+    let mut fog = fog_for(make, g, m);
     let mut world = World::new();
     spawn_world(g, m, &mut world);
     fog.tick(&mut world, 50_000).unwrap();
@@ -246,46 +248,42 @@ fn config() -> ProptestConfig {
     ProptestConfig { cases, ..ProptestConfig::default() }
 }
 
-proptest! {
-    #![proptest_config(config())]
-
-    #[test]
-    fn translating_world_and_area_together_changes_nothing(g in world_with(false, method().boxed()), dx in -200i32..200, dy in -200i32..200) {
+pub fn translating_world_and_area_together_changes_nothing(make: &Make) {
+    proptest!(config(), |(g in world_with(false, method().boxed()), dx in -200i32..200, dy in -200i32..200)| {
         let shifted = Motion { shift: Vec2::new(dx as f32 * 0.25, dy as f32 * 0.5), ..IDENTITY };
-        prop_assert_eq!(run(&g, IDENTITY, 2), run(&g, shifted, 2));
-    }
+        prop_assert_eq!(run(make, &g, IDENTITY), run(make, &g, shifted));
+    });
+}
 
-    #[test]
-    fn rotating_world_and_area_by_quarter_turns_changes_nothing(g in world_with(false, method().boxed()), k in 1i32..4) {
-        prop_assert_eq!(run(&g, IDENTITY, 2), run(&g, Motion { quarter_turns: k, ..IDENTITY }, 2));
-    }
+pub fn rotating_world_and_area_by_quarter_turns_changes_nothing(make: &Make) {
+    proptest!(config(), |(g in world_with(false, method().boxed()), k in 1i32..4)| {
+        prop_assert_eq!(run(make, &g, IDENTITY), run(make, &g, Motion { quarter_turns: k, ..IDENTITY }));
+    });
+}
 
-    #[test]
-    fn mirroring_the_world_mirrors_the_masks(
-        g in world_with(false, prop_oneof![Just(RayMethod::None), Just(RayMethod::StepScan), Just(RayMethod::Dda), Just(RayMethod::HierarchicalDda)].boxed())
-    ) {
+pub fn mirroring_the_world_mirrors_the_masks(make: &Make) {
+    proptest!(config(), |(g in world_with(false, prop_oneof![Just(RayMethod::None), Just(RayMethod::StepScan), Just(RayMethod::Dda), Just(RayMethod::HierarchicalDda)].boxed()))| {
         // Mirroring world X with the area flips the area's handedness: texel rows reverse.
-        let a = run(&g, IDENTITY, 2);
-        let b = run(&g, Motion { mirror: true, ..IDENTITY }, 2);
+        let a = run(make, &g, IDENTITY);
+        let b = run(make, &g, Motion { mirror: true, ..IDENTITY });
         for ((stage, x), (_, y)) in a.iter().zip(&b) {
             if matches!(stage, Stage::Visibility | Stage::Blur | Stage::Memory | Stage::Compose | Stage::Upscale | Stage::Final) {
                 prop_assert_eq!(u16s(x), &flip_rows(y)[..], "stage {}", stage.name());
             }
         }
-    }
+    });
+}
 
-    #[test]
-    fn turning_the_world_under_a_fixed_area_turns_every_mask(
-        g in world_with(false, prop_oneof![Just(RayMethod::None), Just(RayMethod::StepScan), Just(RayMethod::Dda), Just(RayMethod::HierarchicalDda)].boxed()),
-        k in 1i32..4,
-    ) {
+pub fn turning_the_world_under_a_fixed_area_turns_every_mask(make: &Make) {
+    proptest!(config(), |(g in world_with(false, prop_oneof![Just(RayMethod::None), Just(RayMethod::StepScan), Just(RayMethod::Dda), Just(RayMethod::HierarchicalDda)].boxed()),
+        k in 1i32..4)| {
         // The area stays square at yaw 0 while the world turns by quarter
         // turns about its centre: coverage and every mask turn with it, the
         // blur included (no rounding between its two axes).
         let g = GenWorld { rows: g.width, ..g };
         let n = g.width as usize;
-        let a = run(&g, IDENTITY, 2);
-        let b = run(&g, Motion { quarter_turns: k, area_fixed: true, ..IDENTITY }, 2);
+        let a = run(make, &g, IDENTITY);
+        let b = run(make, &g, Motion { quarter_turns: k, area_fixed: true, ..IDENTITY });
         for ((stage, x), (_, y)) in a.iter().zip(&b) {
             match stage {
                 Stage::Coverage => prop_assert_eq!(turn(u8s(x), n, k), u8s(y).to_vec(), "stage {}", stage.name()),
@@ -295,63 +293,67 @@ proptest! {
                 _ => {}
             }
         }
-    }
+    });
+}
 
-    #[test]
-    fn thread_count_does_not_change_a_byte(g in world_with(false, method().boxed())) {
-        prop_assert_eq!(run(&g, IDENTITY, 1), run(&g, IDENTITY, 4));
-    }
+pub fn every_backend_gives_the_references_bytes(make: &Make) {
+    let reference = || -> Box<dyn Backend> { Box::new(CpuBackend::new(1).unwrap()) };
+    proptest!(config(), |(g in world_with(false, method().boxed()))| {
+        prop_assert_eq!(run(&reference, &g, IDENTITY), run(make, &g, IDENTITY));
+    });
+}
 
-    #[test]
-    fn hierarchical_dda_equals_dda(g in world_with(false, Just(RayMethod::Dda).boxed())) {
+pub fn hierarchical_dda_equals_dda(make: &Make) {
+    proptest!(config(), |(g in world_with(false, Just(RayMethod::Dda).boxed()))| {
         let mut h = g.clone();
         h.method = RayMethod::HierarchicalDda;
-        let (a, b) = (run(&g, IDENTITY, 2), run(&h, IDENTITY, 2));
+        let (a, b) = (run(make, &g, IDENTITY), run(make, &h, IDENTITY));
         for ((stage, x), (_, y)) in a.iter().zip(&b) {
             if !matches!(stage, Stage::Mips) {
                 prop_assert_eq!(x, y, "stage {}", stage.name());
             }
         }
-    }
+    });
+}
 
-    #[test]
-    fn adding_a_source_never_lowers_visibility(g in world_with(false, method().boxed()), extra in source(64, 64)) {
+pub fn adding_a_source_never_lowers_visibility(make: &Make) {
+    proptest!(config(), |(g in world_with(false, method().boxed()), extra in source(64, 64))| {
         let mut more = g.clone();
         more.sources.push(extra);
-        let (a, b) = (run(&g, IDENTITY, 2), run(&more, IDENTITY, 2));
+        let (a, b) = (run(make, &g, IDENTITY), run(make, &more, IDENTITY));
         let (va, vb) = (u16s(&a[4].1), u16s(&b[4].1));
         prop_assert_eq!(a[4].0, Stage::Visibility);
         for (i, (x, y)) in va.iter().zip(vb).enumerate() {
             prop_assert!(y >= x, "texel {} fell from {} to {}", i, x, y);
         }
-    }
+    });
+}
 
-    #[test]
-    fn adding_a_wall_never_raises_visibility_except_its_own_faces(
-        g in world_with(true, prop_oneof![Just(RayMethod::StepScan), Just(RayMethod::Dda), Just(RayMethod::HierarchicalDda)].boxed()),
-        extra in blocker(64, 64, true)
-    ) {
+pub fn adding_a_wall_never_raises_visibility_except_its_own_faces(make: &Make) {
+    proptest!(config(), |(g in world_with(true, prop_oneof![Just(RayMethod::StepScan), Just(RayMethod::Dda), Just(RayMethod::HierarchicalDda)].boxed()),
+        extra in blocker(64, 64, true))| {
         // Without reveal_walls no texel rises; with it, only texels the new
         // wall covers may (its faces), never anything behind or beside it.
         let mut more = g.clone();
         more.blockers.push(extra);
-        let (a, b) = (run(&g, IDENTITY, 2), run(&more, IDENTITY, 2));
+        let (a, b) = (run(make, &g, IDENTITY), run(make, &more, IDENTITY));
         prop_assert_eq!((a[0].0, a[4].0), (Stage::Coverage, Stage::Visibility));
         let (ca, cb) = (u8s(&a[0].1), u8s(&b[0].1));
         for (i, (x, y)) in u16s(&a[4].1).iter().zip(u16s(&b[4].1)).enumerate() {
             let newly_covered = g.reveal_walls && ca[i] == 0 && cb[i] != 0;
             prop_assert!(y <= x || newly_covered, "texel {} rose from {} to {} (covered before {}, after {})", i, x, y, ca[i], cb[i]);
         }
-    }
+    });
+}
 
-    #[test]
-    fn reveal_walls_lights_only_covered_texels_beside_open_ones(g in world_with(false, method().boxed())) {
+pub fn reveal_walls_lights_only_covered_texels_beside_open_ones(make: &Make) {
+    proptest!(config(), |(g in world_with(false, method().boxed()))| {
         // The same world with the setting off and on: open texels keep their
         // value; a covered texel takes exactly the strongest of its own and
         // its open 8-neighbours' values (so a covered texel with no open
         // neighbour, a wall behind a wall, keeps its own).
         let (off, on) = (GenWorld { reveal_walls: false, ..g.clone() }, GenWorld { reveal_walls: true, ..g });
-        let (a, b) = (run(&off, IDENTITY, 2), run(&on, IDENTITY, 2));
+        let (a, b) = (run(make, &off, IDENTITY), run(make, &on, IDENTITY));
         let (cov, va, vb) = (u8s(&a[0].1), u16s(&a[4].1), u16s(&b[4].1));
         let (w, h) = (a[4].1.width as i64, a[4].1.height as i64);
         // Only without anti-vision is the rule a plain max (the generator makes none).
@@ -369,22 +371,20 @@ proptest! {
                 prop_assert_eq!(vb[i], expect, "texel ({}, {}) covered {}", x, y, cov[i]);
             }
         }
-    }
+    });
+}
 
-    #[test]
-    fn incremental_recompute_equals_full_recompute(
-        g in world_with(false, method().boxed()),
-        edits in prop::collection::vec((0u8..12, any::<u16>(), -30i32..30, -30i32..30), 1..10),
-        threads in prop_oneof![Just(1usize), Just(3)],
-    ) {
+pub fn incremental_recompute_equals_full_recompute(make: &Make) {
+    proptest!(config(), |(g in world_with(false, method().boxed()),
+        edits in prop::collection::vec((0u8..12, any::<u16>(), -30i32..30, -30i32..30), 1..10))| {
         // Two subsystems see the same edits. Before every tick the reference
         // is saved and restored into a new backend (so it keeps no source
         // window and no visibility) and invalidated (so it rebuilds
         // occlusion). The other follows the rules (kept windows, kept
         // visibility on quiet ticks). Masks and hashes must agree on every
-        // tick, whatever the thread count.
-        let mut inc = fog_for(&g, IDENTITY, threads);
-        let mut full = fog_for(&g, IDENTITY, 2);
+        // tick.
+        let mut inc = fog_for(make, &g, IDENTITY);
+        let mut full = fog_for(make, &g, IDENTITY);
         let mut world = World::new();
         spawn_world(&g, IDENTITY, &mut world);
         for (tick, (kind, pick, dx, dy)) in edits.into_iter().enumerate() {
@@ -435,7 +435,7 @@ proptest! {
                 _ => {}
             }
             let saved = full.snapshot(&world).unwrap();
-            full = FogSubsystem::new(Box::new(CpuBackend::new(2).unwrap()));
+            full = FogSubsystem::new(make());
             full.restore(&mut world, &saved).unwrap();
             full.invalidate("i").unwrap();
             inc.tick(&mut world, 50_000).unwrap();
@@ -445,13 +445,14 @@ proptest! {
             }
             prop_assert_eq!(inc.state_hashes().unwrap(), full.state_hashes().unwrap(), "tick {}", tick);
         }
-    }
+    });
+}
 
-    #[test]
-    fn a_source_outside_the_slab_changes_nothing(g in world_with(false, method().boxed()), extra in source(64, 64), z in prop_oneof![-40.0f32..-2.5, 10.5f32..40.0]) {
+pub fn a_source_outside_the_slab_changes_nothing(make: &Make) {
+    proptest!(config(), |(g in world_with(false, method().boxed()), extra in source(64, 64), z in prop_oneof![-40.0f32..-2.5, 10.5f32..40.0])| {
         // The instance's slab is z 0..10; the extra source's column z..z+2 misses it.
         let layered = |with_extra: bool| {
-            let mut fog = fog_for(&g, IDENTITY, 2);
+            let mut fog = fog_for(make, &g, IDENTITY);
             fog.apply_profile("i", Profile { z_layering: true, ..profile(&g) }).unwrap();
             let mut world = World::new();
             spawn_world(&g, IDENTITY, &mut world);
@@ -465,5 +466,20 @@ proptest! {
             Stage::ALL.iter().map(|&s| fog.read_stage("i", s).unwrap()).collect::<Vec<_>>()
         };
         prop_assert_eq!(layered(false), layered(true));
-    }
+    });
 }
+
+/// Every test of this suite, by name.
+pub const TESTS: &[Test] = &[
+    ("translating_world_and_area_together_changes_nothing", translating_world_and_area_together_changes_nothing),
+    ("rotating_world_and_area_by_quarter_turns_changes_nothing", rotating_world_and_area_by_quarter_turns_changes_nothing),
+    ("mirroring_the_world_mirrors_the_masks", mirroring_the_world_mirrors_the_masks),
+    ("turning_the_world_under_a_fixed_area_turns_every_mask", turning_the_world_under_a_fixed_area_turns_every_mask),
+    ("every_backend_gives_the_references_bytes", every_backend_gives_the_references_bytes),
+    ("hierarchical_dda_equals_dda", hierarchical_dda_equals_dda),
+    ("adding_a_source_never_lowers_visibility", adding_a_source_never_lowers_visibility),
+    ("adding_a_wall_never_raises_visibility_except_its_own_faces", adding_a_wall_never_raises_visibility_except_its_own_faces),
+    ("reveal_walls_lights_only_covered_texels_beside_open_ones", reveal_walls_lights_only_covered_texels_beside_open_ones),
+    ("incremental_recompute_equals_full_recompute", incremental_recompute_equals_full_recompute),
+    ("a_source_outside_the_slab_changes_nothing", a_source_outside_the_slab_changes_nothing),
+];

@@ -5,6 +5,8 @@
 //! double-sided) for engines and drawn by `murk render --variant surface`.
 
 use super::{dot, normalize, smoothstep, Camera, SurfaceGrid, SurfaceParams};
+use base64::prelude::{Engine, BASE64_STANDARD};
+use serde_json::json;
 
 /// How the mesh is cut and coloured.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -204,7 +206,7 @@ impl FogMesh {
             while bin.len() % 4 != 0 {
                 bin.push(0);
             }
-            views.push(format!(r#"{{"buffer":0,"byteOffset":{},"byteLength":{},"target":{target}}}"#, bin.len(), bytes.len()));
+            views.push(json!({ "buffer": 0, "byteOffset": bin.len(), "byteLength": bytes.len(), "target": target }));
             bin.extend_from_slice(bytes);
             views.len() - 1
         };
@@ -223,15 +225,12 @@ impl FogMesh {
                 col.extend(v.colour.iter().flat_map(|f| f.to_le_bytes()));
             }
             let n = verts.len();
-            let p = push_view(&mut bin, &pos, 34962);
-            accessors.push(format!(
-                r#"{{"bufferView":{p},"componentType":5126,"count":{n},"type":"VEC3","min":[{},{},{}],"max":[{},{},{}]}}"#,
-                min[0], min[1], min[2], max[0], max[1], max[2]
-            ));
-            let q = push_view(&mut bin, &nor, 34962);
-            accessors.push(format!(r#"{{"bufferView":{q},"componentType":5126,"count":{n},"type":"VEC3"}}"#));
-            let r = push_view(&mut bin, &col, 34962);
-            accessors.push(format!(r#"{{"bufferView":{r},"componentType":5126,"count":{n},"type":"VEC4"}}"#));
+            let p = push_view(&mut bin, &pos, ARRAY_BUFFER);
+            accessors.push(json!({ "bufferView": p, "componentType": FLOAT, "count": n, "type": "VEC3", "min": min, "max": max }));
+            let q = push_view(&mut bin, &nor, ARRAY_BUFFER);
+            accessors.push(json!({ "bufferView": q, "componentType": FLOAT, "count": n, "type": "VEC3" }));
+            let r = push_view(&mut bin, &col, ARRAY_BUFFER);
+            accessors.push(json!({ "bufferView": r, "componentType": FLOAT, "count": n, "type": "VEC4" }));
             layer_accessors.push(accessors.len() - 3);
         }
         let (mut meshes, mut nodes) = (Vec::new(), Vec::new());
@@ -242,43 +241,51 @@ impl FogMesh {
                     continue;
                 }
                 let bytes: Vec<u8> = idx.iter().flat_map(|i| i.to_le_bytes()).collect();
-                let v = push_view(&mut bin, &bytes, 34963);
-                accessors.push(format!(r#"{{"bufferView":{v},"componentType":5125,"count":{},"type":"SCALAR"}}"#, idx.len()));
+                let v = push_view(&mut bin, &bytes, ELEMENT_ARRAY_BUFFER);
+                accessors.push(json!({ "bufferView": v, "componentType": UNSIGNED_INT, "count": idx.len(), "type": "SCALAR" }));
                 let a = layer_accessors[layer];
-                prims.push(format!(
-                    r#"{{"attributes":{{"POSITION":{a},"NORMAL":{},"COLOR_0":{}}},"indices":{},"material":{layer}}}"#,
-                    a + 1,
-                    a + 2,
-                    accessors.len() - 1
-                ));
+                prims.push(json!({
+                    "attributes": { "POSITION": a, "NORMAL": a + 1, "COLOR_0": a + 2 },
+                    "indices": accessors.len() - 1,
+                    "material": layer,
+                }));
             }
             if prims.is_empty() {
                 continue;
             }
             let name = format!("chunk_{}_{}_lod{}", c.cell[0], c.cell[1], c.lod);
-            meshes.push(format!(r#"{{"name":"{name}","primitives":[{}]}}"#, prims.join(",")));
-            nodes.push(format!(r#"{{"name":"{name}","mesh":{}}}"#, meshes.len() - 1));
+            meshes.push(json!({ "name": name, "primitives": prims }));
+            nodes.push(json!({ "name": name, "mesh": meshes.len() - 1 }));
         }
-        let node_ids: Vec<String> = (0..nodes.len()).map(|i| i.to_string()).collect();
         let material = |name: &str| {
-            format!(
-                r#"{{"name":"{name}","alphaMode":"BLEND","doubleSided":true,"pbrMetallicRoughness":{{"baseColorFactor":[1,1,1,1],"metallicFactor":0,"roughnessFactor":1}}}}"#
-            )
+            json!({
+                "name": name,
+                "alphaMode": "BLEND",
+                "doubleSided": true,
+                "pbrMetallicRoughness": { "baseColorFactor": [1, 1, 1, 1], "metallicFactor": 0, "roughnessFactor": 1 },
+            })
         };
-        format!(
-            r#"{{"asset":{{"version":"2.0","generator":"murk"}},"scene":0,"scenes":[{{"nodes":[{}]}}],"nodes":[{}],"meshes":[{}],"materials":[{},{}],"accessors":[{}],"bufferViews":[{}],"buffers":[{{"byteLength":{},"uri":"data:application/octet-stream;base64,{}"}}]}}"#,
-            node_ids.join(","),
-            nodes.join(","),
-            meshes.join(","),
-            material("fog_top"),
-            material("fog_lower"),
-            accessors.join(","),
-            views.join(","),
-            bin.len(),
-            base64(&bin)
-        )
+        let uri = format!("data:application/octet-stream;base64,{}", BASE64_STANDARD.encode(&bin));
+        json!({
+            "asset": { "version": "2.0", "generator": "murk" },
+            "scene": 0,
+            "scenes": [{ "nodes": (0..nodes.len()).collect::<Vec<_>>() }],
+            "nodes": nodes,
+            "meshes": meshes,
+            "materials": [material("fog_top"), material("fog_lower")],
+            "accessors": accessors,
+            "bufferViews": views,
+            "buffers": [{ "byteLength": bin.len(), "uri": uri }],
+        })
+        .to_string()
     }
 }
+
+/// glTF buffer-view targets and accessor component types (the OpenGL enums).
+const ARRAY_BUFFER: u32 = 34962;
+const ELEMENT_ARRAY_BUFFER: u32 = 34963;
+const FLOAT: u32 = 5126;
+const UNSIGNED_INT: u32 = 5125;
 
 fn lod_for(bounds: &[[f32; 3]; 2], cam: &Camera, s: &MeshSettings) -> u32 {
     let centre: [f32; 3] = [0, 1, 2].map(|c| 0.5 * (bounds[0][c] + bounds[1][c]));
@@ -307,23 +314,6 @@ fn outside_view(bounds: &[[f32; 3]; 2], cam: &Camera) -> bool {
     pts.iter().all(|p| p[0] < 0.0) || pts.iter().all(|p| p[0] > w) || pts.iter().all(|p| p[1] < 0.0) || pts.iter().all(|p| p[1] > h)
 }
 
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for group in bytes.chunks(3) {
-        let b = [group[0], *group.get(1).unwrap_or(&0), *group.get(2).unwrap_or(&0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for k in 0..4 {
-            if k <= group.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * k)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,13 +329,6 @@ mod tests {
             }
         }
         (grid, params, vec![0.0; (cols * rows) as usize])
-    }
-
-    #[test]
-    fn base64_matches_the_rfc_examples() {
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
     }
 
     #[test]

@@ -1,0 +1,35 @@
+//! The CPU backend's own behaviour: its thread count changes no hash, and
+//! its errors are typed.
+
+use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};
+use murk_core::{Backend, MurkError};
+use murk_cpu::CpuBackend;
+use std::path::PathBuf;
+
+fn run(threads: usize) -> Vec<TickRecord> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/infiltration.json");
+    let s = Scenario::load(&path).unwrap();
+    let files = ScenarioFiles::load(&s, path.parent().unwrap()).unwrap();
+    let mut r = ScenarioRunner::new(s, &files, Box::new(CpuBackend::new(threads).unwrap())).unwrap();
+    let mut out = Vec::new();
+    while !r.finished() {
+        out.push(r.step().unwrap());
+    }
+    out
+}
+
+#[test]
+fn lockstep_hashes_agree_across_thread_counts() {
+    let a = run(1);
+    assert_eq!(a, run(4));
+    assert!(a.windows(2).any(|w| w[0].lockstep != w[1].lockstep), "the hash follows the state");
+}
+
+#[test]
+fn unknown_tickets_and_keys_are_typed_errors() {
+    let mut cpu = CpuBackend::new(1).unwrap();
+    assert_eq!(cpu.poll_samples(99, false), Err(MurkError::UnknownTicket { backend: "cpu".into(), what: "sample", ticket: 99 }));
+    let e = cpu.blend(7, 0).unwrap_err();
+    assert_eq!(e, MurkError::UnknownKey { backend: "cpu".into(), key: 7 });
+    assert_eq!(e.to_string(), "backend cpu: no instance with key 7");
+}

@@ -1,0 +1,224 @@
+//! Snapshots whose checksum is right but whose body is not: every field is
+//! checked against the rest before anything is replaced, and restoring never
+//! touches entities the game owns.
+
+use super::{Make, Test};
+use murk_conformance::scene::{desc, fog as fog_on};
+use murk_core::glam::{Vec2, Vec3};
+use murk_core::hecs::{Entity, World};
+use murk_core::snapshot::{FogBody, TextureBody};
+use murk_core::{
+    CaptureMode, FogSubsystem, HeightCapture, HideMode, MurkError, Position, Profile, RayMethod, StealthActor, StealthEvent, TransientReveal,
+    VisionSource,
+};
+
+/// Decodes a snapshot's body for editing.
+fn body(bytes: &[u8]) -> FogBody {
+    FogBody::decode(bytes).unwrap()
+}
+
+/// Re-encodes an edited body with a valid checksum.
+fn write(body: &FogBody) -> Vec<u8> {
+    body.encode().unwrap()
+}
+
+fn profile(method: RayMethod) -> Profile {
+    Profile { fade_in_rate: 1.0e4, relax_rate: 1.0e4, ray_method: method, ..Profile::default() }
+}
+
+/// Two instances (`a` with Hierarchical DDA, so it has mips; `b` with the
+/// distance field), a height capture, a source, and three ticks.
+fn world_and_fog(make: &Make) -> (World, FogSubsystem) {
+    let mut fog = FogSubsystem::new(make());
+    fog.create_instance(murk_core::InstanceDesc { name: "a".into(), ..desc(profile(RayMethod::HierarchicalDda)) }).unwrap();
+    fog.create_instance(murk_core::InstanceDesc { name: "b".into(), ..desc(profile(RayMethod::DistanceField)) }).unwrap();
+    let mut world = World::new();
+    world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(12.0)));
+    let mut cells = vec![f32::NAN; 64 * 64];
+    cells[20 * 64 + 26] = 3.0;
+    let mode = CaptureMode::ShowOnly { members: Vec::new(), update_only_if_transform_changed: true };
+    world.spawn((HeightCapture { origin: Vec2::ZERO, cell_size: 1.0, width: 64, height: 64, cells, mode },));
+    for _ in 0..3 {
+        fog.tick(&mut world, 33_333).unwrap();
+    }
+    (world, fog)
+}
+
+/// Restores `bytes`, expects an error containing `needle`, and checks that
+/// nothing changed.
+fn rejected(make: &Make, bytes: &[u8], needle: &str) {
+    let (mut world, mut fog) = world_and_fog(make);
+    let before = (fog.lockstep_hash().unwrap(), fog.instance_names(), fog.tick_count(), world.len());
+    let e = fog.restore(&mut world, bytes).unwrap_err();
+    assert!(e.to_string().contains(needle), "`{e}` should mention `{needle}`");
+    assert!(matches!(e, MurkError::InvalidValue { .. }), "{e:?}");
+    assert_eq!(before, (fog.lockstep_hash().unwrap(), fog.instance_names(), fog.tick_count(), world.len()), "a rejected snapshot changes nothing");
+    fog.tick(&mut world, 33_333).unwrap();
+}
+
+fn snapshot(make: &Make) -> Vec<u8> {
+    let (world, mut fog) = world_and_fog(make);
+    fog.snapshot(&world).unwrap()
+}
+
+/// The texture `name` of instance `instance`.
+fn texture<'a>(body: &'a mut FogBody, instance: usize, name: &str) -> &'a mut TextureBody {
+    body.instances[instance].textures.iter_mut().find(|t| t.name == name).unwrap()
+}
+
+pub fn the_editor_reads_and_writes_a_snapshot_unchanged(make: &Make) {
+    let bytes = snapshot(make);
+    assert_eq!(write(&body(&bytes)), bytes);
+    let (mut world, mut fog) = world_and_fog(make);
+    fog.restore(&mut world, &bytes).unwrap();
+}
+
+pub fn a_capture_of_the_wrong_length_is_named(make: &Make) {
+    let mut b = body(&snapshot(make));
+    b.instances[0].capture = Some(vec![0; 13]);
+    rejected(make, &write(&b), "snapshot instance `a`.capture = 13 bytes");
+    b.instances[0].capture = Some(vec![0; 64 * 64 * 4 - 4]);
+    rejected(make, &write(&b), "must hold 64x64 heights");
+    let mut capture = vec![0u8; 64 * 64 * 4];
+    capture[..4].copy_from_slice(&i32::MAX.to_le_bytes());
+    b.instances[0].capture = Some(capture);
+    rejected(make, &write(&b), "snapshot instance `a`.capture[0] = 2147483647");
+}
+
+pub fn two_instances_with_one_name_are_named(make: &Make) {
+    let mut b = body(&snapshot(make));
+    b.instances[1].desc.name = "a".into();
+    rejected(make, &write(&b), "snapshot.instances.name = a: is used by two instances");
+}
+
+pub fn missing_or_misshapen_textures_are_named(make: &Make) {
+    // No textures at all.
+    let mut b = body(&snapshot(make));
+    b.instances[0].textures.clear();
+    rejected(make, &write(&b), "snapshot instance `a`.textures");
+    // The memory texture missing.
+    let mut b = body(&snapshot(make));
+    b.instances[0].textures.retain(|t| t.name != "memory");
+    rejected(make, &write(&b), "must be exactly coverage, height, mip1");
+    // A mip of the wrong size (the data size follows, so it decodes).
+    let mut b = body(&snapshot(make));
+    *texture(&mut b, 0, "mip1") = TextureBody { name: "mip1".into(), width: 16, height: 16, kind: 0, bytes: vec![0; 256] };
+    rejected(make, &write(&b), "snapshot instance `a`.textures.mip1 = 16x16 of type 0: must be 32x32");
+    // A texture whose bytes do not fill its size.
+    let mut b = body(&snapshot(make));
+    texture(&mut b, 0, "final").bytes.pop();
+    let e = write(&b);
+    let (mut world, mut fog) = world_and_fog(make);
+    assert!(fog.restore(&mut world, &e).unwrap_err().to_string().contains("texture `final` holds 8191 bytes, 64x64 needs 8192"));
+    // A distance field of the wrong size.
+    let mut b = body(&snapshot(make));
+    *texture(&mut b, 1, "distance_field") = TextureBody { name: "distance_field".into(), width: 1, height: 1, kind: 3, bytes: vec![0; 4] };
+    rejected(make, &write(&b), "snapshot instance `b`.textures.distance_field = 1x1");
+    // Mips where the build made none.
+    let mut b = body(&snapshot(make));
+    b.instances[0].built_for.as_mut().unwrap().0 = false;
+    rejected(make, &write(&b), "snapshot instance `a`.textures");
+    // A distance-field scale the profile cannot have.
+    let mut b = body(&snapshot(make));
+    b.instances[1].built_for.as_mut().unwrap().1 = 3;
+    rejected(make, &write(&b), "snapshot instance `b`.built_for.distance_field_scale = 3: must be 0, 1, 2 or 4");
+    // Coverage out of range.
+    let mut b = body(&snapshot(make));
+    texture(&mut b, 0, "coverage").bytes[5] = 7;
+    rejected(make, &write(&b), "snapshot instance `a`.textures.coverage[5] = 7");
+}
+
+pub fn query_handles_and_stealth_states_must_agree_with_the_rest(make: &Make) {
+    let (mut world, mut fog) = world_and_fog(make);
+    let h = fog.submit_mask_query(&[Vec3::new(20.5, 20.5, 0.0)], None).unwrap();
+    let bytes = fog.snapshot(&world).unwrap();
+    let mut b = body(&bytes);
+    b.next_query = h.0;
+    rejected(make, &write(&b), "snapshot.queries = 0: is a pending handle at or past the next handle 0");
+    // The good snapshot still restores.
+    fog.restore(&mut world, &bytes).unwrap();
+}
+
+/// A world where actor `spy` was seen, then hid: murk spawned a ghost.
+fn ghosted(make: &Make) -> (World, FogSubsystem, Entity, Entity) {
+    let mut fog = fog_on(make(), profile(RayMethod::Dda));
+    let mut world = World::new();
+    let spy = world.spawn((Position(Vec3::new(40.5, 40.5, 0.0)), StealthActor { hide_mode: HideMode::FreezeWithGhost, ..StealthActor::default() }));
+    let lamp = world.spawn((Position(Vec3::new(40.5, 40.5, 0.0)), VisionSource::new(8.0)));
+    fog.tick(&mut world, 50_000).unwrap();
+    fog.tick(&mut world, 50_000).unwrap();
+    world.despawn(lamp).unwrap();
+    let mut ghost = None;
+    for _ in 0..4 {
+        for e in fog.tick(&mut world, 50_000).unwrap().events {
+            if let StealthEvent::GhostSpawned { ghost: g, .. } = e {
+                ghost = Some(g);
+            }
+        }
+    }
+    (world, fog, spy, ghost.expect("a ghost was spawned"))
+}
+
+pub fn restoring_never_despawns_a_game_entity_that_reused_a_ghost_id(make: &Make) {
+    let (mut world, mut fog, spy, ghost) = ghosted(make);
+    let bytes = fog.snapshot(&world).unwrap();
+    // The game removes the ghost and spawns a unit, which gets the ghost's index.
+    world.despawn(ghost).unwrap();
+    let unit = world.spawn((Position(Vec3::new(1.0, 2.0, 0.0)), TransientReveal { remaining_ticks: 99 }));
+    assert_eq!(unit.id(), ghost.id(), "hecs reuses the index");
+    fog.restore(&mut world, &bytes).unwrap();
+    assert!(world.contains(unit), "the game's unit survives the restore");
+    assert_eq!(world.get::<&Position>(unit).unwrap().0, Vec3::new(1.0, 2.0, 0.0));
+    assert_eq!(world.get::<&TransientReveal>(unit).unwrap().remaining_ticks, 99, "and is not touched");
+    let new_ghost = fog.stealth_state(spy).unwrap().ghost.unwrap();
+    assert_ne!(new_ghost, unit);
+    assert_eq!(world.get::<&murk_core::Ghost>(new_ghost).unwrap().actor, spy, "the ghost is a new entity");
+    // Without a conflict the ghost keeps its id.
+    let (mut world, mut fog, spy, ghost) = ghosted(make);
+    let bytes = fog.snapshot(&world).unwrap();
+    world.despawn(ghost).unwrap();
+    fog.restore(&mut world, &bytes).unwrap();
+    assert_eq!(fog.stealth_state(spy).unwrap().ghost, Some(ghost));
+    assert!(world.get::<&murk_core::Ghost>(ghost).is_ok());
+}
+
+pub fn a_ghost_shared_by_two_states_is_named(make: &Make) {
+    let (mut world, mut fog, _spy, _ghost) = ghosted(make);
+    let bytes = fog.snapshot(&world).unwrap();
+    let mut b = body(&bytes);
+    b.stealth[0].ghost = Some(b.stealth[0].actor);
+    let e = fog.restore(&mut world, &write(&b)).unwrap_err().to_string();
+    assert!(e.contains("ghost") && e.contains("shared with another ghost or actor"), "{e}");
+    let mut b = body(&bytes);
+    b.stealth[0].instance = Some("nowhere".into());
+    let e = fog.restore(&mut world, &write(&b)).unwrap_err().to_string();
+    assert!(e.contains("instance = nowhere: names no instance"), "{e}");
+    let mut b = body(&bytes);
+    b.stealth[0].last_known = Some([f32::NAN.to_bits(), 0, 0]);
+    let e = fog.restore(&mut world, &write(&b)).unwrap_err().to_string();
+    assert!(e.contains("last_known") && e.contains("must be finite numbers"), "{e}");
+}
+
+pub fn a_ghost_id_in_the_billions_is_not_allocated_up_to(make: &Make) {
+    // Found by the snapshot fuzz target: spawn_at(3 000 000 000) made hecs
+    // allocate 24 GiB and abort.
+    let (mut world, mut fog, spy, _ghost) = ghosted(make);
+    let mut b = body(&fog.snapshot(&world).unwrap());
+    b.stealth[0].ghost = Some((1 << 32) | 3_000_000_000);
+    fog.restore(&mut world, &write(&b)).unwrap();
+    let ghost = fog.stealth_state(spy).unwrap().ghost.unwrap();
+    assert!(ghost.id() < 1000, "a new entity: {ghost:?}");
+    assert_eq!(world.get::<&murk_core::Ghost>(ghost).unwrap().actor, spy);
+}
+
+/// Every test of this suite, by name.
+pub const TESTS: &[Test] = &[
+    ("the_editor_reads_and_writes_a_snapshot_unchanged", the_editor_reads_and_writes_a_snapshot_unchanged),
+    ("a_capture_of_the_wrong_length_is_named", a_capture_of_the_wrong_length_is_named),
+    ("two_instances_with_one_name_are_named", two_instances_with_one_name_are_named),
+    ("missing_or_misshapen_textures_are_named", missing_or_misshapen_textures_are_named),
+    ("query_handles_and_stealth_states_must_agree_with_the_rest", query_handles_and_stealth_states_must_agree_with_the_rest),
+    ("restoring_never_despawns_a_game_entity_that_reused_a_ghost_id", restoring_never_despawns_a_game_entity_that_reused_a_ghost_id),
+    ("a_ghost_shared_by_two_states_is_named", a_ghost_shared_by_two_states_is_named),
+    ("a_ghost_id_in_the_billions_is_not_allocated_up_to", a_ghost_id_in_the_billions_is_not_allocated_up_to),
+];

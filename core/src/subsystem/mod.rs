@@ -1,0 +1,487 @@
+//! The fog subsystem: one per game world. It creates and destroys instances,
+//! applies profiles at run time, and ticks: it gathers the world's sources,
+//! blockers and captures, applies the recompute rules and the cadence, and
+//! drives the backend.
+//!
+//! Recompute rules (spec, "Recompute Rules"):
+//!
+//! ```text
+//! capture dirty ──> recapture ──> occlusion dirty ──> rebuild occlusion ─┐
+//! blockers changed ───────────────────^                                  v
+//! sources changed / occlusion rebuilt / not settled ──> recompute visibility..upscale
+//! every tick ──> blend(start, upscaled, t)
+//! ```
+//!
+//! A tick validates every input of every instance before it touches any
+//! state: a rejected input leaves all masks as they were.
+
+mod area;
+mod capture;
+mod project;
+mod readout;
+mod rules;
+mod snapshot;
+
+pub use area::resample_mask;
+
+use self::project::{gather, project_source, Gathered};
+use self::rules::{apply, PendingFlag};
+use crate::backend::{Backend, InstanceDims, InstanceKey, Readback};
+use crate::components::{Position, TeamMask, TransientReveal, VisionSource};
+use crate::error::{MurkError, Result};
+use crate::fixed::{HEIGHT_LIMIT, HEIGHT_UNITS_PER_SLAB};
+use crate::frame::RecomputeInput;
+use crate::profile::{Profile, ProfileQ};
+use crate::query::PendingQuery;
+use crate::stealth::{StealthBatch, StealthEvent, StealthState};
+use crate::transform::{grid_size, Area, AreaTransform};
+use crate::zlayer::Slab;
+use hecs::{Entity, World};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+
+/// The smallest internal texel an area may have, in world units; finer grids
+/// (an area of 1e-30 units) are degenerate and rejected when created.
+pub const MIN_TEXEL_SIZE: f64 = 1.0 / 65536.0;
+
+/// The smallest height slab (`extents.z`), in world units (a height unit is
+/// 1/256 of it).
+pub const MIN_SLAB_HEIGHT: f64 = 1.0 / 256.0;
+
+/// What a fog instance is made of.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstanceDesc {
+    /// Unique name.
+    pub name: String,
+    /// Covered area.
+    pub area: Area,
+    /// Output texels along the area's X side (rows follow from the aspect).
+    pub resolution: u32,
+    /// Internal downscale: passes run at `resolution >> lod`.
+    #[serde(default)]
+    pub lod: u32,
+    /// Teams whose sources reveal this instance.
+    #[serde(default)]
+    pub observed_teams: TeamMask,
+    /// Settings.
+    #[serde(default)]
+    pub profile: Profile,
+}
+
+/// Counters of an instance (what the recompute rules decided).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstanceStats {
+    /// Ticks the instance was enabled.
+    pub ticks: u64,
+    /// Height captures resampled.
+    pub recaptures: u64,
+    /// Occlusion builds.
+    pub occlusion_builds: u64,
+    /// Occlusion rebuilds served by copying another instance's identical build.
+    pub occlusion_shared: u64,
+    /// Visibility recomputes.
+    pub recomputes: u64,
+    /// Recomputes the cadence asked for but the rules skipped (nothing changed, settled).
+    pub skipped_recomputes: u64,
+}
+
+pub(crate) struct Slot {
+    pub(crate) key: InstanceKey,
+    pub(crate) desc: InstanceDesc,
+    pub(crate) q: ProfileQ,
+    pub(crate) transform: AreaTransform,
+    pub(crate) dims: InstanceDims,
+    pub(crate) blocker_hash: Option<u64>,
+    pub(crate) capture_signature: Option<u64>,
+    pub(crate) capture: Option<Vec<i32>>,
+    pub(crate) source_hash: Option<u64>,
+    pub(crate) occlusion_dirty: bool,
+    pub(crate) capture_dirty: bool,
+    pub(crate) settled: bool,
+    pub(crate) built_for: Option<(bool, u32)>,
+    pub(crate) recomputed_profile: Option<ProfileQ>,
+    pub(crate) rate_since_us: u64,
+    pub(crate) blend_since_us: u64,
+    pub(crate) has_recomputed: bool,
+    /// The inputs of the last recompute, while the occlusion it read is
+    /// still the one built: a recompute with the same visibility inputs
+    /// keeps visibility and blur. Not saved in snapshots (a restored
+    /// instance recomputes them once, to the same bytes).
+    pub(crate) last_input: Option<RecomputeInput>,
+    /// Bumped by every recompute whose inputs differ from the last one's: a
+    /// "changed" flag settles the instance only for the inputs it ran under.
+    pub(crate) epoch: u64,
+    /// "Changed" flags of recent recomputes, oldest first, each used
+    /// [`READBACK_LATENCY_TICKS`] after its recompute.
+    pub(crate) flags: VecDeque<PendingFlag>,
+    pub(crate) stats: InstanceStats,
+}
+
+impl Slot {
+    /// Something the recompute reads changed: the instance is not settled,
+    /// and the flags of earlier recomputes no longer speak for it.
+    fn unsettle(&mut self) {
+        self.settled = false;
+        self.epoch = self.epoch.wrapping_add(1);
+    }
+}
+
+/// Per-tick outcome of one instance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InstanceTick {
+    /// Occlusion rebuilt this tick.
+    pub occlusion_built: bool,
+    /// Visibility recomputed this tick.
+    pub recomputed: bool,
+    /// The recompute kept visibility and blur from the last one (nothing
+    /// they read changed) and ran memory, compose and upscale only.
+    pub visibility_reused: bool,
+}
+
+/// What one tick did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TickReport {
+    /// Per instance, by name.
+    pub instances: BTreeMap<String, InstanceTick>,
+    /// Stealth transitions, in actor order.
+    pub events: Vec<StealthEvent>,
+}
+
+/// The fog-of-war subsystem of one world.
+pub struct FogSubsystem {
+    pub(crate) backend: Box<dyn Backend>,
+    pub(crate) instances: BTreeMap<String, Slot>,
+    pub(crate) next_key: InstanceKey,
+    pub(crate) tick: u64,
+    pub(crate) stealth: BTreeMap<u64, StealthState>,
+    /// Stealth samples in flight, oldest first (one batch per tick with actors).
+    pub(crate) stealth_batches: VecDeque<StealthBatch>,
+    pub(crate) queries: BTreeMap<u64, PendingQuery>,
+    pub(crate) next_query: u64,
+}
+
+impl FogSubsystem {
+    /// A subsystem running its passes on `backend`.
+    pub fn new(backend: Box<dyn Backend>) -> Self {
+        Self {
+            backend,
+            instances: BTreeMap::new(),
+            next_key: 0,
+            tick: 0,
+            stealth: BTreeMap::new(),
+            stealth_batches: VecDeque::new(),
+            queries: BTreeMap::new(),
+            next_query: 0,
+        }
+    }
+
+    /// The backend's name.
+    pub fn backend_name(&self) -> String {
+        self.backend.name()
+    }
+
+    /// Ticks run so far.
+    pub fn tick_count(&self) -> u64 {
+        self.tick
+    }
+
+    /// Instance names, sorted.
+    pub fn instance_names(&self) -> Vec<String> {
+        self.instances.keys().cloned().collect()
+    }
+
+    /// Creates an instance. Errors name the bad field; nothing is created then.
+    pub fn create_instance(&mut self, desc: InstanceDesc) -> Result<()> {
+        if self.instances.contains_key(&desc.name) {
+            return Err(MurkError::DuplicateInstance(desc.name));
+        }
+        let prefix = format!("instance `{}`", desc.name);
+        let (q, transform, dims) = Self::validate_desc(&desc, &prefix)?;
+        let key = self.next_key;
+        let next_key =
+            key.checked_add(1).ok_or_else(|| MurkError::invalid("instance keys", key, "are used up: every key up to u32::MAX was given out"))?;
+        self.backend.create_instance(key, dims)?;
+        self.next_key = next_key;
+        let slot = Slot {
+            key,
+            desc,
+            q,
+            transform,
+            dims,
+            blocker_hash: None,
+            capture_signature: None,
+            capture: None,
+            source_hash: None,
+            occlusion_dirty: true,
+            capture_dirty: true,
+            settled: false,
+            built_for: None,
+            recomputed_profile: None,
+            rate_since_us: 0,
+            blend_since_us: 0,
+            has_recomputed: false,
+            last_input: None,
+            epoch: 0,
+            flags: VecDeque::new(),
+            stats: InstanceStats::default(),
+        };
+        self.instances.insert(slot.desc.name.clone(), slot);
+        Ok(())
+    }
+
+    /// Checks an instance description as [`FogSubsystem::create_instance`]
+    /// would (area, resolution, profile, the texel and slab sizes, the target
+    /// height against the slab), with errors naming fields under `prefix`.
+    pub fn check_desc(desc: &InstanceDesc, prefix: &str) -> Result<()> {
+        Self::validate_desc(desc, prefix).map(|_| ())
+    }
+
+    pub(crate) fn validate_desc(desc: &InstanceDesc, prefix: &str) -> Result<(ProfileQ, AreaTransform, InstanceDims)> {
+        desc.area.validate(&format!("{prefix}.area"))?;
+        let q = desc.profile.quantize(&format!("{prefix}.profile"))?;
+        let (out_w, out_h) = grid_size(&desc.area, desc.resolution, desc.lod).map_err(|e| prefix_error(e, prefix))?;
+        let (w, h) = (out_w >> desc.lod, out_h >> desc.lod);
+        let transform = AreaTransform::new(&desc.area, w, h);
+        if transform.texel_size() < MIN_TEXEL_SIZE {
+            return Err(MurkError::invalid(
+                format!("{prefix}.area.extents.x"),
+                desc.area.extents.x,
+                format!(
+                    "gives texels of {:e} world units at {w} internal texels; they must be at least 2^-16 = {MIN_TEXEL_SIZE:e} (a larger area or a lower resolution)",
+                    transform.texel_size()
+                ),
+            ));
+        }
+        if f64::from(desc.area.extents.z) < MIN_SLAB_HEIGHT {
+            return Err(MurkError::invalid(
+                format!("{prefix}.area.extents.z"),
+                desc.area.extents.z,
+                format!("the height slab must be at least 2^-8 = {MIN_SLAB_HEIGHT} world units"),
+            ));
+        }
+        target_height_units(desc).map_err(|e| prefix_error(e, prefix))?;
+        Ok((q, transform, InstanceDims { width: w, height: h, out_width: out_w, out_height: out_h }))
+    }
+
+    /// Destroys an instance and frees its textures.
+    pub fn destroy_instance(&mut self, name: &str) -> Result<()> {
+        let slot = self.instances.remove(name).ok_or_else(|| MurkError::UnknownInstance(name.to_string()))?;
+        self.forget_flags(&slot);
+        self.backend.destroy_instance(slot.key);
+        Ok(())
+    }
+
+    /// Tells the backend that the flags still in flight for a slot going
+    /// away will never be asked for.
+    pub(crate) fn forget_flags(&mut self, slot: &Slot) {
+        for flag in &slot.flags {
+            if let Readback::Ticket(t) = flag.changed {
+                self.backend.forget_readback(t);
+            }
+        }
+    }
+
+    pub(crate) fn slot(&self, name: &str) -> Result<&Slot> {
+        self.instances.get(name).ok_or_else(|| MurkError::UnknownInstance(name.to_string()))
+    }
+
+    pub(crate) fn slot_mut(&mut self, name: &str) -> Result<&mut Slot> {
+        self.instances.get_mut(name).ok_or_else(|| MurkError::UnknownInstance(name.to_string()))
+    }
+
+    /// The instance's description (area, resolution, profile, teams).
+    pub fn instance(&self, name: &str) -> Result<&InstanceDesc> {
+        Ok(&self.slot(name)?.desc)
+    }
+
+    /// The backend's key for an instance: what a backend's own API takes
+    /// (the GPU backend's mask textures). Keys stay the same for an
+    /// instance's life; a restored snapshot gives its instances new ones.
+    pub fn instance_key(&self, name: &str) -> Result<InstanceKey> {
+        Ok(self.slot(name)?.key)
+    }
+
+    /// How many times the backend has blocked this thread on its device so
+    /// far. Ticks never do while the device keeps up with the readback
+    /// latency; reading masks, hashes and snapshots does.
+    pub fn blocking_waits(&self) -> u64 {
+        self.backend.blocking_waits()
+    }
+
+    /// Starts timing the backend's passes (the GPU backend with timestamp
+    /// queries); an error says why the backend cannot.
+    pub fn enable_timings(&mut self) -> Result<()> {
+        self.backend.enable_timings()
+    }
+
+    /// Time per pass since [`Self::enable_timings`] or the last call; waits
+    /// for the work in flight.
+    pub fn take_timings(&mut self) -> Result<Vec<crate::backend::PassTiming>> {
+        self.backend.take_timings()
+    }
+
+    /// The instance's counters.
+    pub fn stats(&self, name: &str) -> Result<InstanceStats> {
+        Ok(self.slot(name)?.stats)
+    }
+
+    /// The instance's internal and output texture sizes.
+    pub fn dims(&self, name: &str) -> Result<InstanceDims> {
+        Ok(self.slot(name)?.dims)
+    }
+
+    /// The instance's world-to-texel mapping at its internal resolution.
+    pub fn transform(&self, name: &str) -> Result<AreaTransform> {
+        Ok(self.slot(name)?.transform)
+    }
+
+    /// Applies a profile at run time. The masks are kept; occlusion is rebuilt
+    /// if the ray method needs other textures.
+    pub fn apply_profile(&mut self, name: &str, profile: Profile) -> Result<()> {
+        let mut desc = self.slot(name)?.desc.clone();
+        desc.profile = profile;
+        let (q, _, _) = Self::validate_desc(&desc, &format!("instance `{name}`"))?;
+        let slot = self.slot_mut(name)?;
+        slot.q = q;
+        slot.desc = desc;
+        slot.unsettle();
+        Ok(())
+    }
+
+    /// Changes the teams an instance observes.
+    pub fn set_observed_teams(&mut self, name: &str, teams: TeamMask) -> Result<()> {
+        let slot = self.slot_mut(name)?;
+        slot.desc.observed_teams = teams;
+        Ok(())
+    }
+
+    /// Checks a vision source standing at `position` against every instance,
+    /// as a tick would now, without changing anything: its own fields, and in
+    /// each instance that observes its team and that it can touch, its radius
+    /// in that instance's texels and its eye height within the slab. With
+    /// `anti_targets`, `source` stands for an anti-vision area (its radius and
+    /// falloff) hiding those teams, judged by the instances observing one of
+    /// them. Errors name the instance and `label`.
+    pub fn check_source(&self, label: &str, position: glam::Vec3, source: &VisionSource, anti_targets: Option<TeamMask>) -> Result<()> {
+        let pos = Position(position);
+        for (name, slot) in &self.instances {
+            let teams = match anti_targets {
+                None => slot.desc.observed_teams,
+                Some(t) if t.0 & slot.desc.observed_teams.0 != 0 => TeamMask::ALL,
+                Some(_) => continue,
+            };
+            let slab = Slab::logical(&slot.desc.area, slot.desc.profile.z_layering_area_scale);
+            project_source(label, &pos, source, slot, &slab, teams).map_err(|e| in_instance(e, name))?;
+        }
+        Ok(())
+    }
+
+    /// Forces a recapture of the height captures on the next recompute (for
+    /// games that change captured geometry without moving its members).
+    pub fn mark_capture_dirty(&mut self) {
+        for slot in self.instances.values_mut() {
+            slot.capture_dirty = true;
+        }
+    }
+
+    /// Forces a full rebuild of an instance on its next recompute: recapture,
+    /// occlusion and visibility, as if nothing were cached. (Incremental
+    /// recompute must give the same bytes; the property tests compare them.)
+    pub fn invalidate(&mut self, name: &str) -> Result<()> {
+        let slot = self.slot_mut(name)?;
+        slot.capture_dirty = true;
+        slot.occlusion_dirty = true;
+        slot.unsettle();
+        Ok(())
+    }
+
+    /// Advances every instance by `dt_us` microseconds.
+    ///
+    /// Validates all inputs first: on error nothing changed (masks, memory,
+    /// cadence and transient reveals are as before the call).
+    pub fn tick(&mut self, world: &mut World, dt_us: u32) -> Result<TickReport> {
+        let dt = u64::from(dt_us);
+        // Phase 1: gather and validate everything.
+        let mut gathered: BTreeMap<String, Gathered> = BTreeMap::new();
+        for (name, slot) in &self.instances {
+            if !slot.desc.profile.enabled || slot.desc.profile.freeze_state {
+                continue;
+            }
+            let due = !slot.has_recomputed || slot.rate_since_us >= slot.q.update_interval_us;
+            if due {
+                gathered.insert(name.clone(), gather(slot, world).map_err(|e| in_instance(e, name))?);
+            }
+        }
+        let actors = self.gather_actors(world)?;
+        // Phase 2: apply.
+        let mut report = TickReport::default();
+        let mut built: BTreeMap<u64, InstanceKey> = BTreeMap::new();
+        let share = self.instances.len() > 1;
+        for (name, slot) in &mut self.instances {
+            if !slot.desc.profile.enabled {
+                continue;
+            }
+            slot.stats.ticks = slot.stats.ticks.saturating_add(1);
+            let mut outcome = InstanceTick::default();
+            if let Some(g) = gathered.remove(name) {
+                outcome = apply(self.backend.as_mut(), slot, g, dt, self.tick, &mut built, share)?;
+            }
+            // Counters and timers saturate: a snapshot may bring them near
+            // u64::MAX, and a saturated timer means "due" and "blend done".
+            slot.rate_since_us = slot.rate_since_us.saturating_add(dt);
+            slot.blend_since_us = slot.blend_since_us.saturating_add(dt);
+            // An interval of 0 recomputes every tick: the blend lands at once.
+            let t = slot.blend_since_us.saturating_mul(65536).checked_div(slot.q.update_interval_us).map_or(65536, |t| t.min(65536) as u32);
+            if slot.has_recomputed {
+                self.backend.blend(slot.key, t)?;
+            }
+            report.instances.insert(name.clone(), outcome);
+        }
+        report.events = self.update_stealth(world, &actors, dt)?;
+        self.submit_stealth(&actors)?;
+        // Transient reveals count down after they revealed this tick.
+        let mut expired = Vec::new();
+        for (e, reveal) in world.query_mut::<&mut TransientReveal>() {
+            reveal.remaining_ticks = reveal.remaining_ticks.saturating_sub(1);
+            if reveal.remaining_ticks == 0 {
+                expired.push(e);
+            }
+        }
+        for e in expired {
+            // The entity was just listed by the query, so it exists.
+            let _ = world.despawn(e);
+        }
+        self.tick = self.tick.saturating_add(1);
+        Ok(report)
+    }
+}
+
+/// Names the instance that judged a world input.
+pub(crate) fn in_instance(e: MurkError, name: &str) -> MurkError {
+    match e {
+        MurkError::InvalidValue { field, value, reason } => MurkError::InvalidValue { field: format!("instance `{name}`: {field}"), value, reason },
+        MurkError::UnknownEntity(what) => MurkError::UnknownEntity(format!("instance `{name}`: {what}")),
+        other => other,
+    }
+}
+
+pub(crate) fn prefix_error(e: MurkError, prefix: &str) -> MurkError {
+    match e {
+        MurkError::InvalidValue { field, value, reason } => MurkError::InvalidValue { field: format!("{prefix}.{field}"), value, reason },
+        other => other,
+    }
+}
+
+/// The profile's target height in height units, checked against the height range.
+pub(crate) fn target_height_units(desc: &InstanceDesc) -> Result<i32> {
+    let units = f64::from(desc.profile.target_height) / (f64::from(desc.area.extents.z) / HEIGHT_UNITS_PER_SLAB);
+    if units.abs() > f64::from(HEIGHT_LIMIT) {
+        return Err(MurkError::invalid("profile.target_height", desc.profile.target_height, "must stay within 256 slab heights (extents.z)"));
+    }
+    Ok(units.round() as i32)
+}
+
+pub(crate) fn entity_label(e: Entity) -> String {
+    format!("entity {}", e.id())
+}

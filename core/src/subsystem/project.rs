@@ -1,0 +1,307 @@
+//! Projecting the world into an instance's texel space: sources, anti-vision
+//! areas and blockers become the integer inputs of the passes, with the hashes
+//! that tell the rules whether anything moved. Every world value is checked
+//! here, before a tick changes any state.
+
+use super::capture::{gather_capture, CaptureUpdate};
+use super::{entity_label, Slot};
+use crate::components::{AntiVision, Blocker, BlockerShape, Position, TeamMask, VisionSource};
+use crate::error::{finite, MurkError, Result};
+use crate::fixed::{Fnv64, HEIGHT_WALL, MAX_RADIUS_TEXELS, TEXEL_ONE, UNIT_ONE};
+use crate::frame::{CircleTexel, OcclusionInput, PolygonTexel, SourceTexel, SOURCE_ANTI, SOURCE_HAS_CONE};
+use crate::transform::{sin_cos_degrees, AreaTransform};
+use crate::zlayer::Slab;
+use hecs::{Entity, World};
+
+/// What one instance needs from the world this tick, gathered before any state changes.
+pub(super) struct Gathered {
+    pub(super) occlusion: OcclusionInput,
+    pub(super) blocker_hash: u64,
+    pub(super) capture: Option<CaptureUpdate>,
+    pub(super) sources: Vec<SourceTexel>,
+    pub(super) source_hash: u64,
+}
+
+pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
+    let profile = &slot.desc.profile;
+    let t = &slot.transform;
+    let slab = Slab::logical(&slot.desc.area, profile.z_layering_area_scale);
+    let (w, h) = (slot.dims.width, slot.dims.height);
+
+    let capture = gather_capture(slot, world, &slab)?;
+
+    // Blockers.
+    let mut blockers: Vec<(Entity, Position, Blocker)> =
+        world.query::<(&Position, &Blocker)>().iter().map(|(e, (p, b))| (e, *p, b.clone())).collect();
+    blockers.sort_by_key(|(e, _, _)| e.to_bits());
+    let mut occlusion = OcclusionInput {
+        width: w,
+        height: h,
+        build_mips: profile.ray_method.needs_mips(),
+        distance_field_scale: if profile.ray_method.needs_distance_field() { profile.df_scale } else { 0 },
+        ..Default::default()
+    };
+    let mut polygons: Vec<(Vec<[i32; 2]>, i32)> = Vec::new();
+    for (e, pos, b) in &blockers {
+        let label = entity_label(*e);
+        let z = finite(|| format!("{label}.position.z"), pos.0.z)?;
+        let x = finite(|| format!("{label}.position.x"), pos.0.x)?;
+        let y = finite(|| format!("{label}.position.y"), pos.0.y)?;
+        // What is wrong for every instance; lengths and heights are then
+        // measured in this instance's units.
+        b.check(&label)?;
+        let height = b.height.map(f64::from);
+        if profile.z_layering && b.use_height_layer && !slab.holds_column(z, height) {
+            continue;
+        }
+        let top = match height {
+            None => HEIGHT_WALL,
+            Some(v) => t.height_q(|| format!("{label}.blocker.height"), z + v)?,
+        };
+        match &b.shape {
+            BlockerShape::Circle { radius } => {
+                let r = t.length_q(|| format!("{label}.blocker.shape.circle.radius"), *radius)?;
+                let (tx, ty) = t.world_to_texel(x, y);
+                let rt = f64::from(r) / f64::from(TEXEL_ONE);
+                if tx + rt < 0.0 || ty + rt < 0.0 || tx - rt > f64::from(w) || ty - rt > f64::from(h) {
+                    continue;
+                }
+                let [cx, cy] = AreaTransform::texel_q(tx, ty);
+                let c = CircleTexel { x: cx, y: cy, radius: r, height: top };
+                occlusion.circles.push(c);
+            }
+            BlockerShape::Rect { size, yaw_degrees } => {
+                let (sx, sy, yaw) = (f64::from(size.x), f64::from(size.y), f64::from(*yaw_degrees));
+                let (s, c) = sin_cos_degrees(yaw);
+                let corners: Vec<(f64, f64)> = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
+                    .iter()
+                    .map(|(u, v)| {
+                        let (lx, ly) = (u * sx / 2.0, v * sy / 2.0);
+                        t.world_to_texel(x + lx * c - ly * s, y + lx * s + ly * c)
+                    })
+                    .collect();
+                push_polygon(&mut polygons, &corners, top, w, h);
+            }
+            BlockerShape::Polygon { points } => {
+                let corners: Vec<(f64, f64)> = points.iter().map(|p| t.world_to_texel(x + f64::from(p.x), y + f64::from(p.y))).collect();
+                push_polygon(&mut polygons, &corners, top, w, h);
+            }
+        }
+    }
+
+    // Sources.
+    let mut sources_in: Vec<(Entity, Position, VisionSource)> =
+        world.query::<(&Position, &VisionSource)>().iter().map(|(e, (p, s))| (e, *p, *s)).collect();
+    sources_in.sort_by_key(|(e, _, _)| e.to_bits());
+    let mut sources = Vec::with_capacity(sources_in.len());
+    for (e, pos, s) in &sources_in {
+        let label = entity_label(*e);
+        if let Some(src) = project_source(&label, pos, s, slot, &slab, slot.desc.observed_teams)? {
+            sources.push(src);
+        }
+    }
+    let mut anti: Vec<(Entity, Position, AntiVision)> = world.query::<(&Position, &AntiVision)>().iter().map(|(e, (p, a))| (e, *p, *a)).collect();
+    anti.sort_by_key(|(e, _, _)| e.to_bits());
+    for (e, pos, a) in &anti {
+        if a.targets.0 & slot.desc.observed_teams.0 == 0 {
+            continue;
+        }
+        // Projected as a source (the same checks and bounds), then marked.
+        let label = format!("{}.anti_vision", entity_label(*e));
+        let as_source = VisionSource { radius: a.radius, falloff: Some(a.falloff), eye_height: 0.0, cone: None, team: 0, height_layer: None };
+        if let Some(mut src) = project_source(&label, pos, &as_source, slot, &slab, TeamMask::ALL)? {
+            src.flags |= SOURCE_ANTI;
+            sources.push(src);
+        }
+    }
+    // Canonical order (by content, not by entity id), so the hashes and the
+    // bins do not depend on how the game allocated its entities.
+    sources.sort_unstable();
+    let mut sh = Fnv64::default();
+    for src in &sources {
+        src.hash_into(&mut sh);
+    }
+    occlusion.circles.sort_unstable();
+    polygons.sort_unstable();
+    let mut bh = Fnv64::default();
+    for c in &occlusion.circles {
+        bh.write(&[0]);
+        for v in [c.x, c.y, c.radius, c.height] {
+            bh.write(&v.to_le_bytes());
+        }
+    }
+    for (vertices, top) in polygons {
+        bh.write(&[1]);
+        let first = occlusion.vertices.len() as u32;
+        for q in &vertices {
+            bh.write(&q[0].to_le_bytes());
+            bh.write(&q[1].to_le_bytes());
+        }
+        bh.write(&top.to_le_bytes());
+        occlusion.polygons.push(PolygonTexel { first, count: vertices.len() as u32, height: top, pad: 0 });
+        occlusion.vertices.extend(vertices);
+    }
+    Ok(Gathered { occlusion, blocker_hash: bh.finish(), capture, sources, source_hash: sh.finish() })
+}
+
+/// Projects one source into texel space; `None` when it does not take part
+/// (other team, outside the slab, or too far to touch the grid).
+pub(super) fn project_source(
+    label: &str,
+    pos: &Position,
+    s: &VisionSource,
+    slot: &Slot,
+    slab: &Slab,
+    teams: TeamMask,
+) -> Result<Option<SourceTexel>> {
+    let t = &slot.transform;
+    let profile = &slot.desc.profile;
+    let x = finite(|| format!("{label}.position.x"), pos.0.x)?;
+    let y = finite(|| format!("{label}.position.y"), pos.0.y)?;
+    let z = finite(|| format!("{label}.position.z"), pos.0.z)?;
+    // What is wrong for every instance (`VisionSource::check`); a radius
+    // too long for this instance's texels is judged only if the source can
+    // touch it.
+    s.check(label)?;
+    let radius_q = t.length_q(|| format!("{label}.source.radius"), s.radius);
+    let falloff = s.falloff.map_or(f64::from(profile.smooth_falloff), f64::from);
+    let eye_offset = f64::from(s.eye_height);
+    let cone = s.cone.map(|c| (f64::from(c.yaw_degrees), f64::from(c.half_angle_degrees)));
+    let mut strength = u32::from(u16::MAX);
+    if let Some(layer) = s.height_layer {
+        let extent = f64::from(layer.vertical_extent);
+        if profile.z_layering {
+            match slab.source_strength(z, extent) {
+                None => return Ok(None),
+                Some(f) => strength = u32::from(f),
+            }
+        }
+    }
+    if !teams.contains(s.team) {
+        return Ok(None);
+    }
+    let (tx, ty) = t.world_to_texel(x, y);
+    let rt = match &radius_q {
+        Ok(r) => f64::from(*r) / f64::from(TEXEL_ONE),
+        Err(_) => f64::from(s.radius) / t.texel_size(),
+    };
+    if tx + rt < 0.0 || ty + rt < 0.0 || tx - rt > f64::from(t.width()) || ty - rt > f64::from(t.height()) {
+        return Ok(None);
+    }
+    let radius = radius_q?;
+    if radius > MAX_RADIUS_TEXELS * TEXEL_ONE {
+        let exact = f64::from(s.radius) / t.texel_size();
+        return Err(MurkError::invalid(
+            format!("{label}.source.radius"),
+            s.radius,
+            format!(
+                "is {exact} texels at this instance's resolution, {} after rounding to 1/{TEXEL_ONE} texel; at most {MAX_RADIUS_TEXELS}",
+                f64::from(radius) / f64::from(TEXEL_ONE)
+            ),
+        ));
+    }
+    let [qx, qy] = AreaTransform::texel_q(tx, ty);
+    let eye = t.height_q(|| format!("{label}.source.eye_height"), z + eye_offset)?;
+    let inner = radius - (f64::from(radius) * falloff).round() as i32;
+    let mut src = SourceTexel { x: qx, y: qy, radius, inner_radius: inner, eye, strength, ..Default::default() };
+    if let Some((yaw, half)) = cone {
+        if half < 180.0 {
+            let (s, c) = sin_cos_degrees(yaw);
+            let (dx, dy) = t.direction_to_texel(c, s);
+            let unit = f64::from(UNIT_ONE);
+            src.cone_x = (dx * unit).round() as i32;
+            src.cone_y = (dy * unit).round() as i32;
+            src.cone_cos = (sin_cos_degrees(half).1 * unit).round() as i32;
+            src.flags |= SOURCE_HAS_CONE;
+        }
+    }
+    Ok(Some(src))
+}
+
+fn push_polygon(polygons: &mut Vec<(Vec<[i32; 2]>, i32)>, corners: &[(f64, f64)], top: i32, w: u32, h: u32) {
+    // Polygons are clipped to the grid widened by a margin on every side, not
+    // to the grid itself: a clipped vertex is rounded to the 1/8-texel grid,
+    // which tilts its edge, and a texel centre on the outline could then fall
+    // in or out depending on the direction the world is turned. Vertices of
+    // ordinary blockers lie within the margin and are never moved. The margin
+    // keeps every cross product of the rasterizers below 2^31 (the GPU's are
+    // 32-bit): (grid + 2 margin) texels of 8 steps, squared.
+    let margin = f64::from(POLYGON_SPAN_TEXELS.saturating_sub(w.max(h)) / 2);
+    let (lo_x, lo_y, hi_x, hi_y) = (-margin, -margin, f64::from(w) + margin, f64::from(h) + margin);
+    let clipped = clip_to_rect(corners, (lo_x, lo_y), (hi_x, hi_y));
+    if clipped.len() >= 3 {
+        // Clipped vertices lie in the rectangle; with huge input coordinates
+        // the interpolation can round far outside it (found by the API fuzz
+        // target: a vertex at i32::MIN overflowed the rasterizer). Holding
+        // them to the rectangle restores what exact arithmetic gives; for
+        // ordinary coordinates it changes nothing (the error is far below
+        // the 1/8-texel grid).
+        polygons.push((clipped.iter().map(|&(x, y)| AreaTransform::texel_q(x.clamp(lo_x, hi_x), y.clamp(lo_y, hi_y))).collect(), top));
+    }
+}
+
+/// The widest span, in texels, that polygon vertices may cover (grid and
+/// margins): `(span * 8)^2` stays below 2^31.
+const POLYGON_SPAN_TEXELS: u32 = 5792;
+
+/// Sutherland-Hodgman clip of a polygon to the rectangle from `lo` to `hi`
+/// (texel units), which holds the grid with a margin: it keeps the vertex
+/// values small enough for 32-bit cross products.
+fn clip_to_rect(poly: &[(f64, f64)], lo: (f64, f64), hi: (f64, f64)) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = poly.to_vec();
+    let planes: [(usize, f64, bool); 4] = [(0, lo.0, true), (0, hi.0, false), (1, lo.1, true), (1, hi.1, false)];
+    for (axis, bound, keep_above) in planes {
+        let input = std::mem::take(&mut out);
+        if input.is_empty() {
+            break;
+        }
+        let coord = |p: (f64, f64)| if axis == 0 { p.0 } else { p.1 };
+        let inside = |p: (f64, f64)| {
+            if keep_above {
+                coord(p) >= bound
+            } else {
+                coord(p) <= bound
+            }
+        };
+        for i in 0..input.len() {
+            let cur = input[i];
+            let prev = input[(i + input.len() - 1) % input.len()];
+            let (ci, pi) = (inside(cur), inside(prev));
+            if ci != pi {
+                let s = (bound - coord(prev)) / (coord(cur) - coord(prev));
+                out.push((prev.0 + (cur.0 - prev.0) * s, prev.1 + (cur.1 - prev.1) * s));
+            }
+            if ci {
+                out.push(cur);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clipped_polygons_stay_on_the_grid_whatever_the_rounding() {
+        // Found by the API fuzz target: clipping these corners to 16 x 488
+        // texels rounded one vertex to x = -1.9e17, which the rasterizer's
+        // bounding box arithmetic could not hold.
+        let corners = [
+            (963.359148033707, 899.9674911036683),
+            (1.2749275191354807e31, -5.850116401778902e30),
+            (520.1740535044701, 1078.3677369657385),
+            (-1.6469866951122186e34, -3.589310923265844e34),
+            (4.123468260409916e35, 8.986356546019871e35),
+        ];
+        let mut polygons = Vec::new();
+        push_polygon(&mut polygons, &corners, 0, 16, 488);
+        assert_eq!(polygons.len(), 1);
+        // Within the grid widened by its margin: (5792 - 488) / 2 texels.
+        let m = ((POLYGON_SPAN_TEXELS - 488) / 2) as i32 * TEXEL_ONE;
+        for v in &polygons[0].0 {
+            assert!((-m..=16 * TEXEL_ONE + m).contains(&v[0]) && (-m..=488 * TEXEL_ONE + m).contains(&v[1]), "{v:?}");
+        }
+    }
+}

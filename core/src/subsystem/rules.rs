@@ -1,0 +1,188 @@
+//! The recompute rules: what one gathered tick does to an instance.
+//!
+//! [`apply`] decides, from the gathered inputs and the instance's hashes and
+//! flags, whether the occlusion is rebuilt (or copied from an instance with
+//! the same inputs this tick), whether visibility through upscale is
+//! recomputed, and whether visibility and blur can be kept. The "changed"
+//! flags a recompute returns come back [`READBACK_LATENCY_TICKS`] ticks later
+//! ([`PendingFlag`]); [`resolve_flags`] uses them to mark an instance settled.
+
+use super::project::Gathered;
+use super::{target_height_units, InstanceTick, Slot};
+use crate::backend::{Backend, InstanceKey, Readback};
+use crate::binning::bin_sources;
+use crate::error::{MurkError, Result};
+use crate::frame::{BlurKernel, RecomputeInput, SourceTexel, READBACK_LATENCY_TICKS};
+use crate::profile::ProfileQ;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A recompute's "changed" flag on its way back from the backend.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PendingFlag {
+    /// The first tick whose recompute rules use it.
+    pub(super) due: u64,
+    /// Memory or composed changed in that recompute.
+    pub(super) changed: Readback<bool>,
+    /// A configured rate could not step in that recompute.
+    pub(super) starved: bool,
+    /// The input epoch the recompute ran under.
+    pub(super) epoch: u64,
+}
+
+/// The recompute inputs of an instance for its projected sources, with rate
+/// steps for `elapsed_us` since the last recompute.
+pub(super) fn recompute_input(slot: &Slot, sources: Vec<SourceTexel>, elapsed_us: u64) -> Result<RecomputeInput> {
+    // In 128 bits: per_s * elapsed fits for any elapsed time (a u64 product
+    // wraps after about 7.8 hours at the highest rate); the step saturates
+    // at u32::MAX, where it already moves any texel the whole range.
+    let step = |per_s: u32| (u128::from(per_s) * u128::from(elapsed_us) / 1_000_000).min(u128::from(u32::MAX)) as u32;
+    let p = &slot.desc.profile;
+    let bins = bin_sources(&sources, slot.dims.width, slot.dims.height, p.tile_size);
+    Ok(RecomputeInput {
+        sources,
+        bins,
+        method: p.ray_method,
+        target_height: target_height_units(&slot.desc)?,
+        df_scale: p.df_scale,
+        soft_shadow_k_q8: if p.soft_shadows { slot.q.soft_shadow_k_q8 } else { 0 },
+        df_jitter: slot.q.df_jitter,
+        blur: BlurKernel::gaussian(p.blur_radius, p.blur_sigma, p.blur_iterations),
+        forget_step: step(slot.q.forget_per_s),
+        freeze_memory: p.freeze_memory,
+        fade_in_step: step(slot.q.fade_in_per_s),
+        relax_step: step(slot.q.relax_per_s),
+        explored_value: slot.q.explored_value,
+        show_memory_alpha: slot.q.show_memory_alpha,
+        reveal_walls: p.reveal_walls,
+        reuse_visibility: false,
+    })
+}
+
+/// Which configured rates (fade-in, relax, forget unless memory is frozen)
+/// got a step of 0 from the elapsed time: `(any, all)`. `all` is false when
+/// no rate is configured.
+fn starved_rates(q: &ProfileQ, input: &RecomputeInput) -> (bool, bool) {
+    let rates = [
+        (q.fade_in_per_s, input.fade_in_step),
+        (q.relax_per_s, input.relax_step),
+        (if input.freeze_memory { 0 } else { q.forget_per_s }, input.forget_step),
+    ];
+    let active: Vec<bool> = rates.iter().filter(|(per_s, _)| *per_s > 0).map(|(_, step)| *step == 0).collect();
+    (active.iter().any(|s| *s), !active.is_empty() && active.iter().all(|s| *s))
+}
+
+/// Uses the "changed" flags that are due at tick `now`: a recompute that
+/// changed nothing, under the inputs the instance still has, proves a fixed
+/// point, and the instance is settled until an input changes. "Nothing
+/// changed" proves it only when every configured rate could move a texel:
+/// after a pause (dt = 0) or a tick too short for a rate to take one mask
+/// unit, an unfinished fade also changes nothing.
+fn resolve_flags(backend: &mut dyn Backend, slot: &mut Slot, now: u64) -> Result<()> {
+    while slot.flags.front().is_some_and(|f| f.due <= now) {
+        let flag = slot.flags.pop_front().expect("checked above");
+        let changed = match flag.changed {
+            Readback::Ready(c) => c,
+            Readback::Ticket(t) => {
+                backend.poll_changed(t, true)?.ok_or_else(|| MurkError::ReadbackLost { backend: backend.name(), what: "changed flag" })?
+            }
+        };
+        if flag.epoch == slot.epoch && !changed && !flag.starved {
+            slot.settled = true;
+        }
+    }
+    Ok(())
+}
+
+/// Applies a gathered tick to one instance.
+pub(super) fn apply(
+    backend: &mut dyn Backend,
+    slot: &mut Slot,
+    g: Gathered,
+    dt: u64,
+    now: u64,
+    built: &mut BTreeMap<u64, InstanceKey>,
+    share: bool,
+) -> Result<InstanceTick> {
+    let mut outcome = InstanceTick::default();
+    if let Some((signature, texels)) = g.capture {
+        if let Some(texels) = texels {
+            slot.stats.recaptures = slot.stats.recaptures.saturating_add(1);
+            slot.capture = Some(texels);
+            slot.occlusion_dirty = true;
+        }
+        slot.capture_signature = signature;
+        slot.capture_dirty = false;
+    } else if slot.capture.take().is_some() {
+        slot.occlusion_dirty = true;
+    }
+    if slot.blocker_hash != Some(g.blocker_hash) {
+        slot.occlusion_dirty = true;
+    }
+    let needs = (g.occlusion.build_mips, g.occlusion.distance_field_scale);
+    if slot.built_for != Some(needs) {
+        slot.occlusion_dirty = true;
+    }
+    if slot.occlusion_dirty {
+        let mut input = g.occlusion;
+        // Lend the capture to the build rather than copying it.
+        input.capture = slot.capture.take();
+        // Only instances of one tick can share a build; with one instance, skip hashing.
+        let content = if share { input.content_hash() } else { 0 };
+        let shared_from = if share { built.get(&content).copied() } else { None };
+        let result = match shared_from {
+            Some(from) => {
+                backend.copy_occlusion(from, slot.key).map(|()| slot.stats.occlusion_shared = slot.stats.occlusion_shared.saturating_add(1))
+            }
+            None => backend.build_occlusion(slot.key, &input).map(|()| {
+                if share {
+                    built.insert(content, slot.key);
+                }
+                slot.stats.occlusion_builds = slot.stats.occlusion_builds.saturating_add(1);
+            }),
+        };
+        slot.capture = input.capture.take();
+        result?;
+        slot.blocker_hash = Some(g.blocker_hash);
+        slot.built_for = Some(needs);
+        slot.occlusion_dirty = false;
+        outcome.occlusion_built = true;
+    }
+    resolve_flags(backend, slot, now)?;
+    let same_inputs =
+        !outcome.occlusion_built && slot.source_hash == Some(g.source_hash) && slot.recomputed_profile == Some(slot.q) && slot.has_recomputed;
+    if same_inputs && slot.settled {
+        slot.stats.skipped_recomputes = slot.stats.skipped_recomputes.saturating_add(1);
+        slot.rate_since_us = 0;
+        return Ok(outcome);
+    }
+    if !same_inputs {
+        slot.unsettle();
+    }
+    let elapsed = if slot.has_recomputed { slot.rate_since_us } else { dt };
+    let mut input = recompute_input(slot, g.sources, elapsed)?;
+    if outcome.occlusion_built {
+        slot.last_input = None;
+    }
+    input.reuse_visibility = slot.last_input.as_ref().is_some_and(|last| last.same_visibility_inputs(&input));
+    let report = backend.recompute(slot.key, &input);
+    // A failed recompute may have left the textures half written.
+    slot.last_input = None;
+    let report = report?;
+    let (starved, all_starved) = starved_rates(&slot.q, &input);
+    slot.flags.push_back(PendingFlag { due: now.saturating_add(READBACK_LATENCY_TICKS), changed: report.changed, starved, epoch: slot.epoch });
+    outcome.visibility_reused = input.reuse_visibility;
+    slot.last_input = Some(input);
+    slot.source_hash = Some(g.source_hash);
+    slot.recomputed_profile = Some(slot.q);
+    slot.has_recomputed = true;
+    // When no rate could step, the elapsed time is still owed to them: keep
+    // it for the next recompute instead of dropping it.
+    if !all_starved {
+        slot.rate_since_us = 0;
+    }
+    slot.blend_since_us = 0;
+    slot.stats.recomputes = slot.stats.recomputes.saturating_add(1);
+    outcome.recomputed = true;
+    Ok(outcome)
+}

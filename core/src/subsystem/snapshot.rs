@@ -1,0 +1,433 @@
+//! Saving and restoring the whole fog state in the checksummed container of
+//! [`crate::snapshot`], and the checks a restored body must pass before it
+//! replaces anything.
+
+use super::rules::PendingFlag;
+use super::{FogSubsystem, Slot};
+use crate::backend::{InstanceDims, Readback, StageData, StageImage};
+use crate::components::{Ghost, Position, TransientReveal};
+use crate::error::{finite, MurkError, Result};
+use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
+use crate::frame::CAPTURE_EMPTY;
+use crate::query::{MaskAnswer, PendingQuery, QueryHandle};
+use crate::snapshot::{FlagBody, FogBody, InstanceBody, SampleBatchBody, StealthBody, TextureBody};
+use crate::stealth::{StealthBatch, StealthState};
+use hecs::{Entity, World};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// How far beyond the largest live entity index a restored ghost may keep
+/// its saved id (farther ones are spawned as new entities).
+const GHOST_ID_SLACK: u32 = 1 << 16;
+
+impl FogSubsystem {
+    /// Waits for every value still in flight on the backend (changed flags,
+    /// stealth samples), so that the state can be written down.
+    pub(crate) fn land_readbacks(&mut self) -> Result<()> {
+        for slot in self.instances.values_mut() {
+            for flag in &mut slot.flags {
+                if let Readback::Ticket(t) = flag.changed {
+                    let changed = self.backend.poll_changed(t, true)?;
+                    flag.changed =
+                        Readback::Ready(changed.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "changed flag" })?);
+                }
+            }
+        }
+        for batch in &mut self.stealth_batches {
+            if let Readback::Ticket(t) = batch.values {
+                let values = self.backend.poll_samples(t, true)?;
+                batch.values =
+                    Readback::Ready(values.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "stealth readback" })?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Saves the whole fog state: every instance (settings, cadence timers,
+    /// dirty flags, counters, every texture), stealth states with their
+    /// ghosts, pending query answers and the transient reveals of `world`,
+    /// as a [`FogBody`] in the snapshot container.
+    pub fn snapshot(&mut self, world: &World) -> Result<Vec<u8>> {
+        // Pending queries are waited for: a snapshot holds their answers.
+        let handles: Vec<u64> = self.queries.keys().copied().collect();
+        let mut queries: BTreeMap<u64, Vec<MaskAnswer>> = BTreeMap::new();
+        for h in handles {
+            if let Some(a) = self.poll_query(QueryHandle(h), true)? {
+                queries.insert(h, a);
+            }
+        }
+        for (h, a) in &queries {
+            self.queries.insert(*h, PendingQuery { answers: a.clone(), in_flight: None });
+        }
+        self.land_readbacks()?;
+        let mut instances = Vec::with_capacity(self.instances.len());
+        for slot in self.instances.values() {
+            let textures = self.backend.export_textures(slot.key)?;
+            instances.push(InstanceBody {
+                desc: slot.desc.clone(),
+                blocker_hash: slot.blocker_hash,
+                capture_signature: slot.capture_signature,
+                capture: slot.capture.as_ref().map(|c| c.iter().flat_map(|v| v.to_le_bytes()).collect()),
+                source_hash: slot.source_hash,
+                occlusion_dirty: slot.occlusion_dirty,
+                capture_dirty: slot.capture_dirty,
+                settled: slot.settled,
+                has_recomputed: slot.has_recomputed,
+                built_for: slot.built_for,
+                recomputed_profile: slot.recomputed_profile,
+                rate_since_us: slot.rate_since_us,
+                blend_since_us: slot.blend_since_us,
+                stats: slot.stats,
+                epoch: slot.epoch,
+                flags: slot
+                    .flags
+                    .iter()
+                    .map(|f| Ok(FlagBody { due: f.due, changed: landed(f.changed)?, starved: f.starved, epoch: f.epoch }))
+                    .collect::<Result<_>>()?,
+                textures: textures.iter().map(|(name, img)| TextureBody::of(name, img)).collect(),
+            });
+        }
+        let stealth = self
+            .stealth
+            .iter()
+            .map(|(bits, st)| {
+                let ghost_at =
+                    st.ghost.and_then(|g| world.get::<&Position>(g).ok().map(|p| p.0)).or_else(|| st.last_known_position()).unwrap_or_default();
+                StealthBody {
+                    actor: *bits,
+                    last_visible: st.last_visible,
+                    last_value: st.last_value,
+                    last_known: st.last_known,
+                    fade: st.fade,
+                    ghost: st.ghost.map(|g| g.to_bits().get()),
+                    ghost_at: [ghost_at.x.to_bits(), ghost_at.y.to_bits(), ghost_at.z.to_bits()],
+                    instance: st.instance.clone(),
+                }
+            })
+            .collect();
+        let stealth_samples = self
+            .stealth_batches
+            .iter()
+            .map(|b| Ok(SampleBatchBody { due: b.due, samples: b.samples.clone(), values: landed(b.values.clone())? }))
+            .collect::<Result<_>>()?;
+        let mut reveals: Vec<(u64, u32)> = world.query::<&TransientReveal>().iter().map(|(e, r)| (e.to_bits().get(), r.remaining_ticks)).collect();
+        reveals.sort_unstable();
+        FogBody { tick: self.tick, next_query: self.next_query, queries, instances, stealth, stealth_samples, reveals }.encode()
+    }
+
+    /// Restores a snapshot written by [`Self::snapshot`], and its ghosts and
+    /// transient-reveal counters into `world`.
+    ///
+    /// The whole body is read and checked against itself before anything is
+    /// replaced: a truncated, corrupted or wrong-version snapshot, or one whose
+    /// checksum is right but whose fields disagree (two instances with one
+    /// name, textures missing or of the wrong size, type or range, a capture
+    /// of the wrong length, query handles at or past the next handle, stealth
+    /// states naming unknown instances or sharing a ghost) is an error naming
+    /// the field, and changes nothing.
+    ///
+    /// Entities the game owns are never touched: a ghost keeps its saved id
+    /// only when no live entity holds that index (and the index is not far
+    /// beyond the world's largest); otherwise (the game reused the id after
+    /// the ghost was removed) a new ghost entity is spawned and the stealth
+    /// state names it. Transient-reveal countdowns are restored
+    /// only on entities that hold a `TransientReveal` already.
+    pub fn restore(&mut self, world: &mut World, bytes: &[u8]) -> Result<()> {
+        let FogBody { tick, next_query, queries, instances, stealth: saved_stealth, stealth_samples, reveals: saved_reveals } =
+            FogBody::decode(bytes)?;
+        if let Some((&h, _)) = queries.range(next_query..).next() {
+            return Err(MurkError::invalid("snapshot.queries", h, format!("is a pending handle at or past the next handle {next_query}")));
+        }
+        let mut slots: Vec<(Slot, Vec<(String, StageImage)>)> = Vec::new();
+        let mut names = BTreeSet::new();
+        for inst in instances {
+            let desc = inst.desc;
+            let prefix = format!("snapshot instance `{}`", desc.name);
+            if !names.insert(desc.name.clone()) {
+                return Err(MurkError::invalid("snapshot.instances.name", &desc.name, "is used by two instances"));
+            }
+            let (q, transform, dims) = Self::validate_desc(&desc, &prefix)?;
+            let capture = inst.capture.map(|blob| read_capture(&blob, dims, &prefix)).transpose()?;
+            if let Some((_, scale)) = inst.built_for {
+                if ![0, 1, 2, 4].contains(&scale) {
+                    return Err(MurkError::invalid(format!("{prefix}.built_for.distance_field_scale"), scale, "must be 0, 1, 2 or 4"));
+                }
+            }
+            let textures = inst.textures.iter().map(|t| Ok((t.name.clone(), t.to_image()?))).collect::<Result<Vec<_>>>()?;
+            check_textures(&textures, dims, inst.built_for, &prefix)?;
+            let flags =
+                inst.flags.iter().map(|f| PendingFlag { due: f.due, changed: Readback::Ready(f.changed), starved: f.starved, epoch: f.epoch });
+            let slot = Slot {
+                key: 0,
+                desc,
+                q,
+                transform,
+                dims,
+                blocker_hash: inst.blocker_hash,
+                capture_signature: inst.capture_signature,
+                capture,
+                source_hash: inst.source_hash,
+                occlusion_dirty: inst.occlusion_dirty,
+                capture_dirty: inst.capture_dirty,
+                settled: inst.settled,
+                built_for: inst.built_for,
+                recomputed_profile: inst.recomputed_profile,
+                rate_since_us: inst.rate_since_us,
+                blend_since_us: inst.blend_since_us,
+                has_recomputed: inst.has_recomputed,
+                last_input: None,
+                epoch: inst.epoch,
+                flags: flags.collect(),
+                stats: inst.stats,
+            };
+            slots.push((slot, textures));
+        }
+        for (h, answers) in &queries {
+            for a in answers {
+                if let MaskAnswer::Sampled { instance, .. } = a {
+                    if !names.contains(instance) {
+                        return Err(MurkError::invalid(format!("snapshot.queries[{h}].instance"), instance, "names no instance of the snapshot"));
+                    }
+                }
+            }
+        }
+        let mut stealth = BTreeMap::new();
+        let mut ghosts = Vec::new();
+        let mut ghost_ids = BTreeSet::new();
+        for saved in saved_stealth {
+            let bits = saved.actor;
+            let actor = Entity::from_bits(bits)
+                .ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("actor id {bits} is invalid") })?;
+            let field = format!("snapshot.stealth[{}]", actor.id());
+            if stealth.contains_key(&bits) {
+                return Err(MurkError::invalid(format!("{field}.actor"), bits, "has two stealth states"));
+            }
+            if let Some(known) = saved.last_known.filter(|k| k.iter().any(|v| !f32::from_bits(*v).is_finite())) {
+                return Err(MurkError::invalid(format!("{field}.last_known"), format!("{known:?}"), "must be finite numbers"));
+            }
+            if let Some(instance) = saved.instance.as_ref().filter(|i| !names.contains(*i)) {
+                return Err(MurkError::invalid(format!("{field}.instance"), instance, "names no instance of the snapshot"));
+            }
+            let ghost = match saved.ghost {
+                Some(g) => Some(
+                    Entity::from_bits(g).ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("ghost id {g} is invalid") })?,
+                ),
+                None => None,
+            };
+            if let Some(g) = ghost {
+                if !ghost_ids.insert(g.id()) || g.id() == actor.id() {
+                    return Err(MurkError::invalid(format!("{field}.ghost"), g.id(), "is shared with another ghost or actor"));
+                }
+                let at = saved.ghost_at.map(f32::from_bits);
+                for (axis, v) in ["x", "y", "z"].into_iter().zip(at) {
+                    finite(|| format!("{field}.ghost_position.{axis}"), v)?;
+                }
+                ghosts.push((bits, g, glam::Vec3::from(at), actor));
+            }
+            let state = StealthState {
+                last_visible: saved.last_visible,
+                last_value: saved.last_value,
+                last_known: saved.last_known,
+                fade: saved.fade,
+                ghost,
+                instance: saved.instance,
+            };
+            stealth.insert(bits, state);
+        }
+        for bits in stealth.keys() {
+            if let Some(id) = Entity::from_bits(*bits).map(|e| e.id()) {
+                if ghost_ids.contains(&id) {
+                    return Err(MurkError::invalid("snapshot.stealth.ghost", id, "is also an actor"));
+                }
+            }
+        }
+        for (b, batch) in stealth_samples.iter().enumerate() {
+            for sample in &batch.samples {
+                if let Some((name, i)) = &sample.located {
+                    if !names.contains(name) || *i >= batch.values.len() {
+                        return Err(MurkError::invalid(
+                            format!("snapshot.stealth_samples[{b}].located"),
+                            format!("({name}, {i})"),
+                            format!("must name an instance of the snapshot and one of its {} values", batch.values.len()),
+                        ));
+                    }
+                }
+            }
+        }
+        let stealth_batches: VecDeque<StealthBatch> =
+            stealth_samples.into_iter().map(|b| StealthBatch { due: b.due, samples: b.samples, values: Readback::Ready(b.values) }).collect();
+        let mut reveals = BTreeMap::new();
+        for (bits, remaining) in saved_reveals {
+            let e = Entity::from_bits(bits)
+                .ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("reveal id {bits} is invalid") })?;
+            if reveals.insert(e, remaining).is_some() {
+                return Err(MurkError::invalid("snapshot.reveals", e.id(), "is listed twice"));
+            }
+        }
+        let last_key = u64::from(self.next_key) + slots.len() as u64;
+        if last_key > u64::from(u32::MAX) {
+            return Err(MurkError::invalid("instance keys", self.next_key, "are used up: every key up to u32::MAX was given out"));
+        }
+        // Everything parsed and checked: load the textures into fresh backend
+        // instances, and only when all succeeded replace the running ones.
+        let mut created = Vec::new();
+        let mut fresh = BTreeMap::new();
+        let mut key = self.next_key;
+        for (mut slot, textures) in slots {
+            let loaded = self.backend.create_instance(key, slot.dims).and_then(|()| {
+                created.push(key);
+                self.backend.import_textures(key, &textures)
+            });
+            if let Err(e) = loaded {
+                for k in created {
+                    self.backend.destroy_instance(k);
+                }
+                return Err(e);
+            }
+            slot.key = key;
+            key += 1;
+            fresh.insert(slot.desc.name.clone(), slot);
+        }
+        for old in std::mem::replace(&mut self.instances, fresh).into_values() {
+            self.forget_flags(&old);
+            self.backend.destroy_instance(old.key);
+        }
+        for batch in &self.stealth_batches {
+            if let Readback::Ticket(t) = batch.values {
+                self.backend.forget_readback(t);
+            }
+        }
+        self.next_key = key;
+        self.tick = tick;
+        self.next_query = next_query;
+        self.queries = queries.into_iter().map(|(h, answers)| (h, PendingQuery { answers, in_flight: None })).collect();
+        self.stealth_batches = stealth_batches;
+        // The old ghosts are murk's: despawn those that are still ghosts.
+        for old in self.stealth.values() {
+            if let Some(g) = old.ghost {
+                if world.get::<&Ghost>(g).is_ok() {
+                    let _ = world.despawn(g);
+                }
+            }
+        }
+        self.stealth = stealth;
+        let live: BTreeSet<u32> = world.iter().map(|e| e.entity().id()).collect();
+        // hecs sizes its tables by the largest index: a saved id far beyond the
+        // world's (a hostile 3 000 000 000) would allocate gigabytes.
+        let reach = live.last().copied().unwrap_or(0).saturating_add(GHOST_ID_SLACK);
+        for (bits, ghost, at, actor) in ghosts {
+            let components = (Position(at), Ghost { actor });
+            if live.contains(&ghost.id()) || ghost.id() > reach {
+                let new = world.spawn(components);
+                if let Some(state) = self.stealth.get_mut(&bits) {
+                    state.ghost = Some(new);
+                }
+            } else {
+                world.spawn_at(ghost, components);
+            }
+        }
+        for (e, remaining) in reveals {
+            // The game restores its own entities; murk restores their countdown.
+            if let Ok(mut reveal) = world.get::<&mut TransientReveal>(e) {
+                reveal.remaining_ticks = remaining;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A value that must have landed before a snapshot is written
+/// ([`FogSubsystem::land_readbacks`] waits for them all).
+fn landed<T>(value: Readback<T>) -> Result<T> {
+    match value {
+        Readback::Ready(v) => Ok(v),
+        Readback::Ticket(t) => Err(MurkError::invalid("snapshot readback", t, "is still in flight after every readback was waited for")),
+    }
+}
+
+/// A snapshot's capture blob: `width * height` little-endian `i32` heights,
+/// each empty or within the height range.
+fn read_capture(blob: &[u8], dims: InstanceDims, prefix: &str) -> Result<Vec<i32>> {
+    let n = u64::from(dims.width) * u64::from(dims.height);
+    if blob.len() as u64 != n * 4 {
+        return Err(MurkError::invalid(
+            format!("{prefix}.capture"),
+            format!("{} bytes", blob.len()),
+            format!("must hold {}x{} heights of 4 bytes = {} bytes", dims.width, dims.height, n * 4),
+        ));
+    }
+    let texels: Vec<i32> = blob.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    if let Some((i, v)) = texels.iter().enumerate().find(|(_, &v)| v != CAPTURE_EMPTY && !(-HEIGHT_LIMIT..=HEIGHT_WALL).contains(&v)) {
+        return Err(MurkError::invalid(format!("{prefix}.capture[{i}]"), v, format!("must be empty or within -{HEIGHT_LIMIT}..={HEIGHT_WALL}")));
+    }
+    Ok(texels)
+}
+
+/// The textures an instance of `dims` holds after the occlusion build
+/// `built_for` (mips, distance-field scale), in the order backends export
+/// them: name, width, height, texel type (0 u8, 1 u16, 2 i32, 3 u32).
+fn expected_textures(dims: InstanceDims, built_for: Option<(bool, u32)>) -> Vec<(String, u32, u32, u8)> {
+    let (w, h) = (dims.width, dims.height);
+    let mut out = vec![("coverage".to_string(), w, h, 0), ("height".to_string(), w, h, 2)];
+    let (mips, scale) = built_for.unwrap_or((false, 0));
+    if mips {
+        let (mut lw, mut lh) = (w, h);
+        while lw > 1 || lh > 1 {
+            (lw, lh) = (lw.div_ceil(2), lh.div_ceil(2));
+            out.push((format!("mip{}", out.len() - 1), lw, lh, 0));
+        }
+    }
+    let (dw, dh) = if scale > 0 { (w.div_ceil(scale), h.div_ceil(scale)) } else { (0, 0) };
+    out.push(("distance_field".to_string(), dw, dh, 3));
+    for name in ["visibility", "blur", "memory", "compose"] {
+        out.push((name.to_string(), w, h, 1));
+    }
+    for name in ["upscale", "start", "final"] {
+        out.push((name.to_string(), dims.out_width, dims.out_height, 1));
+    }
+    out
+}
+
+/// Checks a snapshot's textures against what the instance must hold: every
+/// texture present once, in order, of the right size and type, and the
+/// occlusion textures within their ranges (coverage and mips 0 or 1,
+/// heights within the height range).
+fn check_textures(textures: &[(String, StageImage)], dims: InstanceDims, built_for: Option<(bool, u32)>, prefix: &str) -> Result<()> {
+    let expected = expected_textures(dims, built_for);
+    let listed: Vec<&str> = textures.iter().map(|(n, _)| n.as_str()).collect();
+    let wanted: Vec<&str> = expected.iter().map(|(n, ..)| n.as_str()).collect();
+    if listed != wanted {
+        return Err(MurkError::invalid(
+            format!("{prefix}.textures"),
+            listed.join(", "),
+            format!("must be exactly {} for its size and occlusion build", wanted.join(", ")),
+        ));
+    }
+    for ((name, img), (_, w, h, kind)) in textures.iter().zip(&expected) {
+        let field = format!("{prefix}.textures.{name}");
+        let actual_kind = match img.data {
+            StageData::U8(_) => 0,
+            StageData::U16(_) => 1,
+            StageData::I32(_) => 2,
+            StageData::U32(_) => 3,
+        };
+        if (img.width, img.height, actual_kind) != (*w, *h, *kind) {
+            return Err(MurkError::invalid(
+                field,
+                format!("{}x{} of type {actual_kind}", img.width, img.height),
+                format!("must be {w}x{h} of type {kind} (0 u8, 1 u16, 2 i32, 3 u32)"),
+            ));
+        }
+        let bad = match &img.data {
+            StageData::U8(v) => v.iter().position(|&x| x > 1).map(|i| (i, i64::from(v[i]), "0 or 1".to_string())),
+            StageData::I32(v) => v
+                .iter()
+                .position(|x| !(-HEIGHT_LIMIT..=HEIGHT_WALL).contains(x))
+                .map(|i| (i, i64::from(v[i]), format!("-{HEIGHT_LIMIT}..={HEIGHT_WALL}"))),
+            _ => None,
+        };
+        if let Some((i, v, range)) = bad {
+            return Err(MurkError::invalid(format!("{field}[{i}]"), v, format!("must be {range}")));
+        }
+    }
+    Ok(())
+}
