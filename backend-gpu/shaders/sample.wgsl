@@ -15,11 +15,14 @@ struct SampleRange {
 @group(0) @binding(2) var<storage, read_write> results: array<u32>;
 @group(0) @binding(3) var<uniform> range: SampleRange;
 
+// Rows of at most 32768 workgroups (a dispatch has at most 65535 a side),
+// so a batch of any size is sampled whole.
 @compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    if (id.x >= range.count) {
+fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let k = id.y * groups.x * 64u + id.x;
+    if (k >= range.count) {
         return;
     }
-    let i = range.first + id.x;
+    let i = range.first + k;
     results[i] = final_mask[texels[i]];
 }

@@ -104,6 +104,9 @@ pub struct SampleRange {
     pub pad: [u32; 2],
 }
 
+/// Workgroups in a row of a sample dispatch (`shaders/sample.wgsl`).
+const SAMPLE_ROW_GROUPS: u32 = 32768;
+
 /// An encoder being recorded, the pooled buffers it frees when submitted,
 /// and the readback tickets to map once it is on the queue.
 struct Pending {
@@ -543,7 +546,8 @@ impl Backend for Gpu {
             let n = request.texels.len() as u32;
             let range = ctx.uniform(bytemuck::bytes_of(&SampleRange { first, count: n, pad: [0; 2] }));
             let g = ctx.bind("sample.main", &[&list, &t.final_mask, &results, &range]);
-            ctx.dispatch(&mut pending.encoder, "sample.main", &g, passes::groups(n, 64), 1);
+            let g64 = passes::groups(n, 64);
+            ctx.dispatch(&mut pending.encoder, "sample.main", &g, g64.min(SAMPLE_ROW_GROUPS), g64.div_ceil(SAMPLE_ROW_GROUPS));
             first += n;
         }
         let readback = InFlight::new(ctx.staging(&mut pending.encoder, &results, bytes), bytes);

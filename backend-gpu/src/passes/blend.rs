@@ -7,5 +7,5 @@ use crate::Textures;
 /// Records the blend dispatch.
 pub fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &Textures) {
     let g = ctx.bind("blend.main", &[&t.params, &t.start, &t.upscaled, &t.final_mask]);
-    ctx.dispatch(enc, "blend.main", &g, groups(t.dims.out_width * t.dims.out_height, 64), 1);
+    ctx.dispatch(enc, "blend.main", &g, groups(t.dims.out_width, 8), groups(t.dims.out_height, 8));
 }

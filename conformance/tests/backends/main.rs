@@ -41,13 +41,6 @@ const SUITES: &[(&str, &[Test])] = &[
     ("robustness", robustness::TESTS),
 ];
 
-/// Behaviour tests the GPU backend fails today, with why; they run on the
-/// CPU only until the GPU is fixed, and the harness says so on every GPU run.
-const GPU_KNOWN_FAILURES: &[(&str, &str)] = &[(
-    "rules::a_far_fine_instance_does_not_judge_sources_it_cannot_see",
-    "an instance 5120 texels wide dispatches 65536 workgroups along one dimension, over wgpu's limit of 65535",
-)];
-
 /// The trials of one variant: every corpus case, then every suite test.
 fn trials(label: &str, variant: Option<Arc<Variant>>, why_not: &str, ignored: bool) -> Vec<Trial> {
     let manifest = Arc::new(load_manifest());
@@ -66,9 +59,6 @@ fn trials(label: &str, variant: Option<Arc<Variant>>, why_not: &str, ignored: bo
     for (suite, tests) in SUITES {
         for &(name, test) in *tests {
             let full = format!("{suite}::{name}");
-            if label.starts_with("gpu") && GPU_KNOWN_FAILURES.iter().any(|(n, _)| *n == full) {
-                continue;
-            }
             let (variant, why_not) = (variant.clone(), why_not.to_string());
             out.push(
                 Trial::test(format!("[{label}] {full}"), move || {
@@ -95,9 +85,6 @@ fn main() {
     if args.ignored || args.include_ignored || require {
         match gpu_variant() {
             Ok((variant, adapter)) => {
-                for (name, why) in GPU_KNOWN_FAILURES {
-                    eprintln!("[gpu:{adapter}] {name}: not run on the GPU, a known failure: {why}");
-                }
                 all.extend(trials(&format!("gpu:{adapter}"), Some(Arc::new(variant)), "", true));
             }
             Err(e) => {
