@@ -1,7 +1,7 @@
 // Pass 5, visibility: per texel, the strongest reveal of its tile's sources,
 // scaled down by the strongest anti-vision source. Every step integer; the
 // ray rules (Step Scan, DDA with the corner rule, HDDA, Distance Field) are
-// those of backend-cpu/src/passes/visibility.rs, its twin, line for line.
+// those of backend-cpu/src/passes/visibility/, its twin, line for line.
 // Two entry points: `main` paints reveal and anti-vision per texel into
 // `painted` (reveal in the low 16 bits, anti-vision in the high 16);
 // `finish` lights covered texels from their open neighbours (reveal_walls)

@@ -9,6 +9,5 @@ pub mod lanes;
 pub mod memory;
 pub mod mips;
 pub mod rasterize;
-pub mod shadowcast;
 pub mod upscale;
 pub mod visibility;

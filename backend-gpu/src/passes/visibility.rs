@@ -1,6 +1,6 @@
 //! Pass 5, visibility: `main` paints, `finish` lights walls and applies
 //! anti-vision (see the shader's header). Twins: `shaders/visibility.wgsl`,
-//! `backend-cpu/src/passes/visibility.rs`.
+//! `backend-cpu/src/passes/visibility/`.
 
 use super::groups;
 use crate::context::Context;

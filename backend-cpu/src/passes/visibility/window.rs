@@ -1,0 +1,326 @@
+//! Each source's window (its reveal, or for anti-vision its concealment,
+//! over its reach) and the cache that keeps windows across recomputes, keyed
+//! by everything a window depends on.
+use super::*;
+
+/// What a source's window depends on besides the source and the occlusion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct RaySettings {
+    pub(super) method: RayMethod,
+    pub(super) target_height: i32,
+    pub(super) df_scale: u32,
+    pub(super) soft_shadow_k_q8: u32,
+    pub(super) df_jitter: u16,
+}
+
+impl RaySettings {
+    pub(super) fn of(input: &RecomputeInput) -> Self {
+        Self {
+            method: input.method,
+            target_height: input.target_height,
+            df_scale: input.df_scale,
+            soft_shadow_k_q8: input.soft_shadow_k_q8,
+            df_jitter: input.df_jitter,
+        }
+    }
+}
+
+/// Windows of more texels than this are built by rows in parallel.
+pub(super) const LARGE_WINDOW: usize = 1 << 16;
+
+/// One source's contribution over its reach: its reveal (steps 1-5) per
+/// texel, or for an anti-vision source its concealment (steps 1-4), for the
+/// grid texels `x0..x0 + width` by `y0..y0 + values.len() / width`.
+#[derive(Clone, Debug)]
+pub struct Window {
+    pub(super) x0: i32,
+    pub(super) y0: i32,
+    pub(super) width: usize,
+    pub(super) rows: usize,
+    pub(super) values: Vec<u16>,
+}
+
+/// The box of a source's window `(x0, y0, width, rows)`: its reach (the
+/// radius plus two texels around the source texel, as the tile bins use)
+/// clipped to the grid; `None` when nothing of it is on the grid.
+pub(super) fn window_box(s: &SourceTexel, occ: &Occlusion) -> Option<(i32, i32, usize, usize)> {
+    let reach = (s.radius >> 3) + 2;
+    let (sx, sy) = (s.x >> 3, s.y >> 3);
+    let (x0, x1) = ((sx - reach).max(0), (sx + reach).min(occ.width as i32 - 1));
+    let (y0, y1) = ((sy - reach).max(0), (sy + reach).min(occ.height as i32 - 1));
+    (x0 <= x1 && y0 <= y1).then(|| (x0, y0, (x1 - x0 + 1) as usize, (y1 - y0 + 1) as usize))
+}
+
+/// What a source's shadowcast depends on besides the occlusion: its texel,
+/// its reach and its eye (not its sub-texel position, falloff or cone).
+pub(super) type ShadowKey = (i32, i32, i32, i32);
+
+/// A source's shadowcast over its window box: the sweep, and its first
+/// class laid out as the box's bit rows.
+#[derive(Clone, Debug)]
+pub(super) struct Shadow {
+    pub(super) bits: RayBits,
+    pub(super) first: Vec<u64>,
+}
+
+impl Shadow {
+    /// Whether the window of `s` asks the shadowcast (DDA and Hierarchical
+    /// DDA, not anti-vision).
+    pub(super) fn applies(input: &RecomputeInput, s: &SourceTexel) -> bool {
+        s.flags & SOURCE_ANTI == 0 && matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda)
+    }
+
+    pub(super) fn key(s: &SourceTexel) -> ShadowKey {
+        (s.x >> 3, s.y >> 3, (s.radius >> 3) + 2, s.eye)
+    }
+
+    /// The shadowcast of `s`, or `None` where it does not apply (a cover at
+    /// or below the eye, or no window).
+    pub(super) fn build(s: &SourceTexel, occ: &Occlusion) -> Option<Self> {
+        let (x0, y0, width, rows) = window_box(s, occ)?;
+        let bits = RayBits::build(s, occ)?;
+        let first = bits.first_class(x0, y0, width, rows);
+        Some(Self { bits, first })
+    }
+}
+
+impl Window {
+    /// Evaluates the source at every texel of its reach (the box the tile
+    /// bins use: the radius plus two texels around the source texel,
+    /// clipped to the grid).
+    /// `shadow` is the source's [`Shadow`] where [`Shadow::applies`] (for
+    /// DDA and Hierarchical DDA it settles most rays).
+    pub(super) fn build(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, falloff: Option<&FalloffTable>, shadow: Option<&Shadow>) -> Self {
+        let (sx, sy) = (s.x >> 3, s.y >> 3);
+        let Some((x0, y0, width, rows)) = window_box(s, occ) else {
+            return Self { x0: (sx - (s.radius >> 3) - 2).max(0), y0: (sy - (s.radius >> 3) - 2).max(0), width: 0, rows: 0, values: Vec::new() };
+        };
+        let (x1, anti) = (x0 + width as i32 - 1, s.flags & SOURCE_ANTI != 0);
+        let bits = shadow.map(|sh| &sh.bits);
+        let mut values = vec![0u16; width * rows];
+        // Where the sweep says no cover lies on the ray, the texel is lit
+        // without asking the march (the first test of `RayBits::blocked`):
+        // only texels with a cover on their ray are visited.
+        let shadow = shadow.map(|sh| sh.first.as_slice());
+        let words = width.div_ceil(64);
+        let fill = |(k, out): (usize, &mut [u16])| {
+            let y = y0 + k as i32;
+            match falloff {
+                Some(table) => {
+                    let from = (x0 - sx + table.reach) as usize;
+                    out.copy_from_slice(&table.row(y - sy)[from..from + width]);
+                }
+                None => {
+                    for (x, o) in (x0..=x1).zip(out.iter_mut()) {
+                        *o = falloff_value(s, x as u32, y as u32);
+                    }
+                }
+            }
+            if anti {
+                return;
+            }
+            let occluded = |x: i32, v: u16| occluded_value(input, occ, s, bits, x as u32, y as u32, v);
+            // Where the sweep leaves the texel to the march.
+            let march = |x: i32, v: u16| occluded_value(input, occ, s, None, x as u32, y as u32, v);
+            match (shadow, bits) {
+                // Nothing is covered anywhere: every ray is clear.
+                (Some([]), _) => {}
+                (Some(shadow), Some(sweep)) => {
+                    let heights = &occ.heights[y as usize * occ.width as usize..];
+                    for (n, &word) in shadow[k * words..(k + 1) * words].iter().enumerate() {
+                        let mut set = word;
+                        while set != 0 {
+                            let i = n * 64 + set.trailing_zeros() as usize;
+                            set &= set - 1;
+                            let x = x0 + i as i32;
+                            if out[i] == 0 || (x, y) == (sx, sy) {
+                                continue;
+                            }
+                            // A cover on the ray, and every cover rises above
+                            // the eye (or there would be no sweep): a target at
+                            // or below the eye is hidden, as `RayBits::blocked`
+                            // answers first; a raised one asks the higher
+                            // classes, then the march.
+                            let target = i64::from(heights[x as usize]) + i64::from(input.target_height);
+                            out[i] = if target <= i64::from(s.eye) {
+                                0
+                            } else {
+                                match sweep.blocked_raised(x, y, target as i32, s.eye) {
+                                    Some(true) => 0,
+                                    Some(false) => out[i],
+                                    None => march(x, out[i]),
+                                }
+                            };
+                        }
+                    }
+                }
+                _ => {
+                    for (x, o) in (x0..=x1).zip(out.iter_mut()) {
+                        if *o != 0 {
+                            *o = occluded(x, *o);
+                        }
+                    }
+                }
+            }
+        };
+        // A large window (a long-sighted source) is shared among the threads
+        // by rows; small ones are built one per task.
+        if values.len() > LARGE_WINDOW {
+            values.par_chunks_mut(width).enumerate().for_each(fill);
+        } else {
+            values.chunks_mut(width).enumerate().for_each(fill);
+        }
+        Self { x0, y0, width, rows, values }
+    }
+
+    /// Heap bytes of the window's values.
+    pub fn bytes(&self) -> usize {
+        self.values.capacity() * 2
+    }
+}
+
+/// The largest reach (texels from the source texel) given a shared falloff
+/// table: 66 KB of table at most.
+pub(super) const MAX_TABLE_REACH: i32 = 90;
+
+/// Steps 1-4 of a source (range, cone, falloff, Z strength) over its whole
+/// reach, by offset from the source texel. They depend on the source only
+/// through [`FalloffTable::key`] (not its texel), so sources of the same
+/// radius, falloff, cone, strength and sub-texel offset share one table.
+pub(super) struct FalloffTable {
+    pub(super) reach: i32,
+    pub(super) values: Vec<u16>,
+}
+
+impl FalloffTable {
+    /// What the table depends on: the source with its texel dropped.
+    pub(super) fn key(s: &SourceTexel) -> SourceTexel {
+        SourceTexel { x: s.x & 7, y: s.y & 7, eye: 0, flags: s.flags & SOURCE_HAS_CONE, ..*s }
+    }
+
+    pub(super) fn new(key: &SourceTexel) -> Self {
+        let reach = (key.radius >> 3) + 2;
+        let one = i64::from(TEXEL_ONE);
+        let mut values = Vec::with_capacity(((2 * reach + 1) * (2 * reach + 1)) as usize);
+        for oy in -reach..=reach {
+            for ox in -reach..=reach {
+                values.push(falloff_at(key, i64::from(ox) * one + one / 2 - i64::from(key.x), i64::from(oy) * one + one / 2 - i64::from(key.y)));
+            }
+        }
+        Self { reach, values }
+    }
+
+    /// The row `oy` texels below the source texel.
+    pub(super) fn row(&self, oy: i32) -> &[u16] {
+        let side = (2 * self.reach + 1) as usize;
+        let at = (oy + self.reach) as usize * side;
+        &self.values[at..at + side]
+    }
+}
+
+/// Source windows kept across recomputes of one instance, keyed by the
+/// projected source (position in Q3 texels, radius, falloff, eye, cone, Z
+/// strength, flags): sources with the same key share one window, a source
+/// whose key did not change costs no ray, and windows of sources gone are
+/// freed at the next recompute. A window is a pure function of its key, the
+/// ray settings and the occlusion, so [`WindowCache::clear`] must run
+/// whenever the occlusion changes; the settings are checked here.
+#[derive(Clone, Debug, Default)]
+pub struct WindowCache {
+    pub(super) settings: Option<RaySettings>,
+    pub(super) windows: BTreeMap<SourceTexel, Window>,
+    /// The kept windows combined, before the finish: per texel the
+    /// strongest reveal and the strongest concealment (2 bytes each), when
+    /// `combined` says they match `windows`.
+    pub(super) painted: Vec<u16>,
+    pub(super) concealed: Vec<u16>,
+    pub(super) combined: bool,
+    /// The shadowcasts of the windows built by the last update, by
+    /// [`Shadow::key`]: a source that moves within its texel (its window
+    /// rebuilt for the new falloff) sweeps nothing again.
+    pub(super) shadows: BTreeMap<ShadowKey, Option<Shadow>>,
+}
+
+/// What one [`WindowCache::update`] changed.
+pub(super) struct Changes {
+    /// Windows built.
+    pub(super) built: usize,
+    /// The boxes of the windows dropped: `(x0, y0, width, rows)`.
+    pub(super) removed: Vec<(usize, usize, usize, usize)>,
+    /// Keys whose windows were not kept before (built now).
+    pub(super) added: Vec<SourceTexel>,
+}
+
+impl Window {
+    /// The window's box `(x0, y0, width, rows)` in grid texels.
+    pub(super) fn rect(&self) -> (usize, usize, usize, usize) {
+        (self.x0 as usize, self.y0 as usize, self.width, self.rows)
+    }
+}
+
+impl WindowCache {
+    /// Forgets every window (the occlusion changed).
+    pub fn clear(&mut self) {
+        self.windows.clear();
+        self.shadows.clear();
+        self.combined = false;
+    }
+
+    /// Windows kept.
+    pub fn len(&self) -> usize {
+        self.windows.len()
+    }
+
+    /// Whether no window is kept.
+    pub fn is_empty(&self) -> bool {
+        self.windows.is_empty()
+    }
+
+    /// Heap bytes of the kept windows' values (the combined grids add 4
+    /// bytes per texel).
+    pub fn bytes(&self) -> usize {
+        self.windows.values().map(Window::bytes).sum()
+    }
+
+    /// Makes the cache hold exactly the windows of `input`'s sources,
+    /// building the missing ones in parallel.
+    pub(super) fn update(&mut self, input: &RecomputeInput, occ: &Occlusion) -> Changes {
+        let settings = RaySettings::of(input);
+        if self.settings != Some(settings) {
+            self.clear();
+            self.settings = Some(settings);
+        }
+        let mut wanted: Vec<SourceTexel> = input.sources.clone();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let gone: Vec<SourceTexel> = self.windows.keys().filter(|k| wanted.binary_search(k).is_err()).copied().collect();
+        let removed = gone.iter().filter_map(|k| self.windows.remove(k)).map(|w| w.rect()).filter(|r| r.2 > 0).collect();
+        let missing: Vec<SourceTexel> = wanted.into_iter().filter(|k| !self.windows.contains_key(k)).collect();
+        // Tables for the reaches worth sharing; a long-sighted source (whose
+        // square table could be far larger than its clipped window) computes
+        // its falloff per texel.
+        let mut keys: Vec<SourceTexel> = missing.iter().map(FalloffTable::key).filter(|k| (k.radius >> 3) + 2 <= MAX_TABLE_REACH).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let tables: BTreeMap<SourceTexel, FalloffTable> = keys.into_par_iter().map(|k| (k, FalloffTable::new(&k))).collect();
+        // Shadowcasts: those of the last update still asked for are kept,
+        // the others dropped, the missing ones swept.
+        let mut asked: Vec<(ShadowKey, SourceTexel)> = missing.iter().filter(|s| Shadow::applies(input, s)).map(|s| (Shadow::key(s), *s)).collect();
+        asked.sort_unstable_by_key(|&(k, _)| k);
+        asked.dedup_by_key(|&mut (k, _)| k);
+        self.shadows.retain(|k, _| asked.binary_search_by_key(k, |&(a, _)| a).is_ok());
+        let swept: Vec<(ShadowKey, Option<Shadow>)> =
+            asked.par_iter().filter(|(k, _)| !self.shadows.contains_key(k)).map(|(k, s)| (*k, Shadow::build(s, occ))).collect();
+        self.shadows.extend(swept);
+        let shadows = &self.shadows;
+        let built: Vec<(SourceTexel, Window)> = missing
+            .par_iter()
+            .map(|s| {
+                let shadow = if Shadow::applies(input, s) { shadows.get(&Shadow::key(s)).and_then(Option::as_ref) } else { None };
+                (*s, Window::build(input, occ, s, tables.get(&FalloffTable::key(s)), shadow))
+            })
+            .collect();
+        self.windows.extend(built);
+        Changes { built: missing.len(), removed, added: missing }
+    }
+}
