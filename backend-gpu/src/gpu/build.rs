@@ -1,0 +1,182 @@
+//! Writing an instance's buffers other than by its passes: the occlusion
+//! build recorded for a recompute, copies of another instance's occlusion,
+//! and the textures of a snapshot.
+
+use super::*;
+
+/// Rasterize, then the mips and the distance field when asked.
+pub(super) fn build_occlusion(
+    ctx: &mut Context,
+    enc: &mut wgpu::CommandEncoder,
+    t: &mut Textures,
+    input: &OcclusionInput,
+) -> Result<Vec<wgpu::Buffer>> {
+    if (input.width, input.height) != (t.dims.width, t.dims.height) {
+        return Err(gpu_error(format!("occlusion input is {}x{}, instance is {}x{}", input.width, input.height, t.dims.width, t.dims.height)));
+    }
+    t.frame.circle_count = input.circles.len() as u32;
+    t.frame.polygon_count = input.polygons.len() as u32;
+    t.frame.has_capture = u32::from(input.capture.is_some());
+    let table = passes::mips::layout(t.dims.width, t.dims.height);
+    if input.build_mips {
+        let (o, w, h) = *table.last().expect("level 0 exists");
+        let levels = ctx.take(u64::from(o + w * h) * 4);
+        ctx.give(std::mem::replace(&mut t.levels, levels));
+        let rows: Vec<[u32; 4]> = table.iter().map(|&(o, w, h)| [o, w, h, 0]).collect();
+        let level_table = ctx.upload(bytemuck::cast_slice(&rows));
+        ctx.give(std::mem::replace(&mut t.level_table, level_table));
+        while t.mip_params.len() < table.len() {
+            t.mip_params.push(ctx.uniform(&[0u8; 16]));
+        }
+        t.frame.mip_levels = table.len() as u32 - 1;
+    } else {
+        t.frame.mip_levels = 0;
+    }
+    let scale = input.distance_field_scale;
+    let (dw, dh) = if scale > 0 { (t.dims.width.div_ceil(scale), t.dims.height.div_ceil(scale)) } else { (0, 0) };
+    t.frame.df_width = dw;
+    t.frame.df_height = dh;
+    t.frame.df_scale = scale.max(1);
+    ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
+    let recycle = passes::rasterize::record(ctx, enc, t, input);
+    if input.build_mips {
+        passes::mips::record(ctx, enc, t, &t.levels, &t.mip_params);
+    }
+    if scale > 0 {
+        let n = u64::from(dw * dh) * 4;
+        let rows = u64::from((dw + 1) * dh) * 4;
+        let f =
+            FieldBuffers { coarse: ctx.take(n), vertical: ctx.take(n), envelope_v: ctx.take(rows), envelope_z: ctx.take(rows), field: ctx.take(n) };
+        passes::distance_field::record(ctx, enc, t, &f, dw, dh);
+        ctx.give(std::mem::replace(&mut t.field, f.field));
+        if let Some(old) = t.field_scratch.replace([f.coarse, f.vertical, f.envelope_v, f.envelope_z]) {
+            for b in old {
+                ctx.give(b);
+            }
+        }
+    }
+    Ok(recycle)
+}
+
+/// Copies the occlusion buffers of `src` into `dst` on the device (no
+/// readback): coverage, height, the mip chain and the distance field.
+pub(super) fn copy_occlusion(ctx: &mut Context, src: &Textures, dst: &mut Textures) -> Result<()> {
+    if (src.dims.width, src.dims.height) != (dst.dims.width, dst.dims.height) {
+        return Err(gpu_error(format!(
+            "cannot share occlusion between {}x{} and {}x{}",
+            src.dims.width, src.dims.height, dst.dims.width, dst.dims.height
+        )));
+    }
+    let mut enc = ctx.encoder();
+    let n = src.texels() * 4;
+    enc.copy_buffer_to_buffer(&src.coverage, 0, &dst.coverage, 0, n);
+    enc.copy_buffer_to_buffer(&src.height, 0, &dst.height, 0, n);
+    // Same-size copies of the variable-size buffers, from the pool.
+    let clone = |ctx: &mut Context, enc: &mut wgpu::CommandEncoder, from: &wgpu::Buffer, into: &mut wgpu::Buffer| {
+        let b = ctx.take(from.size());
+        enc.copy_buffer_to_buffer(from, 0, &b, 0, from.size());
+        ctx.give(std::mem::replace(into, b));
+    };
+    clone(ctx, &mut enc, &src.levels, &mut dst.levels);
+    clone(ctx, &mut enc, &src.level_table, &mut dst.level_table);
+    clone(ctx, &mut enc, &src.field, &mut dst.field);
+    while dst.mip_params.len() < src.mip_params.len() {
+        dst.mip_params.push(ctx.uniform(&[0u8; 16]));
+    }
+    let f = &mut dst.frame;
+    f.mip_levels = src.frame.mip_levels;
+    f.df_width = src.frame.df_width;
+    f.df_height = src.frame.df_height;
+    f.df_scale = src.frame.df_scale;
+    ctx.queue.write_buffer(&dst.params, 0, bytemuck::bytes_of(&dst.frame));
+    ctx.submit(enc)
+}
+
+pub(super) fn image_u32(img: &StageImage) -> Vec<u32> {
+    match &img.data {
+        StageData::U8(v) => v.iter().map(|&x| u32::from(x)).collect(),
+        StageData::U16(v) => v.iter().map(|&x| u32::from(x)).collect(),
+        StageData::I32(v) => v.iter().map(|&x| x as u32).collect(),
+        StageData::U32(v) => v.clone(),
+    }
+}
+
+/// Writes the occlusion textures (coverage, height, mips, distance field).
+pub(super) fn import_occlusion(ctx: &mut Context, t: &mut Textures, textures: &[(String, StageImage)]) -> Result<()> {
+    let size_ok = |img: &StageImage| (img.width, img.height) == (t.dims.width, t.dims.height);
+    let mips: Vec<&StageImage> = textures.iter().filter(|(n, _)| n.starts_with("mip")).map(|(_, i)| i).collect();
+    let table = passes::mips::layout(t.dims.width, t.dims.height);
+    if !mips.is_empty() && (mips.len() != table.len() - 1 || mips.iter().zip(&table[1..]).any(|(m, l)| (m.width, m.height) != (l.1, l.2))) {
+        return Err(gpu_error("snapshot mip levels do not match the instance size"));
+    }
+    for (name, img) in textures {
+        match name.as_str() {
+            "coverage" if size_ok(img) => ctx.queue.write_buffer(&t.coverage, 0, bytemuck::cast_slice(&image_u32(img))),
+            "height" if size_ok(img) => ctx.queue.write_buffer(&t.height, 0, bytemuck::cast_slice(&image_u32(img))),
+            "distance_field" => {
+                let v = image_u32(img);
+                if !v.is_empty() {
+                    let b = ctx.upload(bytemuck::cast_slice(&v));
+                    ctx.give(std::mem::replace(&mut t.field, b));
+                }
+                t.frame.df_width = img.width;
+                t.frame.df_height = img.height;
+            }
+            m if m.starts_with("mip") => {}
+            other => return Err(gpu_error(format!("snapshot texture `{other}` is {}x{}, of the wrong kind or size", img.width, img.height))),
+        }
+    }
+    if mips.is_empty() {
+        t.frame.mip_levels = 0;
+    } else {
+        let coverage: Vec<u32> = textures.iter().find(|(n, _)| n == "coverage").map(|(_, i)| image_u32(i)).unwrap_or_default();
+        let mut all = coverage;
+        for m in &mips {
+            all.extend(image_u32(m));
+        }
+        let levels = ctx.upload(bytemuck::cast_slice(&all));
+        ctx.give(std::mem::replace(&mut t.levels, levels));
+        let rows: Vec<[u32; 4]> = table.iter().map(|&(o, w, h)| [o, w, h, 0]).collect();
+        let lt = ctx.upload(bytemuck::cast_slice(&rows));
+        ctx.give(std::mem::replace(&mut t.level_table, lt));
+        t.frame.mip_levels = table.len() as u32 - 1;
+    }
+    ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
+    ctx.submit(ctx.encoder())
+}
+
+/// Writes every texture of a snapshot, checking names and sizes first.
+pub(super) fn import_all(ctx: &mut Context, t: &mut Textures, textures: &[(String, StageImage)]) -> Result<()> {
+    let d = t.dims;
+    for (name, img) in textures {
+        let internal = (img.width, img.height) == (d.width, d.height);
+        let output = (img.width, img.height) == (d.out_width, d.out_height);
+        let ok = match name.as_str() {
+            "coverage" | "height" | "visibility" | "blur" | "memory" | "compose" => internal,
+            "upscale" | "start" | "final" => output,
+            n => n.starts_with("mip") || n == "distance_field",
+        };
+        if !ok {
+            return Err(gpu_error(format!("snapshot texture `{name}` is {}x{}, of the wrong kind or size", img.width, img.height)));
+        }
+    }
+    let occlusion: Vec<(String, StageImage)> =
+        textures.iter().filter(|(n, _)| n == "coverage" || n == "height" || n.starts_with("mip") || n == "distance_field").cloned().collect();
+    import_occlusion(ctx, t, &occlusion)?;
+    for (name, img) in textures {
+        let target = match name.as_str() {
+            "visibility" => &t.visibility,
+            "blur" => &t.blurred,
+            "memory" => &t.memory,
+            "compose" => &t.composed,
+            "upscale" => &t.upscaled,
+            "start" => &t.start,
+            "final" => &t.final_mask,
+            _ => continue,
+        };
+        ctx.queue.write_buffer(target, 0, bytemuck::cast_slice(&image_u32(img)));
+    }
+    let mut enc = ctx.encoder();
+    present(ctx, &mut enc, t);
+    ctx.submit(enc)
+}
