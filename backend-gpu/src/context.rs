@@ -192,7 +192,7 @@ impl Context {
     /// Opens murk's own device on the first adapter of the backends allowed
     /// (see [`BACKEND_VAR`]), or says why it cannot.
     pub fn open() -> Result<Self> {
-        let mut last_error = String::from("no backend was tried");
+        let mut last_error = String::from("no wgpu backend was tried");
         for backends in backends_to_try()? {
             let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
             desc.backends = backends;
@@ -201,7 +201,7 @@ impl Context {
             let adapter = match pollster::block_on(instance.request_adapter(&options)) {
                 Ok(a) => a,
                 Err(e) => {
-                    last_error = format!("no GPU adapter among {backends:?}: {e}");
+                    last_error = format!("none among {backends:?}: {e}");
                     continue;
                 }
             };
@@ -216,7 +216,7 @@ impl Context {
             .map_err(|e| gpu_error(format!("cannot open {} ({:?}): {e}", info.name, info.backend)))?;
             return Self::on_device(device, queue, info);
         }
-        Err(gpu_error(last_error))
+        Err(MurkError::NoAdapter(last_error))
     }
 
     /// Uses a device the host opened: checks that its limits hold what the
@@ -229,7 +229,7 @@ impl Context {
         let mut short = Vec::new();
         need.check_limits_with_fail_fn(&have, false, |name, wanted, got| short.push(format!("{name} is {got}, murk needs {wanted}")));
         if !short.is_empty() {
-            return Err(gpu_error(format!("the device on {} ({:?}) lacks what murk needs: {}", adapter.name, adapter.backend, short.join("; "))));
+            return Err(MurkError::DeviceTooWeak { adapter: format!("{} ({:?})", adapter.name, adapter.backend), missing: short.join("; ") });
         }
         let mut pipelines = BTreeMap::new();
         for (name, src, entries) in MODULES {
@@ -256,10 +256,10 @@ impl Context {
     /// the feature when the device was opened without it.
     pub(crate) fn enable_timings(&mut self) -> Result<()> {
         if !self.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
-            return Err(gpu_error(format!(
-                "the device on {} ({:?}) was opened without TIMESTAMP_QUERY: pass timings need it",
-                self.adapter.name, self.adapter.backend
-            )));
+            return Err(MurkError::DeviceTooWeak {
+                adapter: format!("{} ({:?})", self.adapter.name, self.adapter.backend),
+                missing: "the TIMESTAMP_QUERY feature, which pass timings need".into(),
+            });
         }
         let mut timing = self.timing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if timing.is_none() {

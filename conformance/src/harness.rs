@@ -69,7 +69,10 @@ pub fn cpu_variants() -> Vec<Variant> {
 /// The GPU backend on the first adapter, sharing one device across cases;
 /// an error says why there is none.
 pub fn gpu_variant() -> Result<(Variant, String), HarnessError> {
-    let gpu = murk_gpu::GpuBackend::new().map_err(|e| HarnessError::NoAdapter(e.to_string()))?;
+    let gpu = murk_gpu::GpuBackend::new().map_err(|e| match e {
+        murk_core::MurkError::NoAdapter(why) => HarnessError::NoAdapter(why),
+        other => HarnessError::NoAdapter(other.to_string()),
+    })?;
     let adapter = gpu.adapter();
     Ok((Variant { name: format!("gpu:{adapter}"), make: Box::new(move || Box::new(gpu.another_world())) }, adapter))
 }

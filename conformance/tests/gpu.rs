@@ -482,6 +482,8 @@ fn a_host_device_runs_murk_and_a_weak_one_is_refused_by_name() {
     let texture = gpu.mask_texture(b.instance_key("small").unwrap()).unwrap();
     assert_eq!(texture.width(), b.dims("small").unwrap().out_width);
     let (weak, queue, info) = host_device(|_| wgpu::Limits::downlevel_defaults());
-    let e = GpuBackend::from_device(weak, queue, info).err().expect("four storage buffers are too few").to_string();
+    let e = GpuBackend::from_device(weak, queue, info).err().expect("four storage buffers are too few");
+    assert!(matches!(e, murk_core::MurkError::DeviceTooWeak { .. }), "{e:?}");
+    let e = e.to_string();
     assert!(e.contains("max_storage_buffers_per_shader_stage") && e.contains("murk needs 10"), "{e}");
 }

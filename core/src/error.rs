@@ -72,6 +72,18 @@ pub enum MurkError {
         /// What was read back (`changed flag`, `stealth readback`, `query`).
         what: &'static str,
     },
+    /// No GPU adapter on the backends that were allowed (what was tried and
+    /// why it failed).
+    #[error("no GPU adapter: {0}")]
+    NoAdapter(String),
+    /// A device that lacks what murk needs (each limit or feature named).
+    #[error("the device on {adapter} lacks what murk needs: {missing}")]
+    DeviceTooWeak {
+        /// The adapter and its wgpu backend.
+        adapter: String,
+        /// Each limit or feature that falls short, with what murk needs.
+        missing: String,
+    },
     /// The backend failed (device lost, out of memory, ...).
     #[error("backend {backend}: {message}")]
     Backend {

@@ -25,6 +25,9 @@
 //! steps 1-4 only; the texel's result is
 //! `reveal * (65535 - strongest anti-vision) / 65535`.
 //! Twin: `backend-gpu/shaders/visibility.wgsl`.
+//!
+//! (The file is long for its tests: about half of it checks the windows,
+//! the shortcuts and the marches against each other.)
 
 use murk_core::fixed::{hash2, isqrt, mask_mul, HEIGHT_FLOOR, TEXEL_ONE};
 use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE};
