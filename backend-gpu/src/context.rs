@@ -157,6 +157,20 @@ fn module_layout(device: &wgpu::Device, name: &str, text: &str) -> Result<wgpu::
     Ok(device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some(name), bind_group_layouts: &[Some(&group)], immediate_size: 0 }))
 }
 
+/// How a readback is collected, and what [`Context::waits`] counts.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Wait {
+    /// Return `None` while it is in flight.
+    No,
+    /// Block only if it has not landed (a tick whose flag or sample fell
+    /// due): counted only when it had to block, so a device that keeps up
+    /// costs a tick no waits.
+    IfPending,
+    /// The caller asked for results now (masks, hashes, snapshots): a sync
+    /// point, counted every time, whether or not the device had finished.
+    Sync,
+}
+
 /// Device, queue, pipelines and pools.
 pub struct Context {
     pub(crate) device: wgpu::Device,
@@ -165,7 +179,7 @@ pub struct Context {
     pipelines: BTreeMap<String, wgpu::ComputePipeline>,
     pool: BTreeMap<u64, Vec<wgpu::Buffer>>,
     pub(crate) allocated: usize,
-    /// Times the calling thread blocked on the device.
+    /// Sync points with the device: see [`Wait`].
     pub(crate) waits: u64,
     /// Pass timestamps, once asked for (needs `TIMESTAMP_QUERY`).
     timing: std::sync::Mutex<Option<Timing>>,
@@ -289,7 +303,7 @@ impl Context {
         };
         let mut totals: BTreeMap<String, (u64, f64)> = BTreeMap::new();
         for (readback, labels) in in_flight {
-            let bytes = self.collect(&readback, true)?.ok_or_else(|| gpu_error("a waited-for timestamp readback did not land"))?;
+            let bytes = self.collect(&readback, Wait::IfPending)?.ok_or_else(|| gpu_error("a waited-for timestamp readback did not land"))?;
             let stamps: Vec<u64> = bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
             for (i, label) in labels.into_iter().enumerate() {
                 let ticks = stamps[2 * i + 1].saturating_sub(stamps[2 * i]);
@@ -461,7 +475,7 @@ impl Context {
         let readback = InFlight::new(self.staging(&mut encoder, src, bytes), bytes);
         self.submit(encoder)?;
         readback.map();
-        self.collect(&readback, true)?.ok_or_else(|| gpu_error("a waited-for readback did not land"))
+        self.collect(&readback, Wait::Sync)?.ok_or_else(|| gpu_error("a waited-for readback did not land"))
     }
 
     /// Copies a 2D texture back to the CPU (waits): rows of `width *
@@ -487,15 +501,19 @@ impl Context {
     }
 
     /// The bytes of a readback once it has landed: `None` while it is in
-    /// flight, unless `wait`, which blocks until it lands (counted in
-    /// [`Context::waits`] only when it had not landed yet).
-    pub(crate) fn collect(&mut self, readback: &InFlight, wait: bool) -> Result<Option<Vec<u8>>> {
+    /// flight with [`Wait::No`]; otherwise blocks until it lands. See
+    /// [`Wait`] for what [`Context::waits`] counts.
+    pub(crate) fn collect(&mut self, readback: &InFlight, wait: Wait) -> Result<Option<Vec<u8>>> {
         self.poll(false)?;
         if readback.state.load(Ordering::Acquire) == PENDING {
-            if !wait {
+            if wait == Wait::No {
                 return Ok(None);
             }
             self.poll(true)?;
+        } else if wait == Wait::Sync {
+            // The device happened to finish first; the caller still asked
+            // for a result now, which is a sync point whatever its speed.
+            self.waits += 1;
         }
         match readback.state.load(Ordering::Acquire) {
             LANDED => {

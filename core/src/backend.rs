@@ -251,9 +251,11 @@ pub trait Backend: Send {
         let ticket = self.submit_samples(&[SampleRequest { key, texels: texels.to_vec() }])?;
         self.poll_samples(ticket, true)?.ok_or_else(|| crate::error::MurkError::ReadbackLost { backend: self.name(), what: "sample readback" })
     }
-    /// How many times the backend has blocked the calling thread on the
-    /// device so far (readbacks it had to wait for). Backends that compute
-    /// on the calling thread never wait and report 0.
+    /// How many times the backend has synchronized the calling thread with
+    /// the device so far: readbacks taken with waiting and waits for the
+    /// device to go idle, counted even when the device had already finished
+    /// (so the count does not depend on the device's speed). Backends that
+    /// compute on the calling thread never wait and report 0.
     fn blocking_waits(&self) -> u64 {
         0
     }

@@ -11,7 +11,7 @@
 //! and readback state declared here. Occlusion builds, copies and snapshot
 //! writes are in `build.rs`.)
 
-use crate::context::{gpu_error, Context, InFlight, MASK_TEXTURE_FORMAT};
+use crate::context::{gpu_error, Context, InFlight, Wait, MASK_TEXTURE_FORMAT};
 use crate::passes;
 use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
 use murk_core::{Backend, FrameParams, OcclusionInput, Pass, RecomputeInput, RecomputeReport, Result};
@@ -458,7 +458,7 @@ impl Backend for Gpu {
             return Err(gpu_error(format!("changed-flag ticket {ticket} is unknown or was already delivered")));
         }
         self.flush()?;
-        let bytes = self.ctx.collect(&self.changed[&ticket], wait)?;
+        let bytes = self.ctx.collect(&self.changed[&ticket], if wait { Wait::IfPending } else { Wait::No })?;
         Ok(bytes.map(|b| {
             self.changed.remove(&ticket);
             b.iter().any(|&x| x != 0)
@@ -570,7 +570,7 @@ impl Backend for Gpu {
             return Err(gpu_error(format!("sample ticket {ticket} is unknown or was already delivered")));
         };
         let count = *count;
-        let Some(bytes) = self.ctx.collect(readback, wait)? else { return Ok(None) };
+        let Some(bytes) = self.ctx.collect(readback, if wait { Wait::IfPending } else { Wait::No })? else { return Ok(None) };
         self.samples.remove(&ticket);
         Ok(Some(bytes.chunks(4).take(count).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u16).collect()))
     }
