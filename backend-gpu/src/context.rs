@@ -38,7 +38,7 @@ impl InFlight {
 const COMMON: &str = include_str!("../shaders/common.wgsl");
 
 /// The engine include, prefixed to the looks that sample masks in world space.
-const INCLUDE: &str = include_str!("../include/murk_fog.wgsl");
+use crate::FOG_INCLUDE as INCLUDE;
 const NOISE: &str = include_str!("../shaders/looks/noise.wgsl");
 const MASK: &str = include_str!("../shaders/looks/mask.wgsl");
 

@@ -31,6 +31,10 @@ pub mod looks;
 pub mod passes;
 mod render;
 
+/// The WGSL include that engine materials use to sample a mask texture in
+/// world space (`include/murk_fog.wgsl`).
+pub const FOG_INCLUDE: &str = include_str!("../include/murk_fog.wgsl");
+
 pub use context::{module_names, required_limits, wgsl_source, BACKEND_VAR, MASK_TEXTURE_FORMAT};
 
 use context::Context;

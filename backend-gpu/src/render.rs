@@ -9,7 +9,7 @@ use murk_core::{InstanceKey, Result, ShaderParams};
 use murk_looks::RgbaImage;
 use wgpu::util::DeviceExt;
 
-const INCLUDE: &str = include_str!("../include/murk_fog.wgsl");
+use crate::FOG_INCLUDE as INCLUDE;
 const TOP_VIEW: &str = include_str!("../shaders/render/top_view.wgsl");
 
 /// The picture's format: 8-bit sRGB-free RGBA, what PNGs hold.

@@ -1,0 +1,77 @@
+//! The components a Bevy game puts on its entities for murk to see.
+//!
+//! Each wraps the plain-data component of `murk_core` of the same role; the
+//! entity's `Transform` gives the position (see [`crate::FogAxes`]). murk
+//! mirrors only entities that carry at least one of them.
+
+use bevy::prelude::*;
+use murk_core::{AntiVision, Blocker, HeightCapture, StealthActor, TransientReveal, VisionSource};
+
+/// A vision source: reveals a disk (or cone) around the entity.
+#[derive(Component, Clone, Debug, PartialEq)]
+pub struct FogVision {
+    /// Radius, falloff, eye height, cone, team, height layer.
+    pub source: VisionSource,
+    /// Turn the cone with the entity: its yaw is the heading of the
+    /// entity's local +X axis in the ground plane, plus the cone's own yaw.
+    pub cone_follows_rotation: bool,
+}
+
+impl FogVision {
+    /// A source of `radius` world units with the default falloff and eye height.
+    pub fn new(radius: f32) -> Self {
+        Self { source: VisionSource::new(radius), cone_follows_rotation: false }
+    }
+
+    /// The same source, for `team`.
+    pub fn team(mut self, team: u8) -> Self {
+        self.source.team = team;
+        self
+    }
+}
+
+/// An occluder (a wall, a rock), its outline relative to the entity.
+#[derive(Component, Clone, Debug, PartialEq)]
+pub struct FogBlocker(pub Blocker);
+
+/// A top-down height raster (terrain) that murk turns into occlusion.
+#[derive(Component, Clone, Debug, PartialEq)]
+pub struct FogCapture {
+    /// The raster and its recapture policy. With
+    /// [`murk_core::CaptureMode::ShowOnly`], murk watches [`Self::members`]
+    /// (the mode's own member list is filled from them).
+    pub capture: HeightCapture,
+    /// Entities whose movement makes a `ShowOnly` capture recapture; each
+    /// must carry a murk component itself.
+    pub members: Vec<Entity>,
+}
+
+/// An actor whose visibility follows the fog (hidden units, ghosts).
+#[derive(Component, Clone, Debug, PartialEq, Default)]
+pub struct FogStealth(pub StealthActor);
+
+/// An area hidden from the teams it targets (smoke, a cloaking field).
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct FogAntiVision(pub AntiVision);
+
+/// A reveal that lasts a number of ticks (a flare, a ping); murk despawns
+/// the entity when it runs out.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FogReveal(pub TransientReveal);
+
+/// Hides the entity (sets its [`Visibility`] to `Hidden`) while its
+/// [`FogStealth`] actor is not visible, and shows it again once it is: the
+/// enemy units a player's team cannot see disappear from the screen.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[require(FogStealth, Visibility)]
+pub struct FogHideWhenUnseen;
+
+/// A ghost murk placed where a hidden [`FogStealth`] actor in
+/// [`murk_core::HideMode::FreezeWithGhost`] was last seen. The plugin spawns
+/// the entity with a `Transform` there and despawns it when murk removes
+/// the ghost; add a sprite or mesh to it in an observer of `Add<FogGhost>`.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FogGhost {
+    /// The actor it stands in for.
+    pub actor: Entity,
+}

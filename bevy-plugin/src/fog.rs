@@ -1,0 +1,579 @@
+//! The subsystem in Bevy: its backend, its instances, the fixed tick, and
+//! the gameplay answers (messages, queries, snapshots, the lockstep hash).
+
+use crate::mirror::FogMirror;
+use crate::MurkSet;
+use bevy::asset::io::Reader;
+use bevy::asset::{AssetLoader, LoadContext};
+use bevy::ecs::system::SystemParam;
+use bevy::prelude::*;
+use bevy::render::renderer::{RenderAdapterInfo, RenderDevice, RenderQueue};
+use murk_core::{
+    Backend, FogSubsystem, Ghost, InstanceDesc, MaskAnswer, MurkError, Profile, QueryHandle, Result, StealthEvent, StealthState, TeamMask, TickReport,
+};
+use murk_cpu::CpuBackend;
+use murk_gpu::GpuBackend;
+use std::collections::BTreeMap;
+use std::sync::{Mutex, PoisonError};
+
+/// Where murk computes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// The CPU reference, on all cores.
+    Cpu,
+    /// The GPU: Bevy's render device when the app renders (the mask
+    /// textures then live where materials sample them), murk's own device
+    /// otherwise. Refused, with the reason in a [`FogError`], when there is
+    /// no adapter or it lacks what murk needs.
+    Gpu,
+    /// The GPU when it can run murk, else the CPU.
+    #[default]
+    Auto,
+}
+
+/// A fog instance for the plugin to create: murk's description, and
+/// optionally a profile file (the CLI's `.profile.toml`, `.profile.ron` or
+/// `.profile.json`) whose settings replace `desc.profile` once loaded.
+#[derive(Clone, Debug)]
+pub struct FogInstance {
+    /// Name, area, resolution, teams and settings.
+    pub desc: InstanceDesc,
+    /// A profile asset; the instance waits for it to load, and takes its
+    /// settings again whenever it changes.
+    pub profile: Option<Handle<FogProfile>>,
+}
+
+impl FogInstance {
+    /// An instance from its description.
+    pub fn new(desc: InstanceDesc) -> Self {
+        Self { desc, profile: None }
+    }
+
+    /// The same instance with its settings from a profile asset.
+    pub fn with_profile(mut self, profile: Handle<FogProfile>) -> Self {
+        self.profile = Some(profile);
+        self
+    }
+}
+
+/// The fog instances the game wants, by name. Change it at any time: the
+/// next tick creates, destroys, moves (a new area) or reconfigures them.
+/// A new resolution, level of detail or team set recreates the instance
+/// (its explored memory starts over).
+#[derive(Resource, Clone, Debug, Default)]
+pub struct FogInstances(pub BTreeMap<String, FogInstance>);
+
+impl FogInstances {
+    /// Adds or replaces an instance.
+    pub fn insert(&mut self, instance: FogInstance) {
+        self.0.insert(instance.desc.name.clone(), instance);
+    }
+
+    /// Removes an instance.
+    pub fn remove(&mut self, name: &str) -> Option<FogInstance> {
+        self.0.remove(name)
+    }
+}
+
+/// A profile file as an asset: the same files the `murk` CLI reads.
+#[derive(Asset, TypePath, Clone, Debug, PartialEq)]
+pub struct FogProfile(pub Profile);
+
+/// Loads `*.profile.toml`, `*.profile.ron` and `*.profile.json`.
+#[derive(Default, TypePath)]
+pub struct FogProfileLoader;
+
+impl AssetLoader for FogProfileLoader {
+    type Asset = FogProfile;
+    type Settings = ();
+    type Error = MurkError;
+
+    async fn load(&self, reader: &mut dyn Reader, _: &(), ctx: &mut LoadContext<'_>) -> Result<FogProfile> {
+        let what = ctx.path().to_string();
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes).await.map_err(|e| MurkError::Io { path: what.clone(), message: e.to_string() })?;
+        let text = String::from_utf8(bytes).map_err(|e| MurkError::Parse { what: what.clone(), message: e.to_string() })?;
+        let format = what.rsplit('.').next().unwrap_or_default().to_string();
+        Ok(FogProfile(Profile::parse(&text, &format, &what)?))
+    }
+
+    fn extensions(&self) -> &[&str] {
+        &["profile.toml", "profile.ron", "profile.json"]
+    }
+}
+
+/// murk's subsystem and its backend.
+#[derive(Resource)]
+pub struct MurkFog {
+    // A mutex because the backend is `Send` but not `Sync`; systems with
+    // `ResMut` reach it without locking.
+    fog: Mutex<Option<FogSubsystem>>,
+    gpu: Option<GpuBackend>,
+    choice: BackendChoice,
+    /// Instances as created, with the profile they run.
+    created: BTreeMap<String, InstanceDesc>,
+    /// Descriptions that failed (not retried until they change).
+    refused: BTreeMap<String, InstanceDesc>,
+    hash_each_tick: bool,
+    on_render_device: bool,
+    last: Option<TickReport>,
+    /// Ticks run on this subsystem.
+    ticks: u64,
+}
+
+impl MurkFog {
+    fn new(choice: BackendChoice, hash_each_tick: bool) -> Self {
+        Self {
+            fog: Mutex::new(None),
+            gpu: None,
+            choice,
+            created: BTreeMap::new(),
+            refused: BTreeMap::new(),
+            hash_each_tick,
+            on_render_device: false,
+            last: None,
+            ticks: 0,
+        }
+    }
+
+    /// The subsystem, once its backend started.
+    pub fn subsystem(&mut self) -> Option<&mut FogSubsystem> {
+        self.fog.get_mut().unwrap_or_else(PoisonError::into_inner).as_mut()
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&FogSubsystem) -> R) -> Option<R> {
+        self.fog.lock().unwrap_or_else(PoisonError::into_inner).as_ref().map(f)
+    }
+
+    fn running(&mut self) -> Result<&mut FogSubsystem> {
+        self.subsystem().ok_or_else(|| MurkError::invalid("murk backend", "none", "did not start (see the FogError messages)"))
+    }
+
+    /// The backend in use (`cpu[2 threads]`, `gpu[adapter, Vulkan]`), if one started.
+    pub fn backend_name(&self) -> Option<String> {
+        self.with(FogSubsystem::backend_name)
+    }
+
+    /// The backend asked for.
+    pub fn choice(&self) -> BackendChoice {
+        self.choice
+    }
+
+    /// The GPU backend, when murk runs on the GPU (its mask textures feed
+    /// the images on the device).
+    pub fn gpu(&self) -> Option<&GpuBackend> {
+        self.gpu.as_ref()
+    }
+
+    /// Whether murk runs on Bevy's render device (the GPU backend in an
+    /// app that renders): its mask textures then reach the images without
+    /// leaving the device.
+    pub fn on_render_device(&self) -> bool {
+        self.on_render_device
+    }
+
+    /// What the last tick did.
+    pub fn last_report(&self) -> Option<&TickReport> {
+        self.last.as_ref()
+    }
+
+    /// Ticks run since the plugin started (a backend switch keeps counting).
+    pub fn ticks(&self) -> u64 {
+        self.ticks
+    }
+
+    /// Whether a stealth actor (by its mirror) was visible at its last check.
+    pub fn stealth_visible(&self, actor: hecs::Entity) -> Option<bool> {
+        self.with(|f| f.stealth_state(actor).map(|s| s.last_visible)).flatten()
+    }
+
+    /// The instances murk runs, as created.
+    pub fn instances(&self) -> &BTreeMap<String, InstanceDesc> {
+        &self.created
+    }
+}
+
+/// A stealth transition, about a Bevy entity.
+#[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FogStealthEvent {
+    /// The actor.
+    pub actor: Entity,
+    /// What happened.
+    pub change: StealthChange,
+}
+
+/// The kinds of stealth transition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StealthChange {
+    /// The actor became visible.
+    Revealed,
+    /// The actor became hidden.
+    Hidden,
+    /// A ghost was left where it was last seen (a [`crate::FogGhost`]
+    /// entity appears after the tick).
+    GhostSpawned,
+    /// Its ghost went away.
+    GhostRemoved,
+}
+
+/// Something murk refused or failed at (bad input names the field and
+/// value; nothing already computed is lost).
+#[derive(Message, Clone, Debug, PartialEq, Eq)]
+pub struct FogError(pub String);
+
+impl From<MurkError> for FogError {
+    fn from(e: MurkError) -> Self {
+        FogError(e.to_string())
+    }
+}
+
+/// Asks for a snapshot of the whole fog state; answered by [`FogSaved`].
+#[derive(Message, Clone, Copy, Debug, Default)]
+pub struct SaveFog;
+
+/// A snapshot (murk's checksummed format), taken after the tick.
+#[derive(Message, Clone, Debug)]
+pub struct FogSaved {
+    /// The tick it was taken after.
+    pub tick: u64,
+    /// The bytes, for [`RestoreFog`].
+    pub bytes: Vec<u8>,
+}
+
+/// Restores a snapshot after the tick. Stealth states are keyed by the
+/// mirror's entities, so restore while the entities it was taken with
+/// still exist (a rollback, a resync); answered by [`FogRestored`] or a
+/// [`FogError`] (and then nothing changed).
+#[derive(Message, Clone, Debug)]
+pub struct RestoreFog(pub Vec<u8>);
+
+/// A snapshot was restored.
+#[derive(Message, Clone, Copy, Debug)]
+pub struct FogRestored;
+
+/// Moves murk to another backend after the tick, through a snapshot, so
+/// nothing computed is lost and the bytes go on exactly as before. Refused
+/// (a [`FogError`], murk stays where it was) when the backend cannot start.
+#[derive(Message, Clone, Copy, Debug)]
+pub struct SwitchBackend(pub BackendChoice);
+
+/// The lockstep hash of murk's state after the last tick (with
+/// `MurkPlugin::hash_each_tick`): equal on every machine, backend and
+/// thread count, so lockstep peers compare it.
+#[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FogHash {
+    /// The tick it was taken after.
+    pub tick: u64,
+    /// The hash; `None` before the first tick.
+    pub hash: Option<u64>,
+}
+
+/// Visibility questions, as a system parameter. Points are in Bevy's
+/// coordinates.
+#[derive(SystemParam)]
+pub struct FogQueries<'w> {
+    fog: ResMut<'w, MurkFog>,
+    mirror: Res<'w, FogMirror>,
+}
+
+impl FogQueries<'_> {
+    /// The final mask at each point, now (on the GPU this waits for a
+    /// readback: prefer [`Self::submit`] in a game's frame).
+    pub fn mask_now(&mut self, points: &[Vec3], cutoff_override: Option<f32>) -> Result<Vec<MaskAnswer>> {
+        let points: Vec<Vec3> = points.iter().map(|p| self.mirror.axes.to_murk(*p)).collect();
+        self.fog.running()?.mask_query_now(&points, cutoff_override)
+    }
+
+    /// Whether the point is visible (at its instance's cutoff), now.
+    pub fn is_visible_now(&mut self, point: Vec3) -> Result<bool> {
+        Ok(matches!(self.mask_now(&[point], None)?.first(), Some(MaskAnswer::Sampled { visible: true, .. })))
+    }
+
+    /// Submits a batch of mask queries without waiting.
+    pub fn submit(&mut self, points: &[Vec3], cutoff_override: Option<f32>) -> Result<QueryHandle> {
+        let points: Vec<Vec3> = points.iter().map(|p| self.mirror.axes.to_murk(*p)).collect();
+        self.fog.running()?.submit_mask_query(&points, cutoff_override)
+    }
+
+    /// The answers of a submitted batch once its readback landed.
+    pub fn poll(&mut self, handle: QueryHandle) -> Result<Option<Vec<MaskAnswer>>> {
+        self.fog.running()?.poll_mask_query(handle)
+    }
+
+    /// Whether a source of `teams` has the point in its radius or cone (no
+    /// occlusion, no fade, no latency).
+    pub fn in_sight_of(&mut self, point: Vec3, teams: TeamMask) -> Result<bool> {
+        let p = self.mirror.axes.to_murk(point);
+        let world = &self.mirror.world;
+        self.fog.running()?.query_immediate(world, p, teams)
+    }
+
+    /// The instance answering for a point, and its texel.
+    pub fn locate(&mut self, point: Vec3) -> Option<(String, [u32; 2])> {
+        let p = self.mirror.axes.to_murk(point);
+        self.fog.subsystem()?.locate(p)
+    }
+
+    /// A stealth actor's state.
+    pub fn stealth(&mut self, actor: Entity) -> Option<StealthState> {
+        let h = self.mirror.hecs_entity(actor)?;
+        self.fog.subsystem()?.stealth_state(h).cloned()
+    }
+}
+
+/// Render resources, when the app renders.
+#[derive(SystemParam)]
+pub(crate) struct RenderHandles<'w> {
+    device: Option<Res<'w, RenderDevice>>,
+    queue: Option<Res<'w, RenderQueue>>,
+    adapter: Option<Res<'w, RenderAdapterInfo>>,
+}
+
+impl RenderHandles<'_> {
+    /// A GPU backend on Bevy's render device when there is one, else on
+    /// murk's own.
+    fn gpu(&self) -> Result<GpuBackend> {
+        match (&self.device, &self.queue, &self.adapter) {
+            (Some(d), Some(q), Some(a)) => {
+                let queue: &wgpu::Queue = &q.0;
+                let adapter: &wgpu::AdapterInfo = &a.0;
+                GpuBackend::from_device(d.wgpu_device().clone(), queue.clone(), adapter.clone())
+            }
+            _ => GpuBackend::new(),
+        }
+    }
+
+    /// Whether `gpu` runs on Bevy's render device.
+    pub(crate) fn is_render_device(&self, gpu: &GpuBackend) -> bool {
+        self.device.as_ref().is_some_and(|d| gpu.device().0 == *d.wgpu_device())
+    }
+
+    /// A backend for `choice`, and the GPU handle when it is one.
+    fn backend(&self, choice: BackendChoice) -> Result<(Box<dyn Backend>, Option<GpuBackend>)> {
+        let cpu = || -> Result<(Box<dyn Backend>, Option<GpuBackend>)> {
+            let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+            Ok((Box::new(CpuBackend::new(threads)?), None))
+        };
+        match choice {
+            BackendChoice::Cpu => cpu(),
+            BackendChoice::Gpu => {
+                let gpu = self.gpu()?;
+                Ok((Box::new(gpu.clone()), Some(gpu)))
+            }
+            BackendChoice::Auto => match self.gpu() {
+                Ok(gpu) => Ok((Box::new(gpu.clone()), Some(gpu))),
+                Err(e) => {
+                    info!("murk: no GPU backend ({e}); running on the CPU");
+                    cpu()
+                }
+            },
+        }
+    }
+}
+
+fn start(mut fog: ResMut<MurkFog>, render: RenderHandles, mut errors: MessageWriter<FogError>, mut started: Local<bool>) {
+    if std::mem::replace(&mut *started, true) {
+        return;
+    }
+    match render.backend(fog.choice) {
+        Ok((backend, gpu)) => {
+            let subsystem = FogSubsystem::new(backend);
+            info!("murk runs on {}", subsystem.backend_name());
+            *fog.fog.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(subsystem);
+            fog.on_render_device = gpu.as_ref().is_some_and(|g| render.is_render_device(g));
+            fog.gpu = gpu;
+        }
+        Err(e) => {
+            error!("murk did not start: {e}");
+            errors.write(FogError::from(e));
+        }
+    }
+}
+
+/// The description an instance should run now; `None` while its profile
+/// asset is loading.
+fn wanted(instance: &FogInstance, profiles: Option<&Assets<FogProfile>>) -> Option<InstanceDesc> {
+    let mut desc = instance.desc.clone();
+    if let Some(handle) = &instance.profile {
+        desc.profile = profiles?.get(handle)?.0.clone();
+    }
+    Some(desc)
+}
+
+fn sync_instances(
+    mut fog: ResMut<MurkFog>,
+    instances: Res<FogInstances>,
+    profiles: Option<Res<Assets<FogProfile>>>,
+    mut errors: MessageWriter<FogError>,
+) {
+    let fog = &mut *fog;
+    let Some(subsystem) = fog.fog.get_mut().unwrap_or_else(PoisonError::into_inner).as_mut() else { return };
+    let gone: Vec<String> = fog.created.keys().filter(|n| !instances.0.contains_key(*n)).cloned().collect();
+    for name in gone {
+        fog.created.remove(&name);
+        if let Err(e) = subsystem.destroy_instance(&name) {
+            errors.write(e.into());
+        }
+    }
+    fog.refused.retain(|n, _| instances.0.contains_key(n));
+    for (name, instance) in &instances.0 {
+        let Some(desc) = wanted(instance, profiles.as_deref()) else { continue };
+        if fog.created.get(name) == Some(&desc) || fog.refused.get(name) == Some(&desc) {
+            continue;
+        }
+        let outcome = match fog.created.get(name) {
+            None => subsystem.create_instance(desc.clone()),
+            Some(old) if old.resolution == desc.resolution && old.lod == desc.lod && old.observed_teams == desc.observed_teams => {
+                let area = if old.area == desc.area { Ok(()) } else { subsystem.set_area(name, desc.area) };
+                area.and_then(|()| if old.profile == desc.profile { Ok(()) } else { subsystem.apply_profile(name, desc.profile.clone()) })
+            }
+            Some(_) => subsystem.destroy_instance(name).and_then(|()| {
+                fog.created.remove(name);
+                subsystem.create_instance(desc.clone())
+            }),
+        };
+        match outcome {
+            Ok(()) => {
+                fog.refused.remove(name);
+                fog.created.insert(name.clone(), desc);
+            }
+            Err(e) => {
+                errors.write(FogError(format!("instance `{name}`: {e}")));
+                fog.refused.insert(name.clone(), desc);
+            }
+        }
+    }
+}
+
+fn tick(
+    mut fog: ResMut<MurkFog>,
+    mut mirror: ResMut<FogMirror>,
+    time: Res<Time<Fixed>>,
+    mut events: MessageWriter<FogStealthEvent>,
+    mut errors: MessageWriter<FogError>,
+    mut hash: ResMut<FogHash>,
+) {
+    let fog = &mut *fog;
+    let hash_each_tick = fog.hash_each_tick;
+    let Some(subsystem) = fog.fog.get_mut().unwrap_or_else(PoisonError::into_inner).as_mut() else { return };
+    let step = time.timestep().as_micros();
+    let Ok(dt_us) = u32::try_from(step) else {
+        errors.write(FogError(format!("invalid Time<Fixed> timestep = {step} us: murk ticks at most u32::MAX microseconds")));
+        return;
+    };
+    let mirror = &mut *mirror;
+    match subsystem.tick(&mut mirror.world, dt_us) {
+        Ok(report) => {
+            for e in &report.events {
+                let Some(actor) = mirror.bevy_entity(e.actor()) else { continue };
+                let change = match e {
+                    StealthEvent::Revealed { .. } => StealthChange::Revealed,
+                    StealthEvent::Hidden { .. } => StealthChange::Hidden,
+                    StealthEvent::GhostSpawned { .. } => StealthChange::GhostSpawned,
+                    StealthEvent::GhostRemoved { .. } => StealthChange::GhostRemoved,
+                };
+                events.write(FogStealthEvent { actor, change });
+            }
+            fog.last = Some(report);
+            fog.ticks += 1;
+            if hash_each_tick {
+                match subsystem.lockstep_hash() {
+                    Ok(h) => *hash = FogHash { tick: fog.ticks, hash: Some(h) },
+                    Err(e) => {
+                        errors.write(e.into());
+                    }
+                }
+            }
+        }
+        Err(e) => {
+            errors.write(e.into());
+        }
+    }
+}
+
+fn snapshots(
+    mut fog: ResMut<MurkFog>,
+    mut mirror: ResMut<FogMirror>,
+    render: RenderHandles,
+    mut save: MessageReader<SaveFog>,
+    mut restore: MessageReader<RestoreFog>,
+    mut switch: MessageReader<SwitchBackend>,
+    mut saved: MessageWriter<FogSaved>,
+    mut restored: MessageWriter<FogRestored>,
+    mut errors: MessageWriter<FogError>,
+) {
+    let fog = &mut *fog;
+    let ticks = fog.ticks;
+    let mirror = &mut *mirror;
+    for _ in save.read() {
+        match fog.running().and_then(|f| f.snapshot(&mirror.world)) {
+            Ok(bytes) => {
+                saved.write(FogSaved { tick: ticks, bytes });
+            }
+            Err(e) => {
+                errors.write(e.into());
+            }
+        }
+    }
+    for RestoreFog(bytes) in restore.read() {
+        match fog.running().and_then(|f| f.restore(&mut mirror.world, bytes)) {
+            Ok(()) => {
+                // The snapshot's instances are the ones that run now.
+                fog.created = fog.with(|f| f.instance_names().into_iter().filter_map(|n| Some((n.clone(), f.instance(&n).ok()?.clone()))).collect())
+                    .unwrap_or_default();
+                restored.write(FogRestored);
+            }
+            Err(e) => {
+                errors.write(e.into());
+            }
+        }
+    }
+    for SwitchBackend(choice) in switch.read() {
+        let moved = (|| -> Result<(FogSubsystem, Option<GpuBackend>)> {
+            let bytes = fog.running()?.snapshot(&mirror.world)?;
+            let (backend, gpu) = render.backend(*choice)?;
+            let mut next = FogSubsystem::new(backend);
+            // The restore touches only murk's ghosts and reveal countdowns,
+            // which the snapshot holds as they are.
+            next.restore(&mut mirror.world, &bytes)?;
+            // The fresh subsystem knew no ghosts, so it spawned its own:
+            // despawn the old subsystem's, which nothing refers to now.
+            let orphans: Vec<hecs::Entity> = mirror
+                .world
+                .query::<&Ghost>()
+                .iter()
+                .filter(|(g, ghost)| next.stealth_state(ghost.actor).and_then(|s| s.ghost) != Some(*g))
+                .map(|(g, _)| g)
+                .collect();
+            for g in orphans {
+                let _ = mirror.world.despawn(g);
+            }
+            Ok((next, gpu))
+        })();
+        match moved {
+            Ok((next, gpu)) => {
+                info!("murk moved to {}", next.backend_name());
+                *fog.fog.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(next);
+                fog.on_render_device = gpu.as_ref().is_some_and(|g| render.is_render_device(g));
+                fog.gpu = gpu;
+                fog.choice = *choice;
+            }
+            Err(e) => {
+                errors.write(FogError(format!("switching murk to {choice:?}: {e}")));
+            }
+        }
+    }
+}
+
+pub(crate) fn build(app: &mut App, choice: BackendChoice, hash_each_tick: bool) {
+    app.insert_resource(MurkFog::new(choice, hash_each_tick));
+    if app.world().contains_resource::<AssetServer>() {
+        app.init_asset::<FogProfile>().register_asset_loader(FogProfileLoader);
+    }
+    app.add_systems(
+        FixedUpdate,
+        ((start, sync_instances).chain().in_set(MurkSet::Mirror).before(crate::mirror::mirror_entities), tick.in_set(MurkSet::Tick)),
+    )
+    .add_systems(FixedUpdate, snapshots.in_set(MurkSet::Publish).before(crate::mirror::publish_entities));
+}
+

@@ -1,0 +1,150 @@
+//! murk in Bevy: add [`MurkPlugin`] and murk sees the entities that carry
+//! its components, ticks in `FixedUpdate`, and hands each fog instance's
+//! mask to materials as a Bevy [`Image`].
+//!
+//! ```no_run
+//! use bevy::prelude::*;
+//! use murk_bevy::prelude::*;
+//!
+//! let mut app = App::new();
+//! app.add_plugins(MinimalPlugins).add_plugins(MurkPlugin::new(BackendChoice::Cpu).instance(FogInstance::new(
+//!     InstanceDesc {
+//!         name: "player".into(),
+//!         area: Area { center: Vec3::new(64.0, 64.0, 0.0), extents: Vec3::new(128.0, 128.0, 10.0), yaw_degrees: 0.0 },
+//!         resolution: 128,
+//!         lod: 0,
+//!         observed_teams: TeamMask::of(&[0]),
+//!         profile: Profile::default(),
+//!     },
+//! )));
+//! app.world_mut().spawn((Transform::from_xyz(10.0, 10.0, 0.0), FogVision::new(12.0)));
+//! app.update();
+//! ```
+//!
+//! Each fixed tick runs in [`MurkSet`] order: the game's entities are
+//! mirrored into murk's own world (only those spawned, changed or
+//! despawned since the last tick cost work), murk ticks, and the results
+//! come back as messages ([`FogStealthEvent`], [`FogError`]), ghost
+//! entities ([`FogGhost`]), visibility of [`FogHideWhenUnseen`] entities,
+//! the [`FogHash`] and the mask images ([`FogImages`]). Move units before
+//! [`MurkSet::Mirror`] in `FixedUpdate` so murk sees this tick's positions.
+
+mod components;
+mod fog;
+pub mod headless;
+mod mask;
+mod material;
+mod mirror;
+
+pub use components::{FogAntiVision, FogBlocker, FogCapture, FogGhost, FogHideWhenUnseen, FogReveal, FogStealth, FogVision};
+pub use fog::{
+    BackendChoice, FogError, FogHash, FogInstance, FogInstances, FogProfile, FogQueries, FogRestored, FogSaved, FogStealthEvent, MurkFog,
+    RestoreFog, SaveFog, StealthChange, SwitchBackend,
+};
+pub use mask::{mask_texels, FogImages};
+pub use material::{FogLook, FogOverlayMaterial, FogParamsUniform, FogTerrainExtension, FogTerrainMaterial};
+pub use mirror::{mirror_entities, FogAxes, FogMirror, RemovedMurk};
+
+use bevy::prelude::*;
+
+/// What a game usually needs: the plugin, its components, its resources
+/// and messages, and the murk types that describe instances.
+pub mod prelude {
+    pub use crate::{
+        BackendChoice, FogAntiVision, FogAxes, FogBlocker, FogCapture, FogError, FogGhost, FogHash, FogHideWhenUnseen, FogImages, FogInstance,
+        FogInstances, FogLook, FogMirror, FogOverlayMaterial, FogProfile, FogQueries, FogRestored, FogReveal, FogSaved, FogStealth, FogStealthEvent,
+        FogTerrainExtension, FogTerrainMaterial, FogVision, MurkFog, MurkPlugin, MurkSet, RestoreFog, SaveFog, StealthChange, SwitchBackend,
+    };
+    pub use murk_core::{Area, Blocker, BlockerShape, InstanceDesc, Profile, StealthActor, TeamMask, VisionSource};
+}
+
+/// The stages of murk's fixed tick, in order.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MurkSet {
+    /// Instances and entities are mirrored into murk.
+    Mirror,
+    /// murk ticks.
+    Tick,
+    /// Results go back to Bevy: messages, ghosts, hidden entities, images.
+    Publish,
+}
+
+/// murk's plugin. Choose the backend at run time: [`BackendChoice::Cpu`],
+/// [`BackendChoice::Gpu`] (Bevy's render device when the app renders,
+/// murk's own device otherwise) or [`BackendChoice::Auto`] (the GPU when
+/// one is there, else the CPU).
+#[derive(Clone)]
+pub struct MurkPlugin {
+    /// The backend to start on ([`SwitchBackend`] changes it later).
+    pub backend: BackendChoice,
+    /// How Bevy's axes map onto murk's ground plane.
+    pub axes: FogAxes,
+    /// Instances to create at startup (more can be added to
+    /// [`FogInstances`] at any time).
+    pub instances: Vec<FogInstance>,
+    /// Compute the lockstep hash after every tick into [`FogHash`]. On the
+    /// GPU this reads the masks back every tick: turn it on for lockstep
+    /// games and tests, not for the fastest frame.
+    pub hash_each_tick: bool,
+}
+
+impl MurkPlugin {
+    /// The plugin on `backend`, 2D axes, no instances yet.
+    pub fn new(backend: BackendChoice) -> Self {
+        Self { backend, axes: FogAxes::XY, instances: Vec::new(), hash_each_tick: false }
+    }
+
+    /// Adds an instance to create at startup.
+    pub fn instance(mut self, instance: FogInstance) -> Self {
+        self.instances.push(instance);
+        self
+    }
+
+    /// Sets how Bevy's axes map onto murk's.
+    pub fn axes(mut self, axes: FogAxes) -> Self {
+        self.axes = axes;
+        self
+    }
+
+    /// Turns the per-tick lockstep hash on or off.
+    pub fn hash_each_tick(mut self, on: bool) -> Self {
+        self.hash_each_tick = on;
+        self
+    }
+}
+
+impl Default for MurkPlugin {
+    fn default() -> Self {
+        Self::new(BackendChoice::Auto)
+    }
+}
+
+impl Plugin for MurkPlugin {
+    fn build(&self, app: &mut App) {
+        let mut instances = FogInstances::default();
+        for i in &self.instances {
+            instances.insert(i.clone());
+        }
+        app.insert_resource(instances)
+            .insert_resource(FogMirror::new(self.axes))
+            .insert_resource(FogHash::default())
+            .init_resource::<FogImages>()
+            .add_message::<FogStealthEvent>()
+            .add_message::<FogError>()
+            .add_message::<SaveFog>()
+            .add_message::<FogSaved>()
+            .add_message::<RestoreFog>()
+            .add_message::<FogRestored>()
+            .add_message::<SwitchBackend>()
+            .configure_sets(FixedUpdate, (MurkSet::Mirror, MurkSet::Tick, MurkSet::Publish).chain());
+        fog::build(app, self.backend, self.hash_each_tick);
+        mirror::build(app);
+        mask::build(app);
+        material::build(app);
+    }
+
+    fn finish(&self, app: &mut App) {
+        // The render device (when the app renders) exists from here on.
+        mask::finish(app);
+    }
+}

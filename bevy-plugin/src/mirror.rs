@@ -1,0 +1,326 @@
+//! Mirroring Bevy entities into murk's `hecs` world, incrementally: only
+//! entities spawned, changed or despawned since the last fixed tick cost
+//! work. Despawns go first, then spawns in entity order, so the mirror's
+//! ids (which stealth events and the lockstep hash carry) depend only on
+//! what the game did, never on query order.
+
+use crate::components::{FogAntiVision, FogBlocker, FogCapture, FogGhost, FogHideWhenUnseen, FogReveal, FogStealth, FogVision};
+use crate::fog::{FogError, MurkFog};
+use crate::MurkSet;
+use bevy::prelude::*;
+use murk_core::{AntiVision, Blocker, CaptureMode, Ghost, HeightCapture, MurkError, Position, StealthActor, TransientReveal, VisionSource};
+use std::collections::HashMap;
+
+/// How Bevy's axes map onto murk's, whose ground is the X/Y plane with Z
+/// up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FogAxes {
+    /// 2D games: murk's axes are Bevy's (X right, Y up on screen).
+    #[default]
+    XY,
+    /// 3D games with Y up: murk (x, y, z) = Bevy (x, -z, y), so the ground
+    /// is Bevy's X/Z plane seen from above with -Z as murk's +Y.
+    YUp,
+}
+
+impl FogAxes {
+    /// A Bevy point in murk's coordinates.
+    pub fn to_murk(self, v: Vec3) -> Vec3 {
+        match self {
+            FogAxes::XY => v,
+            FogAxes::YUp => Vec3::new(v.x, -v.z, v.y),
+        }
+    }
+
+    /// A murk point in Bevy's coordinates.
+    pub fn to_bevy(self, v: Vec3) -> Vec3 {
+        match self {
+            FogAxes::XY => v,
+            FogAxes::YUp => Vec3::new(v.x, v.z, -v.y),
+        }
+    }
+
+    /// Heading in murk's ground plane (degrees counter-clockwise from +X)
+    /// of a rotation's local +X axis.
+    pub fn heading_degrees(self, rotation: Quat) -> f32 {
+        let d = self.to_murk(rotation * Vec3::X);
+        d.y.atan2(d.x).to_degrees()
+    }
+}
+
+/// murk's mirror of the game's entities: the `hecs` world the subsystem
+/// ticks, and the maps between the two worlds' entities.
+#[derive(Resource)]
+pub struct FogMirror {
+    /// How positions are mapped.
+    pub axes: FogAxes,
+    pub(crate) world: hecs::World,
+    to_hecs: HashMap<Entity, hecs::Entity>,
+    to_bevy: HashMap<hecs::Entity, Entity>,
+    ghosts: HashMap<hecs::Entity, Entity>,
+}
+
+impl FogMirror {
+    pub(crate) fn new(axes: FogAxes) -> Self {
+        Self { axes, world: hecs::World::new(), to_hecs: HashMap::new(), to_bevy: HashMap::new(), ghosts: HashMap::new() }
+    }
+
+    /// murk's world, as the subsystem sees it.
+    pub fn world(&self) -> &hecs::World {
+        &self.world
+    }
+
+    /// The mirror of a Bevy entity.
+    pub fn hecs_entity(&self, entity: Entity) -> Option<hecs::Entity> {
+        self.to_hecs.get(&entity).copied()
+    }
+
+    /// The Bevy entity a mirror stands for.
+    pub fn bevy_entity(&self, entity: hecs::Entity) -> Option<Entity> {
+        self.to_bevy.get(&entity).copied()
+    }
+
+    /// How many entities are mirrored.
+    pub fn len(&self) -> usize {
+        self.to_hecs.len()
+    }
+
+    /// Whether nothing is mirrored.
+    pub fn is_empty(&self) -> bool {
+        self.to_hecs.is_empty()
+    }
+}
+
+/// The murk components of one Bevy entity, as `hecs` components.
+struct Mirrored {
+    position: Position,
+    vision: Option<VisionSource>,
+    blocker: Option<Blocker>,
+    capture: Option<(HeightCapture, Vec<Entity>)>,
+    stealth: Option<StealthActor>,
+    anti: Option<AntiVision>,
+    reveal: Option<TransientReveal>,
+}
+
+type MurkParts<'a> = (
+    Entity,
+    &'a Transform,
+    Option<&'a FogVision>,
+    Option<&'a FogBlocker>,
+    Option<&'a FogCapture>,
+    Option<&'a FogStealth>,
+    Option<&'a FogAntiVision>,
+    Option<&'a FogReveal>,
+);
+
+/// Entities with at least one murk component.
+type AnyMurk = Or<(With<FogVision>, With<FogBlocker>, With<FogCapture>, With<FogStealth>, With<FogAntiVision>, With<FogReveal>)>;
+
+/// Those of them whose position or murk components changed (or that were
+/// just spawned).
+type ChangedMurk = (
+    AnyMurk,
+    Or<(
+        Changed<Transform>,
+        Changed<FogVision>,
+        Changed<FogBlocker>,
+        Changed<FogCapture>,
+        Changed<FogStealth>,
+        Changed<FogAntiVision>,
+        Changed<FogReveal>,
+    )>,
+);
+
+fn parts(axes: FogAxes, (_, t, vision, blocker, capture, stealth, anti, reveal): MurkParts<'_>) -> Mirrored {
+    let vision = vision.map(|v| {
+        let mut s = v.source;
+        if v.cone_follows_rotation {
+            if let Some(cone) = s.cone.as_mut() {
+                cone.yaw_degrees += axes.heading_degrees(t.rotation);
+            }
+        }
+        s
+    });
+    Mirrored {
+        position: Position(axes.to_murk(t.translation)),
+        vision,
+        blocker: blocker.map(|b| b.0.clone()),
+        capture: capture.map(|c| (c.capture.clone(), c.members.clone())),
+        stealth: stealth.map(|s| s.0.clone()),
+        anti: anti.map(|a| a.0),
+        reveal: reveal.map(|r| r.0),
+    }
+}
+
+fn set<T: hecs::Component>(world: &mut hecs::World, e: hecs::Entity, value: Option<T>) {
+    match value {
+        Some(v) => {
+            // The entity exists: it was just looked up or spawned.
+            let _ = world.insert_one(e, v);
+        }
+        None => {
+            let _ = world.remove_one::<T>(e);
+        }
+    }
+}
+
+/// In the `hecs` world, the mirror's capture members name mirrors.
+fn capture_for(mirror: &FogMirror, owner: Entity, capture: HeightCapture, members: &[Entity]) -> std::result::Result<HeightCapture, MurkError> {
+    let mut capture = capture;
+    if let CaptureMode::ShowOnly { members: m, .. } = &mut capture.mode {
+        m.clear();
+        for (i, b) in members.iter().enumerate() {
+            let h = mirror.hecs_entity(*b).ok_or_else(|| {
+                MurkError::invalid(format!("entity {owner}: FogCapture.members[{i}]"), b, "is not an entity with a murk component")
+            })?;
+            m.push(h);
+        }
+    }
+    Ok(capture)
+}
+
+/// Brings the mirror up to date with the Bevy entities that changed (the
+/// system of [`MurkSet::Mirror`]; public so benches can time it alone).
+pub fn mirror_entities(
+    mut mirror: ResMut<FogMirror>,
+    changed: Query<MurkParts, ChangedMurk>,
+    all: Query<MurkParts, AnyMurk>,
+    mut removed: RemovedMurk,
+    mut errors: MessageWriter<FogError>,
+) {
+    let axes = mirror.axes;
+    // Entities that lost a murk component: gone, or to be written again.
+    let mut touched: Vec<Entity> = removed.drain();
+    touched.sort_unstable();
+    touched.dedup();
+    let mut gone: Vec<Entity> = touched.iter().copied().filter(|e| !all.contains(*e) && mirror.to_hecs.contains_key(e)).collect();
+    gone.sort_unstable();
+    for e in gone {
+        if let Some(h) = mirror.to_hecs.remove(&e) {
+            mirror.to_bevy.remove(&h);
+            let _ = mirror.world.despawn(h);
+        }
+    }
+    let mut updates: Vec<(Entity, Mirrored)> = changed.iter().map(|p| (p.0, parts(axes, p))).collect();
+    for e in touched {
+        if !updates.iter().any(|(u, _)| *u == e) {
+            if let Ok(p) = all.get(e) {
+                updates.push((e, parts(axes, p)));
+            }
+        }
+    }
+    updates.sort_unstable_by_key(|(e, _)| *e);
+    // Spawns first, in entity order, so capture members can name them.
+    for (e, m) in &updates {
+        if !mirror.to_hecs.contains_key(e) {
+            let h = mirror.world.spawn((m.position,));
+            mirror.to_hecs.insert(*e, h);
+            mirror.to_bevy.insert(h, *e);
+        }
+    }
+    for (e, m) in updates {
+        let h = mirror.to_hecs[&e];
+        let capture = match m.capture {
+            Some((c, members)) => match capture_for(&mirror, e, c, &members) {
+                Ok(c) => Some(c),
+                Err(err) => {
+                    errors.write(FogError::from(err));
+                    None
+                }
+            },
+            None => None,
+        };
+        let w = &mut mirror.world;
+        set(w, h, Some(m.position));
+        set(w, h, m.vision);
+        set(w, h, m.blocker);
+        set(w, h, capture);
+        set(w, h, m.stealth);
+        set(w, h, m.anti);
+        set(w, h, m.reveal);
+    }
+}
+
+/// The removal readers of every murk component.
+#[derive(bevy::ecs::system::SystemParam)]
+pub struct RemovedMurk<'w, 's> {
+    vision: RemovedComponents<'w, 's, FogVision>,
+    blocker: RemovedComponents<'w, 's, FogBlocker>,
+    capture: RemovedComponents<'w, 's, FogCapture>,
+    stealth: RemovedComponents<'w, 's, FogStealth>,
+    anti: RemovedComponents<'w, 's, FogAntiVision>,
+    reveal: RemovedComponents<'w, 's, FogReveal>,
+}
+
+impl RemovedMurk<'_, '_> {
+    fn drain(&mut self) -> Vec<Entity> {
+        let mut out: Vec<Entity> = self.vision.read().collect();
+        out.extend(self.blocker.read());
+        out.extend(self.capture.read());
+        out.extend(self.stealth.read());
+        out.extend(self.anti.read());
+        out.extend(self.reveal.read());
+        out
+    }
+}
+
+/// After a tick: transient reveals murk ended are despawned, the others
+/// show murk's countdown; ghosts follow murk's; hidden actors are hidden.
+pub(crate) fn publish_entities(
+    mut commands: Commands,
+    mut mirror: ResMut<FogMirror>,
+    fog: Res<MurkFog>,
+    mut reveals: Query<(Entity, &mut FogReveal)>,
+    mut hide: Query<(Entity, &mut Visibility), With<FogHideWhenUnseen>>,
+    mut ghost_transforms: Query<&mut Transform, With<FogGhost>>,
+) {
+    let axes = mirror.axes;
+    for (e, mut reveal) in &mut reveals {
+        let Some(h) = mirror.hecs_entity(e) else { continue };
+        let countdown = mirror.world.get::<&TransientReveal>(h).ok().map(|r| *r);
+        match countdown {
+            Some(r) => reveal.bypass_change_detection().0 = r,
+            None if !mirror.world.contains(h) => {
+                mirror.to_hecs.remove(&e);
+                mirror.to_bevy.remove(&h);
+                commands.entity(e).despawn();
+            }
+            None => {}
+        }
+    }
+    // Ghosts: one Bevy entity per murk ghost.
+    let murk_ghosts: Vec<(hecs::Entity, hecs::Entity, Vec3)> =
+        mirror.world.query::<(&Ghost, &Position)>().iter().map(|(g, (ghost, p))| (g, ghost.actor, p.0)).collect();
+    let alive: std::collections::HashSet<hecs::Entity> = murk_ghosts.iter().map(|(g, _, _)| *g).collect();
+    let stale: Vec<hecs::Entity> = mirror.ghosts.keys().copied().filter(|g| !alive.contains(g)).collect();
+    for g in stale {
+        if let Some(e) = mirror.ghosts.remove(&g) {
+            commands.entity(e).despawn();
+        }
+    }
+    for (g, actor, p) in murk_ghosts {
+        let at = Transform::from_translation(axes.to_bevy(p));
+        match mirror.ghosts.get(&g) {
+            Some(e) => {
+                if let Ok(mut t) = ghost_transforms.get_mut(*e) {
+                    t.translation = at.translation;
+                }
+            }
+            None => {
+                let Some(actor) = mirror.bevy_entity(actor) else { continue };
+                let e = commands.spawn((FogGhost { actor }, at)).id();
+                mirror.ghosts.insert(g, e);
+            }
+        }
+    }
+    for (e, mut vis) in &mut hide {
+        let Some(h) = mirror.hecs_entity(e) else { continue };
+        let visible = fog.stealth_visible(h).unwrap_or(true);
+        let want = if visible { Visibility::Inherited } else { Visibility::Hidden };
+        vis.set_if_neq(want);
+    }
+}
+
+pub(crate) fn build(app: &mut App) {
+    app.add_systems(FixedUpdate, (mirror_entities.in_set(MurkSet::Mirror), publish_entities.in_set(MurkSet::Publish)));
+}

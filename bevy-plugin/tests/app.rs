@@ -1,0 +1,328 @@
+//! A headless Bevy app running a scripted scene gives, tick for tick, the
+//! same masks, stealth events and lockstep hashes as the same scene run
+//! through `FogSubsystem` directly: on the CPU, and on the GPU (ignored
+//! without an adapter; CI runs them on lavapipe).
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use murk_bevy::prelude::*;
+use murk_core::{Backend, FogSubsystem, HideMode, Position, StealthEvent, TransientReveal};
+use std::time::Duration;
+
+const DT_US: u32 = 33_333;
+const TICKS: u32 = 48;
+
+fn desc() -> InstanceDesc {
+    InstanceDesc {
+        name: "ground".into(),
+        area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
+        resolution: 64,
+        lod: 0,
+        observed_teams: TeamMask::ALL,
+        profile: Profile { fade_in_rate: 8.0, relax_rate: 8.0, ..Profile::default() },
+    }
+}
+
+/// What the script does at a tick, for both worlds to apply.
+#[derive(Clone, Copy, PartialEq)]
+enum Step {
+    Walk(f32),
+    Flare,
+    GuardLeaves,
+    WallMoves,
+}
+
+fn steps(tick: u32) -> Vec<Step> {
+    let mut s = vec![Step::Walk(8.5 + (tick % 30) as f32 * 2.0)];
+    match tick {
+        10 => s.push(Step::Flare),
+        20 => s.push(Step::GuardLeaves),
+        25 => s.push(Step::WallMoves),
+        _ => {}
+    }
+    s
+}
+
+fn guard() -> VisionSource {
+    let mut g = VisionSource::new(12.0);
+    g.cone = Some(murk_core::Cone { yaw_degrees: 180.0, half_angle_degrees: 40.0 });
+    g
+}
+
+fn thief() -> StealthActor {
+    StealthActor { hide_mode: HideMode::FreezeWithGhost, ..StealthActor::default() }
+}
+
+fn wall() -> Blocker {
+    Blocker::wall(BlockerShape::Circle { radius: 3.0 })
+}
+
+/// The scene run through the subsystem directly: per tick, the final mask,
+/// the lockstep hash and the stealth events (as kinds, in order).
+fn direct(backend: Box<dyn Backend>, order: [usize; 4]) -> Vec<(Vec<u16>, u64, Vec<&'static str>)> {
+    let mut fog = FogSubsystem::new(backend);
+    fog.create_instance(desc()).unwrap();
+    let mut world = hecs::World::new();
+    // Spawned in the order the mirror spawned them: Bevy's entity order,
+    // which is deterministic but not always the order of the spawn calls.
+    let mut spawned = [None; 4];
+    for i in order {
+        spawned[i] = Some(match i {
+            0 => world.spawn((Position(Vec3::new(8.5, 32.5, 0.0)), VisionSource::new(9.0))),
+            1 => world.spawn((Position(Vec3::new(56.0, 40.0, 0.0)), guard())),
+            2 => world.spawn((Position(Vec3::new(40.0, 20.0, 0.0)), wall())),
+            _ => world.spawn((Position(Vec3::new(32.5, 36.5, 0.0)), thief())),
+        });
+    }
+    let [walker, guard_e, wall_e, _] = spawned.map(|e| e.expect("all four spawned"));
+    let mut out = Vec::new();
+    for tick in 0..TICKS {
+        for step in steps(tick) {
+            match step {
+                Step::Walk(x) => world.get::<&mut Position>(walker).unwrap().0.x = x,
+                Step::Flare => {
+                    world.spawn((Position(Vec3::new(20.0, 10.0, 0.0)), VisionSource::new(6.0), TransientReveal { remaining_ticks: 5 }));
+                }
+                Step::GuardLeaves => world.despawn(guard_e).unwrap(),
+                Step::WallMoves => world.get::<&mut Position>(wall_e).unwrap().0 = Vec3::new(44.0, 28.0, 0.0),
+            }
+        }
+        let report = fog.tick(&mut world, DT_US).unwrap();
+        let events = report.events.iter().map(kind).collect();
+        out.push((fog.final_mask("ground").unwrap(), fog.lockstep_hash().unwrap(), events));
+    }
+    out
+}
+
+fn kind(e: &StealthEvent) -> &'static str {
+    match e {
+        StealthEvent::Revealed { .. } => "revealed",
+        StealthEvent::Hidden { .. } => "hidden",
+        StealthEvent::GhostSpawned { .. } => "ghost spawned",
+        StealthEvent::GhostRemoved { .. } => "ghost removed",
+    }
+}
+
+fn change_kind(c: StealthChange) -> &'static str {
+    match c {
+        StealthChange::Revealed => "revealed",
+        StealthChange::Hidden => "hidden",
+        StealthChange::GhostSpawned => "ghost spawned",
+        StealthChange::GhostRemoved => "ghost removed",
+    }
+}
+
+fn headless(choice: BackendChoice) -> App {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(Time::<Fixed>::from_duration(Duration::from_micros(u64::from(DT_US))))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_micros(u64::from(DT_US))))
+        .add_plugins(MurkPlugin::new(choice).instance(FogInstance::new(desc())).hash_each_tick(true));
+    app
+}
+
+fn thief_hecs(world: &World, thief: Entity) -> hecs::Entity {
+    world.resource::<FogMirror>().hecs_entity(thief).expect("the thief is mirrored")
+}
+
+/// Runs frames until murk ticked once more.
+fn step(app: &mut App) {
+    let before = app.world().resource::<MurkFog>().ticks();
+    for _ in 0..10 {
+        app.update();
+        let now = app.world().resource::<MurkFog>().ticks();
+        if now > before {
+            assert_eq!(now, before + 1, "one frame of one fixed step ran one tick");
+            return;
+        }
+        let errors: Vec<FogError> = app.world_mut().resource_mut::<Messages<FogError>>().drain().collect();
+        assert!(errors.is_empty(), "murk reported {errors:?}");
+    }
+    panic!("murk did not tick in 10 frames");
+}
+
+/// The same scene in a Bevy app, moved to `switch_to` after tick 24 when set.
+fn in_app(choice: BackendChoice, switch_to: Option<BackendChoice>) -> (Vec<(Vec<u16>, u64, Vec<&'static str>)>, App, [usize; 4]) {
+    let mut app = headless(choice);
+    let walker = app.world_mut().spawn((Transform::from_xyz(8.5, 32.5, 0.0), FogVision::new(9.0))).id();
+    let guard_e = app.world_mut().spawn((Transform::from_xyz(56.0, 40.0, 0.0), FogVision { source: guard(), cone_follows_rotation: false })).id();
+    let wall_e = app.world_mut().spawn((Transform::from_xyz(40.0, 20.0, 0.0), FogBlocker(wall()))).id();
+    let thief_e = app.world_mut().spawn((Transform::from_xyz(32.5, 36.5, 0.0), FogStealth(thief()), FogHideWhenUnseen)).id();
+    let mut order = [0, 1, 2, 3];
+    let entities = [walker, guard_e, wall_e, thief_e];
+    order.sort_by_key(|&i| entities[i]);
+    let mut flare = None;
+    let mut out = Vec::new();
+    let mut saw_hidden = false;
+    for tick in 0..TICKS {
+        for s in steps(tick) {
+            let world = app.world_mut();
+            match s {
+                Step::Walk(x) => world.get_mut::<Transform>(walker).unwrap().translation.x = x,
+                Step::Flare => {
+                    flare = Some(
+                        world
+                            .spawn((
+                                Transform::from_xyz(20.0, 10.0, 0.0),
+                                FogVision::new(6.0),
+                                FogReveal(TransientReveal { remaining_ticks: 5 }),
+                            ))
+                            .id(),
+                    );
+                }
+                Step::GuardLeaves => {
+                    world.despawn(guard_e);
+                }
+                Step::WallMoves => world.get_mut::<Transform>(wall_e).unwrap().translation = Vec3::new(44.0, 28.0, 0.0),
+            }
+        }
+        if let (24, Some(to)) = (tick, switch_to) {
+            app.world_mut().write_message(SwitchBackend(to));
+        }
+        step(&mut app);
+        let world = app.world_mut();
+        let events: Vec<FogStealthEvent> = world.resource_mut::<Messages<FogStealthEvent>>().drain().collect();
+        assert!(events.iter().all(|e| e.actor == thief_e), "events name the Bevy actor: {events:?}");
+        let hash = world.resource::<FogHash>().hash.expect("a hash after the tick");
+        let mask = world.resource_mut::<MurkFog>().subsystem().unwrap().final_mask("ground").unwrap();
+        // Hidden actors are hidden on screen, and a ghost stands in for them.
+        let visible = world.get::<Visibility>(thief_e).copied().unwrap();
+        let ghosts: Vec<FogGhost> = world.query::<&FogGhost>().iter(world).copied().collect();
+        let murk_ghosts = world.resource::<FogMirror>().world().query::<&murk_core::Ghost>().iter().count();
+        assert_eq!(ghosts.len(), murk_ghosts, "tick {tick}: one ghost entity per murk ghost");
+        assert!(ghosts.iter().all(|g| g.actor == thief_e), "ghosts name the Bevy actor");
+        let thief_h = thief_hecs(world, thief_e);
+        let seen_before = world.resource_mut::<MurkFog>().subsystem().unwrap().stealth_state(thief_h).is_some_and(|s| s.last_known.is_some());
+        if visible == Visibility::Hidden && seen_before {
+            saw_hidden = true;
+            assert_eq!(ghosts.len(), 1, "tick {tick}: a FreezeWithGhost actor seen before and hidden now has its ghost");
+        }
+        assert_eq!(visible == Visibility::Hidden, !world.resource::<MurkFog>().stealth_visible(thief_h).unwrap_or(true));
+        out.push((mask, hash, events.iter().map(|e| change_kind(e.change)).collect()));
+    }
+    assert!(saw_hidden, "the walker saw the thief and lost it again, leaving a ghost");
+    let flare = flare.unwrap();
+    assert!(app.world().get_entity(flare).is_err(), "murk ended the flare, and the plugin despawned its entity");
+    (out, app, order)
+}
+
+fn compare(choice: BackendChoice, switch_to: Option<BackendChoice>, direct_backend: Box<dyn Backend>) {
+    let (got, app, order) = in_app(choice, switch_to);
+    let expected = direct(direct_backend, order);
+    for (tick, (e, g)) in expected.iter().zip(&got).enumerate() {
+        if let Some(i) = e.0.iter().zip(&g.0).position(|(a, b)| a != b) {
+            panic!("tick {tick}: first differing texel {i} ({}, {}): direct {} app {}", i % 64, i / 64, e.0[i], g.0[i]);
+        }
+        assert_eq!(e.1, g.1, "tick {tick}: lockstep hashes");
+        assert_eq!(e.2, g.2, "tick {tick}: stealth events");
+    }
+    assert_eq!(expected.len(), got.len());
+    assert!(expected.iter().any(|t| !t.2.is_empty()), "the scene produced stealth events to compare");
+    let name = app.world().resource::<MurkFog>().backend_name().unwrap();
+    let last = switch_to.unwrap_or(choice);
+    let want = if last == BackendChoice::Gpu { "gpu" } else { "cpu" };
+    assert!(name.starts_with(want), "{name} runs the app at the end");
+    let errors: Vec<FogError> = app.world().resource::<Messages<FogError>>().iter_current_update_messages().cloned().collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn the_app_matches_the_subsystem_on_the_cpu() {
+    compare(BackendChoice::Cpu, None, Box::new(murk_cpu::CpuBackend::new(1).unwrap()));
+}
+
+/// A switch goes through a snapshot into a fresh subsystem: nothing changes.
+#[test]
+fn a_backend_switch_changes_no_byte() {
+    compare(BackendChoice::Cpu, Some(BackendChoice::Cpu), Box::new(murk_cpu::CpuBackend::new(3).unwrap()));
+}
+
+fn gpu() -> murk_gpu::GpuBackend {
+    murk_gpu::GpuBackend::new().unwrap_or_else(|e| panic!("the GPU test did not run: {e}"))
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-bevy -- --ignored"]
+fn the_app_matches_the_subsystem_on_the_gpu() {
+    compare(BackendChoice::Gpu, None, Box::new(gpu()));
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-bevy -- --ignored"]
+fn the_app_moves_from_the_cpu_to_the_gpu_mid_game_without_a_byte_changing() {
+    compare(BackendChoice::Cpu, Some(BackendChoice::Gpu), Box::new(murk_cpu::CpuBackend::new(2).unwrap()));
+}
+
+/// Only what changed costs work: entities that did not move keep their
+/// mirror, and the mirror's content follows Bevy's.
+#[test]
+fn the_mirror_follows_spawns_changes_and_despawns() {
+    let mut app = headless(BackendChoice::Cpu);
+    let a = app.world_mut().spawn((Transform::from_xyz(10.0, 10.0, 0.0), FogVision::new(5.0))).id();
+    let b = app.world_mut().spawn((Transform::from_xyz(20.0, 20.0, 0.0), FogBlocker(wall()))).id();
+    let plain = app.world_mut().spawn(Transform::from_xyz(1.0, 1.0, 0.0)).id();
+    step(&mut app);
+    let mirror = app.world().resource::<FogMirror>();
+    assert_eq!(mirror.len(), 2, "entities without murk components are not mirrored");
+    assert!(mirror.hecs_entity(plain).is_none());
+    let ha = mirror.hecs_entity(a).unwrap();
+    app.world_mut().get_mut::<Transform>(a).unwrap().translation.x = 12.0;
+    app.world_mut().entity_mut(b).remove::<FogBlocker>();
+    step(&mut app);
+    let mirror = app.world().resource::<FogMirror>();
+    assert_eq!(mirror.hecs_entity(a), Some(ha), "a moved entity keeps its mirror");
+    assert_eq!(mirror.world().get::<&Position>(ha).unwrap().0.x, 12.0);
+    assert!(mirror.hecs_entity(b).is_none(), "an entity that lost its last murk component is no longer mirrored");
+    app.world_mut().entity_mut(a).insert(FogAntiVision(murk_core::AntiVision { radius: 2.0, falloff: 0.0, targets: TeamMask::ALL }));
+    step(&mut app);
+    let mirror = app.world().resource::<FogMirror>();
+    assert!(mirror.world().get::<&murk_core::AntiVision>(ha).is_ok(), "an added component reaches the mirror");
+    app.world_mut().despawn(a);
+    step(&mut app);
+    assert!(app.world().resource::<FogMirror>().is_empty());
+}
+
+/// Bad input is a message naming the field, and the tick changes nothing.
+#[test]
+fn bad_input_is_reported_and_changes_nothing() {
+    let mut app = headless(BackendChoice::Cpu);
+    let a = app.world_mut().spawn((Transform::from_xyz(10.0, 10.0, 0.0), FogVision::new(5.0))).id();
+    step(&mut app);
+    let before = app.world_mut().resource_mut::<MurkFog>().subsystem().unwrap().final_mask("ground").unwrap();
+    app.world_mut().get_mut::<FogVision>(a).unwrap().source.radius = -1.0;
+    app.update();
+    let errors: Vec<FogError> = app.world_mut().resource_mut::<Messages<FogError>>().drain().collect();
+    assert!(errors.iter().any(|e| e.0.contains("radius") && e.0.contains("-1")), "{errors:?}");
+    let after = app.world_mut().resource_mut::<MurkFog>().subsystem().unwrap().final_mask("ground").unwrap();
+    assert_eq!(before, after);
+}
+
+/// Snapshots through messages: save, go on, restore, and the state is the
+/// saved one (same hash); a backend switch moves the state over.
+#[test]
+fn snapshots_and_backend_switches_go_through_messages() {
+    let mut app = headless(BackendChoice::Cpu);
+    let a = app.world_mut().spawn((Transform::from_xyz(10.0, 10.0, 0.0), FogVision::new(8.0))).id();
+    for _ in 0..3 {
+        step(&mut app);
+    }
+    app.world_mut().write_message(SaveFog);
+    step(&mut app);
+    let saved: Vec<FogSaved> = app.world_mut().resource_mut::<Messages<FogSaved>>().drain().collect();
+    assert_eq!(saved.len(), 1);
+    let hash_then = app.world_mut().resource_mut::<MurkFog>().subsystem().unwrap().lockstep_hash().unwrap();
+    app.world_mut().get_mut::<Transform>(a).unwrap().translation.x = 40.0;
+    step(&mut app);
+    let moved = app.world_mut().resource_mut::<MurkFog>().subsystem().unwrap().lockstep_hash().unwrap();
+    assert_ne!(moved, hash_then, "the state moved on");
+    app.world_mut().write_message(RestoreFog(saved[0].bytes.clone()));
+    step(&mut app);
+    // The restore ran after that tick: the subsystem holds the saved state.
+    let restored = app.world_mut().resource_mut::<MurkFog>().subsystem().unwrap().lockstep_hash().unwrap();
+    assert_eq!(restored, hash_then);
+    assert_eq!(app.world_mut().resource_mut::<Messages<FogRestored>>().drain().count(), 1);
+    app.world_mut().write_message(RestoreFog(vec![1, 2, 3]));
+    step(&mut app);
+    let errors: Vec<FogError> = app.world_mut().resource_mut::<Messages<FogError>>().drain().collect();
+    assert!(!errors.is_empty(), "a malformed snapshot is refused with a message");
+}

@@ -1,0 +1,109 @@
+//! Bevy draws the fog overlay from the mask image, and the picture shows
+//! each texel in its state: clear where murk's mask is fully visible, dark
+//! where nothing was ever seen. On the GPU backend murk runs on Bevy's own
+//! render device and the image is filled on the device; on the CPU backend
+//! it is uploaded. Both need an adapter to render (CI: lavapipe).
+
+use bevy::core_pipeline::tonemapping::Tonemapping;
+use bevy::prelude::*;
+use bevy::render::view::Msaa;
+use bevy::time::TimeUpdateStrategy;
+use murk_bevy::headless::{finish_plugins, render_plugins, target_image, Picture};
+use murk_bevy::prelude::*;
+use std::time::Duration;
+
+const SIZE: u32 = 64;
+
+fn desc() -> InstanceDesc {
+    InstanceDesc {
+        name: "ground".into(),
+        area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
+        resolution: SIZE,
+        lod: 0,
+        observed_teams: TeamMask::ALL,
+        profile: Profile { fade_in_rate: 1000.0, relax_rate: 1000.0, blur_iterations: 0, ..Profile::default() },
+    }
+}
+
+/// Renders a few frames of a source in an open field and returns the last
+/// picture and murk's final mask at that point.
+fn render(choice: BackendChoice) -> (Vec<u8>, Vec<u16>, String) {
+    let mut app = App::new();
+    let step = Duration::from_millis(50);
+    app.add_plugins(render_plugins())
+        .insert_resource(Time::<Fixed>::from_duration(step))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(step))
+        .add_plugins(MurkPlugin::new(choice).instance(FogInstance::new(desc())));
+    finish_plugins(&mut app);
+    let target = app.world_mut().resource_mut::<Assets<Image>>().add(target_image(SIZE, SIZE));
+    let mesh = app.world_mut().resource_mut::<Assets<Mesh>>().add(Rectangle::new(64.0, 64.0));
+    let material = app.world_mut().resource_mut::<Assets<FogOverlayMaterial>>().add(FogOverlayMaterial::new("ground"));
+    let world = app.world_mut();
+    world.spawn((
+        Camera2d,
+        Camera { clear_color: ClearColorConfig::Custom(Color::WHITE), ..default() },
+        bevy::camera::RenderTarget::Image(target.clone().into()),
+        Tonemapping::None,
+        Msaa::Off,
+        Transform::from_xyz(32.0, 32.0, 10.0),
+    ));
+    world.spawn((Mesh2d(mesh), MeshMaterial2d(material), Transform::from_xyz(32.0, 32.0, 1.0)));
+    world.spawn((Transform::from_xyz(16.5, 32.5, 0.0), FogVision::new(10.0)));
+    let picture = Picture::watch(&mut world.commands(), target, SIZE);
+    world.flush();
+    for _ in 0..12 {
+        app.update();
+    }
+    let errors: Vec<FogError> = app.world_mut().resource_mut::<Messages<FogError>>().drain().collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let fog = app.world().resource::<MurkFog>();
+    let name = fog.backend_name().expect("murk started");
+    assert_eq!(fog.on_render_device(), choice == BackendChoice::Gpu, "{name}: the GPU backend runs on Bevy's device");
+    let mask = app.world_mut().resource_mut::<MurkFog>().subsystem().unwrap().final_mask("ground").unwrap();
+    (picture.latest().expect("a frame was read back"), mask, name)
+}
+
+/// Pixel (x, y) (row 0 at the top) shows world (x + 0.5, 63.5 - y), the
+/// centre of texel (x, 63 - y): its state must show.
+fn check(choice: BackendChoice) {
+    let (rgba, mask, backend) = render(choice);
+    assert_eq!(rgba.len(), (SIZE * SIZE * 4) as usize);
+    let (mut clear, mut dark) = (0, 0);
+    for y in 0..SIZE as usize {
+        for x in 0..SIZE as usize {
+            let texel = mask[(SIZE as usize - 1 - y) * SIZE as usize + x];
+            let red = rgba[(y * SIZE as usize + x) * 4];
+            if texel == u16::MAX {
+                assert!(red > 200, "{backend}: pixel ({x}, {y}) over a visible texel is clear, red = {red}");
+                clear += 1;
+            } else if texel == 0 {
+                assert!(red < 60, "{backend}: pixel ({x}, {y}) over an unseen texel is dark, red = {red}");
+                dark += 1;
+            }
+        }
+    }
+    assert!(clear > 100 && dark > 1000, "{backend}: the picture has both states to check ({clear} clear, {dark} dark)");
+    // For a person to look at; the checks above are the test.
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("murk-bevy-render-{choice:?}.png"));
+    png_of(&rgba, &path).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+}
+
+fn png_of(rgba: &[u8], path: &std::path::Path) -> std::io::Result<()> {
+    let file = std::fs::File::create(path)?;
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), SIZE, SIZE);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.write_header().map_err(std::io::Error::other)?.write_image_data(rgba).map_err(std::io::Error::other)
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-bevy -- --ignored"]
+fn the_overlay_draws_the_mask_computed_on_bevys_device() {
+    check(BackendChoice::Gpu);
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-bevy -- --ignored"]
+fn the_overlay_draws_the_mask_uploaded_from_the_cpu() {
+    check(BackendChoice::Cpu);
+}
