@@ -56,7 +56,7 @@ fn app() -> (App, Vec<Entity>) {
 
 /// Moves a tenth of the units half a texel (a different tenth each tick).
 fn walk(app: &mut App, units: &[Entity], tick: usize) {
-    let sign = if tick % 2 == 0 { 0.5 } else { -0.5 };
+    let sign = if tick.is_multiple_of(2) { 0.5 } else { -0.5 };
     for e in units.iter().skip((tick * MOVING) % UNITS).take(MOVING) {
         if let Some(mut t) = app.world_mut().get_mut::<Transform>(*e) {
             t.translation.x += sign;

@@ -56,9 +56,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let target = app.world_mut().resource_mut::<Assets<Image>>().add(target_image(w, h));
     let camera = (scene::camera(&map), bevy::camera::RenderTarget::Image(target.clone().into()));
     app.insert_resource(scene::Terrain(map))
-        .add_systems(Startup, (scene::spawn, move |mut commands: Commands| {
-            commands.spawn(camera.clone());
-        }))
+        .add_systems(
+            Startup,
+            (scene::spawn, move |mut commands: Commands| {
+                commands.spawn(camera.clone());
+            }),
+        )
         .add_systems(FixedUpdate, scene::walk.before(MurkSet::Mirror));
     let picture = Picture::watch(&mut app.world_mut().commands(), target, w);
     app.world_mut().flush();
@@ -67,7 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for _ in 0..args.every {
             app.update();
         }
-        for e in app.world_mut().resource_mut::<Messages<FogError>>().drain() {
+        if let Some(e) = app.world_mut().resource_mut::<Messages<FogError>>().drain().next() {
             return Err(format!("murk: {}", e.0).into());
         }
         let rgba = picture.latest().ok_or("no frame was read back")?;

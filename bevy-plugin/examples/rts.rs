@@ -22,9 +22,12 @@ fn main() {
         .insert_resource(Time::<Fixed>::from_hz(30.0))
         .add_plugins(MurkPlugin::new(BackendChoice::Auto).instance(instance))
         .insert_resource(scene::Terrain(map))
-        .add_systems(Startup, (scene::spawn, move |mut commands: Commands| {
-            commands.spawn(camera.clone());
-        }))
+        .add_systems(
+            Startup,
+            (scene::spawn, move |mut commands: Commands| {
+                commands.spawn(camera.clone());
+            }),
+        )
         .add_systems(FixedUpdate, scene::walk.before(MurkSet::Mirror))
         .add_systems(Update, (switch_backend, show_backend, report_errors))
         .run();

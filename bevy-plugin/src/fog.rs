@@ -494,10 +494,8 @@ fn tick(
 fn snapshots(
     mut fog: ResMut<MurkFog>,
     mut mirror: ResMut<FogMirror>,
-    render: RenderHandles,
     mut save: MessageReader<SaveFog>,
     mut restore: MessageReader<RestoreFog>,
-    mut switch: MessageReader<SwitchBackend>,
     mut saved: MessageWriter<FogSaved>,
     mut restored: MessageWriter<FogRestored>,
     mut errors: MessageWriter<FogError>,
@@ -519,7 +517,8 @@ fn snapshots(
         match fog.running().and_then(|f| f.restore(&mut mirror.world, bytes)) {
             Ok(()) => {
                 // The snapshot's instances are the ones that run now.
-                fog.created = fog.with(|f| f.instance_names().into_iter().filter_map(|n| Some((n.clone(), f.instance(&n).ok()?.clone()))).collect())
+                fog.created = fog
+                    .with(|f| f.instance_names().into_iter().filter_map(|n| Some((n.clone(), f.instance(&n).ok()?.clone()))).collect())
                     .unwrap_or_default();
                 restored.write(FogRestored);
             }
@@ -528,6 +527,17 @@ fn snapshots(
             }
         }
     }
+}
+
+fn switch_backend(
+    mut fog: ResMut<MurkFog>,
+    mut mirror: ResMut<FogMirror>,
+    render: RenderHandles,
+    mut switch: MessageReader<SwitchBackend>,
+    mut errors: MessageWriter<FogError>,
+) {
+    let fog = &mut *fog;
+    let mirror = &mut *mirror;
     for SwitchBackend(choice) in switch.read() {
         let moved = (|| -> Result<(FogSubsystem, Option<GpuBackend>)> {
             let bytes = fog.running()?.snapshot(&mirror.world)?;
@@ -574,6 +584,5 @@ pub(crate) fn build(app: &mut App, choice: BackendChoice, hash_each_tick: bool) 
         FixedUpdate,
         ((start, sync_instances).chain().in_set(MurkSet::Mirror).before(crate::mirror::mirror_entities), tick.in_set(MurkSet::Tick)),
     )
-    .add_systems(FixedUpdate, snapshots.in_set(MurkSet::Publish).before(crate::mirror::publish_entities));
+    .add_systems(FixedUpdate, (snapshots, switch_backend).chain().in_set(MurkSet::Publish).before(crate::mirror::publish_entities));
 }
-

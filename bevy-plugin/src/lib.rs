@@ -38,8 +38,8 @@ mod mirror;
 
 pub use components::{FogAntiVision, FogBlocker, FogCapture, FogGhost, FogHideWhenUnseen, FogReveal, FogStealth, FogVision};
 pub use fog::{
-    BackendChoice, FogError, FogHash, FogInstance, FogInstances, FogProfile, FogQueries, FogRestored, FogSaved, FogStealthEvent, MurkFog,
-    RestoreFog, SaveFog, StealthChange, SwitchBackend,
+    BackendChoice, FogError, FogHash, FogInstance, FogInstances, FogProfile, FogQueries, FogRestored, FogSaved, FogStealthEvent, MurkFog, RestoreFog,
+    SaveFog, StealthChange, SwitchBackend,
 };
 pub use mask::{mask_texels, FogImages};
 pub use material::{FogLook, FogOverlayMaterial, FogParamsUniform, FogTerrainExtension, FogTerrainMaterial};

@@ -11,13 +11,13 @@
 use crate::fog::MurkFog;
 use crate::MurkSet;
 use bevy::asset::RenderAssetUsages;
+use bevy::image::ImageSampler;
 use bevy::prelude::*;
 use bevy::render::extract_resource::{ExtractResource, ExtractResourcePlugin};
 use bevy::render::render_asset::RenderAssets;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 use bevy::render::texture::GpuImage;
 use bevy::render::{Render, RenderApp, RenderSystems};
-use bevy::image::ImageSampler;
 use murk_core::ShaderParams;
 use std::collections::BTreeMap;
 use wgpu::{Extent3d, TextureDimension, TextureFormat, TextureUsages};

@@ -147,15 +147,17 @@ pub type FogTerrainMaterial = ExtendedMaterial<StandardMaterial, FogTerrainExten
 /// Keeps each material's parameters and image those of its instance
 /// (touching a material only when they differ, so bind groups are rebuilt
 /// only then).
-fn follow_instances(fog: Res<FogImages>, mut overlays: Option<ResMut<Assets<FogOverlayMaterial>>>, mut terrains: Option<ResMut<Assets<FogTerrainMaterial>>>) {
+fn follow_instances(
+    fog: Res<FogImages>,
+    mut overlays: Option<ResMut<Assets<FogOverlayMaterial>>>,
+    mut terrains: Option<ResMut<Assets<FogTerrainMaterial>>>,
+) {
     let wanted = |instance: &str| -> Option<(FogParamsUniform, Handle<Image>)> {
         Some((FogParamsUniform::from(*fog.params.get(instance)?), fog.images.get(instance)?.clone()))
     };
     if let Some(overlays) = overlays.as_mut() {
-        let stale: Vec<_> = overlays
-            .iter()
-            .filter_map(|(id, m)| wanted(&m.instance).filter(|(p, h)| *p != m.params || *h != m.mask).map(|w| (id, w)))
-            .collect();
+        let stale: Vec<_> =
+            overlays.iter().filter_map(|(id, m)| wanted(&m.instance).filter(|(p, h)| *p != m.params || *h != m.mask).map(|w| (id, w))).collect();
         for (id, (params, mask)) in stale {
             if let Some(mut m) = overlays.get_mut(id) {
                 m.params = params;

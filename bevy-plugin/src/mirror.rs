@@ -170,9 +170,9 @@ fn capture_for(mirror: &FogMirror, owner: Entity, capture: HeightCapture, member
     if let CaptureMode::ShowOnly { members: m, .. } = &mut capture.mode {
         m.clear();
         for (i, b) in members.iter().enumerate() {
-            let h = mirror.hecs_entity(*b).ok_or_else(|| {
-                MurkError::invalid(format!("entity {owner}: FogCapture.members[{i}]"), b, "is not an entity with a murk component")
-            })?;
+            let h = mirror
+                .hecs_entity(*b)
+                .ok_or_else(|| MurkError::invalid(format!("entity {owner}: FogCapture.members[{i}]"), b, "is not an entity with a murk component"))?;
             m.push(h);
         }
     }

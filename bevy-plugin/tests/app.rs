@@ -23,6 +23,9 @@ fn desc() -> InstanceDesc {
     }
 }
 
+/// One tick's final mask, lockstep hash and stealth events (as kinds).
+type TickOut = (Vec<u16>, u64, Vec<&'static str>);
+
 /// What the script does at a tick, for both worlds to apply.
 #[derive(Clone, Copy, PartialEq)]
 enum Step {
@@ -59,7 +62,7 @@ fn wall() -> Blocker {
 
 /// The scene run through the subsystem directly: per tick, the final mask,
 /// the lockstep hash and the stealth events (as kinds, in order).
-fn direct(backend: Box<dyn Backend>, order: [usize; 4]) -> Vec<(Vec<u16>, u64, Vec<&'static str>)> {
+fn direct(backend: Box<dyn Backend>, order: [usize; 4]) -> Vec<TickOut> {
     let mut fog = FogSubsystem::new(backend);
     fog.create_instance(desc()).unwrap();
     let mut world = hecs::World::new();
@@ -142,7 +145,7 @@ fn step(app: &mut App) {
 }
 
 /// The same scene in a Bevy app, moved to `switch_to` after tick 24 when set.
-fn in_app(choice: BackendChoice, switch_to: Option<BackendChoice>) -> (Vec<(Vec<u16>, u64, Vec<&'static str>)>, App, [usize; 4]) {
+fn in_app(choice: BackendChoice, switch_to: Option<BackendChoice>) -> (Vec<TickOut>, App, [usize; 4]) {
     let mut app = headless(choice);
     let walker = app.world_mut().spawn((Transform::from_xyz(8.5, 32.5, 0.0), FogVision::new(9.0))).id();
     let guard_e = app.world_mut().spawn((Transform::from_xyz(56.0, 40.0, 0.0), FogVision { source: guard(), cone_follows_rotation: false })).id();
@@ -162,11 +165,7 @@ fn in_app(choice: BackendChoice, switch_to: Option<BackendChoice>) -> (Vec<(Vec<
                 Step::Flare => {
                     flare = Some(
                         world
-                            .spawn((
-                                Transform::from_xyz(20.0, 10.0, 0.0),
-                                FogVision::new(6.0),
-                                FogReveal(TransientReveal { remaining_ticks: 5 }),
-                            ))
+                            .spawn((Transform::from_xyz(20.0, 10.0, 0.0), FogVision::new(6.0), FogReveal(TransientReveal { remaining_ticks: 5 })))
                             .id(),
                     );
                 }
@@ -325,4 +324,95 @@ fn snapshots_and_backend_switches_go_through_messages() {
     step(&mut app);
     let errors: Vec<FogError> = app.world_mut().resource_mut::<Messages<FogError>>().drain().collect();
     assert!(!errors.is_empty(), "a malformed snapshot is refused with a message");
+}
+
+/// What a system sees through `FogQueries`.
+#[derive(Resource, Default)]
+struct Answers {
+    near: Option<bool>,
+    far: Option<bool>,
+    in_sight: Option<bool>,
+    polled: Option<Vec<murk_core::MaskAnswer>>,
+    handle: Option<murk_core::QueryHandle>,
+}
+
+fn ask(mut queries: FogQueries, mut answers: ResMut<Answers>) {
+    answers.near = queries.is_visible_now(Vec3::new(10.5, 10.5, 0.0)).ok();
+    answers.far = queries.is_visible_now(Vec3::new(60.5, 60.5, 0.0)).ok();
+    answers.in_sight = queries.in_sight_of(Vec3::new(12.0, 10.0, 0.0), TeamMask::of(&[0])).ok();
+    match answers.handle {
+        // Submitted once the point is visible, answered at a later poll.
+        None if answers.near == Some(true) => answers.handle = queries.submit(&[Vec3::new(10.5, 10.5, 0.0), Vec3::new(500.0, 0.0, 0.0)], None).ok(),
+        Some(h) if answers.polled.is_none() => answers.polled = queries.poll(h).ok().flatten(),
+        _ => {}
+    }
+}
+
+/// Visibility questions as a system parameter, in Bevy's coordinates.
+#[test]
+fn systems_ask_visibility_through_fog_queries() {
+    let mut app = headless(BackendChoice::Cpu);
+    app.init_resource::<Answers>().add_systems(FixedUpdate, ask.after(MurkSet::Publish));
+    app.world_mut().spawn((Transform::from_xyz(10.5, 10.5, 0.0), FogVision::new(8.0)));
+    for _ in 0..8 {
+        step(&mut app);
+    }
+    let a = app.world().resource::<Answers>();
+    assert_eq!(a.near, Some(true), "the source's own texel is visible");
+    assert_eq!(a.far, Some(false), "a far corner is not");
+    assert_eq!(a.in_sight, Some(true), "in the radius of a team-0 source");
+    let polled = a.polled.as_ref().expect("the submitted batch resolved by polling");
+    assert!(matches!(polled[0], murk_core::MaskAnswer::Sampled { visible: true, .. }));
+    assert_eq!(polled[1], murk_core::MaskAnswer::NoInstance);
+}
+
+/// On the CPU the mask image is uploaded only when the mask changed: a
+/// scene that settled modifies no image.
+#[test]
+fn the_mask_image_is_uploaded_only_when_it_changes() {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, AssetPlugin::default(), ImagePlugin::default()))
+        .insert_resource(Time::<Fixed>::from_duration(Duration::from_micros(u64::from(DT_US))))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_micros(u64::from(DT_US))))
+        .add_plugins(MurkPlugin::new(BackendChoice::Cpu).instance(FogInstance::new(desc())));
+    app.world_mut().spawn((Transform::from_xyz(20.5, 20.5, 0.0), FogVision::new(8.0)));
+    let mut modified = Vec::new();
+    for _ in 0..60 {
+        step(&mut app);
+        let events: Vec<AssetEvent<Image>> = app.world_mut().resource_mut::<Messages<AssetEvent<Image>>>().drain().collect();
+        modified.push(events.iter().filter(|e| matches!(e, AssetEvent::Modified { .. })).count());
+    }
+    let images = app.world().resource::<FogImages>();
+    let handle = images.image("ground").expect("an image for the instance").clone();
+    let mask = app.world_mut().resource_mut::<MurkFog>().subsystem().unwrap().final_mask("ground").unwrap();
+    let image = app.world().resource::<Assets<Image>>().get(&handle).expect("the image exists");
+    assert_eq!((image.width(), image.height()), (64, 64));
+    assert_eq!(image.data.as_deref(), Some(murk_bevy::mask_texels(&mask).as_slice()), "the image holds the final mask");
+    assert!(modified[..10].iter().sum::<usize>() > 0, "the fade-in uploaded: {modified:?}");
+    assert_eq!(modified[50..].iter().sum::<usize>(), 0, "a settled scene uploads nothing: {modified:?}");
+}
+
+/// An instance can take its settings from the CLI's profile files, loaded
+/// as assets; it waits for the file, then runs with what it says.
+#[test]
+fn instances_take_their_settings_from_profile_files() {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, AssetPlugin { file_path: "../scenarios".into(), ..default() }))
+        .insert_resource(Time::<Fixed>::from_duration(Duration::from_micros(u64::from(DT_US))))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_micros(u64::from(DT_US))))
+        .add_plugins(MurkPlugin::new(BackendChoice::Cpu));
+    let profile: Handle<FogProfile> = app.world().resource::<AssetServer>().load("outpost.profile.toml");
+    app.world_mut().resource_mut::<FogInstances>().insert(FogInstance::new(desc()).with_profile(profile));
+    let expected = Profile::load(std::path::Path::new("../scenarios/outpost.profile.toml")).unwrap();
+    for _ in 0..500 {
+        app.update();
+        if app.world().resource::<MurkFog>().instances().contains_key("ground") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let fog = app.world().resource::<MurkFog>();
+    let running = fog.instances().get("ground").expect("the instance was created once its profile loaded");
+    assert_eq!(running.profile, expected);
+    assert_ne!(running.profile, desc().profile, "the file's settings, not the description's");
 }

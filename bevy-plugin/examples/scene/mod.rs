@@ -93,7 +93,10 @@ pub fn spawn(
     let map = &terrain.0;
     let (w, h) = (map.width as f32, map.height as f32);
     let centre = Vec3::new(w / 2.0, h / 2.0, 0.0);
-    commands.spawn((Sprite { image: images.add(terrain_image(map)), custom_size: Some(Vec2::new(w, h)), ..default() }, Transform::from_translation(centre)));
+    commands.spawn((
+        Sprite { image: images.add(terrain_image(map)), custom_size: Some(Vec2::new(w, h)), ..default() },
+        Transform::from_translation(centre),
+    ));
     let capture = map.to_capture(Vec2::ZERO, 1.0, 0.0, 4.0, CaptureMode::ShowOnly { members: Vec::new(), update_only_if_transform_changed: true });
     commands.spawn((Transform::default(), FogCapture { capture, members: Vec::new() }));
     commands.spawn((
