@@ -1,4 +1,5 @@
-//! Bevy draws the fog overlay from the mask image, and the picture shows
+//! Bevy draws the fog (the 2D overlay, and the 3D terrain material) from
+//! the mask image, and the picture shows
 //! each texel in its state: clear where murk's mask is fully visible, dark
 //! where nothing was ever seen. On the GPU backend murk runs on Bevy's own
 //! render device and the image is filled on the device; on the CPU backend
@@ -25,30 +26,64 @@ fn desc() -> InstanceDesc {
     }
 }
 
+/// What draws the fog.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum View {
+    /// The 2D overlay over a white background.
+    Overlay,
+    /// White unlit ground with the terrain material, seen from above (Y up).
+    Terrain,
+}
+
 /// Renders a few frames of a source in an open field and returns the last
 /// picture and murk's final mask at that point.
-fn render(choice: BackendChoice) -> (Vec<u8>, Vec<u16>, String) {
+fn render(choice: BackendChoice, view: View) -> (Vec<u8>, Vec<u16>, String) {
     let mut app = App::new();
     let step = Duration::from_millis(50);
+    let axes = if view == View::Terrain { FogAxes::YUp } else { FogAxes::XY };
     app.add_plugins(render_plugins())
         .insert_resource(Time::<Fixed>::from_duration(step))
         .insert_resource(TimeUpdateStrategy::ManualDuration(step))
-        .add_plugins(MurkPlugin::new(choice).instance(FogInstance::new(desc())));
+        .add_plugins(MurkPlugin::new(choice).axes(axes).instance(FogInstance::new(desc())));
     finish_plugins(&mut app);
     let target = app.world_mut().resource_mut::<Assets<Image>>().add(target_image(SIZE, SIZE));
-    let mesh = app.world_mut().resource_mut::<Assets<Mesh>>().add(Rectangle::new(64.0, 64.0));
-    let material = app.world_mut().resource_mut::<Assets<FogOverlayMaterial>>().add(FogOverlayMaterial::new("ground"));
+    let camera = (bevy::camera::RenderTarget::Image(target.clone().into()), Tonemapping::None, Msaa::Off);
+    let clear = Camera { clear_color: ClearColorConfig::Custom(Color::WHITE), ..default() };
+    match view {
+        View::Overlay => {
+            let mesh = app.world_mut().resource_mut::<Assets<Mesh>>().add(Rectangle::new(64.0, 64.0));
+            let material = app.world_mut().resource_mut::<Assets<FogOverlayMaterial>>().add(FogOverlayMaterial::new("ground"));
+            let world = app.world_mut();
+            world.spawn((Camera2d, clear, camera, Transform::from_xyz(32.0, 32.0, 10.0)));
+            world.spawn((Mesh2d(mesh), MeshMaterial2d(material), Transform::from_xyz(32.0, 32.0, 1.0)));
+        }
+        View::Terrain => {
+            let mesh = app.world_mut().resource_mut::<Assets<Mesh>>().add(Plane3d::default().mesh().size(64.0, 64.0));
+            let ground = StandardMaterial { base_color: Color::WHITE, unlit: true, ..default() };
+            let material = app
+                .world_mut()
+                .resource_mut::<Assets<FogTerrainMaterial>>()
+                .add(FogTerrainMaterial { base: ground, extension: FogTerrainExtension::new("ground") });
+            let world = app.world_mut();
+            // murk (x, y) is Bevy (x, -z): above the area's centre, looking
+            // down with -Z (murk's +Y) at the top of the picture.
+            let projection = OrthographicProjection {
+                scaling_mode: bevy::camera::ScalingMode::Fixed { width: 64.0, height: 64.0 },
+                ..OrthographicProjection::default_3d()
+            };
+            world.spawn((
+                Camera3d::default(),
+                clear,
+                camera,
+                Projection::Orthographic(projection),
+                Transform::from_xyz(32.0, 50.0, -32.0).looking_at(Vec3::new(32.0, 0.0, -32.0), Vec3::NEG_Z),
+            ));
+            world.spawn((Mesh3d(mesh), MeshMaterial3d(material), Transform::from_xyz(32.0, 0.0, -32.0)));
+        }
+    }
     let world = app.world_mut();
-    world.spawn((
-        Camera2d,
-        Camera { clear_color: ClearColorConfig::Custom(Color::WHITE), ..default() },
-        bevy::camera::RenderTarget::Image(target.clone().into()),
-        Tonemapping::None,
-        Msaa::Off,
-        Transform::from_xyz(32.0, 32.0, 10.0),
-    ));
-    world.spawn((Mesh2d(mesh), MeshMaterial2d(material), Transform::from_xyz(32.0, 32.0, 1.0)));
-    world.spawn((Transform::from_xyz(16.5, 32.5, 0.0), FogVision::new(10.0)));
+    let source = axes.to_bevy(Vec3::new(16.5, 32.5, 0.0));
+    world.spawn((Transform::from_translation(source), FogVision::new(10.0)));
     let picture = Picture::watch(&mut world.commands(), target, SIZE);
     world.flush();
     for _ in 0..12 {
@@ -65,9 +100,12 @@ fn render(choice: BackendChoice) -> (Vec<u8>, Vec<u16>, String) {
 
 /// Pixel (x, y) (row 0 at the top) shows world (x + 0.5, 63.5 - y), the
 /// centre of texel (x, 63 - y): its state must show.
-fn check(choice: BackendChoice) {
-    let (rgba, mask, backend) = render(choice);
+fn check(choice: BackendChoice, view: View) {
+    let (rgba, mask, backend) = render(choice, view);
     assert_eq!(rgba.len(), (SIZE * SIZE * 4) as usize);
+    // For a person to look at; the checks below are the test.
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("murk-bevy-{view:?}-{choice:?}.png"));
+    png_of(&rgba, &path).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
     let (mut clear, mut dark) = (0, 0);
     for y in 0..SIZE as usize {
         for x in 0..SIZE as usize {
@@ -83,9 +121,6 @@ fn check(choice: BackendChoice) {
         }
     }
     assert!(clear > 100 && dark > 1000, "{backend}: the picture has both states to check ({clear} clear, {dark} dark)");
-    // For a person to look at; the checks above are the test.
-    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("murk-bevy-render-{choice:?}.png"));
-    png_of(&rgba, &path).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
 }
 
 fn png_of(rgba: &[u8], path: &std::path::Path) -> std::io::Result<()> {
@@ -99,11 +134,17 @@ fn png_of(rgba: &[u8], path: &std::path::Path) -> std::io::Result<()> {
 #[test]
 #[ignore = "needs a GPU adapter: cargo test -p murk-bevy -- --ignored"]
 fn the_overlay_draws_the_mask_computed_on_bevys_device() {
-    check(BackendChoice::Gpu);
+    check(BackendChoice::Gpu, View::Overlay);
 }
 
 #[test]
 #[ignore = "needs a GPU adapter: cargo test -p murk-bevy -- --ignored"]
 fn the_overlay_draws_the_mask_uploaded_from_the_cpu() {
-    check(BackendChoice::Cpu);
+    check(BackendChoice::Cpu, View::Overlay);
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-bevy -- --ignored"]
+fn the_terrain_material_fogs_the_ground_murk_cannot_see() {
+    check(BackendChoice::Gpu, View::Terrain);
 }
