@@ -69,7 +69,7 @@ pub struct FogLook {
 
 impl Default for FogLook {
     fn default() -> Self {
-        Self { color: Vec4::new(0.02, 0.02, 0.04, 1.0), haze: 0.55, dark: 0.97 }
+        Self { color: Vec4::new(0.02, 0.02, 0.04, 1.0), haze: 0.6, dark: 1.0 }
     }
 }
 
