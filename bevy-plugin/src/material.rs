@@ -18,6 +18,8 @@ use murk_core::ShaderParams;
 const INCLUDE: Handle<Shader> = uuid_handle!("3c6f0d52-4b8e-4f0a-9d7e-8a1e2f6b5c01");
 const OVERLAY: Handle<Shader> = uuid_handle!("3c6f0d52-4b8e-4f0a-9d7e-8a1e2f6b5c02");
 const TERRAIN: Handle<Shader> = uuid_handle!("3c6f0d52-4b8e-4f0a-9d7e-8a1e2f6b5c03");
+/// The look's uniform, as the shader module `murk::look`.
+const LOOK: Handle<Shader> = uuid_handle!("3c6f0d52-4b8e-4f0a-9d7e-8a1e2f6b5c04");
 
 /// `murk_core::ShaderParams` as a uniform (the include's `MurkFogParams`).
 #[derive(ShaderType, Clone, Copy, Debug, Default, PartialEq)]
@@ -190,6 +192,7 @@ pub(crate) fn build(app: &mut App) {
     }
     let mut shaders = app.world_mut().resource_mut::<Assets<Shader>>();
     let _ = shaders.insert(&INCLUDE, Shader::from_wgsl(include_module(), "murk_bevy/murk_fog.wgsl"));
+    let _ = shaders.insert(&LOOK, Shader::from_wgsl(include_str!("shaders/fog_look.wgsl"), "murk_bevy/fog_look.wgsl"));
     let _ = shaders.insert(&OVERLAY, Shader::from_wgsl(include_str!("shaders/fog_overlay.wgsl"), "murk_bevy/fog_overlay.wgsl"));
     let _ = shaders.insert(&TERRAIN, Shader::from_wgsl(include_str!("shaders/fog_terrain.wgsl"), "murk_bevy/fog_terrain.wgsl"));
     if app.is_plugin_added::<bevy::sprite_render::SpriteRenderPlugin>() {

@@ -3,12 +3,7 @@
 
 #import bevy_sprite::mesh2d_vertex_output::VertexOutput
 #import murk::fog::{MurkFogParams, murk_fog_sample, murk_fog_three_state}
-
-struct FogLook {
-    color: vec4<f32>,
-    haze: f32,
-    dark: f32,
-}
+#import murk::look::FogLook
 
 @group(#{MATERIAL_BIND_GROUP}) @binding(0) var<uniform> params: MurkFogParams;
 @group(#{MATERIAL_BIND_GROUP}) @binding(1) var mask: texture_2d<f32>;

@@ -7,6 +7,7 @@
     pbr_functions::alpha_discard,
 }
 #import murk::fog::{MurkFogParams, murk_fog_sample, murk_fog_three_state}
+#import murk::look::FogLook
 
 #ifdef PREPASS_PIPELINE
 #import bevy_pbr::{
@@ -20,12 +21,6 @@
     pbr_types::STANDARD_MATERIAL_FLAGS_UNLIT_BIT,
 }
 #endif
-
-struct FogLook {
-    color: vec4<f32>,
-    haze: f32,
-    dark: f32,
-}
 
 @group(#{MATERIAL_BIND_GROUP}) @binding(100) var<uniform> params: MurkFogParams;
 @group(#{MATERIAL_BIND_GROUP}) @binding(101) var mask: texture_2d<f32>;
