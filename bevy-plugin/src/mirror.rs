@@ -58,11 +58,15 @@ pub struct FogMirror {
     to_hecs: HashMap<Entity, hecs::Entity>,
     to_bevy: HashMap<hecs::Entity, Entity>,
     ghosts: HashMap<hecs::Entity, Entity>,
+    /// Removals seen by [`remember_removals`] between fixed ticks: Bevy
+    /// keeps removal messages for two frames, and at a high frame rate
+    /// several frames pass between two fixed ticks.
+    removed: Vec<Entity>,
 }
 
 impl FogMirror {
     pub(crate) fn new(axes: FogAxes) -> Self {
-        Self { axes, world: hecs::World::new(), to_hecs: HashMap::new(), to_bevy: HashMap::new(), ghosts: HashMap::new() }
+        Self { axes, world: hecs::World::new(), to_hecs: HashMap::new(), to_bevy: HashMap::new(), ghosts: HashMap::new(), removed: Vec::new() }
     }
 
     /// murk's world, as the subsystem sees it.
@@ -190,7 +194,10 @@ pub fn mirror_entities(
 ) {
     let axes = mirror.axes;
     // Entities that lost a murk component: gone, or to be written again.
+    // This frame's and the last one's removals are read here, older ones
+    // were kept by `remember_removals`.
     let mut touched: Vec<Entity> = removed.drain();
+    touched.append(&mut mirror.removed);
     touched.sort_unstable();
     touched.dedup();
     let mut gone: Vec<Entity> = touched.iter().copied().filter(|e| !all.contains(*e) && mirror.to_hecs.contains_key(e)).collect();
@@ -264,6 +271,14 @@ impl RemovedMurk<'_, '_> {
     }
 }
 
+/// Keeps the removals of every frame until the next fixed tick reads them.
+pub(crate) fn remember_removals(mut mirror: ResMut<FogMirror>, mut removed: RemovedMurk) {
+    let seen = removed.drain();
+    if !seen.is_empty() {
+        mirror.removed.extend(seen);
+    }
+}
+
 /// After a tick: transient reveals murk ended are despawned, the others
 /// show murk's countdown; ghosts follow murk's; hidden actors are hidden.
 pub(crate) fn publish_entities(
@@ -322,5 +337,6 @@ pub(crate) fn publish_entities(
 }
 
 pub(crate) fn build(app: &mut App) {
-    app.add_systems(FixedUpdate, (mirror_entities.in_set(MurkSet::Mirror), publish_entities.in_set(MurkSet::Publish)));
+    app.add_systems(FixedUpdate, (mirror_entities.in_set(MurkSet::Mirror), publish_entities.in_set(MurkSet::Publish)))
+        .add_systems(Last, remember_removals);
 }

@@ -281,6 +281,36 @@ fn the_mirror_follows_spawns_changes_and_despawns() {
     assert!(app.world().resource::<FogMirror>().is_empty());
 }
 
+/// At a frame rate well above the fixed tick's, a despawn several frames
+/// before the next tick still reaches the mirror (Bevy keeps removal
+/// messages for two frames only).
+#[test]
+fn despawns_between_fixed_ticks_are_not_missed() {
+    let mut app = App::new();
+    let frame = Duration::from_micros(u64::from(DT_US) / 8);
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(Time::<Fixed>::from_duration(Duration::from_micros(u64::from(DT_US))))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(frame))
+        .add_plugins(MurkPlugin::new(BackendChoice::Cpu).instance(FogInstance::new(desc())));
+    let a = app.world_mut().spawn((Transform::from_xyz(10.0, 10.0, 0.0), FogVision::new(5.0))).id();
+    let b = app.world_mut().spawn((Transform::from_xyz(30.0, 30.0, 0.0), FogVision::new(5.0), FogBlocker(wall()))).id();
+    step(&mut app);
+    app.world_mut().despawn(a);
+    app.world_mut().entity_mut(b).remove::<FogBlocker>();
+    let frames_before = app.world().resource::<MurkFog>().ticks();
+    let mut frames = 0;
+    while app.world().resource::<MurkFog>().ticks() == frames_before {
+        app.update();
+        frames += 1;
+    }
+    assert!(frames > 2, "the next tick came {frames} frames later, after Bevy dropped the removal messages");
+    let mirror = app.world().resource::<FogMirror>();
+    assert!(mirror.hecs_entity(a).is_none(), "the despawned source left the mirror");
+    let hb = mirror.hecs_entity(b).unwrap();
+    assert!(mirror.world().get::<&Blocker>(hb).is_err(), "the removed blocker left the mirror");
+    assert!(mirror.world().get::<&VisionSource>(hb).is_ok());
+}
+
 /// Bad input is a message naming the field, and the tick changes nothing.
 #[test]
 fn bad_input_is_reported_and_changes_nothing() {
