@@ -1,9 +1,11 @@
 #![expect(missing_docs, reason = "criterion_group! generates undocumented items")]
 
-//! What mirroring Bevy entities into murk costs at `rts` scale (TheFrozenSea,
-//! 1024², 1000 sources of radius 32, 10 % of them moving each tick), beside
-//! the whole fixed tick it is part of (mirror, murk's tick on the CPU,
-//! publishing the results), in the same run.
+//! What mirroring Bevy entities into murk costs at `rts` scale (the `rts`
+//! workload: TheFrozenSea at 1024², 1000 sources of radius 32, every tenth
+//! walking a quarter unit per tick, as in the `frame` bench's `rts-steady`),
+//! beside the whole fixed tick it is part of (mirror, murk's tick on the
+//! CPU, publishing) and beside the same tick run on `FogSubsystem` without
+//! Bevy, in one run.
 //!
 //! `cargo bench -p murk-bevy --bench sync -- --noplot`
 
@@ -11,67 +13,62 @@ use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 use criterion::{criterion_group, criterion_main, Criterion};
 use murk_bevy::prelude::*;
-use murk_core::movingai::MovingAiMap;
-use murk_core::CaptureMode;
+use murk_conformance::workloads;
+use murk_core::{FogSubsystem, HeightCapture, Position};
 use std::time::{Duration, Instant};
-
-const MAP: &str = include_str!("../../assets/maps/TheFrozenSea.map");
-const UNITS: usize = 1000;
-const MOVING: usize = UNITS / 10;
 
 #[derive(ScheduleLabel, Clone, Debug, PartialEq, Eq, Hash)]
 struct MirrorOnly;
 
+/// The `rts` workload as a Bevy app, after its cold first tick; and the
+/// walking tenth of its sources.
 fn app() -> (App, Vec<Entity>) {
-    let map = MovingAiMap::parse(MAP, "TheFrozenSea.map").expect("the map parses");
-    let (w, h) = (map.width as f32, map.height as f32);
-    let desc = InstanceDesc {
-        name: "rts".into(),
-        area: Area { center: Vec3::new(w / 2.0, h / 2.0, 5.0), extents: Vec3::new(w, h, 10.0), yaw_degrees: 0.0 },
-        resolution: map.width,
-        lod: 0,
-        observed_teams: TeamMask::ALL,
-        profile: Profile::default(),
-    };
+    let mut w = workloads::rts();
     let mut app = App::new();
-    app.add_plugins(MinimalPlugins).add_plugins(MurkPlugin::new(BackendChoice::Cpu).instance(FogInstance::new(desc)));
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(Time::<Fixed>::from_duration(Duration::from_micros(33_333)))
+        .add_plugins(MurkPlugin::new(BackendChoice::Cpu).instance(FogInstance::new(w.desc.clone())));
     let mut mirror_only = Schedule::new(MirrorOnly);
     mirror_only.add_systems(murk_bevy::mirror_entities);
     app.add_schedule(mirror_only);
-    let capture = map.to_capture(Vec2::ZERO, 1.0, 0.0, 4.0, CaptureMode::FullScene);
-    app.world_mut().spawn((Transform::default(), FogCapture { capture, members: Vec::new() }));
-    let mut units = Vec::new();
-    let mut seed = 1u64;
-    while units.len() < UNITS {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let (c, r) = ((seed >> 33) as u32 % map.width, (seed >> 13) as u32 % map.height);
-        if map.passable(c, r) {
-            units.push(app.world_mut().spawn((Transform::from_xyz(c as f32 + 0.5, r as f32 + 0.5, 0.0), FogVision::new(32.0))).id());
+    for (_, capture) in w.world.query_mut::<&HeightCapture>() {
+        app.world_mut().spawn((Transform::default(), FogCapture { capture: capture.clone(), members: Vec::new() }));
+    }
+    let mut sources: Vec<(hecs::Entity, Vec3, VisionSource)> =
+        w.world.query_mut::<(&Position, &VisionSource)>().into_iter().map(|(e, (p, s))| (e, p.0, *s)).collect();
+    sources.sort_by_key(|s| s.0);
+    let mut moving = Vec::new();
+    for (i, (_, p, s)) in sources.into_iter().enumerate() {
+        let e = app.world_mut().spawn((Transform::from_translation(p), FogVision { source: s, cone_follows_rotation: false })).id();
+        if i % 10 == 0 {
+            moving.push(e);
         }
     }
-    // The first tick mirrors everything and computes the whole map.
     app.world_mut().run_schedule(FixedUpdate);
-    (app, units)
+    (app, moving)
 }
 
-/// Moves a tenth of the units half a texel (a different tenth each tick).
-fn walk(app: &mut App, units: &[Entity], tick: usize) {
-    let sign = if tick.is_multiple_of(2) { 0.5 } else { -0.5 };
-    for e in units.iter().skip((tick * MOVING) % UNITS).take(MOVING) {
-        if let Some(mut t) = app.world_mut().get_mut::<Transform>(*e) {
-            t.translation.x += sign;
-        }
+/// Eight ticks east, eight back, a quarter unit per tick.
+fn dx(tick: u32) -> f32 {
+    if tick % 16 < 8 {
+        0.25
+    } else {
+        -0.25
     }
 }
 
 fn timed(c: &mut Criterion, name: &str, label: impl ScheduleLabel + Clone) {
-    let (mut app, units) = app();
+    let (mut app, moving) = app();
     let mut tick = 0;
     c.bench_function(name, |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                walk(&mut app, &units, tick);
+                for e in &moving {
+                    if let Some(mut t) = app.world_mut().get_mut::<Transform>(*e) {
+                        t.translation.x += dx(tick);
+                    }
+                }
                 tick += 1;
                 let t = Instant::now();
                 app.world_mut().run_schedule(label.clone());
@@ -85,6 +82,29 @@ fn timed(c: &mut Criterion, name: &str, label: impl ScheduleLabel + Clone) {
 fn sync(c: &mut Criterion) {
     timed(c, "sync/rts-steady/mirror", MirrorOnly);
     timed(c, "sync/rts-steady/fixed-tick", FixedUpdate);
+    // The same ticks without Bevy.
+    let mut w = workloads::rts();
+    let mut fog = FogSubsystem::new(Box::new(murk_cpu::CpuBackend::new(num_threads()).expect("a CPU backend")));
+    fog.create_instance(w.desc.clone()).expect("valid workload");
+    fog.tick(&mut w.world, 33_333).expect("the cold tick");
+    let mut sources: Vec<hecs::Entity> = w.world.query_mut::<&VisionSource>().into_iter().map(|(e, _)| e).collect();
+    sources.sort();
+    let moving: Vec<hecs::Entity> = sources.into_iter().step_by(10).collect();
+    let mut tick = 0;
+    c.bench_function("sync/rts-steady/subsystem", |b| {
+        b.iter(|| {
+            for &e in &moving {
+                w.world.get::<&mut Position>(e).expect("source").0.x += dx(tick);
+            }
+            tick += 1;
+            fog.tick(&mut w.world, 33_333).expect("tick")
+        })
+    });
+}
+
+/// The plugin's CPU backend runs on every core; so does the comparison.
+fn num_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
 criterion_group! {
