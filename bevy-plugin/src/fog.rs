@@ -254,6 +254,8 @@ pub struct FogRestored;
 /// Moves murk to another backend after the tick, through a snapshot, so
 /// nothing computed is lost and the bytes go on exactly as before. Refused
 /// (a [`FogError`], murk stays where it was) when the backend cannot start.
+/// When murk never started (its first backend was refused), it starts on
+/// this one.
 #[derive(Message, Clone, Copy, Debug)]
 pub struct SwitchBackend(pub BackendChoice);
 
@@ -540,9 +542,11 @@ fn switch_backend(
     let mirror = &mut *mirror;
     for SwitchBackend(choice) in switch.read() {
         let moved = (|| -> Result<(FogSubsystem, Option<GpuBackend>)> {
-            let bytes = fog.running()?.snapshot(&mirror.world)?;
             let (backend, gpu) = render.backend(*choice)?;
             let mut next = FogSubsystem::new(backend);
+            // murk never started (its backend was refused): start afresh.
+            let Some(current) = fog.subsystem() else { return Ok((next, gpu)) };
+            let bytes = current.snapshot(&mirror.world)?;
             // The restore touches only murk's ghosts and reveal countdowns,
             // which the snapshot holds as they are.
             next.restore(&mut mirror.world, &bytes)?;

@@ -446,3 +446,27 @@ fn instances_take_their_settings_from_profile_files() {
     assert_eq!(running.profile, expected);
     assert_ne!(running.profile, desc().profile, "the file's settings, not the description's");
 }
+
+/// A refused backend is a message, not a panic, and a switch to another
+/// one starts murk (no GPU test runs in this process without `--ignored`,
+/// so the variable that refuses murk's own device touches no other test).
+#[test]
+fn a_refused_backend_is_reported_and_a_switch_starts_murk() {
+    std::env::set_var(murk_gpu::BACKEND_VAR, "no-such-backend");
+    let mut app = headless(BackendChoice::Gpu);
+    app.world_mut().spawn((Transform::from_xyz(10.0, 10.0, 0.0), FogVision::new(5.0)));
+    let mut errors: Vec<FogError> = Vec::new();
+    for _ in 0..5 {
+        app.update();
+        errors.extend(app.world_mut().resource_mut::<Messages<FogError>>().drain());
+    }
+    std::env::remove_var(murk_gpu::BACKEND_VAR);
+    assert!(errors.iter().any(|e| e.0.contains("no-such-backend")), "the error names the value: {errors:?}");
+    assert!(app.world().resource::<MurkFog>().backend_name().is_none(), "nothing runs");
+    app.world_mut().write_message(SwitchBackend(BackendChoice::Cpu));
+    app.update();
+    step(&mut app);
+    let fog = app.world().resource::<MurkFog>();
+    assert!(fog.backend_name().is_some_and(|n| n.starts_with("cpu")), "{:?}", fog.backend_name());
+    assert!(fog.instances().contains_key("ground"), "the instances were created on the new backend");
+}
