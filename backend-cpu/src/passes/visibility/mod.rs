@@ -36,6 +36,7 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use wide::{u16x16, u16x8, u8x16, CmpEq};
 
+use crate::passes::dirty::{Blocks, Rect, BLOCK};
 use crate::passes::lanes::{load, mask_mul8, max_into, store, LANES};
 use crate::passes::rasterize::centre_q;
 use shadowcast::RayBits;
@@ -68,6 +69,17 @@ pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
 /// over rows then lights covered texels from their open neighbours (with
 /// `reveal_walls`, see [`wall_reveal`]) and applies the anti-vision.
 pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut WindowCache, out: &mut [u16]) -> usize {
+    visibility_changes(input, occ, cache, out).0
+}
+
+/// [`visibility_cached`], also answering which texels of `out` may have
+/// changed: `None` for all of them, else rectangles that hold them (the
+/// boxes of the windows dropped and added, widened by one texel with
+/// `reveal_walls`, as walls read their 8-neighbours). Only the blocks of
+/// those rectangles are finished again: `out` must hold what the last call
+/// with this cache wrote (a cache that has not finished a grid, or finished
+/// it under another `reveal_walls`, finishes every texel).
+pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut WindowCache, out: &mut [u16]) -> (usize, Option<Vec<Rect>>) {
     let w = occ.width as usize;
     let bins = &input.bins;
     let changes = cache.update(input, occ);
@@ -136,34 +148,72 @@ pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut Wi
         },
     );
     cache.combined = true;
+    // The texels the finish must redo: those whose painted reveal or
+    // concealment may have changed, and (walls read their 8-neighbours)
+    // the texels beside them.
+    let rects = (incremental && cache.finished == Some(input.reveal_walls)).then(|| {
+        let by = usize::from(input.reveal_walls);
+        let boxes = changes.removed.iter().copied().chain(added.iter().map(|(win, _)| win.rect()));
+        boxes
+            .filter(|b| b.2 > 0 && b.3 > 0)
+            .map(|(x0, y0, ww, rows)| (x0.saturating_sub(by), y0.saturating_sub(by), x0 + ww + by, y0 + rows + by))
+            .collect::<Vec<Rect>>()
+    });
+    let region = rects.as_ref().map(|rects| {
+        let mut marks = Blocks::new(w, occ.height as usize, false);
+        for &r in rects {
+            marks.mark(r, 0);
+        }
+        marks
+    });
+    cache.finished = Some(input.reveal_walls);
     // Covered texels read their neighbours' reveal as painted, before any
     // texel is lit or concealed.
     let painted = &cache.painted;
-    out.par_chunks_mut(w)
-        .zip(cache.concealed.par_chunks(w))
-        .enumerate()
-        .for_each_init(Vec::new, |near, (y, (row, conceal))| finish_row(occ, painted, input.reveal_walls, conceal, y, near, row));
-    changes.built
+    let per_row = w.div_ceil(BLOCK);
+    let every = vec![true; per_row];
+    out.par_chunks_mut(w).zip(cache.concealed.par_chunks(w)).enumerate().for_each_init(Vec::new, |near, (y, (row, conceal))| {
+        let marks = region.as_ref().map_or(&every[..], |r| &r.marks[y * per_row..(y + 1) * per_row]);
+        for span in Blocks::spans(marks, w) {
+            finish_span(occ, painted, input.reveal_walls, conceal, y, span, near, row);
+        }
+    });
+    (changes.built, rects)
 }
 
-/// Row `y` of the finished visibility: each texel's painted reveal, for a
-/// covered texel raised to its open neighbours' (with `reveal_walls`, as
-/// [`wall_reveal`]), then scaled down by the anti-vision in `conceal`.
-/// Eight texels at a time with `wide`; [`finish_row_scalar`] is the
-/// reference. `near` is scratch.
-pub fn finish_row(occ: &Occlusion, painted: &[u16], reveal_walls: bool, conceal: &[u16], y: usize, near: &mut Vec<u16>, out: &mut [u16]) {
+/// Texels `x0..x1` of row `y` of the finished visibility: each texel's
+/// painted reveal, for a covered texel raised to its open neighbours' (with
+/// `reveal_walls`, as [`wall_reveal`]), then scaled down by the anti-vision
+/// in `conceal` (the whole row). Eight texels at a time with `wide`;
+/// [`finish_row_scalar`] is the reference. `near` is scratch; `out` is the
+/// whole row.
+#[allow(clippy::too_many_arguments, reason = "the grids and marks of one pass")]
+pub fn finish_span(
+    occ: &Occlusion,
+    painted: &[u16],
+    reveal_walls: bool,
+    conceal: &[u16],
+    y: usize,
+    (x0, x1): (usize, usize),
+    near: &mut Vec<u16>,
+    out: &mut [u16],
+) {
     let (w, h) = (occ.width as usize, occ.height as usize);
-    // near[x + 1]: the strongest open reveal in column x of rows y-1..=y+1,
-    // with a zero (no neighbour) at both ends.
+    let n = x1 - x0;
+    // near[i]: the strongest open reveal in column x0 + i - 1 of rows
+    // y-1..=y+1, zero for a column outside the grid (no neighbour).
     near.clear();
-    near.resize(w + 2, 0);
+    near.resize(n + 2, 0);
     if reveal_walls {
+        let (c0, c1) = (x0.saturating_sub(1), (x1 + 1).min(w));
+        let at = c0 + 1 - x0;
         for ny in y.saturating_sub(1)..=(y + 1).min(h - 1) {
-            open_max_into(&mut near[1..=w], &painted[ny * w..(ny + 1) * w], &occ.coverage[ny * w..(ny + 1) * w]);
+            open_max_into(&mut near[at..at + c1 - c0], &painted[ny * w + c0..ny * w + c1], &occ.coverage[ny * w + c0..ny * w + c1]);
         }
     }
-    let (own, coverage) = (&painted[y * w..(y + 1) * w], &occ.coverage[y * w..(y + 1) * w]);
-    let whole = w / LANES * LANES;
+    let (own, coverage) = (&painted[y * w + x0..y * w + x1], &occ.coverage[y * w + x0..y * w + x1]);
+    let (conceal, out) = (&conceal[x0..x1], &mut out[x0..x1]);
+    let whole = n / LANES * LANES;
     let (zero, full) = (u16x8::splat(0), u16x8::splat(u16::MAX));
     for x in (0..whole).step_by(LANES) {
         let mine = load(&own[x..]);
@@ -172,7 +222,7 @@ pub fn finish_row(occ: &Occlusion, painted: &[u16], reveal_walls: bool, conceal:
         let lit = open.blend(mine, mine.max(beside));
         store(mask_mul8(lit, full - load(&conceal[x..])), &mut out[x..]);
     }
-    for x in whole..w {
+    for x in whole..n {
         let lit = if coverage[x] == 0 { own[x] } else { own[x].max(near[x]).max(near[x + 1]).max(near[x + 2]) };
         out[x] = mask_mul(lit, u16::MAX - conceal[x]);
     }
@@ -448,7 +498,14 @@ mod tests {
                     // Two equal sources share a window throughout.
                     let sources: Vec<SourceTexel> = (0..40u32).filter(|&k| alive(k, tick)).map(|k| source(k, tick)).chain([source(99, 0), source(99, 0)]).collect();
                     let input = dda_input(sources, w, h, 0, reveal_walls);
-                    pool.install(|| visibility_cached(&input, &occ, &mut cache, &mut out));
+                    let before = out.clone();
+                    let (_, rects) = pool.install(|| visibility_changes(&input, &occ, &mut cache, &mut out));
+                    // Every texel that changed lies in a rectangle the pass named.
+                    for (i, (a, b)) in before.iter().zip(&out).enumerate() {
+                        let (x, y) = (i % w as usize, i / w as usize);
+                        let named = rects.as_ref().is_none_or(|rs| rs.iter().any(|&(x0, y0, x1, y1)| (x0..x1).contains(&x) && (y0..y1).contains(&y)));
+                        prop_assert!(a == b || named, "tick {}: texel ({}, {}) changed outside the rectangles", tick, x, y);
+                    }
                     let mut cold = vec![0u16; out.len()];
                     visibility(&input, &occ, &mut cold);
                     prop_assert_eq!(&out, &cold, "tick {} on {} threads", tick, threads);
@@ -552,12 +609,13 @@ mod tests {
     }
 
     proptest! {
-        /// The `wide` finish of a row (walls lit, anti-vision applied) gives
-        /// the bytes of the per-texel reference, edges and all lanes.
+        /// The `wide` finish of a row or of any span of it (walls lit,
+        /// anti-vision applied) gives the bytes of the per-texel reference,
+        /// edges and all lanes.
         #[test]
         fn finish_row_equals_its_scalar_twin(
             (w, h, texels) in (1u32..40, 1u32..12).prop_flat_map(|(w, h)| (Just(w), Just(h), prop::collection::vec((any::<bool>(), any::<u16>(), prop_oneof![Just(0u16), any::<u16>()]), (w * h) as usize))),
-            reveal_walls in any::<bool>(),
+            reveal_walls in any::<bool>(), cut in (any::<u16>(), any::<u16>()),
         ) {
             let cov: Vec<u8> = texels.iter().map(|t| u8::from(t.0)).collect();
             let painted: Vec<u16> = texels.iter().map(|t| t.1).collect();
@@ -570,8 +628,16 @@ mod tests {
                 let row = y * w as usize..(y + 1) * w as usize;
                 let (mut a, mut b) = (vec![0u16; w as usize], vec![1u16; w as usize]);
                 finish_row_scalar(&occ, &painted, reveal_walls, &conceal[row.clone()], y, &mut a);
-                finish_row(&occ, &painted, reveal_walls, &conceal[row], y, &mut near, &mut b);
-                prop_assert_eq!(a, b, "row {}", y);
+                finish_span(&occ, &painted, reveal_walls, &conceal[row.clone()], y, (0, w as usize), &mut near, &mut b);
+                prop_assert_eq!(&a, &b, "row {}", y);
+                // Any span of the row: its texels as the whole row's, the others untouched.
+                let (x0, x1) = (cut.0 as usize % (w as usize + 1), cut.1 as usize % (w as usize + 1));
+                let (x0, x1) = (x0.min(x1), x0.max(x1));
+                let mut c = vec![7u16; w as usize];
+                finish_span(&occ, &painted, reveal_walls, &conceal[row], y, (x0, x1), &mut near, &mut c);
+                for x in 0..w as usize {
+                    prop_assert_eq!(c[x], if (x0..x1).contains(&x) { a[x] } else { 7 }, "row {} span {}..{} texel {}", y, x0, x1, x);
+                }
             }
         }
     }

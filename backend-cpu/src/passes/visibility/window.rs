@@ -235,6 +235,8 @@ pub struct WindowCache {
     pub(super) painted: Vec<u16>,
     pub(super) concealed: Vec<u16>,
     pub(super) combined: bool,
+    /// The `reveal_walls` of the last finished grid, when one was finished.
+    pub(super) finished: Option<bool>,
     /// The shadowcasts of the windows built by the last update, by
     /// [`Shadow::key`]: a source that moves within its texel (its window
     /// rebuilt for the new falloff) sweeps nothing again.
@@ -264,6 +266,7 @@ impl WindowCache {
         self.windows.clear();
         self.shadows.clear();
         self.combined = false;
+        self.finished = None;
     }
 
     /// Windows kept.
