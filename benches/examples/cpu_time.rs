@@ -113,7 +113,8 @@ fn main() {
         if which.contains('f') || which.contains('t') {
             // As `frame/...`: everything invalidated, so nothing is kept
             // (`t`: the 10-source frame only).
-            let frames = if which.contains('f') { vec![(workloads::rts(), 12), (workloads::rts_sparse(), 30)] } else { vec![(workloads::rts_sparse(), 30)] };
+            let frames =
+                if which.contains('f') { vec![(workloads::rts(), 12), (workloads::rts_sparse(), 30)] } else { vec![(workloads::rts_sparse(), 30)] };
             for (mut w, n) in frames {
                 let mut fog = FogSubsystem::new(Box::new(murk_cpu::CpuBackend::new(threads).expect("pool")));
                 fog.create_instance(w.desc.clone()).expect("valid workload");
