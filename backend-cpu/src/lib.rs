@@ -200,21 +200,17 @@ impl Backend for CpuBackend {
             // The blocks whose blurred visibility may change.
             let mut blurred_marks = Blocks::new(w as usize, h as usize, false);
             if !input.reuse_visibility {
-                let (_, rects) = passes::visibility::visibility_changes(input, &occ, &mut inst.windows, &mut inst.visibility);
+                let (_, changed) = passes::visibility::visibility_changes(input, &occ, &mut inst.windows, &mut inst.visibility);
+                // Blurred changes within the kernel's reach of what changed,
+                // when the kernel and one step are what blurred was made with.
                 let same_kernel = inst.blurred_with.as_ref() == Some(&input.blur);
                 inst.blurred_with = Some(input.blur.clone());
-                match rects {
-                    Some(rects) if input.blur.iterations == 1 && same_kernel => {
-                        let r = input.blur.radius();
-                        for rect in rects {
-                            blurred_marks.mark(rect, r);
-                        }
-                        passes::blur::blur_marked(&input.blur, w, h, &inst.visibility, &mut inst.blurred, &blurred_marks);
-                    }
-                    _ => {
-                        blurred_marks = Blocks::new(w as usize, h as usize, true);
-                        passes::blur::blur(&input.blur, w, h, &inst.visibility, &mut inst.blurred);
-                    }
+                if input.blur.iterations == 1 && same_kernel {
+                    blurred_marks = changed.widened(input.blur.radius());
+                    passes::blur::blur_marked(&input.blur, w, h, &inst.visibility, &mut inst.blurred, &blurred_marks);
+                } else {
+                    blurred_marks = Blocks::new(w as usize, h as usize, true);
+                    passes::blur::blur(&input.blur, w, h, &inst.visibility, &mut inst.blurred);
                 }
             }
             let params = ComposeParams {

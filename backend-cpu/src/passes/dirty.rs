@@ -45,6 +45,30 @@ impl Blocks {
         }
     }
 
+    /// The blocks holding a texel within `by` texels (along each axis) of a
+    /// texel of a marked block.
+    pub fn widened(&self, by: usize) -> Blocks {
+        let mut across = Blocks::new(self.width, self.height, false);
+        for (row, out) in self.marks.chunks(self.per_row.max(1)).zip(across.marks.chunks_mut(self.per_row.max(1))) {
+            for b in (0..row.len()).filter(|&b| row[b]) {
+                let (x0, x1) = ((b * BLOCK).saturating_sub(by), ((b + 1) * BLOCK + by).min(self.width));
+                out[x0 / BLOCK..=(x1 - 1) / BLOCK].fill(true);
+            }
+        }
+        let mut wide = Blocks::new(self.width, self.height, false);
+        for y in 0..self.height {
+            let row = &across.marks[y * self.per_row..(y + 1) * self.per_row];
+            if row.contains(&true) {
+                for yy in y.saturating_sub(by)..(y + by + 1).min(self.height) {
+                    for (o, &m) in wide.marks[yy * self.per_row..(yy + 1) * self.per_row].iter_mut().zip(row) {
+                        *o |= m;
+                    }
+                }
+            }
+        }
+        wide
+    }
+
     /// Marks every block marked in `other` (the same grid) too.
     pub fn add(&mut self, other: &Blocks) {
         for (m, &o) in self.marks.iter_mut().zip(&other.marks) {
@@ -98,6 +122,15 @@ mod tests {
         assert_eq!(Blocks::spans(&b.marks[12..15], 40).collect::<Vec<_>>(), vec![(16, 40)]);
         b.mark((0, 4, 1, 5), 0);
         assert_eq!(Blocks::spans(&b.marks[12..15], 40).collect::<Vec<_>>(), vec![(0, 40)]);
+        // Widened by 2: block 1 reaches texels 14..34 (blocks 0..=2), rows
+        // 0..5; the block at (4, 12..15) reaches rows 2..5.
+        let mut one = Blocks::new(40, 6, false);
+        one.mark((20, 1, 21, 2), 0);
+        let wide = one.widened(2);
+        for y in 0..6 {
+            assert_eq!(&wide.marks[y * 3..y * 3 + 3], if y < 4 { &[true, true, true] } else { &[false, false, false] }, "row {y}");
+        }
+        assert_eq!(one.widened(0), one);
         let mut all = Blocks::new(40, 5, true);
         assert!(all.all());
         all.add(&b);

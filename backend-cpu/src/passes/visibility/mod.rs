@@ -36,7 +36,7 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use wide::{u16x16, u16x8, u8x16, CmpEq};
 
-use crate::passes::dirty::{Blocks, Rect, BLOCK};
+use crate::passes::dirty::{Blocks, BLOCK};
 use crate::passes::lanes::{load, mask_mul8, max_into, store, LANES};
 use crate::passes::rasterize::centre_q;
 use shadowcast::RayBits;
@@ -72,14 +72,14 @@ pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut Wi
     visibility_changes(input, occ, cache, out).0
 }
 
-/// [`visibility_cached`], also answering which texels of `out` may have
-/// changed: `None` for all of them, else rectangles that hold them (the
-/// boxes of the windows dropped and added, widened by one texel with
-/// `reveal_walls`, as walls read their 8-neighbours). Only the blocks of
-/// those rectangles are finished again: `out` must hold what the last call
-/// with this cache wrote (a cache that has not finished a grid, or finished
-/// it under another `reveal_walls`, finishes every texel).
-pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut WindowCache, out: &mut [u16]) -> (usize, Option<Vec<Rect>>) {
+/// [`visibility_cached`], also answering which blocks of `out` changed
+/// (exactly: a marked block holds a texel whose bytes changed). When the
+/// kept combination is updated, only the blocks of the boxes of the windows
+/// dropped and added (widened by one texel with `reveal_walls`, as walls
+/// read their 8-neighbours) are finished again: `out` must hold what the
+/// last call with this cache wrote (a cache that has not finished a grid,
+/// or finished it under another `reveal_walls`, finishes every texel).
+pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut WindowCache, out: &mut [u16]) -> (usize, Blocks) {
     let w = occ.width as usize;
     let bins = &input.bins;
     let changes = cache.update(input, occ);
@@ -151,34 +151,40 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
     // The texels the finish must redo: those whose painted reveal or
     // concealment may have changed, and (walls read their 8-neighbours)
     // the texels beside them.
-    let rects = (incremental && cache.finished == Some(input.reveal_walls)).then(|| {
+    let region = (incremental && cache.finished == Some(input.reveal_walls)).then(|| {
         let by = usize::from(input.reveal_walls);
-        let boxes = changes.removed.iter().copied().chain(added.iter().map(|(win, _)| win.rect()));
-        boxes
-            .filter(|b| b.2 > 0 && b.3 > 0)
-            .map(|(x0, y0, ww, rows)| (x0.saturating_sub(by), y0.saturating_sub(by), x0 + ww + by, y0 + rows + by))
-            .collect::<Vec<Rect>>()
-    });
-    let region = rects.as_ref().map(|rects| {
         let mut marks = Blocks::new(w, occ.height as usize, false);
-        for &r in rects {
-            marks.mark(r, 0);
+        for (x0, y0, ww, rows) in changes.removed.iter().copied().chain(added.iter().map(|(win, _)| win.rect())) {
+            if ww > 0 && rows > 0 {
+                marks.mark((x0, y0, x0 + ww, y0 + rows), by);
+            }
         }
         marks
     });
     cache.finished = Some(input.reveal_walls);
     // Covered texels read their neighbours' reveal as painted, before any
-    // texel is lit or concealed.
+    // texel is lit or concealed. Each block finished is compared with what
+    // it held.
     let painted = &cache.painted;
     let per_row = w.div_ceil(BLOCK);
     let every = vec![true; per_row];
-    out.par_chunks_mut(w).zip(cache.concealed.par_chunks(w)).enumerate().for_each_init(Vec::new, |near, (y, (row, conceal))| {
-        let marks = region.as_ref().map_or(&every[..], |r| &r.marks[y * per_row..(y + 1) * per_row]);
-        for span in Blocks::spans(marks, w) {
-            finish_span(occ, painted, input.reveal_walls, conceal, y, span, near, row);
-        }
-    });
-    (changes.built, rects)
+    let mut changed = Blocks::new(w, occ.height as usize, false);
+    out.par_chunks_mut(w).zip(cache.concealed.par_chunks(w)).zip(changed.marks.par_chunks_mut(per_row)).enumerate().for_each_init(
+        || (Vec::new(), Vec::new()),
+        |(near, old), (y, ((row, conceal), changed))| {
+            let marks = region.as_ref().map_or(&every[..], |r| &r.marks[y * per_row..(y + 1) * per_row]);
+            for (x0, x1) in Blocks::spans(marks, w) {
+                old.clear();
+                old.extend_from_slice(&row[x0..x1]);
+                finish_span(occ, painted, input.reveal_walls, conceal, y, (x0, x1), near, row);
+                for (b, c) in changed[x0 / BLOCK..x1.div_ceil(BLOCK)].iter_mut().enumerate() {
+                    let (a, z) = (x0 + b * BLOCK, (x0 + (b + 1) * BLOCK).min(x1));
+                    *c = row[a..z] != old[a - x0..z - x0];
+                }
+            }
+        },
+    );
+    (changes.built, changed)
 }
 
 /// Texels `x0..x1` of row `y` of the finished visibility: each texel's
@@ -499,13 +505,15 @@ mod tests {
                     let sources: Vec<SourceTexel> = (0..40u32).filter(|&k| alive(k, tick)).map(|k| source(k, tick)).chain([source(99, 0), source(99, 0)]).collect();
                     let input = dda_input(sources, w, h, 0, reveal_walls);
                     let before = out.clone();
-                    let (_, rects) = pool.install(|| visibility_changes(&input, &occ, &mut cache, &mut out));
-                    // Every texel that changed lies in a rectangle the pass named.
+                    let (_, changed) = pool.install(|| visibility_changes(&input, &occ, &mut cache, &mut out));
+                    // The blocks marked are exactly those holding a texel that changed.
+                    let mut want = Blocks::new(w as usize, h as usize, false);
                     for (i, (a, b)) in before.iter().zip(&out).enumerate() {
-                        let (x, y) = (i % w as usize, i / w as usize);
-                        let named = rects.as_ref().is_none_or(|rs| rs.iter().any(|&(x0, y0, x1, y1)| (x0..x1).contains(&x) && (y0..y1).contains(&y)));
-                        prop_assert!(a == b || named, "tick {}: texel ({}, {}) changed outside the rectangles", tick, x, y);
+                        if a != b {
+                            want.mark((i % w as usize, i / w as usize, i % w as usize + 1, i / w as usize + 1), 0);
+                        }
                     }
+                    prop_assert_eq!(&changed, &want, "tick {}: changed blocks", tick);
                     let mut cold = vec![0u16; out.len()];
                     visibility(&input, &occ, &mut cold);
                     prop_assert_eq!(&out, &cold, "tick {} on {} threads", tick, threads);
