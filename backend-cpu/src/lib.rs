@@ -132,6 +132,10 @@ impl Backend for CpuBackend {
         format!("cpu[threads={}]", self.threads)
     }
 
+    fn run_parallel(&self, work: &mut (dyn FnMut() + Send)) {
+        self.pool.install(work);
+    }
+
     fn create_instance(&mut self, key: InstanceKey, dims: InstanceDims) -> Result<()> {
         self.instances.insert(key, CpuInstance::new(dims));
         Ok(())

@@ -1,5 +1,6 @@
 //! Wall and CPU time per operation over fixed iteration counts: the cold
-//! `rts` visibility pass and adam_fov_rs's `rts` job (`v`), the steady `rts`
+//! `rts` visibility pass and adam_fov_rs's `rts` job (`v`), one cold
+//! long-sighted source at 2048x2048 and 4096x4096 (`l`), the steady `rts`
 //! tick (`s`), and whole `rts` and `rts-10` frames (`f`; `t` for `rts-10`
 //! only), on 1 and 2
 //! threads. On a machine shared with other work, criterion's wall-clock
@@ -87,6 +88,29 @@ fn main() {
                     })
                 });
             });
+        }
+        if which.contains('l') {
+            // One long-sighted source, cold: radius 1000 at 2048x2048 and
+            // radius 4095 at 4096x4096 (the cost cliffs of issue 12).
+            for (mut w, n) in [(workloads::long_sight(), 3), (workloads::far_sight(), 1)] {
+                let p = prepare(&mut w);
+                let (wd, ht) = (p.occlusion.width, p.occlusion.height);
+                let accel = passes::visibility::Accel::new(&p.coverage, &p.heights, wd, ht);
+                let occ = Occlusion {
+                    width: wd,
+                    height: ht,
+                    coverage: &p.coverage,
+                    heights: &p.heights,
+                    mips: &[],
+                    distance_field: (0, 0, &[]),
+                    accel: &accel,
+                };
+                let mut out = vec![0u16; (wd * ht) as usize];
+                let pool = pool(threads);
+                measure(&format!("visibility/{}/{threads}", w.name), n, || {
+                    pool.install(|| passes::visibility::visibility(&p.recompute, &occ, &mut out))
+                });
+            }
         }
         if which.contains('s') {
             // As `tick/rts-steady`: every tenth source walks a quarter unit a

@@ -1,8 +1,9 @@
 //! The height-capture resample: every texel of an instance takes the highest
 //! capture cell under its centre, in height units.
 //!
-//! Rows are filled in parallel (bands of [`BAND_ROWS`] rows on rayon's global
-//! pool); each texel is a pure function of its row and column, so the bytes
+//! Rows are filled in parallel (bands of [`BAND_ROWS`] rows on the rayon
+//! pool current where it is called: the tick calls it inside
+//! `Backend::run_parallel`, so the CPU backend's own pool); each texel is a pure function of its row and column, so the bytes
 //! do not depend on the thread count. The floating-point steps (world point
 //! to cell, cell height to height units) are the same operations as a texel
 //! by texel loop, but each is computed once per distinct input: a band
