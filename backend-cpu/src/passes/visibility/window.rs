@@ -247,8 +247,8 @@ pub struct WindowCache {
 pub(super) struct Changes {
     /// Windows built.
     pub(super) built: usize,
-    /// The boxes of the windows dropped: `(x0, y0, width, rows)`.
-    pub(super) removed: Vec<(usize, usize, usize, usize)>,
+    /// The windows dropped (those with a box on the grid), with their keys.
+    pub(super) removed: Vec<(SourceTexel, Window)>,
     /// Keys whose windows were not kept before (built now).
     pub(super) added: Vec<SourceTexel>,
 }
@@ -297,7 +297,7 @@ impl WindowCache {
         wanted.sort_unstable();
         wanted.dedup();
         let gone: Vec<SourceTexel> = self.windows.keys().filter(|k| wanted.binary_search(k).is_err()).copied().collect();
-        let removed = gone.iter().filter_map(|k| self.windows.remove(k)).map(|w| w.rect()).filter(|r| r.2 > 0).collect();
+        let removed = gone.iter().filter_map(|k| self.windows.remove(k).map(|w| (*k, w))).filter(|(_, w)| w.width > 0 && w.rows > 0).collect();
         let missing: Vec<SourceTexel> = wanted.into_iter().filter(|k| !self.windows.contains_key(k)).collect();
         // Tables for the reaches worth sharing; a long-sighted source (whose
         // square table could be far larger than its clipped window) computes
