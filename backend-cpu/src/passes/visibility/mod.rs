@@ -543,7 +543,7 @@ mod tests {
             let s = SourceTexel { x: px * 8 + 5, y: py * 8 + 2, radius: (70 + 9 * seed) * 8, eye: 12, strength: 65535, ..Default::default() };
             let bits = RayBits::build(&s, &occ).expect("every cover rises above the eye");
             let input = dda_input(vec![s], w, h, 3 * seed, false);
-            let win = Window::build(&input, &occ, &s, None, Shadow::build(&s, &occ).as_ref());
+            let win = Window::build(&input, &occ, &s, None, Shadow::build(&input, &s, &occ).as_ref());
             assert!(seed != 0 || win.width > 128, "the window spans three words");
             let rows = win.values.len() / win.width;
             let laid = bits.first_class(win.x0, win.y0, win.width, rows);
@@ -702,6 +702,33 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+        /// A shadowcast is shared by the sources of one texel, reach and eye
+        /// whatever their radius within the reach and sub-texel position:
+        /// a window built with another such source's shadowcast holds the
+        /// march's values.
+        #[test]
+        fn a_shadowcast_serves_every_source_of_its_key(
+            seed in any::<i32>(), density in 0u32..40, (px, py) in (0i32..40, 0i32..40), (a, b) in (0i32..64, 0i32..64), reach8 in 2i32..12, (ra, rb) in (0i32..8, 0i32..8),
+        ) {
+            let (w, h) = (40u32, 40u32);
+            let (cov, heights) = grid(w, h, seed, density, 12, false, true);
+            let accel = Accel::new(&cov, &heights, w, h);
+            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+            let src = |sub: i32, r: i32| SourceTexel { x: px * 8 + sub % 8, y: py * 8 + sub / 8, radius: reach8 * 8 + r, eye: 12, strength: 65535, ..Default::default() };
+            let (one, other) = (src(a, ra), src(b, rb));
+            prop_assert_eq!(Shadow::key(&one), Shadow::key(&other));
+            let input = dda_input(vec![other], w, h, 0, false);
+            let shadow = Shadow::build(&input, &one, &occ);
+            let win = Window::build(&input, &occ, &other, None, shadow.as_ref());
+            for (k, &v) in win.values.iter().enumerate() {
+                let (x, y) = (win.x0 + (k % win.width) as i32, win.y0 + (k / win.width) as i32);
+                prop_assert_eq!(v, source_value(&input, &occ, &other, x as u32, y as u32), "texel ({}, {})", x, y);
+            }
+        }
+    }
+
+    proptest! {
         /// The span of a pair's row holds every texel where the new value
         /// is below the old one and the old one is the combined value, and
         /// is `None` only where there is none (widths on both sides of 16).
@@ -806,7 +833,7 @@ mod tests {
             // The window as visibility builds it (falloff table, the sweep's
             // clear texels laid out at once) holds the same values.
             let table = FalloffTable::new(&FalloffTable::key(&s));
-            let shadow = Shadow::build(&s, &occ);
+            let shadow = Shadow::build(&input, &s, &occ);
             for falloff in [Some(&table), None] {
                 let win = Window::build(&input, &occ, &s, falloff, shadow.as_ref());
                 for (k, &v) in win.values.iter().enumerate() {
