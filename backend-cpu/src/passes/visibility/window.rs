@@ -52,7 +52,9 @@ pub(super) fn window_box(s: &SourceTexel, occ: &Occlusion) -> Option<(i32, i32, 
 }
 
 /// What a source's shadowcast depends on besides the occlusion: its texel,
-/// its reach and its eye (not its sub-texel position, falloff or cone).
+/// its radius (the sweep reads only the reach, the dark texels are those
+/// within the radius) and its eye (not its sub-texel position, falloff or
+/// cone).
 pub(super) type ShadowKey = (i32, i32, i32, i32);
 
 /// A source's shadowcast over its window box: the sweep, and as the box's
@@ -72,7 +74,7 @@ impl Shadow {
     }
 
     pub(super) fn key(s: &SourceTexel) -> ShadowKey {
-        (s.x >> 3, s.y >> 3, (s.radius >> 3) + 2, s.eye)
+        (s.x >> 3, s.y >> 3, s.radius, s.eye)
     }
 
     /// The shadowcast of `s`, or `None` where it does not apply (a cover at
@@ -91,10 +93,13 @@ impl Shadow {
         // `RayBits::blocked` answers first; a raised one asks the higher
         // classes, then the march.
         // No source of this key lights a texel whose centre lies, from
-        // every point of the source texel, at or beyond the largest radius
-        // of the reach (Q3): such texels are left out.
-        let reach = (s.radius >> 3) + 2;
-        let far = i64::from(8 * reach - 9).pow(2);
+        // every point of the source texel, at or beyond its radius (Q3):
+        // such texels are left out. Per row that leaves
+        // the texels `sx - (q + 4) / 8 ..= sx + (q + 3) / 8`, `q` the largest
+        // integer below the square root of what the row leaves of that
+        // radius (a texel centre lies at least `8 d - 3` to the right, or
+        // `8 d - 4` to the left, from the source texel `d` texels away).
+        let far = i64::from(s.radius).pow(2);
         let near = |t: i32, st: i32| {
             i64::from(if t > st {
                 8 * (t - st) - 3
@@ -106,18 +111,33 @@ impl Shadow {
         };
         let fill = |(k, (out, laid)): (usize, (&mut [u64], &[u64]))| {
             let y = y0 + k as i32;
-            let dy = near(y, sy).pow(2);
-            if dy >= far {
+            let left = far - near(y, sy).pow(2);
+            if left <= 0 {
                 return;
             }
+            let mut q = (left as f64).sqrt() as i64;
+            while q * q >= left {
+                q -= 1;
+            }
+            while (q + 1) * (q + 1) < left {
+                q += 1;
+            }
+            let (xa, xb) = (i64::from(sx) - (q + 4) / 8 - i64::from(x0), i64::from(sx) + (q + 3) / 8 - i64::from(x0));
             let heights = &occ.heights[y as usize * occ.width as usize..];
             for (n, (o, &word)) in out.iter_mut().zip(laid).enumerate() {
-                let mut set = word;
+                // The word's bits from `xa` to `xb`.
+                let (lo, hi) = (xa - 64 * n as i64, xb - 64 * n as i64);
+                if hi < 0 || lo > 63 {
+                    continue;
+                }
+                let from = if lo <= 0 { !0u64 } else { !0u64 << lo };
+                let to = if hi >= 63 { !0u64 } else { !0u64 >> (63 - hi) };
+                let mut set = word & from & to;
                 while set != 0 {
                     let i = set.trailing_zeros();
                     set &= set - 1;
                     let x = x0 + n as i32 * 64 + i as i32;
-                    if (x, y) == (sx, sy) || dy + near(x, sx).pow(2) >= far {
+                    if (x, y) == (sx, sy) {
                         continue;
                     }
                     let target = i64::from(heights[x as usize]) + i64::from(input.target_height);
