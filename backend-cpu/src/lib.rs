@@ -5,8 +5,9 @@
 //! source windows, blur, memory, compose, upscale and blend run `wide` SIMD
 //! kernels, each beside the scalar twin it is tested equal to. Visibility
 //! keeps each source's window across recomputes, and their combination, so
-//! a recompute redoes only what the sources that changed touch (see
-//! `docs/determinism.md`).
+//! a recompute redoes only what the sources that changed touch; the passes
+//! after it redo only the blocks of texels that changed or have not settled
+//! (see `docs/determinism.md`).
 //! It is the backend that
 //! writes the conformance goldens; every other backend must match its bytes.
 //!
