@@ -5,8 +5,9 @@
 //! source windows, blur, memory, compose, upscale and blend run `wide` SIMD
 //! kernels, each beside the scalar twin it is tested equal to. Visibility
 //! keeps each source's window across recomputes, and their combination, so
-//! a recompute redoes only what the sources that changed touch (see
-//! `docs/determinism.md`).
+//! a recompute redoes only what the sources that changed touch; the passes
+//! after it redo only the blocks of texels that changed or have not settled
+//! (see `docs/determinism.md`).
 //! It is the backend that
 //! writes the conformance goldens; every other backend must match its bytes.
 //!
@@ -27,6 +28,8 @@ use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, Sta
 use murk_core::fixed::HEIGHT_FLOOR;
 use murk_core::{Backend, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result};
 use passes::compose::ComposeParams;
+use passes::dirty::Blocks;
+use passes::settle::SettleKey;
 use passes::visibility::Occlusion;
 use std::collections::BTreeMap;
 
@@ -55,12 +58,23 @@ struct CpuInstance {
     upscaled: Vec<u16>,
     start: Vec<u16>,
     final_mask: Vec<u16>,
+    /// Blocks of the internal grid whose memory or composed may still move
+    /// with their blurred visibility unchanged, under `settled_under`
+    /// (`None`: not known, every block is recomputed).
+    unsettled: Blocks,
+    settled_under: Option<SettleKey>,
+    /// Blocks of the output grid where the blend start, the upscaled and the
+    /// final mask may differ.
+    out_unsettled: Blocks,
+    /// The kernel `blurred` was last blurred with (`None`: not known).
+    blurred_with: Option<murk_core::BlurKernel>,
 }
 
 impl CpuInstance {
     fn new(dims: InstanceDims) -> Self {
         let n = (dims.width * dims.height) as usize;
         let on = (dims.out_width * dims.out_height) as usize;
+        let (n_w, n_h) = (dims.width as usize, dims.height as usize);
         Self {
             dims,
             coverage: vec![0; n],
@@ -76,6 +90,10 @@ impl CpuInstance {
             upscaled: vec![0; on],
             start: vec![0; on],
             final_mask: vec![0; on],
+            unsettled: Blocks::new(n_w, n_h, true),
+            settled_under: None,
+            out_unsettled: Blocks::new(dims.out_width as usize, dims.out_height as usize, true),
+            blurred_with: None,
         }
     }
 }
@@ -113,6 +131,10 @@ impl CpuBackend {
 impl Backend for CpuBackend {
     fn name(&self) -> String {
         format!("cpu[threads={}]", self.threads)
+    }
+
+    fn run_parallel(&self, work: &mut (dyn FnMut() + Send)) {
+        self.pool.install(work);
     }
 
     fn create_instance(&mut self, key: InstanceKey, dims: InstanceDims) -> Result<()> {
@@ -180,28 +202,75 @@ impl Backend for CpuBackend {
                 distance_field: (inst.distance_field.0, inst.distance_field.1, &inst.distance_field.2),
                 accel: &inst.accel,
             };
+            // The blocks whose blurred visibility may change.
+            let mut blurred_marks = Blocks::new(w as usize, h as usize, false);
             if !input.reuse_visibility {
-                passes::visibility::visibility_cached(input, &occ, &mut inst.windows, &mut inst.visibility);
-                passes::blur::blur(&input.blur, w, h, &inst.visibility, &mut inst.blurred);
+                let (_, changed) = passes::visibility::visibility_changes(input, &occ, &mut inst.windows, &mut inst.visibility);
+                // Blurred changes within the kernel's reach of what changed,
+                // when the kernel and one step are what blurred was made with.
+                let same_kernel = inst.blurred_with.as_ref() == Some(&input.blur);
+                inst.blurred_with = Some(input.blur.clone());
+                if input.blur.iterations == 1 && same_kernel {
+                    blurred_marks = changed.widened(input.blur.radius());
+                    passes::blur::blur_marked(&input.blur, w, h, &inst.visibility, &mut inst.blurred, &blurred_marks);
+                } else {
+                    blurred_marks = Blocks::new(w as usize, h as usize, true);
+                    passes::blur::blur(&input.blur, w, h, &inst.visibility, &mut inst.blurred);
+                }
             }
-            let memory_changed = passes::memory::memory(&inst.blurred, &mut inst.memory, input.forget_step, input.freeze_memory);
             let params = ComposeParams {
                 fade_in_step: input.fade_in_step,
                 relax_step: input.relax_step,
                 explored_value: input.explored_value,
                 show_memory_alpha: input.show_memory_alpha,
             };
-            let composed_changed = passes::compose::compose(&inst.blurred, &inst.memory, &mut inst.composed, params);
-            passes::upscale::upscale(&inst.composed, w, h, inst.dims.out_width / w, &mut inst.upscaled);
-            inst.start.copy_from_slice(&inst.final_mask);
-            memory_changed || composed_changed
+            // Memory and compose where blurred changed or a block has not
+            // settled (every block when the fixed points moved).
+            let key = SettleKey::new(input.forget_step, input.freeze_memory, params);
+            let mut todo = blurred_marks;
+            let known = inst.settled_under == Some(key);
+            if known {
+                todo.add(&inst.unsettled);
+            } else {
+                todo = Blocks::new(w as usize, h as usize, true);
+            }
+            let mut moved = Blocks::new(w as usize, h as usize, false);
+            let changed = passes::settle::memory_compose_marked(
+                &inst.blurred,
+                &mut inst.memory,
+                &mut inst.composed,
+                input.forget_step,
+                input.freeze_memory,
+                params,
+                &todo,
+                &mut inst.unsettled,
+                &mut moved,
+            );
+            inst.settled_under = Some(key);
+            if !known {
+                // After a restore the upscaled mask may not be the one of
+                // composed: every block is upscaled again.
+                moved = Blocks::new(w as usize, h as usize, true);
+            }
+            // The upscaled mask changes only where composed did.
+            let scale = inst.dims.out_width / w;
+            if scale == 1 {
+                passes::settle::copy_marked(&inst.composed, &mut inst.upscaled, &moved);
+                inst.out_unsettled.add(&moved);
+            } else if moved.any() {
+                passes::upscale::upscale(&inst.composed, w, h, scale, &mut inst.upscaled);
+                inst.out_unsettled = Blocks::new(inst.dims.out_width as usize, inst.dims.out_height as usize, true);
+            }
+            // The blend starts from the final mask (equal to it where settled).
+            passes::settle::copy_marked(&inst.final_mask, &mut inst.start, &inst.out_unsettled);
+            changed
         });
         Ok(RecomputeReport { changed: Readback::Ready(changed) })
     }
 
     fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()> {
         let (pool, inst) = self.parts(key)?;
-        pool.install(|| passes::blend::blend(&inst.start, &inst.upscaled, t, &mut inst.final_mask));
+        pool.install(|| passes::settle::blend_marked(&inst.start, &inst.upscaled, t, &mut inst.final_mask, &mut inst.out_unsettled));
         Ok(())
     }
 

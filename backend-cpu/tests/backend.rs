@@ -33,3 +33,13 @@ fn unknown_tickets_and_keys_are_typed_errors() {
     assert_eq!(e, MurkError::UnknownKey { backend: "cpu".into(), key: 7 });
     assert_eq!(e.to_string(), "backend cpu: no instance with key 7");
 }
+
+#[test]
+fn core_parallel_work_runs_on_the_backend_pool() {
+    // The capture resample runs inside `run_parallel`: on the backend's
+    // threads, whose count then holds for the whole tick.
+    let cpu = CpuBackend::new(1).unwrap();
+    let mut name = None;
+    cpu.run_parallel(&mut || name = std::thread::current().name().map(str::to_owned));
+    assert_eq!(name.as_deref(), Some("murk-cpu-0"));
+}

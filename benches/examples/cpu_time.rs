@@ -1,6 +1,8 @@
 //! Wall and CPU time per operation over fixed iteration counts: the cold
-//! `rts` visibility pass and adam_fov_rs's `rts` job (`v`), the steady `rts`
-//! tick (`s`), and whole `rts` and `rts-10` frames (`f`), on 1 and 2
+//! `rts` visibility pass and adam_fov_rs's `rts` job (`v`), one cold
+//! long-sighted source at 2048x2048 and 4096x4096 (`l`), the steady `rts`
+//! tick (`s`), and whole `rts` and `rts-10` frames (`f`; `t` for `rts-10`
+//! only), on 1 and 2
 //! threads. On a machine shared with other work, criterion's wall-clock
 //! medians move with the other load; the CPU time this process spends per
 //! operation (user + system, all its threads, from `/proc/self/stat` at
@@ -8,6 +10,8 @@
 //! different moments. Linux only.
 //!
 //! `cargo run --release -p murk-benches --example cpu_time -- vsf`
+//! (`MURK_CPU_TIME_THREADS=1` for one thread count, `MURK_CPU_TIME_SCALE=10`
+//! for ten times the iterations, as when profiling).
 
 use murk_benches::{pool, prepare};
 use murk_conformance::workloads;
@@ -30,6 +34,8 @@ fn cpu_seconds() -> f64 {
 /// Runs `op` once to warm up, then `n` times, and prints the mean wall and
 /// CPU milliseconds per run.
 fn measure(label: &str, n: usize, mut op: impl FnMut()) {
+    // `MURK_CPU_TIME_SCALE` multiplies the iteration counts (for profiling).
+    let n = n * std::env::var("MURK_CPU_TIME_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     op();
     let (start, cpu) = (Instant::now(), cpu_seconds());
     for _ in 0..n {
@@ -42,7 +48,12 @@ fn measure(label: &str, n: usize, mut op: impl FnMut()) {
 
 fn main() {
     let which = std::env::args().nth(1).unwrap_or_else(|| "vsf".into());
-    for threads in [1usize, 2] {
+    // `MURK_CPU_TIME_THREADS=1` measures one thread count only.
+    let counts: Vec<usize> = match std::env::var("MURK_CPU_TIME_THREADS") {
+        Ok(t) => vec![t.parse().expect("a thread count")],
+        Err(_) => vec![1, 2],
+    };
+    for threads in counts {
         if which.contains('v') {
             let mut w = workloads::rts();
             let p = prepare(&mut w);
@@ -78,6 +89,29 @@ fn main() {
                 });
             });
         }
+        if which.contains('l') {
+            // One long-sighted source, cold: radius 1000 at 2048x2048 and
+            // radius 4095 at 4096x4096 (the cost cliffs of issue 12).
+            for (mut w, n) in [(workloads::long_sight(), 3), (workloads::far_sight(), 1)] {
+                let p = prepare(&mut w);
+                let (wd, ht) = (p.occlusion.width, p.occlusion.height);
+                let accel = passes::visibility::Accel::new(&p.coverage, &p.heights, wd, ht);
+                let occ = Occlusion {
+                    width: wd,
+                    height: ht,
+                    coverage: &p.coverage,
+                    heights: &p.heights,
+                    mips: &[],
+                    distance_field: (0, 0, &[]),
+                    accel: &accel,
+                };
+                let mut out = vec![0u16; (wd * ht) as usize];
+                let pool = pool(threads);
+                measure(&format!("visibility/{}/{threads}", w.name), n, || {
+                    pool.install(|| passes::visibility::visibility(&p.recompute, &occ, &mut out))
+                });
+            }
+        }
         if which.contains('s') {
             // As `tick/rts-steady`: every tenth source walks a quarter unit a
             // tick, eight ticks east and eight back.
@@ -100,9 +134,12 @@ fn main() {
                 fog.tick(&mut w.world, 33_333).expect("tick");
             });
         }
-        if which.contains('f') {
-            // As `frame/...`: everything invalidated, so nothing is kept.
-            for (mut w, n) in [(workloads::rts(), 12), (workloads::rts_sparse(), 30)] {
+        if which.contains('f') || which.contains('t') {
+            // As `frame/...`: everything invalidated, so nothing is kept
+            // (`t`: the 10-source frame only).
+            let frames =
+                if which.contains('f') { vec![(workloads::rts(), 12), (workloads::rts_sparse(), 30)] } else { vec![(workloads::rts_sparse(), 30)] };
+            for (mut w, n) in frames {
                 let mut fog = FogSubsystem::new(Box::new(murk_cpu::CpuBackend::new(threads).expect("pool")));
                 fog.create_instance(w.desc.clone()).expect("valid workload");
                 fog.tick(&mut w.world, 33_333).expect("first tick");

@@ -98,6 +98,12 @@ pub fn long_sight() -> Workload {
     map_scene("long-sight", load_map("TheFrozenSea.map"), 2, 1, 1000, RayMethod::Dda)
 }
 
+/// `far-sight`: TheFrozenSea at 4096x4096 with one DDA source of radius
+/// 4095 texels: the largest reach on the largest grid the issue names.
+pub fn far_sight() -> Workload {
+    map_scene("far-sight", load_map("TheFrozenSea.map"), 4, 1, 4095, RayMethod::Dda)
+}
+
 /// `rts-10`: `rts` with 10 sources: what a frame costs that has little to do.
 pub fn rts_sparse() -> Workload {
     map_scene("rts-10", load_map("TheFrozenSea.map"), 1, 10, 32, RayMethod::Dda)

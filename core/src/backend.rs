@@ -216,6 +216,14 @@ pub trait Backend: Send {
     /// same area with the same inputs share one build). Both must have the
     /// same internal size.
     fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()>;
+    /// Runs `work` where the backend wants core's parallel work (the
+    /// height-capture resample) to run: the CPU backend on its own thread
+    /// pool, so that its thread count holds for the whole tick. By default
+    /// on the calling thread (rayon's global pool). The bytes do not depend
+    /// on where it runs.
+    fn run_parallel(&self, work: &mut (dyn FnMut() + Send)) {
+        work();
+    }
     /// Passes 5-9: visibility, blur, memory, compose, upscale. Also records
     /// the current final mask as the start of the next blend. Whether memory
     /// or the composed mask changed may come back later: core reads it

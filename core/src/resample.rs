@@ -1,8 +1,9 @@
 //! The height-capture resample: every texel of an instance takes the highest
 //! capture cell under its centre, in height units.
 //!
-//! Rows are filled in parallel (bands of [`BAND_ROWS`] rows on rayon's global
-//! pool); each texel is a pure function of its row and column, so the bytes
+//! Rows are filled in parallel (bands of [`BAND_ROWS`] rows on the rayon
+//! pool current where it is called: the tick calls it inside
+//! `Backend::run_parallel`, so the CPU backend's own pool); each texel is a pure function of its row and column, so the bytes
 //! do not depend on the thread count. The floating-point steps (world point
 //! to cell, cell height to height units) are the same operations as a texel
 //! by texel loop, but each is computed once per distinct input: a band
@@ -100,6 +101,23 @@ pub(crate) fn resample_captures(captures: &[LabeledCapture], t: &AreaTransform, 
         return Ok(out);
     }
     let columns: Vec<(f64, f64)> = (0..w).map(|col| t.texel_column_terms(f64::from(col) + 0.5)).collect();
+    // When the columns' terms along Y are zeros (an area at yaw 0), a row
+    // whose term along X is zero too has the world X of each texel column
+    // independent of the row, and the world Y of the row independent of the
+    // column: those equal the general sums up to the sign of a zero, which
+    // gives the same cell. Each capture's cell column per texel column is
+    // then found once for the whole grid.
+    let aligned: Option<Vec<Vec<Option<u32>>>> = columns.iter().all(|c| c.1 == 0.0).then(|| {
+        captures
+            .iter()
+            .map(|(_, c)| {
+                columns
+                    .iter()
+                    .map(|&column| cell_index(t.texel_terms_to_world(column, (0.0, 0.0)).0, c.origin.x, f64::from(c.cell_size), c.width))
+                    .collect()
+            })
+            .collect()
+    });
     let bands: Vec<Result<()>> = out
         .par_chunks_mut(width * BAND_ROWS)
         .enumerate()
@@ -111,6 +129,39 @@ pub(crate) fn resample_captures(captures: &[LabeledCapture], t: &AreaTransform, 
             for (k, row_out) in texels.chunks_mut(width).enumerate() {
                 let row = band * BAND_ROWS + k;
                 let row_terms = t.texel_row_terms(row as f64 + 0.5);
+                if let Some(cell_columns) = aligned.as_ref().filter(|_| row_terms.0 == 0.0) {
+                    let y = t.texel_terms_to_world((0.0, 0.0), row_terms).1;
+                    // Each capture's cells of the row (none off the capture).
+                    let rows: Vec<Option<&[f32]>> = captures
+                        .iter()
+                        .map(|(_, c)| {
+                            let cw = c.width as usize;
+                            cell_index(y, c.origin.y, f64::from(c.cell_size), c.height).map(|cy| &c.cells[cy as usize * cw..(cy as usize + 1) * cw])
+                        })
+                        .collect();
+                    for (col, o) in row_out.iter_mut().enumerate() {
+                        let mut best = CAPTURE_EMPTY;
+                        for (((label, c), memo), (cells, cxs)) in captures.iter().zip(memos.iter_mut()).zip(rows.iter().zip(cell_columns)) {
+                            let (Some(cells), Some(cx)) = (cells, cxs[col]) else {
+                                continue;
+                            };
+                            let z = cells[cx as usize];
+                            match memo.height.get(z.to_bits(), || cell_height(z, t, slab, z_layering)) {
+                                CellHeight::Skip => {}
+                                CellHeight::Units(q) => best = best.max(q),
+                                CellHeight::OutOfRange => {
+                                    let i = cell_index(y, c.origin.y, f64::from(c.cell_size), c.height).expect("the row is on the capture") as usize
+                                        * c.width as usize
+                                        + cx as usize;
+                                    let field = || format!("{label}.capture.cells[{i}]");
+                                    return Err(t.height_q(field, f64::from(z)).expect_err("height_q refuses what height_units refuses"));
+                                }
+                            }
+                        }
+                        *o = best;
+                    }
+                    continue;
+                }
                 for ((col, &column), o) in columns.iter().enumerate().zip(row_out.iter_mut()) {
                     let (x, y) = t.texel_terms_to_world(column, row_terms);
                     let mut best = CAPTURE_EMPTY;

@@ -2,13 +2,16 @@
 //!
 //! Inputs: visibility and a kernel of integer weights summing to 256.
 //! Output: blurred visibility. Edges clamp. Each step sums the rows of each
-//! column into a 32-bit scratch without rounding (`sum_i w_i * v`, below
-//! 2^24), then the columns of that (`sum_j w_j * scratch`, below 2^32) and
-//! rounds once: `(sum + 32768) >> 16`. The double sum is symmetric in the
+//! column without rounding (`sum_i w_i * v`, below 2^24), then the columns
+//! of that (`sum_j w_j * scratch`, below 2^32) and rounds once:
+//! `(sum + 32768) >> 16`. ([`blur`] keeps the first sums as two 16-bit
+//! sums, of the values' high bytes and of their low bytes, so that every
+//! product in lanes is a 16-bit one.) The double sum is symmetric in the
 //! two axes, so the blur commutes with transposition and quarter turns.
 //! [`blur_scalar`] is the reference; [`blur`] runs bands of rows in
 //! parallel, eight texels at a time with `wide`. Twin: `backend-gpu/shaders/blur.wgsl`.
 
+use super::dirty::{Blocks, BLOCK};
 use super::lanes::{load, narrow, store, LANES};
 use murk_core::BlurKernel;
 use rayon::prelude::*;
@@ -38,68 +41,141 @@ pub fn blur(kernel: &BlurKernel, width: u32, height: u32, src: &[u16], dst: &mut
 
 /// One step of the blur from `src` into `dst`, bands of rows in parallel.
 fn blur_once(weights: &[u32], w: usize, h: usize, src: &[u16], dst: &mut [u16]) {
+    blur_once_marked(weights, w, h, src, dst, None);
+}
+
+/// [`blur`] of the texels in the blocks `marks` marks, the others of `dst`
+/// untouched: each marked texel gets the bytes of the whole blur. With more
+/// than one iteration (whose intermediate steps are not kept) every texel
+/// is blurred.
+pub fn blur_marked(kernel: &BlurKernel, width: u32, height: u32, src: &[u16], dst: &mut [u16], marks: &Blocks) {
+    if kernel.iterations != 1 {
+        blur(kernel, width, height, src, dst);
+        return;
+    }
+    blur_once_marked(&kernel.weights, width as usize, height as usize, src, dst, Some(marks));
+}
+
+/// One step of the blur from `src` into `dst` (the marked blocks only,
+/// given `marks`), bands of rows in parallel.
+fn blur_once_marked(weights: &[u32], w: usize, h: usize, src: &[u16], dst: &mut [u16], marks: Option<&Blocks>) {
+    // Kernels of up to nine taps with their length known to the compiler.
+    match weights.len() {
+        1 => blur_once_taps::<1>(weights, w, h, src, dst, marks),
+        3 => blur_once_taps::<3>(weights, w, h, src, dst, marks),
+        5 => blur_once_taps::<5>(weights, w, h, src, dst, marks),
+        7 => blur_once_taps::<7>(weights, w, h, src, dst, marks),
+        9 => blur_once_taps::<9>(weights, w, h, src, dst, marks),
+        _ => blur_once_taps::<0>(weights, w, h, src, dst, marks),
+    }
+}
+
+/// [`blur_once_marked`] for a kernel of `N` taps (0: any length).
+fn blur_once_taps<const N: usize>(weights: &[u32], w: usize, h: usize, src: &[u16], dst: &mut [u16], marks: Option<&Blocks>) {
     let r = weights.len() / 2;
+    let splat: Vec<u16x8> = weights.iter().map(|&wt| u16x8::splat(wt as u16)).collect();
+    let splat = &splat[..];
+    let per_row = w.div_ceil(BLOCK);
+    let every = vec![true; per_row];
+    let row_marks = |y: usize| marks.map_or(&every[..], |m| &m.marks[y * per_row..(y + 1) * per_row]);
     dst.par_chunks_mut(w * BAND).enumerate().for_each_init(
-        || (Vec::new(), Vec::new(), Vec::new()),
-        |(padded, sums, rows), (band, out)| {
-            // Scratch row k: the sums along X of grid row `first + k`, clamped.
-            let (first, count) = ((band * BAND) as i64 - r as i64, out.len() / w + 2 * r);
-            sums.resize(count * w, 0);
-            for (k, line) in sums.chunks_mut(w).enumerate() {
-                let y = (first + k as i64).clamp(0, h as i64 - 1) as usize;
-                blur_row(weights, &src[y * w..(y + 1) * w], padded, line);
+        || (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
+        |(padded, sums, rows, columns), (band, out)| {
+            // The blocks marked in any row of the band.
+            let count_out = out.len() / w;
+            columns.clear();
+            columns.resize(per_row, false);
+            for y in band * BAND..band * BAND + count_out {
+                for (c, &m) in columns.iter_mut().zip(row_marks(y)) {
+                    *c |= m;
+                }
+            }
+            // Scratch rows 2k and 2k + 1: the sums along X of the high and
+            // the low bytes of grid row `first + k`, clamped.
+            let (first, count) = ((band * BAND) as i64 - r as i64, count_out + 2 * r);
+            sums.resize(2 * count * w, 0);
+            for span in Blocks::spans(columns, w) {
+                for (k, pair) in sums.chunks_mut(2 * w).enumerate() {
+                    let y = (first + k as i64).clamp(0, h as i64 - 1) as usize;
+                    let (hi, lo) = pair.split_at_mut(w);
+                    blur_row::<N>(splat, weights, &src[y * w..(y + 1) * w], span, padded, hi, lo);
+                }
             }
             // Output row i weighs scratch rows i..=i + 2r.
             for (i, line) in out.chunks_mut(w).enumerate() {
                 rows.clear();
-                rows.extend((0..weights.len()).map(|j| (i + j) * w));
-                blur_column(weights, sums, rows, line);
+                rows.extend((0..weights.len()).map(|j| 2 * (i + j) * w));
+                for (x0, x1) in Blocks::spans(row_marks(band * BAND + i), w) {
+                    blur_column::<N>(splat, weights, &sums[x0..], w, rows, &mut line[x0..x1]);
+                }
             }
         },
     );
 }
 
-/// One row along X: `line` padded by the kernel radius on both sides (edge
-/// texels repeated) into `padded`, then eight unrounded sums at a time.
-fn blur_row(weights: &[u32], line: &[u16], padded: &mut Vec<u16>, out: &mut [u32]) {
-    let r = weights.len() / 2;
+/// One row along X over texels `x0..x1`: those texels and the kernel radius
+/// on both sides of them (clamped to the row) into `padded`, then the sums
+/// of the weighted high bytes into `hi[x0..x1]` and of the low bytes into
+/// `lo[x0..x1]`, eight at a time. The weights sum to 256 and a byte is at
+/// most 255, so each sum fits 16 bits: the products are 16-bit ones.
+fn blur_row<const N: usize>(
+    splat: &[u16x8],
+    weights: &[u32],
+    line: &[u16],
+    (x0, x1): (usize, usize),
+    padded: &mut Vec<u16>,
+    hi: &mut [u16],
+    lo: &mut [u16],
+) {
+    let taps = if N == 0 { weights.len() } else { N };
+    let r = taps / 2;
     let w = line.len();
-    padded.clear();
-    padded.extend(std::iter::repeat_n(line[0], r));
-    padded.extend_from_slice(line);
-    padded.extend(std::iter::repeat_n(line[w - 1], r));
-    let whole = w / LANES * LANES;
+    // Away from the row's ends the texels are read in place.
+    let texels: &[u16] = if x0 >= r && x1 + r <= w {
+        &line[x0 - r..x1 + r]
+    } else {
+        padded.clear();
+        padded.extend((0..x1 - x0 + 2 * r).map(|k| line[(x0 + k).saturating_sub(r).min(w - 1)]));
+        padded
+    };
+    let (hi, lo) = (&mut hi[x0..x1], &mut lo[x0..x1]);
+    let n = x1 - x0;
+    let whole = n / LANES * LANES;
+    let byte = u16x8::splat(0xff);
     for x in (0..whole).step_by(LANES) {
-        let mut acc = u32x8::splat(0);
-        for (j, &wt) in weights.iter().enumerate() {
-            acc += load(&padded[x + j..]).mul_widen(u16x8::splat(wt as u16));
+        let (mut acc_hi, mut acc_lo) = (u16x8::splat(0), u16x8::splat(0));
+        for (j, &wt) in splat[..taps].iter().enumerate() {
+            let v = load(&texels[x + j..]);
+            acc_hi += (v >> 8) * wt;
+            acc_lo += (v & byte) * wt;
         }
-        out[x..x + LANES].copy_from_slice(acc.as_array_ref());
+        store(acc_hi, &mut hi[x..]);
+        store(acc_lo, &mut lo[x..]);
     }
-    for x in whole..w {
-        out[x] = weights.iter().enumerate().map(|(j, &wt)| wt * u32::from(padded[x + j])).sum();
+    for x in whole..n {
+        hi[x] = weights.iter().enumerate().map(|(j, &wt)| wt as u16 * (texels[x + j] >> 8)).sum();
+        lo[x] = weights.iter().enumerate().map(|(j, &wt)| wt as u16 * (texels[x + j] & 0xff)).sum();
     }
 }
 
 /// One row along Y: output texel `x` weighs texel `x` of the scratch rows
-/// starting at `rows` (already clamped) and rounds once. The scratch sums
-/// are below 2^24 and the weights at most 256: split as `hi * 65536 + lo`,
-/// each product is a 16-bit one.
-fn blur_column(weights: &[u32], src: &[u32], rows: &[usize], out: &mut [u16]) {
-    let w = out.len();
-    let whole = w / LANES * LANES;
+/// starting at `rows` (high-byte sums, the low-byte sums `w` after them)
+/// and rounds once: `(sum_j w_j * (256 * hi_j + lo_j) + 32768) >> 16`, each
+/// product a 16-bit one, the sum below 2^32.
+fn blur_column<const N: usize>(splat: &[u16x8], weights: &[u32], src: &[u16], w: usize, rows: &[usize], out: &mut [u16]) {
+    let taps = if N == 0 { weights.len() } else { N };
+    let n = out.len();
+    let whole = n / LANES * LANES;
     for x in (0..whole).step_by(LANES) {
         let mut acc = u32x8::splat(32768);
-        for (&wt, &row) in weights.iter().zip(rows) {
-            let sums: [u32; LANES] = src[row + x..row + x + LANES].try_into().expect("eight sums");
-            let (hi, lo) = (u16x8::new(sums.map(|v| (v >> 16) as u16)), u16x8::new(sums.map(|v| v as u16)));
-            let wt = u16x8::splat(wt as u16);
-            acc += (hi.mul_widen(wt) << 16) + lo.mul_widen(wt);
+        for (&wt, &row) in splat[..taps].iter().zip(&rows[..taps]) {
+            acc += (load(&src[row + x..]).mul_widen(wt) << 8) + load(&src[row + w + x..]).mul_widen(wt);
         }
         store(narrow(acc >> 16), &mut out[x..]);
     }
-    for x in whole..w {
-        let acc = weights.iter().zip(rows).fold(32768u32, |acc, (&wt, &row)| acc + wt * src[row + x]);
+    for x in whole..n {
+        let acc =
+            weights.iter().zip(rows).fold(32768u32, |acc, (&wt, &row)| acc + wt * (256 * u32::from(src[row + x]) + u32::from(src[row + w + x])));
         out[x] = (acc >> 16) as u16;
     }
 }
@@ -168,6 +244,36 @@ mod tests {
             blur_scalar(&k, w, h, &texels, &mut a, &mut ta);
             blur(&k, w, h, &texels, &mut b);
             prop_assert_eq!(a, b);
+        }
+    }
+
+    proptest! {
+        /// Blurring the marked blocks over an old result gives, on every
+        /// texel whose inputs within the radius changed only inside the
+        /// marks' reach, the bytes of a whole blur; unmarked texels keep the
+        /// old bytes. Here: a whole blur of `old`, then `new` differing from
+        /// `old` only in a rectangle, and the marks that rectangle widened
+        /// by the radius: the result is the whole blur of `new`.
+        #[test]
+        fn marked_blur_equals_the_whole_blur(
+            (w, h, old, new) in (1u32..70, 1u32..80).prop_flat_map(|(w, h)| (Just(w), Just(h),
+                prop::collection::vec(any::<u16>(), (w * h) as usize), prop::collection::vec(any::<u16>(), (w * h) as usize))),
+            rect in (any::<u16>(), any::<u16>(), any::<u16>(), any::<u16>()), radius in 0u32..5, sigma in 0.3f32..4.0, threads in 1usize..4,
+        ) {
+            let k = BlurKernel::gaussian(radius, sigma, 1);
+            let (wu, hu) = (w as usize, h as usize);
+            let (ax, bx) = (rect.0 as usize % (wu + 1), rect.1 as usize % (wu + 1));
+            let (ay, by) = (rect.2 as usize % (hu + 1), rect.3 as usize % (hu + 1));
+            let (x0, x1, y0, y1) = (ax.min(bx), ax.max(bx), ay.min(by), ay.max(by));
+            let mixed: Vec<u16> = (0..wu * hu).map(|i| if (x0..x1).contains(&(i % wu)) && (y0..y1).contains(&(i / wu)) { new[i] } else { old[i] }).collect();
+            let (mut want, mut got) = (vec![0u16; wu * hu], vec![0u16; wu * hu]);
+            blur(&k, w, h, &mixed, &mut want);
+            blur(&k, w, h, &old, &mut got);
+            let mut marks = Blocks::new(wu, hu, false);
+            marks.mark((x0, y0, x1, y1), radius as usize);
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+            pool.install(|| blur_marked(&k, w, h, &mixed, &mut got, &marks));
+            prop_assert_eq!(got, want);
         }
     }
 

@@ -54,15 +54,27 @@ pub fn max_into_scalar(dst: &mut [u16], src: &[u16]) {
 }
 
 /// [`max_into_scalar`] sixteen texels at a time (the painting of source
-/// windows); the tail goes through the scalar twin.
+/// windows). A tail of a slice of at least sixteen texels is done as the
+/// last sixteen (a maximum taken twice is the same), a shorter slice by
+/// the scalar twin.
 pub fn max_into(dst: &mut [u16], src: &[u16]) {
     const N: usize = 16;
-    let whole = dst.len().min(src.len()) / N * N;
-    for (d, s) in dst[..whole].chunks_exact_mut(N).zip(src.chunks_exact(N)) {
-        let m = u16x16::new(d.try_into().expect("16 texels")).max(u16x16::new(s.try_into().expect("16 texels")));
-        d.copy_from_slice(m.as_array_ref());
+    let n = dst.len().min(src.len());
+    let max16 = |d: &mut [u16], s: &[u16]| {
+        let m = u16x16::new(d[..N].try_into().expect("16 texels")).max(u16x16::new(s[..N].try_into().expect("16 texels")));
+        d[..N].copy_from_slice(m.as_array_ref());
+    };
+    if n < N {
+        max_into_scalar(&mut dst[..n], &src[..n]);
+        return;
     }
-    max_into_scalar(&mut dst[whole..], &src[whole..]);
+    let whole = n / N * N;
+    for (d, s) in dst[..whole].chunks_exact_mut(N).zip(src.chunks_exact(N)) {
+        max16(d, s);
+    }
+    if whole < n {
+        max16(&mut dst[n - N..n], &src[n - N..n]);
+    }
 }
 
 #[cfg(test)]

@@ -4,10 +4,12 @@
 pub mod blend;
 pub mod blur;
 pub mod compose;
+pub mod dirty;
 pub mod distance_field;
 pub mod lanes;
 pub mod memory;
 pub mod mips;
 pub mod rasterize;
+pub mod settle;
 pub mod upscale;
 pub mod visibility;

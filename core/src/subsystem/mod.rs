@@ -410,7 +410,10 @@ impl FogSubsystem {
             }
             let due = !slot.has_recomputed || slot.rate_since_us >= slot.q.update_interval_us;
             if due {
-                gathered.insert(name.clone(), gather(slot, world).map_err(|e| in_instance(e, name))?);
+                let mut result = None;
+                self.backend.run_parallel(&mut || result = Some(gather(slot, world)));
+                let g = result.expect("run_parallel runs its work");
+                gathered.insert(name.clone(), g.map_err(|e| in_instance(e, name))?);
             }
         }
         let actors = self.gather_actors(world)?;

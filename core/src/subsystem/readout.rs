@@ -65,7 +65,9 @@ impl FogSubsystem {
     /// passes. Changes nothing.
     pub fn frame_inputs(&self, name: &str, world: &World, elapsed_us: u64) -> Result<(OcclusionInput, RecomputeInput)> {
         let slot = self.slot(name)?;
-        let g = gather(slot, world)?;
+        let mut result = None;
+        self.backend.run_parallel(&mut || result = Some(gather(slot, world)));
+        let g = result.expect("run_parallel runs its work")?;
         let mut occlusion = g.occlusion;
         occlusion.capture = match g.capture {
             Some((_, Some(texels))) => Some(texels),

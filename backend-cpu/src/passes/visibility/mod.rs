@@ -36,6 +36,7 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use wide::{u16x16, u16x8, u8x16, CmpEq};
 
+use crate::passes::dirty::{Blocks, BLOCK};
 use crate::passes::lanes::{load, mask_mul8, max_into, store, LANES};
 use crate::passes::rasterize::centre_q;
 use shadowcast::RayBits;
@@ -48,6 +49,9 @@ mod window;
 use march::*;
 pub use occlusion::{Accel, Occlusion, MAX_CLASSES};
 pub use window::{Window, WindowCache};
+
+/// A window's box `(x0, y0, width, rows)` in grid texels.
+type Box4 = (usize, usize, usize, usize);
 
 /// Computes the visibility of every texel into `out` from scratch (every
 /// source's window built anew). [`visibility_cached`] is the same with
@@ -68,6 +72,17 @@ pub fn visibility(input: &RecomputeInput, occ: &Occlusion, out: &mut [u16]) {
 /// over rows then lights covered texels from their open neighbours (with
 /// `reveal_walls`, see [`wall_reveal`]) and applies the anti-vision.
 pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut WindowCache, out: &mut [u16]) -> usize {
+    visibility_changes(input, occ, cache, out).0
+}
+
+/// [`visibility_cached`], also answering which blocks of `out` changed
+/// (exactly: a marked block holds a texel whose bytes changed). When the
+/// kept combination is updated, only the blocks of the boxes of the windows
+/// dropped and added (widened by one texel with `reveal_walls`, as walls
+/// read their 8-neighbours) are finished again: `out` must hold what the
+/// last call with this cache wrote (a cache that has not finished a grid,
+/// or finished it under another `reveal_walls`, finishes every texel).
+pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut WindowCache, out: &mut [u16]) -> (usize, Blocks) {
     let w = occ.width as usize;
     let bins = &input.bins;
     let changes = cache.update(input, occ);
@@ -79,6 +94,27 @@ pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut Wi
     let windows = &cache.windows;
     let band_rows = bins.tile_size as usize;
     let added: Vec<(&Window, bool)> = changes.added.iter().map(|s| (&windows[s], s.flags & SOURCE_ANTI != 0)).collect();
+    // A dropped window and a new one over the same box and grid (a source
+    // that moved within its texel) make a pair. Where the new value is at
+    // least the old one, or the old one was below the combined value, the
+    // combination becomes the maximum of the kept value and the new one
+    // (which adding the new windows does); only the texels where the old
+    // value was the maximum and the new one is lower are combined anew.
+    // Other dropped windows have their whole box combined anew.
+    let (mut pairs, mut unpaired): (Vec<(&Window, &Window, bool)>, Vec<Box4>) = (Vec::new(), Vec::new());
+    if incremental {
+        let mut free: BTreeMap<(Box4, bool), Vec<&Window>> = BTreeMap::new();
+        for &(win, anti) in added.iter().filter(|(win, _)| win.width > 0 && win.rows > 0) {
+            free.entry((win.rect(), anti)).or_default().push(win);
+        }
+        for (key, old) in &changes.removed {
+            let anti = key.flags & SOURCE_ANTI != 0;
+            match free.get_mut(&(old.rect(), anti)).and_then(Vec::pop) {
+                Some(new) => pairs.push((old, new, anti)),
+                None => unpaired.push(old.rect()),
+            }
+        }
+    }
     // Max the windows of `list` (with whether each is anti-vision) over the
     // box `bx0..bx1` by `by0..by1` into the band starting at row `y0`.
     let combine =
@@ -97,8 +133,8 @@ pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut Wi
             }
         };
     cache.painted.par_chunks_mut(w * band_rows).zip(cache.concealed.par_chunks_mut(w * band_rows)).enumerate().for_each_init(
-        || (Vec::new(), Vec::new()),
-        |(list, band_windows), (band, (reveal, conceal))| {
+        || (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
+        |(list, band_windows, spans, near), (band, (reveal, conceal))| {
             let tile_row = band as u32;
             list.clear();
             for t in tile_row * bins.tiles_x..(tile_row + 1) * bins.tiles_x {
@@ -118,9 +154,24 @@ pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut Wi
                 combine(band_windows, y0, reveal, conceal, (0, w), (y0, y1));
                 return;
             }
-            // Each dropped window's box, cleared and combined anew from every
-            // window over it (a later box clears only what it recombines).
-            for &(rx, ry, rw, rrows) in &changes.removed {
+            // The pairs, against the combination as it was: per row, the
+            // span of texels to combine anew.
+            spans.clear();
+            for (p, &(old, new, anti)) in pairs.iter().enumerate() {
+                let grid = if anti { &*conceal } else { &*reveal };
+                let (ox, oy, ow, orows) = old.rect();
+                for y in oy.max(y0)..(oy + orows).min(y1) {
+                    let r = (y - oy) * ow;
+                    let at = (y - y0) * w + ox;
+                    if let Some((a, b)) = pair_span(&old.values[r..r + ow], &new.values[r..r + ow], &grid[at..at + ow]) {
+                        spans.push((p, y, ox + a, ox + b));
+                    }
+                }
+            }
+            // Each unpaired dropped window's box, cleared and combined anew
+            // from every window over it (a later box clears only what it
+            // recombines).
+            for &(rx, ry, rw, rrows) in &unpaired {
                 let (ry0, ry1) = (ry.max(y0), (ry + rrows).min(y1));
                 for y in ry0..ry1 {
                     let at = (y - y0) * w + rx;
@@ -131,39 +182,129 @@ pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut Wi
                     combine(band_windows, y0, reveal, conceal, (rx, rx + rw), (ry0, ry1));
                 }
             }
+            // The pairs' spans, from the windows over the pair's box.
+            let mut last = usize::MAX;
+            for &(p, y, a, b) in spans.iter() {
+                if p != last {
+                    let (ox, oy, ow, orows) = pairs[p].0.rect();
+                    near.clear();
+                    near.extend(band_windows.iter().copied().filter(|(win, _)| {
+                        let (x0, wy0, ww, wrows) = win.rect();
+                        x0 < ox + ow && ox < x0 + ww && wy0 < oy + orows && oy < wy0 + wrows
+                    }));
+                    last = p;
+                }
+                let at = (y - y0) * w;
+                reveal[at + a..at + b].fill(0);
+                conceal[at + a..at + b].fill(0);
+                combine(near, y0, reveal, conceal, (a, b), (y, y + 1));
+            }
             // New windows add to what is kept.
             combine(&added, y0, reveal, conceal, (0, w), (y0, y1));
         },
     );
     cache.combined = true;
+    // The texels the finish must redo: those whose painted reveal or
+    // concealment may have changed, and (walls read their 8-neighbours)
+    // the texels beside them.
+    let region = (incremental && cache.finished == Some(input.reveal_walls)).then(|| {
+        let by = usize::from(input.reveal_walls);
+        let mut marks = Blocks::new(w, occ.height as usize, false);
+        for (x0, y0, ww, rows) in changes.removed.iter().map(|(_, win)| win.rect()).chain(added.iter().map(|(win, _)| win.rect())) {
+            if ww > 0 && rows > 0 {
+                marks.mark((x0, y0, x0 + ww, y0 + rows), by);
+            }
+        }
+        marks
+    });
+    cache.finished = Some(input.reveal_walls);
     // Covered texels read their neighbours' reveal as painted, before any
-    // texel is lit or concealed.
+    // texel is lit or concealed. Each block finished is compared with what
+    // it held.
     let painted = &cache.painted;
-    out.par_chunks_mut(w)
-        .zip(cache.concealed.par_chunks(w))
-        .enumerate()
-        .for_each_init(Vec::new, |near, (y, (row, conceal))| finish_row(occ, painted, input.reveal_walls, conceal, y, near, row));
-    changes.built
+    let per_row = w.div_ceil(BLOCK);
+    let every = vec![true; per_row];
+    let mut changed = Blocks::new(w, occ.height as usize, false);
+    out.par_chunks_mut(w).zip(cache.concealed.par_chunks(w)).zip(changed.marks.par_chunks_mut(per_row)).enumerate().for_each_init(
+        || (Vec::new(), Vec::new()),
+        |(near, old), (y, ((row, conceal), changed))| {
+            let marks = region.as_ref().map_or(&every[..], |r| &r.marks[y * per_row..(y + 1) * per_row]);
+            for (x0, x1) in Blocks::spans(marks, w) {
+                old.clear();
+                old.extend_from_slice(&row[x0..x1]);
+                finish_span(occ, painted, input.reveal_walls, conceal, y, (x0, x1), near, row);
+                for (b, c) in changed[x0 / BLOCK..x1.div_ceil(BLOCK)].iter_mut().enumerate() {
+                    let (a, z) = (x0 + b * BLOCK, (x0 + (b + 1) * BLOCK).min(x1));
+                    *c = row[a..z] != old[a - x0..z - x0];
+                }
+            }
+        },
+    );
+    (changes.built, changed)
 }
 
-/// Row `y` of the finished visibility: each texel's painted reveal, for a
-/// covered texel raised to its open neighbours' (with `reveal_walls`, as
-/// [`wall_reveal`]), then scaled down by the anti-vision in `conceal`.
-/// Eight texels at a time with `wide`; [`finish_row_scalar`] is the
-/// reference. `near` is scratch.
-pub fn finish_row(occ: &Occlusion, painted: &[u16], reveal_walls: bool, conceal: &[u16], y: usize, near: &mut Vec<u16>, out: &mut [u16]) {
+/// For one row of a pair (a dropped window's values `old`, the new
+/// window's `new` over the same texels, the combination `painted` as it
+/// was): a span `a..b` holding every texel where the new value is below the
+/// old one and the old one is the combined value, or `None` when there is
+/// none. Sixteen texels at a time (the span is widened to whole steps).
+pub(crate) fn pair_span(old: &[u16], new: &[u16], painted: &[u16]) -> Option<(usize, usize)> {
+    const N: usize = 16;
+    let n = old.len();
+    if n < N {
+        let needs = |i: &usize| new[*i] < old[*i] && old[*i] == painted[*i];
+        let a = (0..n).find(needs)?;
+        let b = (0..n).rev().find(needs).expect("a texel was found") + 1;
+        return Some((a, b));
+    }
+    let step = |at: usize| {
+        let load = |v: &[u16]| u16x16::new(v[at..at + N].try_into().expect("16 texels"));
+        let (o, nw, p) = (load(old), load(new), load(painted));
+        let needs = o.cmp_eq(p) & !nw.max(o).cmp_eq(nw);
+        needs.as_array_ref() != &[0u16; N]
+    };
+    let starts = (0..n / N).map(|k| k * N).chain((n % N != 0).then_some(n - N));
+    let (mut a, mut b) = (usize::MAX, 0);
+    for at in starts.filter(|&at| step(at)) {
+        a = a.min(at);
+        b = b.max(at + N);
+    }
+    (a < b).then_some((a, b))
+}
+
+/// Texels `x0..x1` of row `y` of the finished visibility: each texel's
+/// painted reveal, for a covered texel raised to its open neighbours' (with
+/// `reveal_walls`, as [`wall_reveal`]), then scaled down by the anti-vision
+/// in `conceal` (the whole row). Eight texels at a time with `wide`;
+/// [`finish_row_scalar`] is the reference. `near` is scratch; `out` is the
+/// whole row.
+#[allow(clippy::too_many_arguments, reason = "the grids and marks of one pass")]
+pub fn finish_span(
+    occ: &Occlusion,
+    painted: &[u16],
+    reveal_walls: bool,
+    conceal: &[u16],
+    y: usize,
+    (x0, x1): (usize, usize),
+    near: &mut Vec<u16>,
+    out: &mut [u16],
+) {
     let (w, h) = (occ.width as usize, occ.height as usize);
-    // near[x + 1]: the strongest open reveal in column x of rows y-1..=y+1,
-    // with a zero (no neighbour) at both ends.
+    let n = x1 - x0;
+    // near[i]: the strongest open reveal in column x0 + i - 1 of rows
+    // y-1..=y+1, zero for a column outside the grid (no neighbour).
     near.clear();
-    near.resize(w + 2, 0);
+    near.resize(n + 2, 0);
     if reveal_walls {
+        let (c0, c1) = (x0.saturating_sub(1), (x1 + 1).min(w));
+        let at = c0 + 1 - x0;
         for ny in y.saturating_sub(1)..=(y + 1).min(h - 1) {
-            open_max_into(&mut near[1..=w], &painted[ny * w..(ny + 1) * w], &occ.coverage[ny * w..(ny + 1) * w]);
+            open_max_into(&mut near[at..at + c1 - c0], &painted[ny * w + c0..ny * w + c1], &occ.coverage[ny * w + c0..ny * w + c1]);
         }
     }
-    let (own, coverage) = (&painted[y * w..(y + 1) * w], &occ.coverage[y * w..(y + 1) * w]);
-    let whole = w / LANES * LANES;
+    let (own, coverage) = (&painted[y * w + x0..y * w + x1], &occ.coverage[y * w + x0..y * w + x1]);
+    let (conceal, out) = (&conceal[x0..x1], &mut out[x0..x1]);
+    let whole = n / LANES * LANES;
     let (zero, full) = (u16x8::splat(0), u16x8::splat(u16::MAX));
     for x in (0..whole).step_by(LANES) {
         let mine = load(&own[x..]);
@@ -172,7 +313,7 @@ pub fn finish_row(occ: &Occlusion, painted: &[u16], reveal_walls: bool, conceal:
         let lit = open.blend(mine, mine.max(beside));
         store(mask_mul8(lit, full - load(&conceal[x..])), &mut out[x..]);
     }
-    for x in whole..w {
+    for x in whole..n {
         let lit = if coverage[x] == 0 { own[x] } else { own[x].max(near[x]).max(near[x + 1]).max(near[x + 2]) };
         out[x] = mask_mul(lit, u16::MAX - conceal[x]);
     }
@@ -402,7 +543,7 @@ mod tests {
             let s = SourceTexel { x: px * 8 + 5, y: py * 8 + 2, radius: (70 + 9 * seed) * 8, eye: 12, strength: 65535, ..Default::default() };
             let bits = RayBits::build(&s, &occ).expect("every cover rises above the eye");
             let input = dda_input(vec![s], w, h, 3 * seed, false);
-            let win = Window::build(&input, &occ, &s, None, Shadow::build(&s, &occ).as_ref());
+            let win = Window::build(&input, &occ, &s, None, Shadow::build(&input, &s, &occ).as_ref());
             assert!(seed != 0 || win.width > 128, "the window spans three words");
             let rows = win.values.len() / win.width;
             let laid = bits.first_class(win.x0, win.y0, win.width, rows);
@@ -419,7 +560,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
         /// A kept combination updated tick by tick (sources moved, added,
         /// dropped, shared, anti-vision among them) gives the bytes of a
         /// cold pass at every tick, on 1 and 3 threads.
@@ -448,7 +589,16 @@ mod tests {
                     // Two equal sources share a window throughout.
                     let sources: Vec<SourceTexel> = (0..40u32).filter(|&k| alive(k, tick)).map(|k| source(k, tick)).chain([source(99, 0), source(99, 0)]).collect();
                     let input = dda_input(sources, w, h, 0, reveal_walls);
-                    pool.install(|| visibility_cached(&input, &occ, &mut cache, &mut out));
+                    let before = out.clone();
+                    let (_, changed) = pool.install(|| visibility_changes(&input, &occ, &mut cache, &mut out));
+                    // The blocks marked are exactly those holding a texel that changed.
+                    let mut want = Blocks::new(w as usize, h as usize, false);
+                    for (i, (a, b)) in before.iter().zip(&out).enumerate() {
+                        if a != b {
+                            want.mark((i % w as usize, i / w as usize, i % w as usize + 1, i / w as usize + 1), 0);
+                        }
+                    }
+                    prop_assert_eq!(&changed, &want, "tick {}: changed blocks", tick);
                     let mut cold = vec![0u16; out.len()];
                     visibility(&input, &occ, &mut cold);
                     prop_assert_eq!(&out, &cold, "tick {} on {} threads", tick, threads);
@@ -552,12 +702,63 @@ mod tests {
     }
 
     proptest! {
-        /// The `wide` finish of a row (walls lit, anti-vision applied) gives
-        /// the bytes of the per-texel reference, edges and all lanes.
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+        /// A shadowcast is shared by the sources of one texel, radius and
+        /// eye whatever their sub-texel position and falloff: a window built
+        /// with another such source's shadowcast holds the march's values.
+        #[test]
+        fn a_shadowcast_serves_every_source_of_its_key(
+            seed in any::<i32>(), density in 0u32..40, (px, py) in (0i32..40, 0i32..40), (a, b) in (0i32..64, 0i32..64), reach8 in 2i32..12, r in 0i32..8, (ia, ib) in (0i32..90, 0i32..90),
+        ) {
+            let (w, h) = (40u32, 40u32);
+            let (cov, heights) = grid(w, h, seed, density, 12, false, true);
+            let accel = Accel::new(&cov, &heights, w, h);
+            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+            let radius = reach8 * 8 + r;
+            let src = |sub: i32, inner: i32| SourceTexel { x: px * 8 + sub % 8, y: py * 8 + sub / 8, radius, inner_radius: radius * inner / 100, eye: 12, strength: 65535, ..Default::default() };
+            let (one, other) = (src(a, ia), src(b, ib));
+            prop_assert_eq!(Shadow::key(&one), Shadow::key(&other));
+            let input = dda_input(vec![other], w, h, 0, false);
+            let shadow = Shadow::build(&input, &one, &occ);
+            let win = Window::build(&input, &occ, &other, None, shadow.as_ref());
+            for (k, &v) in win.values.iter().enumerate() {
+                let (x, y) = (win.x0 + (k % win.width) as i32, win.y0 + (k / win.width) as i32);
+                prop_assert_eq!(v, source_value(&input, &occ, &other, x as u32, y as u32), "texel ({}, {})", x, y);
+            }
+        }
+    }
+
+    proptest! {
+        /// The span of a pair's row holds every texel where the new value
+        /// is below the old one and the old one is the combined value, and
+        /// is `None` only where there is none (widths on both sides of 16).
+        #[test]
+        fn pair_span_holds_every_texel_to_combine_anew(
+            texels in prop::collection::vec((prop_oneof![Just(0u16), Just(65535), 0u16..40], prop_oneof![Just(0u16), Just(65535), 0u16..40], any::<bool>()), 0..70),
+        ) {
+            let old: Vec<u16> = texels.iter().map(|t| t.0).collect();
+            let new: Vec<u16> = texels.iter().map(|t| t.1).collect();
+            // The combined value is the old one, or above it.
+            let painted: Vec<u16> = texels.iter().map(|t| if t.2 { t.0 } else { t.0.saturating_add(5) }).collect();
+            let needs: Vec<usize> = (0..old.len()).filter(|&i| new[i] < old[i] && old[i] == painted[i]).collect();
+            match pair_span(&old, &new, &painted) {
+                None => prop_assert!(needs.is_empty()),
+                Some((a, b)) => {
+                    prop_assert!(!needs.is_empty() && a < b && b <= old.len());
+                    prop_assert!(needs.iter().all(|i| (a..b).contains(i)));
+                }
+            }
+        }
+    }
+
+    proptest! {
+        /// The `wide` finish of a row or of any span of it (walls lit,
+        /// anti-vision applied) gives the bytes of the per-texel reference,
+        /// edges and all lanes.
         #[test]
         fn finish_row_equals_its_scalar_twin(
             (w, h, texels) in (1u32..40, 1u32..12).prop_flat_map(|(w, h)| (Just(w), Just(h), prop::collection::vec((any::<bool>(), any::<u16>(), prop_oneof![Just(0u16), any::<u16>()]), (w * h) as usize))),
-            reveal_walls in any::<bool>(),
+            reveal_walls in any::<bool>(), cut in (any::<u16>(), any::<u16>()),
         ) {
             let cov: Vec<u8> = texels.iter().map(|t| u8::from(t.0)).collect();
             let painted: Vec<u16> = texels.iter().map(|t| t.1).collect();
@@ -570,8 +771,16 @@ mod tests {
                 let row = y * w as usize..(y + 1) * w as usize;
                 let (mut a, mut b) = (vec![0u16; w as usize], vec![1u16; w as usize]);
                 finish_row_scalar(&occ, &painted, reveal_walls, &conceal[row.clone()], y, &mut a);
-                finish_row(&occ, &painted, reveal_walls, &conceal[row], y, &mut near, &mut b);
-                prop_assert_eq!(a, b, "row {}", y);
+                finish_span(&occ, &painted, reveal_walls, &conceal[row.clone()], y, (0, w as usize), &mut near, &mut b);
+                prop_assert_eq!(&a, &b, "row {}", y);
+                // Any span of the row: its texels as the whole row's, the others untouched.
+                let (x0, x1) = (cut.0 as usize % (w as usize + 1), cut.1 as usize % (w as usize + 1));
+                let (x0, x1) = (x0.min(x1), x0.max(x1));
+                let mut c = vec![7u16; w as usize];
+                finish_span(&occ, &painted, reveal_walls, &conceal[row], y, (x0, x1), &mut near, &mut c);
+                for x in 0..w as usize {
+                    prop_assert_eq!(c[x], if (x0..x1).contains(&x) { a[x] } else { 7 }, "row {} span {}..{} texel {}", y, x0, x1, x);
+                }
             }
         }
     }
@@ -624,7 +833,7 @@ mod tests {
             // The window as visibility builds it (falloff table, the sweep's
             // clear texels laid out at once) holds the same values.
             let table = FalloffTable::new(&FalloffTable::key(&s));
-            let shadow = Shadow::build(&s, &occ);
+            let shadow = Shadow::build(&input, &s, &occ);
             for falloff in [Some(&table), None] {
                 let win = Window::build(&input, &occ, &s, falloff, shadow.as_ref());
                 for (k, &v) in win.values.iter().enumerate() {

@@ -4,6 +4,7 @@
 //! sums), which make the marches and the shadowcast cheaper and change no
 //! result.
 use super::*;
+use wide::{i32x8, CmpLt};
 
 /// The occlusion textures the visibility pass reads.
 pub struct Occlusion<'a> {
@@ -134,9 +135,18 @@ pub(super) fn class_rows(tops: &[i32], w: usize, level: i32, bits: &mut Vec<u64>
     bits.clear();
     bits.resize(words * (tops.len() / w.max(1)), 0);
     bits.par_chunks_mut(words.max(1)).zip(tops.par_chunks(w.max(1))).for_each(|(row_bits, row)| {
+        let below = i32x8::splat(level);
         for (word, texels) in row_bits.iter_mut().zip(row.chunks(64)) {
-            // Uncovered texels hold `i32::MIN`, below every level.
-            *word = texels.iter().enumerate().fold(0, |acc, (i, &t)| acc | u64::from(t >= level) << i);
+            // Uncovered texels hold `i32::MIN`, below every level. Eight
+            // texels at a time: the lanes not below the level.
+            *word = if texels.len() == 64 {
+                texels.chunks_exact(8).enumerate().fold(0, |acc, (k, eight)| {
+                    let lows = i32x8::new(eight.try_into().expect("eight tops")).cmp_lt(below).move_mask() as u64;
+                    acc | (!lows & 0xff) << (8 * k)
+                })
+            } else {
+                texels.iter().enumerate().fold(0, |acc, (i, &t)| acc | u64::from(t >= level) << i)
+            };
         }
     });
 }

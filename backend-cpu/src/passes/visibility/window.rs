@@ -52,15 +52,18 @@ pub(super) fn window_box(s: &SourceTexel, occ: &Occlusion) -> Option<(i32, i32, 
 }
 
 /// What a source's shadowcast depends on besides the occlusion: its texel,
-/// its reach and its eye (not its sub-texel position, falloff or cone).
+/// its radius (the sweep reads only the reach, the dark texels are those
+/// within the radius) and its eye (not its sub-texel position, falloff or
+/// cone).
 pub(super) type ShadowKey = (i32, i32, i32, i32);
 
-/// A source's shadowcast over its window box: the sweep, and its first
-/// class laid out as the box's bit rows.
+/// A source's shadowcast over its window box: the sweep, and as the box's
+/// bit rows the texels the sweep and the march hide from the source (binary
+/// methods: a texel is lit or dark whatever the falloff).
 #[derive(Clone, Debug)]
 pub(super) struct Shadow {
     pub(super) bits: RayBits,
-    pub(super) first: Vec<u64>,
+    pub(super) dark: Vec<u64>,
 }
 
 impl Shadow {
@@ -71,16 +74,88 @@ impl Shadow {
     }
 
     pub(super) fn key(s: &SourceTexel) -> ShadowKey {
-        (s.x >> 3, s.y >> 3, (s.radius >> 3) + 2, s.eye)
+        (s.x >> 3, s.y >> 3, s.radius, s.eye)
     }
 
     /// The shadowcast of `s`, or `None` where it does not apply (a cover at
-    /// or below the eye, or no window).
-    pub(super) fn build(s: &SourceTexel, occ: &Occlusion) -> Option<Self> {
+    /// or below the eye, or no window). The dark texels depend on the
+    /// source's texel and eye and on `input`'s ray settings only.
+    pub(super) fn build(input: &RecomputeInput, s: &SourceTexel, occ: &Occlusion) -> Option<Self> {
         let (x0, y0, width, rows) = window_box(s, occ)?;
         let bits = RayBits::build(s, occ)?;
         let first = bits.first_class(x0, y0, width, rows);
-        Some(Self { bits, first })
+        let words = width.div_ceil(64);
+        let mut dark = vec![0u64; first.len()];
+        let (sx, sy) = (s.x >> 3, s.y >> 3);
+        // Only texels with a cover on their ray can be dark. A cover on the
+        // ray, and every cover rises above the eye (or there would be no
+        // sweep): a target at or below the eye is hidden, as
+        // `RayBits::blocked` answers first; a raised one asks the higher
+        // classes, then the march.
+        // No source of this key lights a texel whose centre lies, from
+        // every point of the source texel, at or beyond its radius (Q3):
+        // such texels are left out. Per row that leaves
+        // the texels `sx - (q + 4) / 8 ..= sx + (q + 3) / 8`, `q` the largest
+        // integer below the square root of what the row leaves of that
+        // radius (a texel centre lies at least `8 d - 3` to the right, or
+        // `8 d - 4` to the left, from the source texel `d` texels away).
+        let far = i64::from(s.radius).pow(2);
+        let near = |t: i32, st: i32| {
+            i64::from(if t > st {
+                8 * (t - st) - 3
+            } else if t < st {
+                8 * (st - t) - 4
+            } else {
+                0
+            })
+        };
+        let fill = |(k, (out, laid)): (usize, (&mut [u64], &[u64]))| {
+            let y = y0 + k as i32;
+            let left = far - near(y, sy).pow(2);
+            if left <= 0 {
+                return;
+            }
+            let mut q = (left as f64).sqrt() as i64;
+            while q * q >= left {
+                q -= 1;
+            }
+            while (q + 1) * (q + 1) < left {
+                q += 1;
+            }
+            let (xa, xb) = (i64::from(sx) - (q + 4) / 8 - i64::from(x0), i64::from(sx) + (q + 3) / 8 - i64::from(x0));
+            let heights = &occ.heights[y as usize * occ.width as usize..];
+            for (n, (o, &word)) in out.iter_mut().zip(laid).enumerate() {
+                // The word's bits from `xa` to `xb`.
+                let (lo, hi) = (xa - 64 * n as i64, xb - 64 * n as i64);
+                if hi < 0 || lo > 63 {
+                    continue;
+                }
+                let from = if lo <= 0 { !0u64 } else { !0u64 << lo };
+                let to = if hi >= 63 { !0u64 } else { !0u64 >> (63 - hi) };
+                let mut set = word & from & to;
+                while set != 0 {
+                    let i = set.trailing_zeros();
+                    set &= set - 1;
+                    let x = x0 + n as i32 * 64 + i as i32;
+                    if (x, y) == (sx, sy) {
+                        continue;
+                    }
+                    let target = i64::from(heights[x as usize]) + i64::from(input.target_height);
+                    let hidden = target <= i64::from(s.eye)
+                        || match bits.blocked_raised(x, y, target as i32, s.eye) {
+                            Some(hidden) => hidden,
+                            None => occluded_value(input, occ, s, None, x as u32, y as u32, u16::MAX) == 0,
+                        };
+                    *o |= u64::from(hidden) << i;
+                }
+            }
+        };
+        if width * rows > LARGE_WINDOW {
+            dark.par_chunks_mut(words).zip(first.par_chunks(words)).enumerate().for_each(fill);
+        } else {
+            dark.chunks_mut(words).zip(first.chunks(words)).enumerate().for_each(fill);
+        }
+        Some(Self { bits, dark })
     }
 }
 
@@ -98,10 +173,9 @@ impl Window {
         let (x1, anti) = (x0 + width as i32 - 1, s.flags & SOURCE_ANTI != 0);
         let bits = shadow.map(|sh| &sh.bits);
         let mut values = vec![0u16; width * rows];
-        // Where the sweep says no cover lies on the ray, the texel is lit
-        // without asking the march (the first test of `RayBits::blocked`):
-        // only texels with a cover on their ray are visited.
-        let shadow = shadow.map(|sh| sh.first.as_slice());
+        // The sweep's dark texels (worked out once per sweep, see
+        // [`Shadow::build`]) are the texels the rays leave dark.
+        let shadow = shadow.map(|sh| sh.dark.as_slice());
         let words = width.div_ceil(64);
         let fill = |(k, out): (usize, &mut [u16])| {
             let y = y0 + k as i32;
@@ -120,37 +194,15 @@ impl Window {
                 return;
             }
             let occluded = |x: i32, v: u16| occluded_value(input, occ, s, bits, x as u32, y as u32, v);
-            // Where the sweep leaves the texel to the march.
-            let march = |x: i32, v: u16| occluded_value(input, occ, s, None, x as u32, y as u32, v);
             match (shadow, bits) {
                 // Nothing is covered anywhere: every ray is clear.
                 (Some([]), _) => {}
-                (Some(shadow), Some(sweep)) => {
-                    let heights = &occ.heights[y as usize * occ.width as usize..];
-                    for (n, &word) in shadow[k * words..(k + 1) * words].iter().enumerate() {
+                (Some(dark), Some(_)) => {
+                    for (n, &word) in dark[k * words..(k + 1) * words].iter().enumerate() {
                         let mut set = word;
                         while set != 0 {
-                            let i = n * 64 + set.trailing_zeros() as usize;
+                            out[n * 64 + set.trailing_zeros() as usize] = 0;
                             set &= set - 1;
-                            let x = x0 + i as i32;
-                            if out[i] == 0 || (x, y) == (sx, sy) {
-                                continue;
-                            }
-                            // A cover on the ray, and every cover rises above
-                            // the eye (or there would be no sweep): a target at
-                            // or below the eye is hidden, as `RayBits::blocked`
-                            // answers first; a raised one asks the higher
-                            // classes, then the march.
-                            let target = i64::from(heights[x as usize]) + i64::from(input.target_height);
-                            out[i] = if target <= i64::from(s.eye) {
-                                0
-                            } else {
-                                match sweep.blocked_raised(x, y, target as i32, s.eye) {
-                                    Some(true) => 0,
-                                    Some(false) => out[i],
-                                    None => march(x, out[i]),
-                                }
-                            };
                         }
                     }
                 }
@@ -235,6 +287,8 @@ pub struct WindowCache {
     pub(super) painted: Vec<u16>,
     pub(super) concealed: Vec<u16>,
     pub(super) combined: bool,
+    /// The `reveal_walls` of the last finished grid, when one was finished.
+    pub(super) finished: Option<bool>,
     /// The shadowcasts of the windows built by the last update, by
     /// [`Shadow::key`]: a source that moves within its texel (its window
     /// rebuilt for the new falloff) sweeps nothing again.
@@ -245,8 +299,8 @@ pub struct WindowCache {
 pub(super) struct Changes {
     /// Windows built.
     pub(super) built: usize,
-    /// The boxes of the windows dropped: `(x0, y0, width, rows)`.
-    pub(super) removed: Vec<(usize, usize, usize, usize)>,
+    /// The windows dropped (those with a box on the grid), with their keys.
+    pub(super) removed: Vec<(SourceTexel, Window)>,
     /// Keys whose windows were not kept before (built now).
     pub(super) added: Vec<SourceTexel>,
 }
@@ -264,6 +318,7 @@ impl WindowCache {
         self.windows.clear();
         self.shadows.clear();
         self.combined = false;
+        self.finished = None;
     }
 
     /// Windows kept.
@@ -294,7 +349,7 @@ impl WindowCache {
         wanted.sort_unstable();
         wanted.dedup();
         let gone: Vec<SourceTexel> = self.windows.keys().filter(|k| wanted.binary_search(k).is_err()).copied().collect();
-        let removed = gone.iter().filter_map(|k| self.windows.remove(k)).map(|w| w.rect()).filter(|r| r.2 > 0).collect();
+        let removed = gone.iter().filter_map(|k| self.windows.remove(k).map(|w| (*k, w))).filter(|(_, w)| w.width > 0 && w.rows > 0).collect();
         let missing: Vec<SourceTexel> = wanted.into_iter().filter(|k| !self.windows.contains_key(k)).collect();
         // Tables for the reaches worth sharing; a long-sighted source (whose
         // square table could be far larger than its clipped window) computes
@@ -310,7 +365,7 @@ impl WindowCache {
         asked.dedup_by_key(|&mut (k, _)| k);
         self.shadows.retain(|k, _| asked.binary_search_by_key(k, |&(a, _)| a).is_ok());
         let swept: Vec<(ShadowKey, Option<Shadow>)> =
-            asked.par_iter().filter(|(k, _)| !self.shadows.contains_key(k)).map(|(k, s)| (*k, Shadow::build(s, occ))).collect();
+            asked.par_iter().filter(|(k, _)| !self.shadows.contains_key(k)).map(|(k, s)| (*k, Shadow::build(input, s, occ))).collect();
         self.shadows.extend(swept);
         let shadows = &self.shadows;
         let built: Vec<(SourceTexel, Window)> = missing

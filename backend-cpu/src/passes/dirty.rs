@@ -1,0 +1,139 @@
+//! Which texels a recompute may have changed: marks per grid row and block
+//! of [`BLOCK`] columns. A pass given marks recomputes the marked blocks
+//! only; every texel it skips is one whose inputs did not change since it
+//! was last written, so the bytes are those of a full pass (each pass's
+//! region variant is tested against its full twin).
+
+/// Texels per block along a row (a multiple of the 16-texel kernels).
+pub const BLOCK: usize = 16;
+
+/// A rectangle of texels `x0..x1` by `y0..y1`.
+pub type Rect = (usize, usize, usize, usize);
+
+/// Marks per row and block of [`BLOCK`] columns over a `width` by `height`
+/// grid.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Blocks {
+    /// Grid width in texels.
+    pub width: usize,
+    /// Grid height in texels.
+    pub height: usize,
+    /// Blocks per row.
+    pub per_row: usize,
+    /// Row-major marks, `per_row` per row.
+    pub marks: Vec<bool>,
+}
+
+impl Blocks {
+    /// Every block marked (`all`) or none.
+    pub fn new(width: usize, height: usize, all: bool) -> Self {
+        let per_row = width.div_ceil(BLOCK);
+        Self { width, height, per_row, marks: vec![all; per_row * height] }
+    }
+
+    /// Marks every block that holds a texel of `x0..x1` by `y0..y1` widened
+    /// by `by` on every side (clipped to the grid).
+    pub fn mark(&mut self, (x0, y0, x1, y1): Rect, by: usize) {
+        let (x0, y0) = (x0.saturating_sub(by), y0.saturating_sub(by));
+        let (x1, y1) = ((x1 + by).min(self.width), (y1 + by).min(self.height));
+        if x0 >= x1 || y0 >= y1 {
+            return;
+        }
+        let (b0, b1) = (x0 / BLOCK, (x1 - 1) / BLOCK + 1);
+        for y in y0..y1 {
+            self.marks[y * self.per_row + b0..y * self.per_row + b1].fill(true);
+        }
+    }
+
+    /// The blocks holding a texel within `by` texels (along each axis) of a
+    /// texel of a marked block.
+    pub fn widened(&self, by: usize) -> Blocks {
+        let mut across = Blocks::new(self.width, self.height, false);
+        for (row, out) in self.marks.chunks(self.per_row.max(1)).zip(across.marks.chunks_mut(self.per_row.max(1))) {
+            for b in (0..row.len()).filter(|&b| row[b]) {
+                let (x0, x1) = ((b * BLOCK).saturating_sub(by), ((b + 1) * BLOCK + by).min(self.width));
+                out[x0 / BLOCK..=(x1 - 1) / BLOCK].fill(true);
+            }
+        }
+        let mut wide = Blocks::new(self.width, self.height, false);
+        for y in 0..self.height {
+            let row = &across.marks[y * self.per_row..(y + 1) * self.per_row];
+            if row.contains(&true) {
+                for yy in y.saturating_sub(by)..(y + by + 1).min(self.height) {
+                    for (o, &m) in wide.marks[yy * self.per_row..(yy + 1) * self.per_row].iter_mut().zip(row) {
+                        *o |= m;
+                    }
+                }
+            }
+        }
+        wide
+    }
+
+    /// Marks every block marked in `other` (the same grid) too.
+    pub fn add(&mut self, other: &Blocks) {
+        for (m, &o) in self.marks.iter_mut().zip(&other.marks) {
+            *m |= o;
+        }
+    }
+
+    /// Whether any block is marked.
+    pub fn any(&self) -> bool {
+        self.marks.contains(&true)
+    }
+
+    /// Whether every block is marked.
+    pub fn all(&self) -> bool {
+        !self.marks.contains(&false)
+    }
+
+    /// The marked texel spans `x0..x1` of one row's marks, runs of marked
+    /// blocks joined.
+    pub fn spans(row: &[bool], width: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let mut b = 0;
+        std::iter::from_fn(move || {
+            while b < row.len() && !row[b] {
+                b += 1;
+            }
+            if b == row.len() {
+                return None;
+            }
+            let start = b;
+            while b < row.len() && row[b] {
+                b += 1;
+            }
+            Some((start * BLOCK, (b * BLOCK).min(width)))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_clip_and_spans_join_runs() {
+        let mut b = Blocks::new(40, 5, false);
+        assert!(!b.any());
+        b.mark((17, 1, 20, 2), 1);
+        // Columns 16..21, rows 0..3: block 1 of rows 0, 1 and 2.
+        assert_eq!(Blocks::spans(&b.marks[0..3], 40).collect::<Vec<_>>(), vec![(16, 32)]);
+        assert_eq!(Blocks::spans(&b.marks[9..12], 40).collect::<Vec<_>>(), vec![]);
+        b.mark((30, 4, 50, 9), 0);
+        assert_eq!(Blocks::spans(&b.marks[12..15], 40).collect::<Vec<_>>(), vec![(16, 40)]);
+        b.mark((0, 4, 1, 5), 0);
+        assert_eq!(Blocks::spans(&b.marks[12..15], 40).collect::<Vec<_>>(), vec![(0, 40)]);
+        // Widened by 2: block 1 reaches texels 14..34 (blocks 0..=2), rows
+        // 0..5; the block at (4, 12..15) reaches rows 2..5.
+        let mut one = Blocks::new(40, 6, false);
+        one.mark((20, 1, 21, 2), 0);
+        let wide = one.widened(2);
+        for y in 0..6 {
+            assert_eq!(&wide.marks[y * 3..y * 3 + 3], if y < 4 { &[true, true, true] } else { &[false, false, false] }, "row {y}");
+        }
+        assert_eq!(one.widened(0), one);
+        let mut all = Blocks::new(40, 5, true);
+        assert!(all.all());
+        all.add(&b);
+        assert!(all.all());
+    }
+}

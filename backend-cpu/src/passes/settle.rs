@@ -1,0 +1,179 @@
+//! Memory, compose, the upscale copy, the blend start and the blend run over
+//! the blocks that can still change (see [`super::dirty`]).
+//!
+//! Memory and compose are steps toward a fixed point: a block whose memory
+//! and composed did not change in a recompute is at the fixed point of its
+//! blurred visibility, and stays there until that changes or until the
+//! rules change what the fixed point is ([`SettleKey`]). Such a block is
+//! skipped with the bytes of a full pass (and reports no change, as the full
+//! pass would). On the output grid, a block where the blend start, the
+//! upscaled mask and the final mask are equal stays so until the upscaled
+//! mask changes: the blend of equal values is that value, at every `t`.
+
+use super::compose::{compose_simd, ComposeParams};
+use super::dirty::{Blocks, BLOCK};
+use super::memory::memory_simd;
+use rayon::prelude::*;
+
+/// What decides the fixed points of memory and compose besides the blurred
+/// visibility: the freeze flag, the compose baseline, and which rates move
+/// at all (a step of 0 makes every value a fixed point; any positive step
+/// has the same fixed points).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SettleKey {
+    freeze: bool,
+    forgets: bool,
+    fades_in: bool,
+    relaxes: bool,
+    explored_value: u16,
+    show_memory_alpha: u16,
+}
+
+impl SettleKey {
+    /// The key of a recompute's memory and compose settings.
+    pub fn new(forget_step: u32, freeze: bool, p: ComposeParams) -> Self {
+        Self {
+            freeze,
+            forgets: forget_step > 0,
+            fades_in: p.fade_in_step > 0,
+            relaxes: p.relax_step > 0,
+            explored_value: p.explored_value,
+            show_memory_alpha: p.show_memory_alpha,
+        }
+    }
+}
+
+/// Memory then compose over the blocks marked in `todo` (those whose blurred
+/// visibility may have changed, and those not known settled); `unsettled`
+/// becomes the blocks where memory or composed changed, `moved` those where
+/// composed changed. Returns whether any texel of memory or composed
+/// changed. Unmarked blocks must be settled (at the fixed point): there the
+/// bytes and the answer are those of [`super::memory::memory`] and
+/// [`super::compose::compose`] over the whole grid.
+#[allow(clippy::too_many_arguments, reason = "the grids and marks of one pass")]
+pub fn memory_compose_marked(
+    blurred: &[u16],
+    memory: &mut [u16],
+    composed: &mut [u16],
+    forget_step: u32,
+    freeze: bool,
+    p: ComposeParams,
+    todo: &Blocks,
+    unsettled: &mut Blocks,
+    moved: &mut Blocks,
+) -> bool {
+    let (w, per_row) = (todo.width, todo.per_row);
+    let step = forget_step.min(u32::from(u16::MAX)) as u16;
+    memory
+        .par_chunks_mut(w)
+        .zip(composed.par_chunks_mut(w))
+        .zip(blurred.par_chunks(w))
+        .zip(todo.marks.par_chunks(per_row))
+        .zip(unsettled.marks.par_chunks_mut(per_row).zip(moved.marks.par_chunks_mut(per_row)))
+        .map(|((((m, c), v), todo), (unsettled, moved))| {
+            let mut any = false;
+            for (b, &marked) in todo.iter().enumerate() {
+                if !marked {
+                    unsettled[b] = false;
+                    moved[b] = false;
+                    continue;
+                }
+                let span = b * BLOCK..((b + 1) * BLOCK).min(w);
+                let memory_changed = !freeze && memory_simd(&v[span.clone()], &mut m[span.clone()], step);
+                let composed_changed = compose_simd(&v[span.clone()], &m[span.clone()], &mut c[span], p);
+                unsettled[b] = memory_changed || composed_changed;
+                moved[b] = composed_changed;
+                any |= memory_changed || composed_changed;
+            }
+            any
+        })
+        .reduce(|| false, |a, b| a | b)
+}
+
+/// Copies the marked blocks of `src` into `dst` (grids of `marks`' size).
+pub fn copy_marked(src: &[u16], dst: &mut [u16], marks: &Blocks) {
+    let (w, per_row) = (marks.width, marks.per_row);
+    dst.par_chunks_mut(w).zip(src.par_chunks(w)).zip(marks.marks.par_chunks(per_row)).for_each(|((d, s), m)| {
+        for (x0, x1) in Blocks::spans(m, w) {
+            d[x0..x1].copy_from_slice(&s[x0..x1]);
+        }
+    });
+}
+
+/// The blend ([`super::blend::blend`]) of the blocks marked in `unsettled`;
+/// a block whose start, target and blend are then equal is unmarked. Blocks
+/// not marked must hold equal start, target and final values.
+pub fn blend_marked(start: &[u16], target: &[u16], t: u32, out: &mut [u16], unsettled: &mut Blocks) {
+    let (w, per_row) = (unsettled.width, unsettled.per_row);
+    out.par_chunks_mut(w).zip(start.par_chunks(w).zip(target.par_chunks(w))).zip(unsettled.marks.par_chunks_mut(per_row)).for_each(
+        |((o, (a, b)), marks)| {
+            for (k, mark) in marks.iter_mut().enumerate().filter(|(_, m)| **m) {
+                let span = k * BLOCK..((k + 1) * BLOCK).min(w);
+                super::blend::blend_simd(&a[span.clone()], &b[span.clone()], t, &mut o[span.clone()]);
+                *mark = a[span.clone()] != b[span.clone()] || o[span.clone()] != b[span];
+            }
+        },
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::{blend::blend, compose::compose, memory::memory};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+        /// A sequence of recomputes whose blurred visibility changes in a
+        /// rectangle each step, run over the marked blocks only (that
+        /// rectangle's blocks and the unsettled ones), gives at every step
+        /// the bytes and the answers of the whole-grid passes; so does the
+        /// blend (upscale of scale 1: the composed mask is the target) at
+        /// every tick between recomputes, on 1 and 3 threads.
+        #[test]
+        fn marked_passes_equal_the_whole_grid(
+            (w, h) in (1usize..50, 1usize..20), seed in any::<u64>(), steps in 1usize..12,
+            forget_step in prop_oneof![Just(0u32), 1u32..9000], freeze in any::<bool>(),
+            fade_in_step in prop_oneof![Just(0u32), 1u32..30000, Just(u32::MAX)], relax_step in prop_oneof![Just(0u32), 1u32..30000],
+            explored_value in any::<u16>(), ticks in 1u32..3, threads in 1usize..4,
+        ) {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+            let p = ComposeParams { fade_in_step, relax_step, explored_value, show_memory_alpha: 65535 };
+            let mut rng = seed;
+            let mut next = || { rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407); (rng >> 33) as usize };
+            let n = w * h;
+            let mut blurred = vec![0u16; n];
+            let (mut m_full, mut c_full, mut f_full, mut s_full) = (vec![0u16; n], vec![0u16; n], vec![0u16; n], vec![0u16; n]);
+            let (mut m, mut c, mut f, mut s, mut up) = (vec![0u16; n], vec![0u16; n], vec![0u16; n], vec![0u16; n], vec![0u16; n]);
+            let (mut unsettled, mut moved, mut out_unsettled) = (Blocks::new(w, h, true), Blocks::new(w, h, false), Blocks::new(w, h, true));
+            let mut first = true;
+            for step in 0..steps {
+                // Blurred visibility changes in one rectangle (or nowhere).
+                let (x0, x1, y0, y1) = { let (a, b, c, d) = (next() % (w + 1), next() % (w + 1), next() % (h + 1), next() % (h + 1)); (a.min(b), a.max(b), c.min(d), c.max(d)) };
+                let value = [0u16, 65535, 30000, next() as u16][next() % 4];
+                for y in y0..y1 { for x in x0..x1 { blurred[y * w + x] = if next() % 3 == 0 { 0 } else { value }; } }
+                let mut todo = Blocks::new(w, h, first);
+                todo.mark((x0, y0, x1, y1), 0);
+                todo.add(&unsettled);
+                first = false;
+                let want = memory(&blurred, &mut m_full, forget_step, freeze) | compose(&blurred, &m_full, &mut c_full, p);
+                let got = pool.install(|| memory_compose_marked(&blurred, &mut m, &mut c, forget_step, freeze, p, &todo, &mut unsettled, &mut moved));
+                prop_assert_eq!(got, want, "step {}: changed", step);
+                prop_assert_eq!(&m, &m_full, "step {}: memory", step);
+                prop_assert_eq!(&c, &c_full, "step {}: composed", step);
+                // The upscale copy, the blend start and the blends.
+                pool.install(|| copy_marked(&c, &mut up, &moved));
+                out_unsettled.add(&moved);
+                s_full.copy_from_slice(&f_full);
+                pool.install(|| copy_marked(&f, &mut s, &out_unsettled));
+                for tick in 0..ticks {
+                    let t = if tick + 1 == ticks { 65536 } else { (next() % 65537) as u32 };
+                    blend(&s_full, &c_full, t, &mut f_full);
+                    pool.install(|| blend_marked(&s, &up, t, &mut f, &mut out_unsettled));
+                    prop_assert_eq!(&f, &f_full, "step {} tick {}: final", step, tick);
+                }
+                prop_assert_eq!(&s, &s_full, "step {}: start", step);
+            }
+        }
+    }
+}
