@@ -89,13 +89,15 @@ impl Accel {
             .map(|(tops, (cov, hs))| {
                 let (mut levels, mut lowest) = (Vec::with_capacity(MAX_CLASSES + 1), i32::MAX);
                 // The last covered top added (most covered texels repeat it).
-                let mut last = None;
+                let mut last = i32::MIN;
                 for ((t, &c), &ht) in tops.iter_mut().zip(cov).zip(hs) {
                     *t = if c != 0 { ht } else { i32::MIN };
-                    if c != 0 && last != Some(ht) {
-                        lowest = lowest.min(ht);
-                        add(&mut levels, ht);
-                        last = Some(ht);
+                }
+                for &t in tops.iter() {
+                    if t != i32::MIN && last != t {
+                        lowest = lowest.min(t);
+                        add(&mut levels, t);
+                        last = t;
                     }
                 }
                 (levels, lowest)
