@@ -8,7 +8,7 @@
 //! to cell, cell height to height units) are the same operations as a texel
 //! by texel loop, but each is computed once per distinct input: a band
 //! remembers, per capture, the cell column of each texel column's last world
-//! X, the cell row of the last world Y and the height of the last cell value,
+//! X, the cell row of the last world Y and the heights of the last two cell values,
 //! and reuses a result when the input has the same bits. For an area at yaw
 //! 0 the world X of a texel column is the same on every row and the world Y
 //! of a row the same on every column, so almost every division is skipped.
@@ -82,11 +82,42 @@ impl<K: PartialEq + Copy, V: Copy> Memo<K, V> {
     }
 }
 
+/// The last two results, each with the bits of its input (a terrain
+/// alternating between two heights, floor and wall, hits every time).
+#[derive(Clone, Copy)]
+struct Memo2<V> {
+    recent: Memo<u32, V>,
+    older: Memo<u32, V>,
+}
+
+impl<V: Copy> Memo2<V> {
+    fn new(value: V) -> Self {
+        Self { recent: Memo::new(value), older: Memo::new(value) }
+    }
+
+    /// The value for `key`, computed by `f` unless `key` is one of the last two.
+    #[inline]
+    fn get(&mut self, key: u32, f: impl FnOnce() -> V) -> V {
+        if self.recent.key == Some(key) {
+            return self.recent.value;
+        }
+        if self.older.key != Some(key) {
+            self.older = Memo { key: Some(key), value: f() };
+        }
+        std::mem::swap(&mut self.recent, &mut self.older);
+        self.recent.value
+    }
+}
+
+/// Per capture at yaw 0: the spans of texel columns on the capture (in
+/// column order) and each texel column's cell column (0 off the capture).
+type AlignedColumns = (Vec<(usize, usize)>, Vec<u32>);
+
 /// Per capture, what one band remembers between texels.
 struct CaptureMemo {
     columns: Vec<Memo<u64, Option<u32>>>,
     row: Memo<u64, Option<u32>>,
-    height: Memo<u32, CellHeight>,
+    height: Memo2<CellHeight>,
 }
 
 /// The captured height of every texel of a `w x h` grid over `t`, row by
@@ -107,14 +138,23 @@ pub(crate) fn resample_captures(captures: &[LabeledCapture], t: &AreaTransform, 
     // column: those equal the general sums up to the sign of a zero, which
     // gives the same cell. Each capture's cell column per texel column is
     // then found once for the whole grid.
-    let aligned: Option<Vec<Vec<Option<u32>>>> = columns.iter().all(|c| c.1 == 0.0).then(|| {
+    let aligned: Option<Vec<AlignedColumns>> = columns.iter().all(|c| c.1 == 0.0).then(|| {
         captures
             .iter()
             .map(|(_, c)| {
-                columns
+                let cxs: Vec<Option<u32>> = columns
                     .iter()
                     .map(|&column| cell_index(t.texel_terms_to_world(column, (0.0, 0.0)).0, c.origin.x, f64::from(c.cell_size), c.width))
-                    .collect()
+                    .collect();
+                let mut spans: Vec<(usize, usize)> = Vec::new();
+                for (col, cx) in cxs.iter().enumerate() {
+                    match (cx, spans.last_mut()) {
+                        (None, _) => {}
+                        (Some(_), Some(last)) if last.1 == col => last.1 = col + 1,
+                        (Some(_), _) => spans.push((col, col + 1)),
+                    }
+                }
+                (spans, cxs.iter().map(|cx| cx.unwrap_or(0)).collect())
             })
             .collect()
     });
@@ -124,41 +164,43 @@ pub(crate) fn resample_captures(captures: &[LabeledCapture], t: &AreaTransform, 
         .map(|(band, texels)| {
             let mut memos: Vec<CaptureMemo> = captures
                 .iter()
-                .map(|_| CaptureMemo { columns: vec![Memo::new(None); width], row: Memo::new(None), height: Memo::new(CellHeight::Skip) })
+                .map(|_| CaptureMemo { columns: vec![Memo::new(None); width], row: Memo::new(None), height: Memo2::new(CellHeight::Skip) })
                 .collect();
             for (k, row_out) in texels.chunks_mut(width).enumerate() {
                 let row = band * BAND_ROWS + k;
                 let row_terms = t.texel_row_terms(row as f64 + 0.5);
                 if let Some(cell_columns) = aligned.as_ref().filter(|_| row_terms.0 == 0.0) {
                     let y = t.texel_terms_to_world((0.0, 0.0), row_terms).1;
-                    // Each capture's cells of the row (none off the capture).
-                    let rows: Vec<Option<&[f32]>> = captures
-                        .iter()
-                        .map(|(_, c)| {
-                            let cw = c.width as usize;
-                            cell_index(y, c.origin.y, f64::from(c.cell_size), c.height).map(|cy| &c.cells[cy as usize * cw..(cy as usize + 1) * cw])
-                        })
-                        .collect();
-                    for (col, o) in row_out.iter_mut().enumerate() {
-                        let mut best = CAPTURE_EMPTY;
-                        for (((label, c), memo), (cells, cxs)) in captures.iter().zip(memos.iter_mut()).zip(rows.iter().zip(cell_columns)) {
-                            let (Some(cells), Some(cx)) = (cells, cxs[col]) else {
-                                continue;
-                            };
-                            let z = cells[cx as usize];
-                            match memo.height.get(z.to_bits(), || cell_height(z, t, slab, z_layering)) {
-                                CellHeight::Skip => {}
-                                CellHeight::Units(q) => best = best.max(q),
-                                CellHeight::OutOfRange => {
-                                    let i = cell_index(y, c.origin.y, f64::from(c.cell_size), c.height).expect("the row is on the capture") as usize
-                                        * c.width as usize
-                                        + cx as usize;
-                                    let field = || format!("{label}.capture.cells[{i}]");
-                                    return Err(t.height_q(field, f64::from(z)).expect_err("height_q refuses what height_units refuses"));
+                    // Capture by capture over the row (the maximum does not
+                    // depend on the order); the first out-of-range cell in
+                    // texel order is the lowest column, the first capture
+                    // at equal columns.
+                    let mut first_error: Option<(usize, usize, usize, f32)> = None;
+                    for (n, (((_, c), memo), (spans, cxs))) in captures.iter().zip(memos.iter_mut()).zip(cell_columns).enumerate() {
+                        let Some(cy) = cell_index(y, c.origin.y, f64::from(c.cell_size), c.height) else {
+                            continue;
+                        };
+                        let cw = c.width as usize;
+                        let cells = &c.cells[cy as usize * cw..(cy as usize + 1) * cw];
+                        'spans: for &(a, b) in spans {
+                            for ((col, o), &cx) in (a..b).zip(row_out[a..b].iter_mut()).zip(&cxs[a..b]) {
+                                let z = cells[cx as usize];
+                                match memo.height.get(z.to_bits(), || cell_height(z, t, slab, z_layering)) {
+                                    CellHeight::Skip => {}
+                                    CellHeight::Units(q) => *o = (*o).max(q),
+                                    CellHeight::OutOfRange => {
+                                        if first_error.is_none_or(|e| col < e.0) {
+                                            first_error = Some((col, n, cy as usize * cw + cx as usize, z));
+                                        }
+                                        break 'spans;
+                                    }
                                 }
                             }
                         }
-                        *o = best;
+                    }
+                    if let Some((_, n, i, z)) = first_error {
+                        let field = || format!("{}.capture.cells[{i}]", captures[n].0);
+                        return Err(t.height_q(field, f64::from(z)).expect_err("height_q refuses what height_units refuses"));
                     }
                     continue;
                 }

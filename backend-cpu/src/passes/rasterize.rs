@@ -56,8 +56,19 @@ pub fn rasterize(input: &OcclusionInput, coverage: &mut [u8], height: &mut [i32]
 fn rasterize_row(input: &OcclusionInput, row: u32, cov: &mut [u8], hgt: &mut [i32]) {
     let w = input.width;
     let py = centre_q(row);
-    cov.fill(0);
-    hgt.fill(HEIGHT_FLOOR);
+    // The capture first, over an empty row: a texel with a captured height
+    // is covered that high (one pass over the row, no branch per texel).
+    if let Some(capture) = &input.capture {
+        let base = (row * w) as usize;
+        for ((c, h), &q) in cov.iter_mut().zip(hgt.iter_mut()).zip(&capture[base..base + w as usize]) {
+            let held = q != CAPTURE_EMPTY;
+            *c = u8::from(held);
+            *h = if held { q } else { HEIGHT_FLOOR };
+        }
+    } else {
+        cov.fill(0);
+        hgt.fill(HEIGHT_FLOOR);
+    }
     let mut mark = |x: u32, top: i32| {
         let i = x as usize;
         if cov[i] == 0 || hgt[i] < top {
@@ -65,15 +76,6 @@ fn rasterize_row(input: &OcclusionInput, row: u32, cov: &mut [u8], hgt: &mut [i3
         }
         cov[i] = 1;
     };
-    if let Some(capture) = &input.capture {
-        let base = (row * w) as usize;
-        for x in 0..w {
-            let c = capture[base + x as usize];
-            if c != CAPTURE_EMPTY {
-                mark(x, c);
-            }
-        }
-    }
     for c in &input.circles {
         let (cx, cy, r) = (i64::from(c.x), i64::from(c.y), i64::from(c.radius));
         let dy = py - cy;
@@ -148,6 +150,36 @@ mod tests {
                 assert_eq!(hgt[i], expect, "height at {x},{y}");
             }
         }
+    }
+
+    /// The capture written in one pass is what marking each captured texel
+    /// over an empty row gives, with shapes above and below it and over
+    /// captured and empty texels.
+    #[test]
+    fn capture_then_shapes_as_texel_marks() {
+        let (w, h) = (13u32, 9u32);
+        let capture: Vec<i32> = (0..w * h).map(|i| if (i * 7) % 5 == 0 { CAPTURE_EMPTY } else { (i as i32 * 37) % 23 - 11 }).collect();
+        let input = OcclusionInput {
+            width: w,
+            height: h,
+            circles: vec![CircleTexel { x: 4 * 8 + 4, y: 4 * 8 + 4, radius: 8 * 3, height: 0 }],
+            polygons: vec![PolygonTexel { first: 0, count: 4, height: 5, pad: 0 }],
+            vertices: vec![[40, 8], [96, 8], [96, 56], [40, 56]],
+            capture: Some(capture.clone()),
+            ..Default::default()
+        };
+        let (mut cov, mut hgt) = (vec![7u8; (w * h) as usize], vec![3i32; (w * h) as usize]);
+        rasterize(&input, &mut cov, &mut hgt);
+        // The shapes alone, then each captured texel marked over them.
+        let (mut want_cov, mut want_hgt) = (vec![0u8; (w * h) as usize], vec![0i32; (w * h) as usize]);
+        rasterize(&OcclusionInput { capture: None, ..input.clone() }, &mut want_cov, &mut want_hgt);
+        for (i, &q) in capture.iter().enumerate() {
+            if q != CAPTURE_EMPTY {
+                want_hgt[i] = if want_cov[i] == 0 { q } else { want_hgt[i].max(q) };
+                want_cov[i] = 1;
+            }
+        }
+        assert_eq!((cov, hgt), (want_cov, want_hgt));
     }
 
     #[test]

@@ -70,31 +70,35 @@ impl Accel {
     pub fn rebuild(&mut self, coverage: &[u8], heights: &[i32], width: u32, height: u32) {
         let (w, h) = (width as usize, height as usize);
         let line = w.max(1);
-        self.tops.clear();
+        // Every top is written below: only new memory is filled here.
         self.tops.resize(w * h, i32::MIN);
-        self.tops.par_chunks_mut(line).zip(coverage.par_chunks(line).zip(heights.par_chunks(line))).for_each(|(tops, (cov, hs))| {
-            for ((t, &c), &ht) in tops.iter_mut().zip(cov).zip(hs) {
-                if c != 0 {
-                    *t = ht;
-                }
-            }
-        });
-        // The distinct covered tops (as long as there are few of them) and
-        // the lowest, per band of rows, then merged: sets and a minimum, so
-        // the merge order does not matter.
+        self.tops.truncate(w * h);
+        // The tops, and the distinct covered tops (as long as there are few
+        // of them) and the lowest, per band of rows, then merged: sets and a
+        // minimum, so the merge order does not matter.
         let add = |levels: &mut Vec<i32>, t: i32| {
             if levels.len() <= MAX_CLASSES && !levels.contains(&t) {
                 levels.push(t);
             }
         };
+        let band = line * 16;
         let (mut levels, lowest_top) = self
             .tops
-            .par_chunks(line * 16)
-            .map(|band| {
+            .par_chunks_mut(band)
+            .zip(coverage.par_chunks(band).zip(heights.par_chunks(band)))
+            .map(|(tops, (cov, hs))| {
                 let (mut levels, mut lowest) = (Vec::with_capacity(MAX_CLASSES + 1), i32::MAX);
-                for &t in band.iter().filter(|&&t| t != i32::MIN) {
-                    lowest = lowest.min(t);
-                    add(&mut levels, t);
+                // The last covered top added (most covered texels repeat it).
+                let mut last = i32::MIN;
+                for ((t, &c), &ht) in tops.iter_mut().zip(cov).zip(hs) {
+                    *t = if c != 0 { ht } else { i32::MIN };
+                }
+                for &t in tops.iter() {
+                    if t != i32::MIN && last != t {
+                        lowest = lowest.min(t);
+                        add(&mut levels, t);
+                        last = t;
+                    }
                 }
                 (levels, lowest)
             })
@@ -201,11 +205,15 @@ pub(super) const SUM_BAND: usize = 32;
 /// bands above it (taken from their last rows, in order).
 pub(super) fn coverage_sums(coverage: &[u8], w: usize, h: usize, sums: &mut Vec<u32>) {
     let stride = w + 1;
-    sums.clear();
+    // Every entry is written below (row 0 and column 0 as zeros): only new
+    // memory is filled here.
     sums.resize(stride * (h + 1), 0);
+    sums.truncate(stride * (h + 1));
+    sums[..stride].fill(0);
     let band_sums = |out: &mut [u32], rows: &[u8]| {
         let mut above = vec![0u32; stride];
         for (line, row) in out.chunks_mut(stride).zip(rows.chunks(w.max(1))) {
+            line[0] = 0;
             let mut acc = 0u32;
             for ((o, &c), &a) in line[1..].iter_mut().zip(row).zip(&above[1..]) {
                 acc += u32::from(c);
