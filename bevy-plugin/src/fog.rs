@@ -1,5 +1,9 @@
 //! The subsystem in Bevy: its backend, its instances, the fixed tick, and
 //! the gameplay answers (messages, queries, snapshots, the lockstep hash).
+//!
+//! (Longer than most files: the public message and resource types the
+//! systems below read and write are documented here beside them, which is
+//! about a third of it.)
 
 use crate::mirror::FogMirror;
 use crate::MurkSet;
