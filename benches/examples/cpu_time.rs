@@ -13,7 +13,7 @@
 //! (`MURK_CPU_TIME_THREADS=1` for one thread count, `MURK_CPU_TIME_SCALE=10`
 //! for ten times the iterations, as when profiling).
 
-use murk_benches::{pool, prepare};
+use murk_benches::{pool, prepare, Prepared};
 use murk_conformance::workloads;
 use murk_core::hecs::Entity;
 use murk_core::{FogSubsystem, Position, VisionSource};
@@ -46,6 +46,17 @@ fn measure(label: &str, n: usize, mut op: impl FnMut()) {
     println!("{label:28} wall {wall:8.3} ms   cpu {cpu:8.3} ms");
 }
 
+/// Measures the cold visibility pass of a prepared workload (every window
+/// built, no distance field or mips) on `threads` threads.
+fn cold_visibility(label: &str, n: usize, p: &Prepared, threads: usize) {
+    let (wd, ht) = (p.occlusion.width, p.occlusion.height);
+    let accel = passes::visibility::Accel::new(&p.coverage, &p.heights, wd, ht);
+    let occ = Occlusion { width: wd, height: ht, coverage: &p.coverage, heights: &p.heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+    let mut out = vec![0u16; (wd * ht) as usize];
+    let pool = pool(threads);
+    measure(label, n, || pool.install(|| passes::visibility::visibility(&p.recompute, &occ, &mut out)));
+}
+
 fn main() {
     let which = std::env::args().nth(1).unwrap_or_else(|| "vsf".into());
     // `MURK_CPU_TIME_THREADS=1` measures one thread count only.
@@ -57,22 +68,10 @@ fn main() {
         if which.contains('v') {
             let mut w = workloads::rts();
             let p = prepare(&mut w);
-            let (wd, ht) = (p.occlusion.width, p.occlusion.height);
-            let accel = passes::visibility::Accel::new(&p.coverage, &p.heights, wd, ht);
-            let occ = Occlusion {
-                width: wd,
-                height: ht,
-                coverage: &p.coverage,
-                heights: &p.heights,
-                mips: &[],
-                distance_field: (0, 0, &[]),
-                accel: &accel,
-            };
-            let mut out = vec![0u16; (wd * ht) as usize];
-            let pool = pool(threads);
-            measure(&format!("visibility/murk/{threads}"), 12, || pool.install(|| passes::visibility::visibility(&p.recompute, &occ, &mut out)));
+            cold_visibility(&format!("visibility/murk/{threads}"), 12, &p, threads);
             // The job of the peers bench: the union of what every source sees.
-            let size = wd as usize;
+            let size = p.occlusion.width as usize;
+            let pool = pool(threads);
             let blocked = |x: i32, y: i32| x < 0 || y < 0 || x >= size as i32 || y >= size as i32 || p.coverage[y as usize * size + x as usize] != 0;
             measure(&format!("adam_fov_rs/{threads}"), 40, || {
                 let seen: Vec<AtomicBool> = (0..size * size).map(|_| AtomicBool::new(false)).collect();
@@ -94,22 +93,7 @@ fn main() {
             // radius 4095 at 4096x4096 (the cost cliffs of issue 12).
             for (mut w, n) in [(workloads::long_sight(), 3), (workloads::far_sight(), 1)] {
                 let p = prepare(&mut w);
-                let (wd, ht) = (p.occlusion.width, p.occlusion.height);
-                let accel = passes::visibility::Accel::new(&p.coverage, &p.heights, wd, ht);
-                let occ = Occlusion {
-                    width: wd,
-                    height: ht,
-                    coverage: &p.coverage,
-                    heights: &p.heights,
-                    mips: &[],
-                    distance_field: (0, 0, &[]),
-                    accel: &accel,
-                };
-                let mut out = vec![0u16; (wd * ht) as usize];
-                let pool = pool(threads);
-                measure(&format!("visibility/{}/{threads}", w.name), n, || {
-                    pool.install(|| passes::visibility::visibility(&p.recompute, &occ, &mut out))
-                });
+                cold_visibility(&format!("visibility/{}/{threads}", w.name), n, &p, threads);
             }
         }
         if which.contains('s') {
