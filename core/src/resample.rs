@@ -113,11 +113,57 @@ impl<V: Copy> Memo2<V> {
 /// column order) and each texel column's cell column (0 off the capture).
 type AlignedColumns = (Vec<(usize, usize)>, Vec<u32>);
 
+/// Texels per step of the known-values path.
+const LANES: usize = 8;
+
+/// Up to four cell values (their bits) whose heights are known, each with
+/// the height it gives ([`CAPTURE_EMPTY`] for a value that gives nothing,
+/// which the maximum ignores). Unused entries repeat the first one, so a
+/// lookup compares with all four without a branch.
+#[derive(Clone, Copy)]
+struct Known {
+    entries: [(u32, i32); 4],
+    len: usize,
+}
+
+impl Known {
+    const EMPTY: Self = Self { entries: [(0, CAPTURE_EMPTY); 4], len: 0 };
+
+    /// Remembers a value's height while there is room.
+    fn learn(&mut self, bits: u32, height: i32) {
+        if self.len == self.entries.len() || self.entries[..self.len].iter().any(|&(k, _)| k == bits) {
+            return;
+        }
+        if self.len == 0 {
+            self.entries = [(bits, height); 4];
+        }
+        self.entries[self.len] = (bits, height);
+        self.len += 1;
+    }
+
+    /// The heights of `LANES` cell values, or `None` when one is not known.
+    #[inline]
+    fn heights(&self, bits: [u32; LANES]) -> Option<[i32; LANES]> {
+        let mut all = true;
+        let heights = bits.map(|b| {
+            let (mut height, mut hit) = (CAPTURE_EMPTY, false);
+            for &(k, q) in &self.entries {
+                height = if b == k { q } else { height };
+                hit |= b == k;
+            }
+            all &= hit;
+            height
+        });
+        all.then_some(heights)
+    }
+}
+
 /// Per capture, what one band remembers between texels.
 struct CaptureMemo {
     columns: Vec<Memo<u64, Option<u32>>>,
     row: Memo<u64, Option<u32>>,
     height: Memo2<CellHeight>,
+    known: Known,
 }
 
 /// The captured height of every texel of a `w x h` grid over `t`, row by
@@ -162,9 +208,11 @@ pub(crate) fn resample_captures(captures: &[LabeledCapture], t: &AreaTransform, 
         .par_chunks_mut(width * BAND_ROWS)
         .enumerate()
         .map(|(band, texels)| {
+            // The column memos are made by the first row that takes the
+            // general path (rows at yaw 0 need none).
             let mut memos: Vec<CaptureMemo> = captures
                 .iter()
-                .map(|_| CaptureMemo { columns: vec![Memo::new(None); width], row: Memo::new(None), height: Memo2::new(CellHeight::Skip) })
+                .map(|_| CaptureMemo { columns: Vec::new(), row: Memo::new(None), height: Memo2::new(CellHeight::Skip), known: Known::EMPTY })
                 .collect();
             for (k, row_out) in texels.chunks_mut(width).enumerate() {
                 let row = band * BAND_ROWS + k;
@@ -183,18 +231,38 @@ pub(crate) fn resample_captures(captures: &[LabeledCapture], t: &AreaTransform, 
                         let cw = c.width as usize;
                         let cells = &c.cells[cy as usize * cw..(cy as usize + 1) * cw];
                         'spans: for &(a, b) in spans {
-                            for ((col, o), &cx) in (a..b).zip(row_out[a..b].iter_mut()).zip(&cxs[a..b]) {
-                                let z = cells[cx as usize];
-                                match memo.height.get(z.to_bits(), || cell_height(z, t, slab, z_layering)) {
-                                    CellHeight::Skip => {}
-                                    CellHeight::Units(q) => *o = (*o).max(q),
-                                    CellHeight::OutOfRange => {
-                                        if first_error.is_none_or(|e| col < e.0) {
-                                            first_error = Some((col, n, cy as usize * cw + cx as usize, z));
+                            let mut col = a;
+                            while col < b {
+                                let end = (col + LANES).min(b);
+                                if end - col == LANES && memo.known.len > 0 {
+                                    // Eight texels whose cell values are all
+                                    // known: their heights without a branch.
+                                    if let Some(heights) = memo.known.heights(std::array::from_fn(|i| cells[cxs[col + i] as usize].to_bits())) {
+                                        for (o, q) in row_out[col..end].iter_mut().zip(heights) {
+                                            *o = (*o).max(q);
                                         }
-                                        break 'spans;
+                                        col = end;
+                                        continue;
                                     }
                                 }
+                                for (col, o) in (col..end).zip(row_out[col..end].iter_mut()) {
+                                    let cx = cxs[col];
+                                    let z = cells[cx as usize];
+                                    match memo.height.get(z.to_bits(), || cell_height(z, t, slab, z_layering)) {
+                                        CellHeight::Skip => memo.known.learn(z.to_bits(), CAPTURE_EMPTY),
+                                        CellHeight::Units(q) => {
+                                            memo.known.learn(z.to_bits(), q);
+                                            *o = (*o).max(q);
+                                        }
+                                        CellHeight::OutOfRange => {
+                                            if first_error.is_none_or(|e| col < e.0) {
+                                                first_error = Some((col, n, cy as usize * cw + cx as usize, z));
+                                            }
+                                            break 'spans;
+                                        }
+                                    }
+                                }
+                                col = end;
                             }
                         }
                     }
@@ -203,6 +271,9 @@ pub(crate) fn resample_captures(captures: &[LabeledCapture], t: &AreaTransform, 
                         return Err(t.height_q(field, f64::from(z)).expect_err("height_q refuses what height_units refuses"));
                     }
                     continue;
+                }
+                for memo in memos.iter_mut().filter(|m| m.columns.is_empty()) {
+                    memo.columns = vec![Memo::new(None); width];
                 }
                 for ((col, &column), o) in columns.iter().enumerate().zip(row_out.iter_mut()) {
                     let (x, y) = t.texel_terms_to_world(column, row_terms);

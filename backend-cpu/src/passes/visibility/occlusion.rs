@@ -4,7 +4,7 @@
 //! sums), which make the marches and the shadowcast cheaper and change no
 //! result.
 use super::*;
-use wide::{i32x8, CmpLt};
+use wide::{i32x8, CmpEq, CmpLt};
 
 /// The occlusion textures the visibility pass reads.
 pub struct Occlusion<'a> {
@@ -93,11 +93,22 @@ impl Accel {
                 for ((t, &c), &ht) in tops.iter_mut().zip(cov).zip(hs) {
                     *t = if c != 0 { ht } else { i32::MIN };
                 }
-                for &t in tops.iter() {
-                    if t != i32::MIN && last != t {
-                        lowest = lowest.min(t);
-                        add(&mut levels, t);
-                        last = t;
+                let empty = i32x8::splat(i32::MIN);
+                for eight in tops.chunks(8) {
+                    // Eight texels at a time: skipped whole when each is
+                    // uncovered or repeats the last covered top.
+                    if let Ok(lanes) = <[i32; 8]>::try_from(eight) {
+                        let lanes = i32x8::new(lanes);
+                        if (lanes.cmp_eq(empty) | lanes.cmp_eq(i32x8::splat(last))).move_mask() == 0xff {
+                            continue;
+                        }
+                    }
+                    for &t in eight {
+                        if t != i32::MIN && last != t {
+                            lowest = lowest.min(t);
+                            add(&mut levels, t);
+                            last = t;
+                        }
                     }
                 }
                 (levels, lowest)
@@ -200,9 +211,10 @@ pub(super) fn transpose64(a: &mut [u64; 64]) {
 pub(super) const SUM_BAND: usize = 32;
 
 /// The summed-area table of a `w x h` coverage grid into `sums`: entry
-/// `(x, y)` counts the covered texels in `[0, x) x [0, y)`. Bands of rows in
-/// parallel sum within the band; each band then adds the total of the
-/// bands above it (taken from their last rows, in order).
+/// `(x, y)` counts the covered texels in `[0, x) x [0, y)`. The covered
+/// texels of each column within each band of rows are counted first (in
+/// parallel), which gives the entries above each band; then bands of rows
+/// in parallel sum their rows on top of those.
 pub(super) fn coverage_sums(coverage: &[u8], w: usize, h: usize, sums: &mut Vec<u32>) {
     let stride = w + 1;
     // Every entry is written below (row 0 and column 0 as zeros): only new
@@ -210,35 +222,40 @@ pub(super) fn coverage_sums(coverage: &[u8], w: usize, h: usize, sums: &mut Vec<
     sums.resize(stride * (h + 1), 0);
     sums.truncate(stride * (h + 1));
     sums[..stride].fill(0);
-    let band_sums = |out: &mut [u32], rows: &[u8]| {
-        let mut above = vec![0u32; stride];
-        for (line, row) in out.chunks_mut(stride).zip(rows.chunks(w.max(1))) {
-            line[0] = 0;
-            let mut acc = 0u32;
-            for ((o, &c), &a) in line[1..].iter_mut().zip(row).zip(&above[1..]) {
-                acc += u32::from(c);
-                *o = acc + a;
-            }
-            above.copy_from_slice(line);
-        }
-    };
-    sums[stride..].par_chunks_mut(stride * SUM_BAND).zip(coverage.par_chunks(w.max(1) * SUM_BAND)).for_each(|(out, rows)| band_sums(out, rows));
-    // The running total above each band, then added to its rows.
-    let mut offsets = vec![0u32; stride * h.div_ceil(SUM_BAND)];
-    for band in 1..h.div_ceil(SUM_BAND) {
-        let last = &sums[(band * SUM_BAND) * stride..][..stride];
-        let (before, now) = offsets.split_at_mut(band * stride);
-        for ((o, &p), &l) in now[..stride].iter_mut().zip(&before[(band - 1) * stride..]).zip(last) {
-            *o = p + l;
-        }
-    }
-    sums[stride..].par_chunks_mut(stride * SUM_BAND).zip(offsets.par_chunks(stride)).skip(1).for_each(|(out, offset)| {
-        for line in out.chunks_mut(stride) {
-            for (s, &o) in line.iter_mut().zip(offset) {
-                *s += o;
+    let (line, bands) = (w.max(1), h.div_ceil(SUM_BAND));
+    let mut columns = vec![0u32; line * bands];
+    columns.par_chunks_mut(line).zip(coverage.par_chunks(line * SUM_BAND)).for_each(|(counts, rows)| {
+        for row in rows.chunks(line) {
+            for (n, &c) in counts.iter_mut().zip(row) {
+                *n += u32::from(c);
             }
         }
     });
+    // The table's row at the top of each band: the row above it plus the
+    // running sum of the band's column counts.
+    let mut tops = vec![0u32; stride * bands];
+    for band in 1..bands {
+        let (before, now) = tops.split_at_mut(band * stride);
+        let mut acc = 0u32;
+        for ((o, &p), &n) in now[1..stride].iter_mut().zip(&before[(band - 1) * stride + 1..]).zip(&columns[(band - 1) * line..]) {
+            acc += n;
+            *o = p + acc;
+        }
+    }
+    sums[stride..].par_chunks_mut(stride * SUM_BAND).zip(coverage.par_chunks(line * SUM_BAND)).zip(tops.par_chunks(stride)).for_each(
+        |((out, rows), top)| {
+            let mut above = top;
+            for (line, row) in out.chunks_mut(stride).zip(rows.chunks(w.max(1))) {
+                line[0] = 0;
+                let mut acc = 0u32;
+                for ((o, &c), &a) in line[1..].iter_mut().zip(row).zip(&above[1..]) {
+                    acc += u32::from(c);
+                    *o = acc + a;
+                }
+                above = line;
+            }
+        },
+    );
 }
 
 impl Occlusion<'_> {
