@@ -20,6 +20,7 @@ use crate::transform::AreaTransform;
 use crate::zlayer::Slab;
 use crate::HeightCapture;
 use rayon::prelude::*;
+use wide::{i32x8, CmpEq};
 
 /// Rows per parallel task.
 const BAND_ROWS: usize = 16;
@@ -141,20 +142,18 @@ impl Known {
         self.len += 1;
     }
 
-    /// The heights of `LANES` cell values, or `None` when one is not known.
+    /// The heights of `LANES` cell values (their bits), or `None` when one
+    /// is not known: each lane compared with every entry, without a branch.
     #[inline]
-    fn heights(&self, bits: [u32; LANES]) -> Option<[i32; LANES]> {
-        let mut all = true;
-        let heights = bits.map(|b| {
-            let (mut height, mut hit) = (CAPTURE_EMPTY, false);
-            for &(k, q) in &self.entries {
-                height = if b == k { q } else { height };
-                hit |= b == k;
-            }
-            all &= hit;
-            height
-        });
-        all.then_some(heights)
+    fn heights(&self, bits: [u32; LANES]) -> Option<i32x8> {
+        let bits = i32x8::new(bits.map(|b| b as i32));
+        let (mut heights, mut hit) = (i32x8::splat(CAPTURE_EMPTY), i32x8::splat(0));
+        for &(k, q) in &self.entries {
+            let same = bits.cmp_eq(i32x8::splat(k as i32));
+            heights = same.blend(i32x8::splat(q), heights);
+            hit |= same;
+        }
+        (hit.move_mask() == 0xff).then_some(heights)
     }
 }
 
@@ -238,9 +237,8 @@ pub(crate) fn resample_captures(captures: &[LabeledCapture], t: &AreaTransform, 
                                     // Eight texels whose cell values are all
                                     // known: their heights without a branch.
                                     if let Some(heights) = memo.known.heights(std::array::from_fn(|i| cells[cxs[col + i] as usize].to_bits())) {
-                                        for (o, q) in row_out[col..end].iter_mut().zip(heights) {
-                                            *o = (*o).max(q);
-                                        }
+                                        let o = &mut row_out[col..end];
+                                        o.copy_from_slice(i32x8::new(o[..].try_into().expect("eight texels")).max(heights).as_array_ref());
                                         col = end;
                                         continue;
                                     }

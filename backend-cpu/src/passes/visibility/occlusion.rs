@@ -90,10 +90,17 @@ impl Accel {
                 let (mut levels, mut lowest) = (Vec::with_capacity(MAX_CLASSES + 1), i32::MAX);
                 // The last covered top added (most covered texels repeat it).
                 let mut last = i32::MIN;
-                for ((t, &c), &ht) in tops.iter_mut().zip(cov).zip(hs) {
+                let empty = i32x8::splat(i32::MIN);
+                let mut tops8 = tops.chunks_exact_mut(8);
+                let (mut cov8, mut hs8) = (cov.chunks_exact(8), hs.chunks_exact(8));
+                for ((t, c), ht) in (&mut tops8).zip(&mut cov8).zip(&mut hs8) {
+                    // Eight texels at a time: the height where covered.
+                    let open = i32x8::new(std::array::from_fn(|i| i32::from(c[i]))).cmp_eq(i32x8::splat(0));
+                    t.copy_from_slice(open.blend(empty, i32x8::new(ht.try_into().expect("eight heights"))).as_array_ref());
+                }
+                for ((t, &c), &ht) in tops8.into_remainder().iter_mut().zip(cov8.remainder()).zip(hs8.remainder()) {
                     *t = if c != 0 { ht } else { i32::MIN };
                 }
-                let empty = i32x8::splat(i32::MIN);
                 for eight in tops.chunks(8) {
                     // Eight texels at a time: skipped whole when each is
                     // uncovered or repeats the last covered top.
