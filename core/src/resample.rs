@@ -11,7 +11,10 @@
 //! X, the cell row of the last world Y and the heights of the last two cell values,
 //! and reuses a result when the input has the same bits. For an area at yaw
 //! 0 the world X of a texel column is the same on every row and the world Y
-//! of a row the same on every column, so almost every division is skipped.
+//! of a row the same on every column, so almost every division is skipped,
+//! and the texels of a row go eight at a time: when the eight cell values
+//! under them are among the (up to four) values a band has already turned
+//! into heights, their heights come from `wide` compares and blends.
 
 use crate::error::Result;
 use crate::fixed::{floor_exact, HEIGHT_WALL};
