@@ -155,8 +155,10 @@ impl Backend for CpuBackend {
             });
         }
         pool.install(|| {
-            passes::rasterize::rasterize(input, &mut inst.coverage, &mut inst.height);
-            inst.accel.rebuild(&inst.coverage, &inst.height, input.width, input.height);
+            // Rasterized row by row into the tables' first pass.
+            inst.accel.fill_and_rebuild(&mut inst.coverage, &mut inst.height, input.width, input.height, |row, cov, hgt| {
+                passes::rasterize::rasterize_row(input, row, cov, hgt)
+            });
             inst.windows.clear();
             inst.mips = if input.build_mips { passes::mips::build_mips(&inst.coverage, input.width, input.height) } else { Vec::new() };
             inst.distance_field = if input.distance_field_scale > 0 {

@@ -114,16 +114,18 @@ impl<V: Copy> Memo2<V> {
 }
 
 /// Per capture at yaw 0: the spans of texel columns on the capture (in
-/// column order) and each texel column's cell column (0 off the capture).
-type AlignedColumns = (Vec<(usize, usize)>, Vec<u32>);
+/// column order), each with whether its texel columns take consecutive cell
+/// columns (texels as wide as cells: eight texels read eight adjacent
+/// cells), and each texel column's cell column (0 off the capture).
+type AlignedColumns = (Vec<(usize, usize, bool)>, Vec<u32>);
 
 /// Texels per step of the known-values path.
 const LANES: usize = 8;
 
 /// Up to four cell values (their bits) whose heights are known, each with
 /// the height it gives ([`CAPTURE_EMPTY`] for a value that gives nothing,
-/// which the maximum ignores). Unused entries repeat the first one, so a
-/// lookup compares with all four without a branch.
+/// which the maximum ignores). A lookup compares with the `len` known
+/// entries only, unrolled for each count.
 #[derive(Clone, Copy)]
 struct Known {
     entries: [(u32, i32); 4],
@@ -138,9 +140,6 @@ impl Known {
         if self.len == self.entries.len() || self.entries[..self.len].iter().any(|&(k, _)| k == bits) {
             return;
         }
-        if self.len == 0 {
-            self.entries = [(bits, height); 4];
-        }
         self.entries[self.len] = (bits, height);
         self.len += 1;
     }
@@ -150,8 +149,19 @@ impl Known {
     #[inline]
     fn heights(&self, bits: [u32; LANES]) -> Option<i32x8> {
         let bits = i32x8::new(bits.map(|b| b as i32));
+        match self.len {
+            1 => self.heights_of::<1>(bits),
+            2 => self.heights_of::<2>(bits),
+            3 => self.heights_of::<3>(bits),
+            _ => self.heights_of::<4>(bits),
+        }
+    }
+
+    /// [`Known::heights`] against the first `N` entries (`N` is `len`).
+    #[inline]
+    fn heights_of<const N: usize>(&self, bits: i32x8) -> Option<i32x8> {
         let (mut heights, mut hit) = (i32x8::splat(CAPTURE_EMPTY), i32x8::splat(0));
-        for &(k, q) in &self.entries {
+        for &(k, q) in &self.entries[..N] {
             let same = bits.cmp_eq(i32x8::splat(k as i32));
             heights = same.blend(i32x8::splat(q), heights);
             hit |= same;
@@ -202,7 +212,9 @@ pub(crate) fn resample_captures(captures: &[LabeledCapture], t: &AreaTransform, 
                         (Some(_), _) => spans.push((col, col + 1)),
                     }
                 }
-                (spans, cxs.iter().map(|cx| cx.unwrap_or(0)).collect())
+                let cxs: Vec<u32> = cxs.iter().map(|cx| cx.unwrap_or(0)).collect();
+                let spans = spans.into_iter().map(|(a, b)| (a, b, cxs[a..b].iter().zip(cxs[a]..).all(|(&cx, next)| cx == next))).collect();
+                (spans, cxs)
             })
             .collect()
     });
@@ -232,14 +244,21 @@ pub(crate) fn resample_captures(captures: &[LabeledCapture], t: &AreaTransform, 
                         };
                         let cw = c.width as usize;
                         let cells = &c.cells[cy as usize * cw..(cy as usize + 1) * cw];
-                        'spans: for &(a, b) in spans {
+                        'spans: for &(a, b, consecutive) in spans {
                             let mut col = a;
                             while col < b {
                                 let end = (col + LANES).min(b);
                                 if end - col == LANES && memo.known.len > 0 {
                                     // Eight texels whose cell values are all
                                     // known: their heights without a branch.
-                                    if let Some(heights) = memo.known.heights(std::array::from_fn(|i| cells[cxs[col + i] as usize].to_bits())) {
+                                    let bits: [u32; LANES] = if consecutive {
+                                        let cx = cxs[col] as usize;
+                                        let eight: &[f32; LANES] = cells[cx..cx + LANES].try_into().expect("eight cells");
+                                        eight.map(f32::to_bits)
+                                    } else {
+                                        std::array::from_fn(|i| cells[cxs[col + i] as usize].to_bits())
+                                    };
+                                    if let Some(heights) = memo.known.heights(bits) {
                                         let o = &mut row_out[col..end];
                                         o.copy_from_slice(i32x8::new(o[..].try_into().expect("eight texels")).max(heights).as_array_ref());
                                         col = end;
@@ -366,10 +385,17 @@ mod tests {
         ]
     }
 
+    /// A cell value of a terrain with few heights (floor, a ledge, walls,
+    /// holes): the values the eight-lane path learns and then reads.
+    fn terrain_value() -> impl Strategy<Value = f32> {
+        prop::sample::select(vec![0.0f32, 0.0, 0.0, 4.0, f32::INFINITY, f32::NAN])
+    }
+
     fn capture() -> impl Strategy<Value = HeightCapture> {
-        (-30.0f32..10.0, -30.0f32..10.0, prop::sample::select(vec![0.5f32, 1.0, 0.75, 2.0, 0.3]), 1u32..24, 1u32..24).prop_flat_map(
-            |(ox, oy, cell_size, cw, ch)| {
-                prop::collection::vec(cell_value(), (cw * ch) as usize).prop_map(move |cells| HeightCapture {
+        (-30.0f32..10.0, -30.0f32..10.0, prop::sample::select(vec![0.5f32, 1.0, 0.75, 2.0, 0.3]), 1u32..24, 1u32..24, any::<bool>()).prop_flat_map(
+            |(ox, oy, cell_size, cw, ch, terrain)| {
+                let value = if terrain { terrain_value().boxed() } else { cell_value().boxed() };
+                prop::collection::vec(value, (cw * ch) as usize).prop_map(move |cells| HeightCapture {
                     origin: Vec2::new(ox, oy),
                     cell_size,
                     width: cw,
@@ -385,7 +411,8 @@ mod tests {
         #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
         /// The banded, parallel resample gives the bytes (or the error) of
         /// the texel by texel loop, on 1 and 3 threads, for areas at
-        /// quarter turns and at arbitrary yaws.
+        /// quarter turns and at arbitrary yaws, some with texels exactly as
+        /// wide as the first capture's cells.
         #[test]
         fn resample_equals_the_texel_by_texel_loop(
             captures in prop::collection::vec(capture(), 1..4),
@@ -394,7 +421,9 @@ mod tests {
             yaw in prop_oneof![prop::sample::select(vec![0.0f32, 90.0, 180.0, 270.0, -90.0]), -360.0f32..360.0],
             (w, h) in (1u32..40, 1u32..50),
             z_layering in any::<bool>(),
+            cell_wide in any::<bool>(),
         ) {
+            let ex = if cell_wide { captures[0].cell_size * w as f32 } else { ex };
             let area = Area { center: Vec3::new(cx, cy, 1.0), extents: Vec3::new(ex, ex * h as f32 / w as f32, ez), yaw_degrees: yaw };
             let t = AreaTransform::new(&area, w, h);
             let slab = Slab::logical(&area, 1.0);

@@ -53,7 +53,8 @@ pub fn rasterize(input: &OcclusionInput, coverage: &mut [u8], height: &mut [i32]
     coverage.par_chunks_mut(w).zip(height.par_chunks_mut(w)).enumerate().for_each(|(row, (cov, hgt))| rasterize_row(input, row as u32, cov, hgt));
 }
 
-fn rasterize_row(input: &OcclusionInput, row: u32, cov: &mut [u8], hgt: &mut [i32]) {
+/// Row `row` of [`rasterize`]: `cov` and `hgt` are that row.
+pub fn rasterize_row(input: &OcclusionInput, row: u32, cov: &mut [u8], hgt: &mut [i32]) {
     let w = input.width;
     let py = centre_q(row);
     // The capture first, over an empty row: a texel with a captured height

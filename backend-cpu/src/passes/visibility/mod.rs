@@ -684,10 +684,10 @@ mod tests {
         for y in 0..h {
             for x in 0..w {
                 sums[(y + 1) * (w + 1) + x + 1] =
-                    sums[y * (w + 1) + x + 1] + sums[(y + 1) * (w + 1) + x] - sums[y * (w + 1) + x] + u32::from(coverage[y * w + x]);
+                    sums[y * (w + 1) + x + 1] + sums[(y + 1) * (w + 1) + x] - sums[y * (w + 1) + x] + u32::from(coverage[y * w + x] != 0);
             }
         }
-        Accel { sums, tops, classes, words_per_row, classes_by_column, words_per_column, classes_complete, lowest_top }
+        Accel { sums, tops, classes, words_per_row, classes_by_column, words_per_column, classes_complete, lowest_top, column_counts: Vec::new() }
     }
 
     proptest! {
@@ -695,7 +695,8 @@ mod tests {
         /// The tables built in parallel by words are the tables built bit by
         /// bit, for widths and heights on both sides of 64 and 128, with few
         /// distinct tops (one class each) and with many (one class), on 1
-        /// and 3 threads, built fresh or over the tables of another grid.
+        /// and 3 threads, built fresh, over the tables of another grid, or
+        /// from rows written by a fill.
         #[test]
         fn accel_equals_its_texel_by_texel_twin(w in 1u32..140, h in 1u32..140, seed in any::<i32>(), density in 0u32..80, palette in any::<bool>()) {
             let (cov, heights) = grid(w, h, seed, density, 30, true, palette);
@@ -708,7 +709,19 @@ mod tests {
                 let mut reused = Accel::new(&other_cov, &other_heights, h + 3, w);
                 pool.install(|| reused.rebuild(&cov, &heights, w, h));
                 let fresh = pool.install(|| Accel::new(&cov, &heights, w, h));
-                for got in [fresh, reused] {
+                // Written row by row by a fill (as the rasterizer does) over
+                // other values, then built from what it wrote.
+                let (mut filled_cov, mut filled_heights) = (vec![1u8; cov.len()], vec![-3; heights.len()]);
+                let mut filled = Accel::new(&other_cov, &other_heights, h + 3, w);
+                pool.install(|| {
+                    filled.fill_and_rebuild(&mut filled_cov, &mut filled_heights, w, h, |row, c, hs| {
+                        let at = row as usize * w as usize;
+                        c.copy_from_slice(&cov[at..at + c.len()]);
+                        hs.copy_from_slice(&heights[at..at + hs.len()]);
+                    })
+                });
+                prop_assert_eq!((&filled_cov, &filled_heights), (&cov, &heights));
+                for got in [fresh, reused, filled] {
                 prop_assert_eq!(&got.sums, &want.sums);
                 prop_assert_eq!(&got.tops, &want.tops);
                 prop_assert_eq!(&got.classes, &want.classes);

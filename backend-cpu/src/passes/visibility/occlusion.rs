@@ -54,11 +54,68 @@ pub struct Accel {
     /// The lowest top of any covered texel (`i32::MAX` with none): a source
     /// whose eye is below it may shadowcast without looking at its window.
     pub lowest_top: i32,
+    /// Covered texels per column in each band of [`BAND`] rows: the first
+    /// pass counts them for the coverage sums.
+    pub(super) column_counts: Vec<u32>,
+}
+
+/// Rows per band of the parallel passes that build the tables.
+pub(super) const BAND: usize = 32;
+
+/// The distinct covered tops met so far (while there are at most
+/// [`MAX_CLASSES`] + 1 of them: more means one class), and the lowest.
+struct Levels {
+    tops: Vec<i32>,
+    lowest: i32,
+    /// The last covered top added (most covered texels repeat it).
+    last: i32,
+}
+
+impl Levels {
+    fn new() -> Self {
+        Self { tops: Vec::with_capacity(MAX_CLASSES + 1), lowest: i32::MAX, last: i32::MIN }
+    }
+
+    fn add(&mut self, t: i32) {
+        self.lowest = self.lowest.min(t);
+        if self.tops.len() <= MAX_CLASSES && !self.tops.contains(&t) {
+            self.tops.push(t);
+        }
+    }
+
+    /// Notes the new covered tops of a row of tops, eight texels at a time:
+    /// skipped whole when each is uncovered or repeats the last covered top.
+    fn scan(&mut self, tops: &[i32]) {
+        let empty = i32x8::splat(i32::MIN);
+        for eight in tops.chunks(8) {
+            if let Ok(lanes) = <[i32; 8]>::try_from(eight) {
+                let lanes = i32x8::new(lanes);
+                if (lanes.cmp_eq(empty) | lanes.cmp_eq(i32x8::splat(self.last))).move_mask() == 0xff {
+                    continue;
+                }
+            }
+            for &t in eight {
+                if t != i32::MIN && self.last != t {
+                    self.add(t);
+                    self.last = t;
+                }
+            }
+        }
+    }
+
+    /// Both bands' tops: sets and a minimum, so the order does not matter.
+    fn merge(mut self, other: Self) -> Self {
+        for t in other.tops {
+            self.add(t);
+        }
+        self.lowest = self.lowest.min(other.lowest);
+        self
+    }
 }
 
 impl Accel {
-    /// Builds the tables, rows in parallel; the column bit sets are the row
-    /// bit sets transposed 64 by 64 texels at a time.
+    /// Builds the tables, bands of rows in parallel; the column bit sets are
+    /// the row bit sets transposed 64 by 64 texels at a time.
     pub fn new(coverage: &[u8], heights: &[i32], width: u32, height: u32) -> Self {
         let mut accel = Self::default();
         accel.rebuild(coverage, heights, width, height);
@@ -68,109 +125,138 @@ impl Accel {
     /// [`Accel::new`] in place: the same tables, in the memory of the old
     /// ones (an occlusion rebuilt at the same size allocates nothing).
     pub fn rebuild(&mut self, coverage: &[u8], heights: &[i32], width: u32, height: u32) {
+        let line = (width as usize).max(1);
+        self.build_rows(width, height, coverage.par_chunks(line).zip(heights.par_chunks(line)));
+        coverage_sums(coverage, width as usize, height as usize, &self.column_counts, &mut self.sums);
+    }
+
+    /// Writes the coverage and heights row by row with `fill(row, coverage,
+    /// heights)` and builds the tables from each row while it is fresh in
+    /// the cache: [`Accel::rebuild`] over what `fill` wrote, in one pass
+    /// over the grid instead of two.
+    pub fn fill_and_rebuild(
+        &mut self,
+        coverage: &mut [u8],
+        heights: &mut [i32],
+        width: u32,
+        height: u32,
+        fill: impl Fn(u32, &mut [u8], &mut [i32]) + Sync,
+    ) {
+        let line = (width as usize).max(1);
+        let rows = coverage.par_chunks_mut(line).zip(heights.par_chunks_mut(line)).enumerate().map(|(row, (c, h))| {
+            fill(row as u32, c, h);
+            (&*c, &*h)
+        });
+        self.build_rows(width, height, rows);
+        // The coverage sums read the coverage once all of it is written.
+        coverage_sums(coverage, width as usize, height as usize, &self.column_counts, &mut self.sums);
+    }
+
+    /// Everything but the coverage sums: one pass over the rows (tops,
+    /// distinct tops, covered texels per column and band), then the class
+    /// bit sets from the tops.
+    fn build_rows<'a>(&mut self, width: u32, height: u32, rows: impl IndexedParallelIterator<Item = (&'a [u8], &'a [i32])>) {
         let (w, h) = (width as usize, height as usize);
         let line = w.max(1);
-        // Every top is written below: only new memory is filled here.
+        // Every top and count is written below: only new memory is filled here.
         self.tops.resize(w * h, i32::MIN);
         self.tops.truncate(w * h);
-        // The tops, and the distinct covered tops (as long as there are few
-        // of them) and the lowest, per band of rows, then merged: sets and a
-        // minimum, so the merge order does not matter.
-        let add = |levels: &mut Vec<i32>, t: i32| {
-            if levels.len() <= MAX_CLASSES && !levels.contains(&t) {
-                levels.push(t);
-            }
-        };
-        let band = line * 16;
-        let (mut levels, lowest_top) = self
-            .tops
-            .par_chunks_mut(band)
-            .zip(coverage.par_chunks(band).zip(heights.par_chunks(band)))
-            .map(|(tops, (cov, hs))| {
-                let (mut levels, mut lowest) = (Vec::with_capacity(MAX_CLASSES + 1), i32::MAX);
-                // The last covered top added (most covered texels repeat it).
-                let mut last = i32::MIN;
-                let empty = i32x8::splat(i32::MIN);
-                let mut tops8 = tops.chunks_exact_mut(8);
-                let (mut cov8, mut hs8) = (cov.chunks_exact(8), hs.chunks_exact(8));
-                for ((t, c), ht) in (&mut tops8).zip(&mut cov8).zip(&mut hs8) {
-                    // Eight texels at a time: the height where covered.
-                    let open = i32x8::new(std::array::from_fn(|i| i32::from(c[i]))).cmp_eq(i32x8::splat(0));
-                    t.copy_from_slice(open.blend(empty, i32x8::new(ht.try_into().expect("eight heights"))).as_array_ref());
-                }
-                for ((t, &c), &ht) in tops8.into_remainder().iter_mut().zip(cov8.remainder()).zip(hs8.remainder()) {
-                    *t = if c != 0 { ht } else { i32::MIN };
-                }
-                for eight in tops.chunks(8) {
-                    // Eight texels at a time: skipped whole when each is
-                    // uncovered or repeats the last covered top.
-                    if let Ok(lanes) = <[i32; 8]>::try_from(eight) {
-                        let lanes = i32x8::new(lanes);
-                        if (lanes.cmp_eq(empty) | lanes.cmp_eq(i32x8::splat(last))).move_mask() == 0xff {
-                            continue;
-                        }
+        self.column_counts.resize(line * h.div_ceil(BAND), 0);
+        self.column_counts.truncate(line * h.div_ceil(BAND));
+        let levels = rows
+            .chunks(BAND)
+            .zip(self.tops.par_chunks_mut(line * BAND))
+            .zip(self.column_counts.par_chunks_mut(line))
+            .map(|((band, tops), counts)| {
+                let mut levels = Levels::new();
+                counts.fill(0);
+                for ((cov, hs), tops) in band.into_iter().zip(tops.chunks_mut(line)) {
+                    // The height where covered: a branch-free select over
+                    // slices, which the compiler turns into vector code.
+                    for ((t, &c), &ht) in tops.iter_mut().zip(cov).zip(hs) {
+                        *t = if c != 0 { ht } else { i32::MIN };
                     }
-                    for &t in eight {
-                        if t != i32::MIN && last != t {
-                            lowest = lowest.min(t);
-                            add(&mut levels, t);
-                            last = t;
-                        }
+                    levels.scan(tops);
+                    for (n, &c) in counts.iter_mut().zip(cov) {
+                        *n += u32::from(c != 0);
                     }
                 }
-                (levels, lowest)
+                levels
             })
-            .reduce(
-                || (Vec::new(), i32::MAX),
-                |(mut a, la), (b, lb)| {
-                    for t in b {
-                        add(&mut a, t);
-                    }
-                    (a, la.min(lb))
-                },
-            );
-        self.classes_complete = levels.len() <= MAX_CLASSES;
-        levels = if self.classes_complete { levels } else { vec![lowest_top] };
-        levels.sort_unstable();
-        self.lowest_top = lowest_top;
+            .reduce(Levels::new, Levels::merge);
+        self.classes_complete = levels.tops.len() <= MAX_CLASSES;
+        let mut tops = if self.classes_complete { levels.tops } else { vec![levels.lowest] };
+        tops.sort_unstable();
+        self.lowest_top = levels.lowest;
         self.words_per_row = w.div_ceil(64);
         self.words_per_column = h.div_ceil(64);
         // The old bit sets are reused, one per class.
         let mut spare: Vec<Vec<u64>> = self.classes.drain(..).map(|(_, bits)| bits).collect();
-        for level in levels {
-            let mut bits = spare.pop().unwrap_or_default();
-            class_rows(&self.tops, w, level, &mut bits);
-            self.classes.push((level, bits));
-        }
+        let mut bits: Vec<Vec<u64>> = tops.iter().map(|_| spare.pop().unwrap_or_default()).collect();
+        class_rows(&self.tops, w, &tops, &mut bits);
+        self.classes = tops.into_iter().zip(bits).collect();
         self.classes_by_column.resize_with(self.classes.len(), Vec::new);
         for ((_, rows), columns) in self.classes.iter().zip(self.classes_by_column.iter_mut()) {
             transpose_bits(rows, w, h, columns);
         }
-        coverage_sums(coverage, w, h, &mut self.sums);
     }
 }
 
-/// The texels of a `w`-wide grid of tops covered at least as high as
-/// `level`, as bits, `w.div_ceil(64)` words per row, into `bits`.
-pub(super) fn class_rows(tops: &[i32], w: usize, level: i32, bits: &mut Vec<u64>) {
-    let words = w.div_ceil(64);
-    bits.clear();
-    bits.resize(words * (tops.len() / w.max(1)), 0);
-    bits.par_chunks_mut(words.max(1)).zip(tops.par_chunks(w.max(1))).for_each(|(row_bits, row)| {
-        let below = i32x8::splat(level);
-        for (word, texels) in row_bits.iter_mut().zip(row.chunks(64)) {
-            // Uncovered texels hold `i32::MIN`, below every level. Eight
-            // texels at a time: the lanes not below the level.
-            *word = if texels.len() == 64 {
-                texels.chunks_exact(8).enumerate().fold(0, |acc, (k, eight)| {
-                    let lows = i32x8::new(eight.try_into().expect("eight tops")).cmp_lt(below).move_mask() as u64;
-                    acc | (!lows & 0xff) << (8 * k)
-                })
-            } else {
-                texels.iter().enumerate().fold(0, |acc, (i, &t)| acc | u64::from(t >= level) << i)
-            };
+/// The texels of a `w`-wide grid of tops covered at least as high as each
+/// of `levels`, as bits, `w.div_ceil(64)` words per row, into `bits` (one
+/// bit set per level): one pass over the tops for every level.
+pub(super) fn class_rows(tops: &[i32], w: usize, levels: &[i32], bits: &mut [Vec<u64>]) {
+    let (words, rows) = (w.div_ceil(64), tops.len() / w.max(1));
+    for b in bits.iter_mut() {
+        b.clear();
+        b.resize(words * rows, 0);
+    }
+    // Per band of rows, each level's words of that band.
+    let mut bands: Vec<Vec<&mut [u64]>> = (0..rows.div_ceil(BAND)).map(|_| Vec::with_capacity(levels.len())).collect();
+    for b in bits.iter_mut() {
+        for (band, part) in bands.iter_mut().zip(b.chunks_mut((words * BAND).max(1))) {
+            band.push(part);
         }
-    });
+    }
+    let rows_of = |tops: &[i32], parts: &mut [&mut [u64]]| match levels.len() {
+        0 => {}
+        1 => class_band::<1>(tops, w, levels, parts),
+        2 => class_band::<2>(tops, w, levels, parts),
+        3 => class_band::<3>(tops, w, levels, parts),
+        _ => class_band::<MAX_CLASSES>(tops, w, levels, parts),
+    };
+    bands.into_par_iter().zip(tops.par_chunks((w * BAND).max(1))).for_each(|(mut parts, tops)| rows_of(tops, &mut parts));
+}
+
+/// [`class_rows`] over one band of rows, for `N` levels (`levels.len()`, at
+/// least 1), into `parts` (each level's words of the band).
+fn class_band<const N: usize>(tops: &[i32], w: usize, levels: &[i32], parts: &mut [&mut [u64]]) {
+    let words = w.div_ceil(64);
+    let levels: [i32; N] = std::array::from_fn(|i| levels[i]);
+    let below = levels.map(i32x8::splat);
+    for (r, row) in tops.chunks(w.max(1)).enumerate() {
+        for (k, texels) in row.chunks(64).enumerate() {
+            let mut word = [0u64; N];
+            if texels.len() == 64 {
+                // Eight texels at a time, loaded once for every level: the
+                // lanes not below it. Uncovered texels hold `i32::MIN`,
+                // below every level.
+                for (j, eight) in texels.chunks_exact(8).enumerate() {
+                    let lanes = i32x8::new(eight.try_into().expect("eight tops"));
+                    for (word, below) in word.iter_mut().zip(below) {
+                        *word |= (!(lanes.cmp_lt(below).move_mask() as u64) & 0xff) << (8 * j);
+                    }
+                }
+            } else {
+                for (word, level) in word.iter_mut().zip(levels) {
+                    *word = texels.iter().enumerate().fold(0, |acc, (i, &t)| acc | u64::from(t >= level) << i);
+                }
+            }
+            for (part, word) in parts.iter_mut().zip(word) {
+                part[r * words + k] = word;
+            }
+        }
+    }
 }
 
 /// A row-major bit set of `w x h` texels (`w.div_ceil(64)` words per row)
@@ -214,30 +300,19 @@ pub(super) fn transpose64(a: &mut [u64; 64]) {
     }
 }
 
-/// Rows per band of the summed-area table's parallel passes.
-pub(super) const SUM_BAND: usize = 32;
-
 /// The summed-area table of a `w x h` coverage grid into `sums`: entry
-/// `(x, y)` counts the covered texels in `[0, x) x [0, y)`. The covered
-/// texels of each column within each band of rows are counted first (in
-/// parallel), which gives the entries above each band; then bands of rows
-/// in parallel sum their rows on top of those.
-pub(super) fn coverage_sums(coverage: &[u8], w: usize, h: usize, sums: &mut Vec<u32>) {
+/// `(x, y)` counts the covered (non-zero) texels in `[0, x) x [0, y)`. `columns`
+/// holds, per band of [`BAND`] rows, the covered texels of each column in
+/// that band (counted by the first pass): they give the entries above each
+/// band; then bands of rows in parallel sum their rows on top of those.
+pub(super) fn coverage_sums(coverage: &[u8], w: usize, h: usize, columns: &[u32], sums: &mut Vec<u32>) {
     let stride = w + 1;
     // Every entry is written below (row 0 and column 0 as zeros): only new
     // memory is filled here.
     sums.resize(stride * (h + 1), 0);
     sums.truncate(stride * (h + 1));
     sums[..stride].fill(0);
-    let (line, bands) = (w.max(1), h.div_ceil(SUM_BAND));
-    let mut columns = vec![0u32; line * bands];
-    columns.par_chunks_mut(line).zip(coverage.par_chunks(line * SUM_BAND)).for_each(|(counts, rows)| {
-        for row in rows.chunks(line) {
-            for (n, &c) in counts.iter_mut().zip(row) {
-                *n += u32::from(c);
-            }
-        }
-    });
+    let (line, bands) = (w.max(1), h.div_ceil(BAND));
     // The table's row at the top of each band: the row above it plus the
     // running sum of the band's column counts.
     let mut tops = vec![0u32; stride * bands];
@@ -249,20 +324,23 @@ pub(super) fn coverage_sums(coverage: &[u8], w: usize, h: usize, sums: &mut Vec<
             *o = p + acc;
         }
     }
-    sums[stride..].par_chunks_mut(stride * SUM_BAND).zip(coverage.par_chunks(line * SUM_BAND)).zip(tops.par_chunks(stride)).for_each(
-        |((out, rows), top)| {
-            let mut above = top;
-            for (line, row) in out.chunks_mut(stride).zip(rows.chunks(w.max(1))) {
-                line[0] = 0;
-                let mut acc = 0u32;
-                for ((o, &c), &a) in line[1..].iter_mut().zip(row).zip(&above[1..]) {
-                    acc += u32::from(c);
-                    *o = acc + a;
-                }
-                above = line;
+    sums[stride..].par_chunks_mut(stride * BAND).zip(coverage.par_chunks(line * BAND)).zip(tops.par_chunks(stride)).for_each(|((out, rows), top)| {
+        let mut above = top;
+        for (line, row) in out.chunks_mut(stride).zip(rows.chunks(w.max(1))) {
+            line[0] = 0;
+            // The running count along the row, then the entries above
+            // added in a second, branch-free loop the compiler vectorizes.
+            let mut acc = 0u32;
+            for (o, &c) in line[1..].iter_mut().zip(row) {
+                acc += u32::from(c != 0);
+                *o = acc;
             }
-        },
-    );
+            for (o, &a) in line[1..].iter_mut().zip(&above[1..]) {
+                *o += a;
+            }
+            above = line;
+        }
+    });
 }
 
 impl Occlusion<'_> {
