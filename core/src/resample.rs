@@ -14,7 +14,8 @@
 //! of a row the same on every column, so almost every division is skipped,
 //! and the texels of a row go eight at a time: when the eight cell values
 //! under them are among the (up to four) values a band has already turned
-//! into heights, their heights come from `wide` compares and blends.
+//! into heights, their heights come from `wide` compares and blends (eight
+//! adjacent cells read at once where texels are as wide as cells).
 
 use crate::error::Result;
 use crate::fixed::{floor_exact, HEIGHT_WALL};
