@@ -146,7 +146,8 @@ impl Known {
     }
 
     /// The heights of `LANES` cell values (their bits), or `None` when one
-    /// is not known: each lane compared with every entry, without a branch.
+    /// is not known: each lane compared with each of the `len` known
+    /// entries, without a branch per lane.
     #[inline]
     fn heights(&self, bits: [u32; LANES]) -> Option<i32x8> {
         let bits = i32x8::new(bits.map(|b| b as i32));

@@ -67,7 +67,7 @@ pub(super) const BAND: usize = 32;
 struct Levels {
     tops: Vec<i32>,
     lowest: i32,
-    /// The last covered top added (most covered texels repeat it).
+    /// The last new covered top met (most covered texels repeat it).
     last: i32,
 }
 
@@ -204,7 +204,7 @@ impl Accel {
 
 /// The texels of a `w`-wide grid of tops covered at least as high as each
 /// of `levels`, as bits, `w.div_ceil(64)` words per row, into `bits` (one
-/// bit set per level): one pass over the tops for every level.
+/// bit set per level): one pass over the tops for all the levels.
 pub(super) fn class_rows(tops: &[i32], w: usize, levels: &[i32], bits: &mut [Vec<u64>]) {
     let (words, rows) = (w.div_ceil(64), tops.len() / w.max(1));
     for b in bits.iter_mut() {
