@@ -11,15 +11,26 @@
 //! It is the backend that
 //! writes the conformance goldens; every other backend must match its bytes.
 //!
+//! ```
+//! use murk_core::{Area, FogSubsystem, InstanceDesc, Position, Profile, TeamMask, VisionSource};
+//! use murk_core::glam::Vec3;
+//!
+//! // Two threads; any thread count gives the same bytes.
+//! let mut fog = FogSubsystem::new(Box::new(murk_cpu::CpuBackend::new(2)?));
+//! assert_eq!(fog.backend_name(), "cpu[threads=2]");
+//! let area = Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 };
+//! let desc = InstanceDesc { name: "main".into(), area, resolution: 64, lod: 0, observed_teams: TeamMask::ALL, profile: Profile::default() };
+//! fog.create_instance(desc)?;
+//! let mut world = hecs::World::new();
+//! world.spawn((Position(Vec3::new(32.0, 32.0, 0.0)), VisionSource::new(10.0)));
+//! fog.tick(&mut world, 33_333)?;
+//! assert_eq!(fog.final_mask("main")?.len(), 64 * 64);
+//! # Ok::<(), murk_core::MurkError>(())
+//! ```
+//!
 //! Results do not depend on the thread count: every pass writes each texel
 //! from inputs that no other thread writes, and the only reductions are
 //! order-free (`max`, `or`).
-//!
-//! ```
-//! use murk_core::{FogSubsystem, Backend};
-//! let fog = FogSubsystem::new(Box::new(murk_cpu::CpuBackend::new(2).unwrap()));
-//! assert_eq!(fog.backend_name(), "cpu[threads=2]");
-//! ```
 
 pub mod looks;
 pub mod passes;

@@ -517,7 +517,7 @@ impl Context {
         }
         match readback.state.load(Ordering::Acquire) {
             LANDED => {
-                let view = readback.staging.get_mapped_range(..);
+                let view = readback.staging.get_mapped_range(..).map_err(|e| gpu_error(format!("a landed readback could not be read: {e}")))?;
                 let out = view[..readback.bytes as usize].to_vec();
                 drop(view);
                 readback.staging.unmap();

@@ -5,6 +5,31 @@
 //! integer arithmetic of the CPU reference, so both give the same bytes for
 //! every pass, tick and case of the conformance suite.
 //!
+//! ```
+//! use murk_core::glam::Vec3;
+//! use murk_core::{Area, FogSubsystem, InstanceDesc, Position, Profile, TeamMask, VisionSource};
+//!
+//! fn final_mask(backend: Box<dyn murk_core::Backend>) -> murk_core::Result<Vec<u16>> {
+//!     let mut fog = FogSubsystem::new(backend);
+//!     let area = Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 };
+//!     fog.create_instance(InstanceDesc { name: "main".into(), area, resolution: 64, lod: 0, observed_teams: TeamMask::ALL, profile: Profile::default() })?;
+//!     let mut world = murk_core::hecs::World::new();
+//!     world.spawn((Position(Vec3::new(32.0, 32.0, 0.0)), VisionSource::new(10.0)));
+//!     for _ in 0..4 {
+//!         fog.tick(&mut world, 33_333)?;
+//!     }
+//!     fog.final_mask("main")
+//! }
+//!
+//! // murk's own device; `GpuBackend::from_device` takes a renderer's.
+//! match murk_gpu::GpuBackend::new() {
+//!     Ok(gpu) => assert_eq!(final_mask(Box::new(gpu))?, final_mask(Box::new(murk_cpu::CpuBackend::new(1)?))?),
+//!     // No adapter (or one without what murk needs): the error says which.
+//!     Err(e) => println!("no GPU backend here: {e}"),
+//! }
+//! # Ok::<(), murk_core::MurkError>(())
+//! ```
+//!
 //! * Buffers for the simulation: every texel is a `u32` (masks) or `i32`
 //!   (heights) in a storage buffer; buffers come from a pool by size and go
 //!   back to it when an instance is destroyed.

@@ -59,12 +59,33 @@ pub struct FogAntiVision(pub AntiVision);
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FogReveal(pub TransientReveal);
 
-/// Hides the entity (sets its [`Visibility`] to `Hidden`) while its
-/// [`FogStealth`] actor is not visible, and shows it again once it is: the
-/// enemy units a player's team cannot see disappear from the screen.
+/// Hides the entity while its [`FogStealth`] actor is not visible, and
+/// shows it again once it is: the enemy units a player's team cannot see
+/// disappear from the screen. With the actor's `fade_seconds` above zero
+/// they fade out and in over that time instead of popping: the entity's
+/// [`FogFade`] scales the alpha of its `Sprite`, and of its
+/// `StandardMaterial` or `ColorMaterial` (the entity is given its own copy
+/// of the material the first time it fades, blended while partly faded).
+/// Its [`Visibility`] is `Hidden` once it has faded out completely.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[require(FogStealth, Visibility)]
 pub struct FogHideWhenUnseen;
+
+/// How far murk has faded a [`FogStealth`] actor in, after the last tick:
+/// 0 fully hidden, 1 fully shown, in between while it fades over the
+/// actor's `fade_seconds` (murk's fade, 0..=65535, divided by 65535). The
+/// plugin inserts it on every actor murk has checked and keeps it current;
+/// [`FogHideWhenUnseen`] applies it to the built-in materials, and a game's
+/// own materials can read it.
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct FogFade(pub f32);
+
+impl FogFade {
+    /// murk's fade (0..=65535) as a fraction.
+    pub fn from_murk(fade: u16) -> Self {
+        Self(f32::from(fade) / f32::from(u16::MAX))
+    }
+}
 
 /// A ghost murk placed where a hidden [`FogStealth`] actor in
 /// [`murk_core::HideMode::FreezeWithGhost`] was last seen. The plugin spawns

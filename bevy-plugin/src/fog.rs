@@ -341,8 +341,8 @@ impl RenderHandles<'_> {
     fn gpu(&self) -> Result<GpuBackend> {
         match (&self.device, &self.queue, &self.adapter) {
             (Some(d), Some(q), Some(a)) => {
-                let queue: &wgpu::Queue = &q.0;
-                let adapter: &wgpu::AdapterInfo = &a.0;
+                let queue: &wgpu::Queue = q;
+                let adapter: &wgpu::AdapterInfo = a;
                 GpuBackend::from_device(d.wgpu_device().clone(), queue.clone(), adapter.clone())
             }
             _ => GpuBackend::new(),

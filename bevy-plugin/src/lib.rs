@@ -2,7 +2,7 @@
 //! its components, ticks in `FixedUpdate`, and hands each fog instance's
 //! mask to materials as a Bevy [`Image`].
 //!
-//! ```no_run
+//! ```
 //! use bevy::prelude::*;
 //! use murk_bevy::prelude::*;
 //!
@@ -18,7 +18,12 @@
 //!     },
 //! )));
 //! app.world_mut().spawn((Transform::from_xyz(10.0, 10.0, 0.0), FogVision::new(12.0)));
-//! app.update();
+//! // Fixed ticks run as time passes: murk ticks in the frames that follow.
+//! while app.world().resource::<MurkFog>().ticks() == 0 {
+//!     app.update();
+//! }
+//! let mask = app.world_mut().resource_mut::<MurkFog>().subsystem().unwrap().final_mask("player").unwrap();
+//! assert_eq!(mask.len(), 128 * 128);
 //! ```
 //!
 //! Each fixed tick runs in [`MurkSet`] order: the game's entities are
@@ -30,20 +35,21 @@
 //! [`MurkSet::Mirror`] in `FixedUpdate` so murk sees this tick's positions.
 
 mod components;
+mod fade;
 mod fog;
 pub mod headless;
 mod mask;
 mod material;
 mod mirror;
 
-pub use components::{FogAntiVision, FogBlocker, FogCapture, FogGhost, FogHideWhenUnseen, FogReveal, FogStealth, FogVision};
+pub use components::{FogAntiVision, FogBlocker, FogCapture, FogFade, FogGhost, FogHideWhenUnseen, FogReveal, FogStealth, FogVision};
 pub use fog::{
     BackendChoice, FogError, FogHash, FogInstance, FogInstances, FogProfile, FogQueries, FogRestored, FogSaved, FogStealthEvent, MurkFog, RestoreFog,
     SaveFog, StealthChange, SwitchBackend,
 };
 pub use mask::{mask_texels, FogImages};
 pub use material::{FogLook, FogOverlayMaterial, FogParamsUniform, FogTerrainExtension, FogTerrainMaterial};
-pub use mirror::{mirror_entities, FogAxes, FogMirror, RemovedMurk};
+pub use mirror::{mirror_entities, world_blocker, FogAxes, FogMirror, RemovedMurk};
 
 use bevy::prelude::*;
 
@@ -51,9 +57,10 @@ use bevy::prelude::*;
 /// and messages, and the murk types that describe instances.
 pub mod prelude {
     pub use crate::{
-        BackendChoice, FogAntiVision, FogAxes, FogBlocker, FogCapture, FogError, FogGhost, FogHash, FogHideWhenUnseen, FogImages, FogInstance,
-        FogInstances, FogLook, FogMirror, FogOverlayMaterial, FogProfile, FogQueries, FogRestored, FogReveal, FogSaved, FogStealth, FogStealthEvent,
-        FogTerrainExtension, FogTerrainMaterial, FogVision, MurkFog, MurkPlugin, MurkSet, RestoreFog, SaveFog, StealthChange, SwitchBackend,
+        BackendChoice, FogAntiVision, FogAxes, FogBlocker, FogCapture, FogError, FogFade, FogGhost, FogHash, FogHideWhenUnseen, FogImages,
+        FogInstance, FogInstances, FogLook, FogMirror, FogOverlayMaterial, FogProfile, FogQueries, FogRestored, FogReveal, FogSaved, FogStealth,
+        FogStealthEvent, FogTerrainExtension, FogTerrainMaterial, FogVision, MurkFog, MurkPlugin, MurkSet, RestoreFog, SaveFog, StealthChange,
+        SwitchBackend,
     };
     pub use murk_core::{Area, Blocker, BlockerShape, InstanceDesc, Profile, StealthActor, TeamMask, VisionSource};
 }
@@ -139,6 +146,7 @@ impl Plugin for MurkPlugin {
             .configure_sets(FixedUpdate, (MurkSet::Mirror, MurkSet::Tick, MurkSet::Publish).chain());
         fog::build(app, self.backend, self.hash_each_tick);
         mirror::build(app);
+        fade::build(app);
         mask::build(app);
         material::build(app);
     }

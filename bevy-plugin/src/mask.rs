@@ -48,7 +48,7 @@ impl FogImages {
 #[derive(Resource, Clone, Default)]
 struct FogTextureCopies(Vec<(AssetId<Image>, wgpu::Texture, u64)>);
 
-impl ExtractResource for FogTextureCopies {
+impl ExtractResource<RenderApp> for FogTextureCopies {
     type Source = Self;
     fn extract_resource(source: &Self) -> Self {
         source.clone()

@@ -1,5 +1,6 @@
 //! Materials that sample the mask images through murk's WGSL include
-//! (`murk_fog.wgsl`, importable in Bevy shaders as `murk::fog`): a 2D
+//! (`murk_fog.wgsl`, registered as the WESL module `murk::fog`, so Bevy
+//! shaders `import murk::fog::{...}`): a 2D
 //! overlay drawn over the play area, and a `StandardMaterial` extension for
 //! terrain under fog, both with the three-state look (clear, explored haze,
 //! unexplored dark).
@@ -181,20 +182,18 @@ fn follow_instances(
     }
 }
 
-/// The include as a Bevy shader module.
-pub(crate) fn include_module() -> String {
-    format!("#define_import_path murk::fog\n\n{}", murk_gpu::FOG_INCLUDE)
-}
-
 pub(crate) fn build(app: &mut App) {
     if app.get_sub_app(RenderApp).is_none() || !app.world().contains_resource::<Assets<Shader>>() {
         return;
     }
     let mut shaders = app.world_mut().resource_mut::<Assets<Shader>>();
-    let _ = shaders.insert(&INCLUDE, Shader::from_wgsl(include_module(), "murk_bevy/murk_fog.wgsl"));
-    let _ = shaders.insert(&LOOK, Shader::from_wgsl(include_str!("shaders/fog_look.wgsl"), "murk_bevy/fog_look.wgsl"));
-    let _ = shaders.insert(&OVERLAY, Shader::from_wgsl(include_str!("shaders/fog_overlay.wgsl"), "murk_bevy/fog_overlay.wgsl"));
-    let _ = shaders.insert(&TERRAIN, Shader::from_wgsl(include_str!("shaders/fog_terrain.wgsl"), "murk_bevy/fog_terrain.wgsl"));
+    // Bevy composes shaders as WESL: a module's import path comes from its
+    // `embedded://` path (`murk/fog.wesl` is `murk::fog`). The include is
+    // plain WGSL, which is WESL without imports.
+    let _ = shaders.insert(&INCLUDE, Shader::from_wesl(murk_gpu::FOG_INCLUDE, "embedded://murk/fog.wesl"));
+    let _ = shaders.insert(&LOOK, Shader::from_wesl(include_str!("shaders/fog_look.wesl"), "embedded://murk/look.wesl"));
+    let _ = shaders.insert(&OVERLAY, Shader::from_wesl(include_str!("shaders/fog_overlay.wesl"), "embedded://murk_bevy/fog_overlay.wesl"));
+    let _ = shaders.insert(&TERRAIN, Shader::from_wesl(include_str!("shaders/fog_terrain.wesl"), "embedded://murk_bevy/fog_terrain.wesl"));
     if app.is_plugin_added::<bevy::sprite_render::SpriteRenderPlugin>() {
         app.add_plugins(Material2dPlugin::<FogOverlayMaterial>::default());
     }

@@ -3,12 +3,21 @@
 //! work. Despawns go first, then spawns in entity order, so the mirror's
 //! ids (which stealth events and the lockstep hash carry) depend only on
 //! what the game did, never on query order.
+//!
+//! Everything is read from the entity's [`GlobalTransform`], made current
+//! for this tick by Bevy's own transform propagation, which the plugin runs
+//! in `FixedUpdate` just before the mirror: a child of a moved parent moves,
+//! and a blocker's rotation about the up axis and its scale reach its shape
+//! (see [`world_blocker`]).
 
-use crate::components::{FogAntiVision, FogBlocker, FogCapture, FogGhost, FogHideWhenUnseen, FogReveal, FogStealth, FogVision};
-use crate::fog::{FogError, MurkFog};
+use crate::components::{FogAntiVision, FogBlocker, FogCapture, FogGhost, FogReveal, FogStealth, FogVision};
+use crate::fog::FogError;
 use crate::MurkSet;
 use bevy::prelude::*;
-use murk_core::{AntiVision, Blocker, CaptureMode, Ghost, HeightCapture, MurkError, Position, StealthActor, TransientReveal, VisionSource};
+use bevy::transform::systems::{mark_dirty_trees, propagate_parent_transforms, sync_simple_transforms, StaticTransformOptimizations};
+use murk_core::{
+    AntiVision, Blocker, BlockerShape, CaptureMode, Ghost, HeightCapture, MurkError, Position, StealthActor, TransientReveal, VisionSource,
+};
 use std::collections::HashMap;
 
 /// How Bevy's axes map onto murk's, whose ground is the X/Y plane with Z
@@ -46,6 +55,54 @@ impl FogAxes {
         let d = self.to_murk(rotation * Vec3::X);
         d.y.atan2(d.x).to_degrees()
     }
+
+    /// A Bevy scale in murk's axes: (ground x, ground y, up).
+    pub fn scale_to_murk(self, scale: Vec3) -> Vec3 {
+        match self {
+            FogAxes::XY => scale,
+            FogAxes::YUp => Vec3::new(scale.x, scale.z, scale.y),
+        }
+    }
+}
+
+/// Points on the outline of a circle scaled unevenly (an ellipse), which
+/// murk occludes as a polygon.
+const ELLIPSE_POINTS: usize = 32;
+
+/// A blocker as the world sees it, given its entity's global scale and
+/// rotation (in Bevy's axes): the shape is scaled along the entity's local
+/// ground axes, then turned by the heading of its rotation about the up
+/// axis; its height is scaled by the up scale.
+///
+/// - a rectangle keeps its centre, its size is scaled and its yaw turned;
+/// - a polygon's points are scaled and turned about the entity's position;
+/// - a circle stays a circle when both ground scales have the same
+///   magnitude (its radius scaled by it; turning a circle changes nothing),
+///   and becomes a 32-point polygon on the ellipse otherwise.
+///
+/// Negative scales (mirroring) flip polygons; rectangles and circles are
+/// symmetric and only take the magnitude.
+pub fn world_blocker(axes: FogAxes, blocker: &Blocker, scale: Vec3, rotation: Quat) -> Blocker {
+    let s = axes.scale_to_murk(scale);
+    let heading = axes.heading_degrees(rotation);
+    let (sin, cos) = heading.to_radians().sin_cos();
+    let turn = |p: Vec2| Vec2::new(p.x * cos - p.y * sin, p.x * sin + p.y * cos);
+    let shape = match &blocker.shape {
+        BlockerShape::Circle { radius } if s.x.abs() == s.y.abs() => BlockerShape::Circle { radius: radius * s.x.abs() },
+        BlockerShape::Circle { radius } => BlockerShape::Polygon {
+            points: (0..ELLIPSE_POINTS)
+                .map(|i| {
+                    let a = std::f32::consts::TAU * i as f32 / ELLIPSE_POINTS as f32;
+                    turn(Vec2::new(radius * s.x.abs() * a.cos(), radius * s.y.abs() * a.sin()))
+                })
+                .collect(),
+        },
+        BlockerShape::Rect { size, yaw_degrees } => {
+            BlockerShape::Rect { size: Vec2::new(size.x * s.x.abs(), size.y * s.y.abs()), yaw_degrees: yaw_degrees + heading }
+        }
+        BlockerShape::Polygon { points } => BlockerShape::Polygon { points: points.iter().map(|p| turn(Vec2::new(p.x * s.x, p.y * s.y))).collect() },
+    };
+    Blocker { shape, height: blocker.height.map(|h| h * s.z.abs()), ..blocker.clone() }
 }
 
 /// murk's mirror of the game's entities: the `hecs` world the subsystem
@@ -108,7 +165,7 @@ struct Mirrored {
 
 type MurkParts<'a> = (
     Entity,
-    &'a Transform,
+    &'a GlobalTransform,
     Option<&'a FogVision>,
     Option<&'a FogBlocker>,
     Option<&'a FogCapture>,
@@ -125,7 +182,7 @@ type AnyMurk = Or<(With<FogVision>, With<FogBlocker>, With<FogCapture>, With<Fog
 type ChangedMurk = (
     AnyMurk,
     Or<(
-        Changed<Transform>,
+        Changed<GlobalTransform>,
         Changed<FogVision>,
         Changed<FogBlocker>,
         Changed<FogCapture>,
@@ -136,19 +193,20 @@ type ChangedMurk = (
 );
 
 fn parts(axes: FogAxes, (_, t, vision, blocker, capture, stealth, anti, reveal): MurkParts<'_>) -> Mirrored {
+    let (scale, rotation, translation) = t.to_scale_rotation_translation();
     let vision = vision.map(|v| {
         let mut s = v.source;
         if v.cone_follows_rotation {
             if let Some(cone) = s.cone.as_mut() {
-                cone.yaw_degrees += axes.heading_degrees(t.rotation);
+                cone.yaw_degrees += axes.heading_degrees(rotation);
             }
         }
         s
     });
     Mirrored {
-        position: Position(axes.to_murk(t.translation)),
+        position: Position(axes.to_murk(translation)),
         vision,
-        blocker: blocker.map(|b| b.0.clone()),
+        blocker: blocker.map(|b| world_blocker(axes, &b.0, scale, rotation)),
         capture: capture.map(|c| (c.capture.clone(), c.members.clone())),
         stealth: stealth.map(|s| s.0.clone()),
         anti: anti.map(|a| a.0),
@@ -156,9 +214,15 @@ fn parts(axes: FogAxes, (_, t, vision, blocker, capture, stealth, anti, reveal):
     }
 }
 
-fn set<T: hecs::Component>(world: &mut hecs::World, e: hecs::Entity, value: Option<T>) {
+/// Writes one component of a mirror, leaving it alone when it already
+/// holds that value (Bevy's propagation in `PostUpdate` marks the global
+/// transforms of last tick's movers changed a second time).
+fn set<T: hecs::Component + PartialEq>(world: &mut hecs::World, e: hecs::Entity, value: Option<T>) {
     match value {
         Some(v) => {
+            if world.get::<&T>(e).is_ok_and(|old| *old == v) {
+                return;
+            }
             // The entity exists: it was just looked up or spawned.
             let _ = world.insert_one(e, v);
         }
@@ -280,13 +344,12 @@ pub(crate) fn remember_removals(mut mirror: ResMut<FogMirror>, mut removed: Remo
 }
 
 /// After a tick: transient reveals murk ended are despawned, the others
-/// show murk's countdown; ghosts follow murk's; hidden actors are hidden.
+/// show murk's countdown; ghosts follow murk's (hidden actors and their
+/// fades: `crate::fade`).
 pub(crate) fn publish_entities(
     mut commands: Commands,
     mut mirror: ResMut<FogMirror>,
-    fog: Res<MurkFog>,
     mut reveals: Query<(Entity, &mut FogReveal)>,
-    mut hide: Query<(Entity, &mut Visibility), With<FogHideWhenUnseen>>,
     mut ghost_transforms: Query<&mut Transform, With<FogGhost>>,
 ) {
     let axes = mirror.axes;
@@ -328,15 +391,20 @@ pub(crate) fn publish_entities(
             }
         }
     }
-    for (e, mut vis) in &mut hide {
-        let Some(h) = mirror.hecs_entity(e) else { continue };
-        let visible = fog.stealth_visible(h).unwrap_or(true);
-        let want = if visible { Visibility::Inherited } else { Visibility::Hidden };
-        vis.set_if_neq(want);
-    }
 }
 
 pub(crate) fn build(app: &mut App) {
-    app.add_systems(FixedUpdate, (mirror_entities.in_set(MurkSet::Mirror), publish_entities.in_set(MurkSet::Publish)))
+    // Bevy propagates transforms in `PostUpdate`, after the fixed ticks of
+    // the frame: propagating here too gives the mirror this tick's global
+    // transforms (and works in apps without `TransformPlugin`).
+    app.init_resource::<StaticTransformOptimizations>()
+        .add_systems(
+            FixedUpdate,
+            (
+                (mark_dirty_trees, propagate_parent_transforms, sync_simple_transforms).chain().in_set(MurkSet::Mirror).before(mirror_entities),
+                mirror_entities.in_set(MurkSet::Mirror),
+                publish_entities.in_set(MurkSet::Publish),
+            ),
+        )
         .add_systems(Last, remember_removals);
 }

@@ -6,28 +6,36 @@
 //! tick, into per-instance masks (visibility, explored memory, composed and
 //! final) computed by a [`Backend`].
 //!
-//! Goals, in order: **exact** (integer arithmetic end to end, the same bytes
-//! on every backend and thread count), **correct** (the spec's recompute
-//! rules, Z layering and cadence), then **fast**.
-//!
-//! ```no_run
+//! ```
 //! use murk_core::{Area, FogSubsystem, InstanceDesc, Position, Profile, TeamMask, VisionSource};
-//! # fn backend() -> Box<dyn murk_core::Backend> { unimplemented!() }
-//! let mut fog = FogSubsystem::new(backend());
+//! use glam::Vec3;
+//!
+//! // Any backend: the CPU reference here (`murk-cpu`), or `murk-gpu`.
+//! let mut fog = FogSubsystem::new(Box::new(murk_cpu::CpuBackend::new(1)?));
 //! fog.create_instance(InstanceDesc {
 //!     name: "main".into(),
-//!     area: Area { center: glam::Vec3::new(64.0, 64.0, 5.0), extents: glam::Vec3::new(128.0, 128.0, 10.0), yaw_degrees: 0.0 },
+//!     area: Area { center: Vec3::new(64.0, 64.0, 5.0), extents: Vec3::new(128.0, 128.0, 10.0), yaw_degrees: 0.0 },
 //!     resolution: 128,
 //!     lod: 0,
 //!     observed_teams: TeamMask::ALL,
 //!     profile: Profile::default(),
 //! })?;
 //! let mut world = hecs::World::new();
-//! world.spawn((Position(glam::Vec3::new(20.0, 30.0, 0.0)), VisionSource::new(16.0)));
-//! fog.tick(&mut world, 33_333)?;
+//! world.spawn((Position(Vec3::new(20.0, 30.0, 0.0)), VisionSource::new(16.0)));
+//! for _ in 0..30 {
+//!     fog.tick(&mut world, 33_333)?;
+//! }
+//! // 128 x 128 texels of one unit each, row 0 at the area's -Y edge.
 //! let final_mask: Vec<u16> = fog.final_mask("main")?;
+//! assert!(final_mask[30 * 128 + 20] > 0, "the source sees where it stands");
+//! assert_eq!(final_mask[120 * 128 + 120], 0, "and not the far corner");
 //! # Ok::<(), murk_core::MurkError>(())
 //! ```
+//!
+//! Goals, in order: **exact** (integer arithmetic end to end, the same bytes
+//! on every backend and thread count), **correct** (the recompute rules, Z
+//! layering and cadence of `docs/determinism.md`), then **fast**.
+//!
 
 pub mod backend;
 pub mod binning;

@@ -3,6 +3,20 @@
 //! Premade fog looks: what a game draws from a final mask. They live outside
 //! `murk-core`, which stays the deterministic integer core.
 //!
+//! ```
+//! use murk_looks::{Looks, MaskView, OverlayStyle};
+//!
+//! // A 2 x 1 final mask: never seen, visible.
+//! let texels = [0u16, 65535];
+//! let mask = MaskView { width: 2, height: 1, texels: &texels, explored: 0.5 };
+//! // The CPU reference of the looks (`murk-gpu` has the same on the GPU).
+//! let layer = murk_cpu::looks::CpuLooks.overlay(&mask, None, 0.0, &OverlayStyle::default())?;
+//! assert_eq!(layer.pixels.len(), (layer.width * layer.height * 4) as usize);
+//! let alpha = |x: u32| layer.pixels[(x * 4 + 3) as usize];
+//! assert!(alpha(0) > alpha(layer.width - 1), "the unseen side is covered more than the visible one");
+//! # Ok::<(), murk_core::MurkError>(())
+//! ```
+//!
 //! Three looks, each computed by a backend through the [`Looks`] trait (the
 //! CPU reference in `murk-cpu`, WGSL compute in `murk-gpu`):
 //!

@@ -9,7 +9,7 @@ use murk_bevy::prelude::*;
 use murk_core::{Backend, FogSubsystem, HideMode, Position, StealthEvent, TransientReveal};
 use std::time::Duration;
 
-const DT_US: u32 = 33_333;
+pub(crate) const DT_US: u32 = 33_333;
 const TICKS: u32 = 48;
 
 fn desc() -> InstanceDesc {
@@ -129,7 +129,7 @@ fn thief_hecs(world: &World, thief: Entity) -> hecs::Entity {
 }
 
 /// Runs frames until murk ticked once more.
-fn step(app: &mut App) {
+pub(crate) fn step(app: &mut App) {
     let before = app.world().resource::<MurkFog>().ticks();
     for _ in 0..10 {
         app.update();

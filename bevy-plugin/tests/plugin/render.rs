@@ -148,3 +148,71 @@ fn the_overlay_draws_the_mask_uploaded_from_the_cpu() {
 fn the_terrain_material_fogs_the_ground_murk_cannot_see() {
     check(BackendChoice::Gpu, View::Terrain);
 }
+
+/// A unit murk sees fades in over its `fade_seconds`: halfway through, the
+/// sprite and the `ColorMaterial` mesh are drawn at half their alpha over
+/// the white ground, and their pixels are half grey.
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-bevy -- --ignored"]
+fn a_unit_half_faded_in_is_drawn_half_transparent() {
+    let mut app = App::new();
+    let step = Duration::from_millis(50);
+    app.add_plugins(render_plugins())
+        .insert_resource(Time::<Fixed>::from_duration(step))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(step))
+        .add_plugins(MurkPlugin::new(BackendChoice::Cpu).instance(FogInstance::new(desc())));
+    finish_plugins(&mut app);
+    let target = app.world_mut().resource_mut::<Assets<Image>>().add(target_image(SIZE, SIZE));
+    let camera = (bevy::camera::RenderTarget::Image(target.clone().into()), Tonemapping::None, Msaa::Off);
+    let clear = Camera { clear_color: ClearColorConfig::Custom(Color::WHITE), ..default() };
+    let mesh = app.world_mut().resource_mut::<Assets<Mesh>>().add(Rectangle::new(12.0, 12.0));
+    let black = app.world_mut().resource_mut::<Assets<ColorMaterial>>().add(ColorMaterial::from_color(Color::BLACK));
+    let stealth = FogStealth(StealthActor { fade_seconds: 1.0, ..StealthActor::default() });
+    let world = app.world_mut();
+    world.spawn((Camera2d, clear, camera, Transform::from_xyz(32.0, 32.0, 10.0)));
+    world.spawn((Transform::from_xyz(32.5, 32.5, 0.0), FogVision::new(30.0)));
+    let sprite = world
+        .spawn((Sprite::from_color(Color::BLACK, Vec2::splat(12.0)), Transform::from_xyz(16.0, 32.0, 1.0), stealth.clone(), FogHideWhenUnseen))
+        .id();
+    let mesh_unit = world.spawn((Mesh2d(mesh), MeshMaterial2d(black.clone()), Transform::from_xyz(48.0, 32.0, 1.0), stealth, FogHideWhenUnseen)).id();
+    let picture = Picture::watch(&mut world.commands(), target, SIZE);
+    world.flush();
+    // 50 ms ticks over a 1 s fade: a twentieth a tick; stop at half.
+    let fade_of = |app: &App, e: Entity| app.world().get::<FogFade>(e).map(|f| f.0);
+    for _ in 0..40 {
+        app.update();
+        if fade_of(&app, sprite).is_some_and(|f| f >= 0.45) {
+            break;
+        }
+    }
+    let fade = fade_of(&app, sprite).expect("murk checked the unit and gave it its fade");
+    assert!((0.45..0.6).contains(&fade), "the unit is half faded in: {fade}");
+    assert_eq!(fade_of(&app, mesh_unit), Some(fade), "both units fade alike");
+    // Hold the game still and let the picture catch up with it.
+    app.world_mut().resource_mut::<Time<Virtual>>().pause();
+    for _ in 0..4 {
+        app.update();
+    }
+    let errors: Vec<FogError> = app.world_mut().resource_mut::<Messages<FogError>>().drain().collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(fade_of(&app, sprite), Some(fade), "no tick ran while paused");
+    let world = app.world();
+    assert_eq!(world.get::<Visibility>(sprite), Some(&Visibility::Inherited), "a fading unit is drawn");
+    let own = &world.get::<MeshMaterial2d<ColorMaterial>>(mesh_unit).unwrap().0;
+    assert_ne!(own, &black, "the fading mesh has its own material, the shared one is untouched");
+    let materials = world.resource::<Assets<ColorMaterial>>();
+    assert_eq!(materials.get(&black).unwrap().color.alpha(), 1.0);
+    assert_eq!(materials.get(own).unwrap().color.alpha(), fade);
+    let rgba = picture.latest().expect("a frame was read back");
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("murk-bevy-half-faded.png");
+    png_of(&rgba, &path).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    // Pixel (x, y) shows world (x + 0.5, 63.5 - y): black at `fade` alpha
+    // over white is 1 - fade.
+    let red = |x: usize, y: usize| i32::from(rgba[(y * SIZE as usize + x) * 4]);
+    let want = (255.0 * (1.0 - fade)).round() as i32;
+    for (what, x) in [("sprite", 16), ("mesh", 48)] {
+        let got = red(x, 31);
+        assert!((got - want).abs() <= 12, "the {what} unit's pixel is {got}, half faded in it is {want}");
+    }
+    assert_eq!(red(32, 8), 255, "the ground away from the units stays white");
+}

@@ -1,0 +1,5 @@
+//! murk-bevy's integration tests, in one binary so that Bevy is linked once.
+
+mod app;
+mod render;
+mod transforms;
