@@ -1,8 +1,9 @@
 //! The CPU backend's own behaviour: its thread count changes no hash, and
-//! its errors are typed.
+//! core's parallel work runs on its pool (the typed-error contract runs per
+//! backend in the conformance harness: `robustness::unknown_keys_and_tickets_are_typed_errors`).
 
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};
-use murk_core::{Backend, MurkError};
+use murk_core::Backend;
 use murk_cpu::CpuBackend;
 use std::path::PathBuf;
 
@@ -23,15 +24,6 @@ fn lockstep_hashes_agree_across_thread_counts() {
     let a = run(1);
     assert_eq!(a, run(4));
     assert!(a.windows(2).any(|w| w[0].lockstep != w[1].lockstep), "the hash follows the state");
-}
-
-#[test]
-fn unknown_tickets_and_keys_are_typed_errors() {
-    let mut cpu = CpuBackend::new(1).unwrap();
-    assert_eq!(cpu.poll_samples(99, false), Err(MurkError::UnknownTicket { backend: "cpu".into(), what: "sample", ticket: 99 }));
-    let e = cpu.blend(7, 0).unwrap_err();
-    assert_eq!(e, MurkError::UnknownKey { backend: "cpu".into(), key: 7 });
-    assert_eq!(e.to_string(), "backend cpu: no instance with key 7");
 }
 
 #[test]

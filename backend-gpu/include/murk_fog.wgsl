@@ -29,7 +29,7 @@ fn murk_fog_uv(world: vec3<f32>, p: MurkFogParams) -> vec2<f32> {
 }
 
 // Whether a world point lies inside the instance's area (and its height band
-// when Z layering is on, as the spec's FOW_bUseZLayering asks).
+// when the instance uses Z layering: `use_z_layering`).
 fn murk_fog_covers(world: vec3<f32>, p: MurkFogParams) -> bool {
     let uv = murk_fog_uv(world, p);
     let inside_xy = all(uv >= vec2<f32>(0.0)) && all(uv <= vec2<f32>(1.0));

@@ -85,6 +85,11 @@ pub(crate) fn gpu_error(message: impl Into<String>) -> MurkError {
     MurkError::Backend { backend: "gpu".into(), message: message.into() }
 }
 
+/// The typed error of a key no instance has.
+pub(crate) fn unknown_key(key: murk_core::backend::InstanceKey) -> MurkError {
+    MurkError::UnknownKey { backend: "gpu".into(), key }
+}
+
 /// The environment variable that picks the wgpu backends murk's own device
 /// may open (`vulkan`, `metal`, `dx12`, `gl`, comma-separated).
 pub const BACKEND_VAR: &str = "MURK_WGPU_BACKEND";

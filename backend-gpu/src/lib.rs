@@ -145,6 +145,15 @@ impl GpuBackend {
         self.world.base + key
     }
 
+    /// The device's answer with the caller's keys: an unknown key is named
+    /// as the caller gave it, not as the device-wide key of this world.
+    fn in_world<T>(&self, r: Result<T>) -> Result<T> {
+        r.map_err(|e| match e {
+            murk_core::MurkError::UnknownKey { backend, key } => murk_core::MurkError::UnknownKey { backend, key: key.wrapping_sub(self.world.base) },
+            other => other,
+        })
+    }
+
     /// Adapter name, driver and backend, e.g. `llvmpipe (LLVM 15.0.6, 256 bits) [Vulkan, Mesa 22.3.6]`.
     pub fn adapter(&self) -> String {
         let gpu = self.lock();
@@ -235,33 +244,40 @@ impl Backend for GpuBackend {
             return Err(murk_core::MurkError::invalid("instance key", key, format!("must be below {WORLD_KEYS} on the GPU")));
         }
         lock(&self.world.keys).insert(key);
-        self.lock().create_instance(self.key(key), dims)
+        let r = self.lock().create_instance(self.key(key), dims);
+        self.in_world(r)
     }
     fn destroy_instance(&mut self, key: InstanceKey) {
         lock(&self.world.keys).remove(&key);
         self.lock().destroy_instance(self.key(key));
     }
     fn build_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput) -> Result<()> {
-        self.lock().build_occlusion(self.key(key), input)
+        let r = self.lock().build_occlusion(self.key(key), input);
+        self.in_world(r)
     }
     fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
-        self.lock().copy_occlusion(self.key(from), self.key(to))
+        let r = self.lock().copy_occlusion(self.key(from), self.key(to));
+        self.in_world(r)
     }
     fn recompute(&mut self, key: InstanceKey, input: &RecomputeInput) -> Result<RecomputeReport> {
-        self.lock().recompute(self.key(key), input)
+        let r = self.lock().recompute(self.key(key), input);
+        self.in_world(r)
     }
     fn poll_changed(&mut self, ticket: u64, wait: bool) -> Result<Option<bool>> {
         self.lock().poll_changed(ticket, wait)
     }
     fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()> {
-        self.lock().blend(self.key(key), t)
+        let r = self.lock().blend(self.key(key), t);
+        self.in_world(r)
     }
     fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage> {
-        self.lock().read_stage(self.key(key), stage)
+        let r = self.lock().read_stage(self.key(key), stage);
+        self.in_world(r)
     }
     fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64> {
         let batch: Vec<SampleRequest> = batch.iter().map(|r| SampleRequest { key: self.key(r.key), texels: r.texels.clone() }).collect();
-        self.lock().submit_samples(&batch)
+        let r = self.lock().submit_samples(&batch);
+        self.in_world(r)
     }
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
         self.lock().poll_samples(ticket, wait)
@@ -279,9 +295,11 @@ impl Backend for GpuBackend {
         self.lock().take_timings()
     }
     fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
-        self.lock().export_textures(self.key(key))
+        let r = self.lock().export_textures(self.key(key));
+        self.in_world(r)
     }
     fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()> {
-        self.lock().import_textures(self.key(key), textures)
+        let r = self.lock().import_textures(self.key(key), textures);
+        self.in_world(r)
     }
 }

@@ -1,13 +1,20 @@
 #![expect(missing_docs, reason = "criterion_group! generates undocumented items")]
 
-//! Each CPU pass alone on `rts`: `<pass>/cpu/<threads>`.
+//! Each CPU pass alone on `rts`, as a tick runs it: `<pass>/cpu/<threads>`.
+//!
+//! The rows time the functions the CPU backend calls in a tick, over the
+//! whole grid (every block marked, no source window kept: a cold
+//! recompute): the occlusion build
+//! rasterizes row by row into the occlusion tables
+//! (`Accel::fill_and_rebuild` over `rasterize_row`), memory and compose run
+//! as one pass over the marked blocks, the blend over the unsettled ones.
 //!
 //! `cargo bench -p murk-benches --bench passes`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use murk_benches::{pool, prepare};
 use murk_conformance::workloads;
-use murk_cpu::passes::{self, compose::ComposeParams, visibility::Occlusion};
+use murk_cpu::passes::{self, compose::ComposeParams, dirty::Blocks, visibility::Occlusion};
 
 fn passes_rts(c: &mut Criterion) {
     let mut w = workloads::rts();
@@ -28,16 +35,41 @@ fn passes_rts(c: &mut Criterion) {
         let id = |pass: &str| BenchmarkId::new(format!("{pass}/cpu"), threads);
         let mut g = c.benchmark_group("passes");
         g.sample_size(10);
-        g.bench_function(id("rasterize"), |bch| bch.iter(|| pool.install(|| passes::rasterize::rasterize(&p.occlusion, &mut cov, &mut hgt))));
+        let mut tables = passes::visibility::Accel::default();
+        g.bench_function(id("rasterize_and_tables"), |bch| {
+            bch.iter(|| {
+                pool.install(|| {
+                    tables.fill_and_rebuild(&mut cov, &mut hgt, wd, ht, |row, c, h| passes::rasterize::rasterize_row(&p.occlusion, row, c, h))
+                })
+            })
+        });
         g.bench_function(id("mips"), |bch| bch.iter(|| pool.install(|| passes::mips::build_mips(&p.coverage, wd, ht))));
         g.bench_function(id("distance_field"), |bch| bch.iter(|| pool.install(|| passes::distance_field::distance_field(&p.coverage, wd, ht, 1))));
-        g.bench_function(id("visibility"), |bch| bch.iter(|| pool.install(|| passes::visibility::visibility(&p.recompute, &occ, &mut a))));
+        // A cold recompute: no source window kept from an earlier tick.
+        g.bench_function(id("visibility"), |bch| {
+            bch.iter(|| {
+                let mut windows = passes::visibility::WindowCache::default();
+                pool.install(|| passes::visibility::visibility_changes(&p.recompute, &occ, &mut windows, &mut a))
+            })
+        });
         g.bench_function(id("blur"), |bch| bch.iter(|| pool.install(|| passes::blur::blur(&p.recompute.blur, wd, ht, &vis, &mut b))));
-        g.bench_function(id("memory"), |bch| bch.iter(|| pool.install(|| passes::memory::memory(&vis, &mut t, 100, false))));
         let params = ComposeParams { fade_in_step: 5000, relax_step: 2000, explored_value: 32768, show_memory_alpha: 65535 };
-        g.bench_function(id("compose"), |bch| bch.iter(|| pool.install(|| passes::compose::compose(&vis, &t, &mut b, params))));
+        let all = Blocks::new(wd as usize, ht as usize, true);
+        let (mut unsettled, mut moved) = (all.clone(), all.clone());
+        g.bench_function(id("memory_compose"), |bch| {
+            bch.iter(|| {
+                pool.install(|| passes::settle::memory_compose_marked(&vis, &mut t, &mut b, 100, false, params, &all, &mut unsettled, &mut moved))
+            })
+        });
         g.bench_function(id("upscale"), |bch| bch.iter(|| pool.install(|| passes::upscale::upscale(&vis, wd / 2, ht / 2, 2, &mut b))));
-        g.bench_function(id("blend"), |bch| bch.iter(|| pool.install(|| passes::blend::blend(&vis, &t, 30000, &mut b))));
+        // The blend unmarks the blocks it settles: every iteration starts
+        // from all marked (the copy is a bool per 16 texels).
+        g.bench_function(id("blend"), |bch| {
+            bch.iter(|| {
+                unsettled.clone_from(&all);
+                pool.install(|| passes::settle::blend_marked(&vis, &t, 30000, &mut b, &mut unsettled))
+            })
+        });
         g.finish();
     }
 }

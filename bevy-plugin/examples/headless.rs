@@ -7,25 +7,18 @@ mod scene;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use murk_bevy::headless::{finish_plugins, render_plugins, target_image, Picture};
 use murk_bevy::prelude::*;
 use std::path::PathBuf;
 use std::time::Duration;
 
-#[derive(Clone, Copy, ValueEnum)]
-enum Backend {
-    Cpu,
-    Gpu,
-    Auto,
-}
-
 /// Renders the rts scene offscreen and writes frames as PNG.
 #[derive(Parser)]
 struct Args {
-    /// Where murk computes.
-    #[arg(long, value_enum, default_value = "auto")]
-    backend: Backend,
+    /// Where murk computes: cpu, gpu or auto.
+    #[arg(long, default_value = "auto")]
+    backend: BackendChoice,
     /// Frames to write.
     #[arg(long, default_value_t = 3)]
     frames: u32,
@@ -39,11 +32,7 @@ struct Args {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let choice = match args.backend {
-        Backend::Cpu => BackendChoice::Cpu,
-        Backend::Gpu => BackendChoice::Gpu,
-        Backend::Auto => BackendChoice::Auto,
-    };
+    let choice = args.backend;
     let map = scene::terrain();
     let (w, h) = (map.width * 4, map.height * 4);
     let step = Duration::from_micros(33_333);

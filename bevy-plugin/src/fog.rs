@@ -5,6 +5,7 @@
 //! systems below read and write are documented here beside them, which is
 //! about a third of it.)
 
+use crate::error::FogError;
 use crate::mirror::FogMirror;
 use crate::MurkSet;
 use bevy::asset::io::Reader;
@@ -13,27 +14,13 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::render::renderer::{RenderAdapterInfo, RenderDevice, RenderQueue};
 use murk_core::{
-    Backend, FogSubsystem, Ghost, InstanceDesc, MaskAnswer, MurkError, Profile, QueryHandle, Result, StealthEvent, StealthState, TeamMask, TickReport,
+    Backend, BackendChoice, FogSubsystem, Ghost, InstanceDesc, MaskAnswer, MurkError, Profile, QueryHandle, Result, StealthEvent, StealthState,
+    TeamMask, TickReport,
 };
 use murk_cpu::CpuBackend;
 use murk_gpu::GpuBackend;
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
-
-/// Where murk computes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum BackendChoice {
-    /// The CPU reference, on all cores.
-    Cpu,
-    /// The GPU: Bevy's render device when the app renders (the mask
-    /// textures then live where materials sample them), murk's own device
-    /// otherwise. Refused, with the reason in a [`FogError`], when there is
-    /// no adapter or it lacks what murk needs.
-    Gpu,
-    /// The GPU when it can run murk, else the CPU.
-    #[default]
-    Auto,
-}
 
 /// A fog instance for the plugin to create: murk's description, and
 /// optionally a profile file (the CLI's `.profile.toml`, `.profile.ron` or
@@ -220,17 +207,6 @@ pub enum StealthChange {
     GhostRemoved,
 }
 
-/// Something murk refused or failed at (bad input names the field and
-/// value; nothing already computed is lost).
-#[derive(Message, Clone, Debug, PartialEq, Eq)]
-pub struct FogError(pub String);
-
-impl From<MurkError> for FogError {
-    fn from(e: MurkError) -> Self {
-        FogError(e.to_string())
-    }
-}
-
 /// Asks for a snapshot of the whole fog state; answered by [`FogSaved`].
 #[derive(Message, Clone, Copy, Debug, Default)]
 pub struct SaveFog;
@@ -354,26 +330,24 @@ impl RenderHandles<'_> {
         self.device.as_ref().is_some_and(|d| gpu.device().0 == *d.wgpu_device())
     }
 
-    /// A backend for `choice`, and the GPU handle when it is one.
+    /// A backend for `choice`, and the GPU handle when it is one: the CPU
+    /// on every core, or the GPU on Bevy's render device when the app
+    /// renders (murk's own device otherwise); `Auto` falls back to the CPU
+    /// and logs why.
     fn backend(&self, choice: BackendChoice) -> Result<(Box<dyn Backend>, Option<GpuBackend>)> {
         let cpu = || -> Result<(Box<dyn Backend>, Option<GpuBackend>)> {
             let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
             Ok((Box::new(CpuBackend::new(threads)?), None))
         };
-        match choice {
-            BackendChoice::Cpu => cpu(),
-            BackendChoice::Gpu => {
-                let gpu = self.gpu()?;
-                Ok((Box::new(gpu.clone()), Some(gpu)))
-            }
-            BackendChoice::Auto => match self.gpu() {
-                Ok(gpu) => Ok((Box::new(gpu.clone()), Some(gpu))),
-                Err(e) => {
-                    info!("murk: no GPU backend ({e}); running on the CPU");
-                    cpu()
-                }
-            },
+        let gpu = || -> Result<(Box<dyn Backend>, Option<GpuBackend>)> {
+            let gpu = self.gpu()?;
+            Ok((Box::new(gpu.clone()), Some(gpu)))
+        };
+        let opened = choice.open(cpu, gpu)?;
+        if let Some(e) = opened.fallback {
+            info!("murk: no GPU backend ({e}); running on the CPU");
         }
+        Ok(opened.backend)
     }
 }
 

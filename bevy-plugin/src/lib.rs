@@ -35,6 +35,7 @@
 //! [`MurkSet::Mirror`] in `FixedUpdate` so murk sees this tick's positions.
 
 mod components;
+mod error;
 mod fade;
 mod fog;
 pub mod headless;
@@ -43,13 +44,16 @@ mod material;
 mod mirror;
 
 pub use components::{FogAntiVision, FogBlocker, FogCapture, FogFade, FogGhost, FogHideWhenUnseen, FogReveal, FogStealth, FogVision};
+pub use error::FogError;
 pub use fog::{
-    BackendChoice, FogError, FogHash, FogInstance, FogInstances, FogProfile, FogQueries, FogRestored, FogSaved, FogStealthEvent, MurkFog, RestoreFog,
-    SaveFog, StealthChange, SwitchBackend,
+    FogHash, FogInstance, FogInstances, FogProfile, FogQueries, FogRestored, FogSaved, FogStealthEvent, MurkFog, RestoreFog, SaveFog, StealthChange,
+    SwitchBackend,
 };
 pub use mask::{mask_texels, FogImages};
 pub use material::{FogLook, FogOverlayMaterial, FogParamsUniform, FogTerrainExtension, FogTerrainMaterial};
 pub use mirror::{mirror_entities, world_blocker, FogAxes, FogMirror, RemovedMurk};
+/// murk's run-time choice of backend (from `murk-core`).
+pub use murk_core::BackendChoice;
 
 use bevy::prelude::*;
 
@@ -57,12 +61,11 @@ use bevy::prelude::*;
 /// and messages, and the murk types that describe instances.
 pub mod prelude {
     pub use crate::{
-        BackendChoice, FogAntiVision, FogAxes, FogBlocker, FogCapture, FogError, FogFade, FogGhost, FogHash, FogHideWhenUnseen, FogImages,
-        FogInstance, FogInstances, FogLook, FogMirror, FogOverlayMaterial, FogProfile, FogQueries, FogRestored, FogReveal, FogSaved, FogStealth,
-        FogStealthEvent, FogTerrainExtension, FogTerrainMaterial, FogVision, MurkFog, MurkPlugin, MurkSet, RestoreFog, SaveFog, StealthChange,
-        SwitchBackend,
+        FogAntiVision, FogAxes, FogBlocker, FogCapture, FogError, FogFade, FogGhost, FogHash, FogHideWhenUnseen, FogImages, FogInstance,
+        FogInstances, FogLook, FogMirror, FogOverlayMaterial, FogProfile, FogQueries, FogRestored, FogReveal, FogSaved, FogStealth, FogStealthEvent,
+        FogTerrainExtension, FogTerrainMaterial, FogVision, MurkFog, MurkPlugin, MurkSet, RestoreFog, SaveFog, StealthChange, SwitchBackend,
     };
-    pub use murk_core::{Area, Blocker, BlockerShape, InstanceDesc, Profile, StealthActor, TeamMask, VisionSource};
+    pub use murk_core::{Area, BackendChoice, Blocker, BlockerShape, InstanceDesc, Profile, StealthActor, TeamMask, VisionSource};
 }
 
 /// The stages of murk's fixed tick, in order.
@@ -76,10 +79,12 @@ pub enum MurkSet {
     Publish,
 }
 
-/// murk's plugin. Choose the backend at run time: [`BackendChoice::Cpu`],
-/// [`BackendChoice::Gpu`] (Bevy's render device when the app renders,
-/// murk's own device otherwise) or [`BackendChoice::Auto`] (the GPU when
-/// one is there, else the CPU).
+/// murk's plugin. Choose the backend at run time (murk's one
+/// [`BackendChoice`], re-exported in the prelude): `Cpu` (the reference, on
+/// every core), `Gpu` (Bevy's render device when the app renders, murk's own
+/// device otherwise; refused, with the reason in a [`FogError`], when there
+/// is no adapter or it lacks what murk needs) or `Auto` (the GPU when it can
+/// run murk, else the CPU). [`MurkPlugin::default`] starts on `Auto`.
 #[derive(Clone)]
 pub struct MurkPlugin {
     /// The backend to start on ([`SwitchBackend`] changes it later).

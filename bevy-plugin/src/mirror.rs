@@ -11,7 +11,7 @@
 //! (see [`world_blocker`]).
 
 use crate::components::{FogAntiVision, FogBlocker, FogCapture, FogGhost, FogReveal, FogStealth, FogVision};
-use crate::fog::FogError;
+use crate::error::FogError;
 use crate::MurkSet;
 use bevy::prelude::*;
 use bevy::transform::systems::{mark_dirty_trees, propagate_parent_transforms, sync_simple_transforms, StaticTransformOptimizations};

@@ -25,14 +25,17 @@ pub type Renderer = (Box<dyn Backend>, Box<dyn Looks>, String);
 /// A simulation backend and a [`Looks`] renderer on the same device for
 /// `choice` (`murk render`), and a line saying what was chosen and why.
 pub fn select_renderer(choice: BackendChoice, threads: usize) -> Result<Renderer, MurkError> {
-    let cpu = |why: String| -> Result<Renderer, MurkError> {
-        Ok((Box::new(murk_cpu::CpuBackend::new(threads)?), Box::new(murk_cpu::looks::CpuLooks), why))
+    let cpu =
+        || -> Result<Renderer, MurkError> { Ok((Box::new(murk_cpu::CpuBackend::new(threads)?), Box::new(murk_cpu::looks::CpuLooks), String::new())) };
+    let prefix = if choice == BackendChoice::Auto { "auto: " } else { "" };
+    let opened = choice.open(cpu, || gpu(prefix))?;
+    let (backend, looks, line) = opened.backend;
+    let line = match opened.fallback {
+        Some(e) => format!("auto: no usable GPU ({e}); running on the cpu with {threads} thread(s)"),
+        None if line.is_empty() => format!("cpu with {threads} thread(s)"),
+        None => line,
     };
-    match choice {
-        BackendChoice::Cpu => cpu(format!("cpu with {threads} thread(s)")),
-        BackendChoice::Gpu => gpu(""),
-        BackendChoice::Auto => gpu("auto: ").or_else(|e| cpu(format!("auto: no usable GPU ({e}); running on the cpu with {threads} thread(s)"))),
-    }
+    Ok((backend, looks, line))
 }
 
 /// The GPU backend and its looks on the first adapter; `prefix` starts the

@@ -8,7 +8,7 @@ mod scene;
 mod top_view;
 
 use clap::{Args, Parser, Subcommand};
-use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};
+use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord, MAX_TICKS};
 use murk_core::{Backend, BackendChoice, MurkError, Stage};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -46,8 +46,9 @@ struct Common {
     /// Worker threads of the CPU backend [default: all cores]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     threads: Option<u32>,
-    /// Ticks to run [default: the scenario's, or what is left of it]
-    #[arg(long, value_name = "N")]
+    /// Ticks to run, 1 to 1000000 (the bound of a scenario file's `ticks`)
+    /// [default: the scenario's, or what is left of it]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_TICKS)))]
     ticks: Option<u32>,
     /// Also write DIR/<instance>.<pass>.png for every pass
     #[arg(long)]
@@ -137,7 +138,8 @@ fn main() -> ExitCode {
             let stem = a.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("render").to_string();
             let out = a.out.unwrap_or_else(|| PathBuf::from("murk-out").join(format!("{stem}-render")));
             let opts = render::RenderOptions { scenario: a.scenario, variant: a.look, out, every: a.every, backend: a.backend, size: a.size };
-            render::render(&opts).map(|written| {
+            let written = if opts.variant == "top-view" { top_view_render(&opts) } else { render::render(&opts) };
+            written.map(|written| {
                 for p in written {
                     println!("wrote {}", p.display());
                 }
@@ -153,6 +155,17 @@ fn main() -> ExitCode {
     }
 }
 
+/// `--look top-view`: drawn on the GPU from the mask texture.
+#[cfg(feature = "gpu")]
+fn top_view_render(opts: &render::RenderOptions) -> Result<Vec<PathBuf>, String> {
+    top_view::render(opts)
+}
+
+#[cfg(not(feature = "gpu"))]
+fn top_view_render(_: &render::RenderOptions) -> Result<Vec<PathBuf>, String> {
+    Err("--look top-view needs the GPU backend: this murk was built without the `gpu` feature".into())
+}
+
 fn parse_choice(v: &str) -> Result<BackendChoice, String> {
     v.parse().map_err(|_| "must be cpu, gpu or auto".to_string())
 }
@@ -166,15 +179,7 @@ fn default_threads() -> usize {
 }
 
 fn make_backend(choice: BackendChoice, threads: usize) -> Result<(Box<dyn Backend>, String), String> {
-    murk_cli::select_backend(choice, threads).map_err(|e| format!("--backend {}: {e}", choice_name(choice)))
-}
-
-fn choice_name(c: BackendChoice) -> &'static str {
-    match c {
-        BackendChoice::Cpu => "cpu",
-        BackendChoice::Gpu => "gpu",
-        BackendChoice::Auto => "auto",
-    }
+    murk_cli::select_backend(choice, threads).map_err(|e| format!("--backend {}: {e}", choice.name()))
 }
 
 fn err(e: MurkError) -> String {
@@ -228,10 +233,8 @@ fn run(opts: &RunOptions) -> Result<(), String> {
     // The file is checked as written (its `ticks` bound its events); `--ticks`
     // only says how many of them to run.
     let scenario = Scenario::load(&opts.scenario).map_err(err)?;
+    // Both within 1..=MAX_TICKS: clap bounds `--ticks`, the file's check its own.
     let ticks = opts.ticks.unwrap_or(scenario.ticks);
-    if ticks == 0 {
-        return Err("invalid --ticks = 0: must be at least 1".into());
-    }
     let base = scenario_base(&opts.scenario);
     let files = ScenarioFiles::load(&scenario, base).map_err(err)?;
     let choice = opts.backend.or(scenario.backend).unwrap_or_default();

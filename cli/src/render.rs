@@ -44,16 +44,7 @@ struct Track {
 /// Runs the scenario and writes `<instance>.<variant>.<tick>.png` frames,
 /// `<instance>.<variant>.gif`, and for the surface `<instance>.surface.gltf`.
 pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
-    let (w, h) = opts.size;
-    if !(16..=4096).contains(&w) || !(16..=4096).contains(&h) {
-        return Err(format!("invalid --size = {w}x{h}: each side must be within 16..=4096"));
-    }
-    if opts.variant == "top-view" {
-        #[cfg(feature = "gpu")]
-        return crate::top_view::render(opts);
-        #[cfg(not(feature = "gpu"))]
-        return Err("--look top-view needs the GPU backend: this murk was built without the `gpu` feature".into());
-    }
+    let (w, h) = check_size(opts)?;
     let scenario = Scenario::load(&opts.scenario).map_err(|e| e.to_string())?;
     let base = crate::scenario_base(&opts.scenario);
     let files = ScenarioFiles::load(&scenario, base).map_err(|e| e.to_string())?;
@@ -177,6 +168,15 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
 
 /// Steps the runner to its end, calling `frame` after every `every`-th tick
 /// and after the last one.
+/// The picture size, within 16..=4096 on each side.
+pub(crate) fn check_size(opts: &RenderOptions) -> Result<(u32, u32), String> {
+    let (w, h) = opts.size;
+    if !(16..=4096).contains(&w) || !(16..=4096).contains(&h) {
+        return Err(format!("invalid --size = {w}x{h}: each side must be within 16..=4096"));
+    }
+    Ok((w, h))
+}
+
 pub(crate) fn run_frames(
     runner: &mut ScenarioRunner,
     every: u32,

@@ -4,7 +4,7 @@
 //! `murk_fog.wgsl` (`GpuBackend::render_top_view`): only the finished
 //! pictures come back to the CPU.
 
-use crate::render::{run_frames, write_gif, RenderOptions};
+use crate::render::{check_size, run_frames, write_gif, RenderOptions};
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
 use murk_core::BackendChoice;
 use std::collections::BTreeMap;
@@ -13,6 +13,7 @@ use std::path::PathBuf;
 /// Runs the scenario on the GPU and writes `<instance>.top-view.<tick>.png`
 /// frames and `<instance>.top-view.gif`.
 pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
+    let (w, h) = check_size(opts)?;
     if opts.backend == BackendChoice::Cpu {
         return Err("--look top-view samples the mask texture on the GPU: use --backend gpu or auto".into());
     }
@@ -22,7 +23,6 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
     let files = ScenarioFiles::load(&scenario, crate::scenario_base(&opts.scenario)).map_err(|e| e.to_string())?;
     let mut runner = ScenarioRunner::new(scenario, &files, Box::new(gpu.clone())).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(&opts.out).map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
-    let (w, h) = opts.size;
     let mut written = Vec::new();
     let mut gifs: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
     run_frames(&mut runner, opts.every, |runner, tick| {

@@ -88,6 +88,14 @@ fn bad_input_is_a_clear_error_not_a_panic() {
     assert!(err.contains("'quantum'") && err.contains("--backend") && err.contains("cpu, gpu or auto"), "{err}");
     let st = murk().args(["run", "missing.json"]).output().unwrap();
     assert!(String::from_utf8_lossy(&st.stderr).contains("missing.json"));
+    // Tick counts out of bounds are refused before anything runs or is
+    // allocated, naming the option and its bound.
+    for (ticks, shown) in [("1000000000", "'1000000000'"), ("-1", "'-1'"), ("0", "'0'")] {
+        let st = murk().args(["run", "scenarios/outpost.json", "--ticks", ticks]).current_dir(repo()).output().unwrap();
+        assert!(!st.status.success());
+        let err = String::from_utf8_lossy(&st.stderr);
+        assert!(err.contains(shown) && err.contains("--ticks") && err.contains("1..=1000000"), "{err}");
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -331,7 +339,8 @@ fn a_bare_file_name_runs_from_its_folder() {
     assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
     assert!(out.join("summary.json").exists() && out.join("snapshot-1.murk").exists());
     let st = murk().args(["run", "outpost.json", "--ticks", "0"]).current_dir(repo().join("scenarios")).output().unwrap();
-    assert!(String::from_utf8_lossy(&st.stderr).contains("--ticks = 0"), "{}", String::from_utf8_lossy(&st.stderr));
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(err.contains("'0'") && err.contains("--ticks"), "{err}");
     let _ = std::fs::remove_dir_all(out);
 }
 

@@ -7,6 +7,7 @@
 //! here.
 
 use crate::error::Result;
+pub use crate::frame::Readback;
 use crate::frame::{OcclusionInput, RecomputeInput, RecomputeReport};
 
 /// Identifies an instance's resources inside a backend.
@@ -305,16 +306,6 @@ pub struct SampleRequest {
     pub texels: Vec<[u32; 2]>,
 }
 
-/// A value a backend has now or will have later.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Readback<T> {
-    /// Known at once (backends computing on the calling thread).
-    Ready(T),
-    /// In flight: poll the backend with this ticket.
-    Ticket(u64),
-}
-
 /// Which backend to run on, chosen at run time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -326,6 +317,46 @@ pub enum BackendChoice {
     Gpu,
     /// The GPU when an adapter exists, else the CPU (the reason is reported).
     Auto,
+}
+
+/// A backend opened for a [`BackendChoice`], and why `Auto` fell back to
+/// the CPU when it did.
+#[derive(Debug)]
+pub struct Opened<B> {
+    /// What was opened.
+    pub backend: B,
+    /// With `Auto`: why the GPU could not be opened, the CPU then runs.
+    pub fallback: Option<crate::error::MurkError>,
+}
+
+impl BackendChoice {
+    /// Opens what this choice names, with the program's own constructors of
+    /// each kind (`murk-cpu`'s, `murk-gpu`'s on its own device or a
+    /// renderer's, or a `gpu` that says this build has none): `Cpu` and
+    /// `Gpu` open that kind or fail with its error; `Auto` opens the GPU
+    /// and, when that fails, the CPU, keeping the GPU's error in
+    /// [`Opened::fallback`]. Every program that lets a user choose (the
+    /// CLI, the Bevy plugin) goes through here, so a choice means the same
+    /// everywhere.
+    pub fn open<B>(self, cpu: impl FnOnce() -> Result<B>, gpu: impl FnOnce() -> Result<B>) -> Result<Opened<B>> {
+        match self {
+            BackendChoice::Cpu => Ok(Opened { backend: cpu()?, fallback: None }),
+            BackendChoice::Gpu => Ok(Opened { backend: gpu()?, fallback: None }),
+            BackendChoice::Auto => match gpu() {
+                Ok(backend) => Ok(Opened { backend, fallback: None }),
+                Err(why) => Ok(Opened { backend: cpu()?, fallback: Some(why) }),
+            },
+        }
+    }
+
+    /// The choice as the command line and scenario files spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendChoice::Cpu => "cpu",
+            BackendChoice::Gpu => "gpu",
+            BackendChoice::Auto => "auto",
+        }
+    }
 }
 
 impl std::str::FromStr for BackendChoice {

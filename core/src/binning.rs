@@ -11,29 +11,7 @@
 
 use crate::fixed::TEXEL_ONE;
 use crate::frame::SourceTexel;
-
-/// Sources per tile, in source order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TileBins {
-    /// Tile side in texels.
-    pub tile_size: u32,
-    /// Tiles along X.
-    pub tiles_x: u32,
-    /// Tiles along Y.
-    pub tiles_y: u32,
-    /// `tiles_x * tiles_y + 1` offsets into `indices`.
-    pub offsets: Vec<u32>,
-    /// Source indices.
-    pub indices: Vec<u32>,
-}
-
-impl TileBins {
-    /// The sources of the tile holding texel `(x, y)`.
-    pub fn sources_at(&self, x: u32, y: u32) -> &[u32] {
-        let t = (y / self.tile_size * self.tiles_x + x / self.tile_size) as usize;
-        &self.indices[self.offsets[t] as usize..self.offsets[t + 1] as usize]
-    }
-}
+pub use crate::frame::TileBins;
 
 /// Inclusive texel range `[lo, hi]` whose centres may lie within `r` of `c`
 /// (Q3), clipped to `0..n`; `None` when empty.

@@ -197,7 +197,7 @@ impl Blocker {
     }
 }
 
-/// How a height capture decides when to recapture (spec: "Capture Writer").
+/// How a height capture decides when to recapture.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CaptureMode {
@@ -298,7 +298,7 @@ pub enum VisibilityPolicy {
     AlwaysHidden,
 }
 
-/// An actor whose visibility follows the fog (spec: "Stealth Actors").
+/// An actor whose visibility follows the fog.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StealthActor {

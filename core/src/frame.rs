@@ -5,7 +5,6 @@
 //! there checks sizes and offsets against this file. All fields are integers
 //! (see [`crate::fixed`]).
 
-use crate::binning::TileBins;
 use crate::fixed::Fnv64;
 use crate::profile::RayMethod;
 
@@ -191,16 +190,40 @@ impl RecomputeInput {
     /// Whether visibility and blur read the same inputs here as in `other`
     /// (over the same occlusion): sources, bins and every setting of the two
     /// passes. The per-recompute steps of the later passes do not count.
+    ///
+    /// The fields are listed by an exhaustive pattern: a field added to
+    /// this struct does not compile here until it is put on one side or the
+    /// other, so a new visibility setting cannot be left out and reuse
+    /// stale visibility.
     pub fn same_visibility_inputs(&self, other: &RecomputeInput) -> bool {
-        self.sources == other.sources
-            && self.bins == other.bins
-            && self.method == other.method
-            && self.target_height == other.target_height
-            && self.df_scale == other.df_scale
-            && self.soft_shadow_k_q8 == other.soft_shadow_k_q8
-            && self.df_jitter == other.df_jitter
-            && self.blur == other.blur
-            && self.reveal_walls == other.reveal_walls
+        let RecomputeInput {
+            sources,
+            bins,
+            method,
+            target_height,
+            df_scale,
+            soft_shadow_k_q8,
+            df_jitter,
+            blur,
+            reveal_walls,
+            // Read by memory, compose and upscale only.
+            forget_step: _,
+            freeze_memory: _,
+            fade_in_step: _,
+            relax_step: _,
+            explored_value: _,
+            show_memory_alpha: _,
+            reuse_visibility: _,
+        } = self;
+        *sources == other.sources
+            && *bins == other.bins
+            && *method == other.method
+            && *target_height == other.target_height
+            && *df_scale == other.df_scale
+            && *soft_shadow_k_q8 == other.soft_shadow_k_q8
+            && *df_jitter == other.df_jitter
+            && *blur == other.blur
+            && *reveal_walls == other.reveal_walls
     }
 }
 
@@ -216,7 +239,7 @@ pub const READBACK_LATENCY_TICKS: u64 = 2;
 pub struct RecomputeReport {
     /// Memory or composed changed (the transition has not settled), now or
     /// through a ticket for [`crate::Backend::poll_changed`].
-    pub changed: crate::backend::Readback<bool>,
+    pub changed: Readback<bool>,
 }
 
 impl OcclusionInput {
@@ -318,9 +341,9 @@ pub struct FrameParams {
 }
 
 /// What engine materials need to sample an instance's final mask in world
-/// space (the spec's material parameters: `FOW_Enabled`, `FOW_FogCenter`,
-/// `FOW_FogSize`, `FOW_FogYawDegrees`, `FOW_ActorVisCutoff`,
-/// `FOW_bUseZLayering`). Presentation data: floats are fine here. WGSL twin:
+/// space: whether it shows fog, the area's centre, size and yaw, the cutoff
+/// from which actors count as visible, and whether materials respect the
+/// slab's height edges. Presentation data: floats are fine here. WGSL twin:
 /// `MurkFogParams` in `backend-gpu/include/murk_fog.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -343,4 +366,37 @@ pub struct ShaderParams {
     pub explored_value: f32,
     /// Padding to 16 bytes.
     pub pad: f32,
+}
+
+/// Sources per tile, in source order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TileBins {
+    /// Tile side in texels.
+    pub tile_size: u32,
+    /// Tiles along X.
+    pub tiles_x: u32,
+    /// Tiles along Y.
+    pub tiles_y: u32,
+    /// `tiles_x * tiles_y + 1` offsets into `indices`.
+    pub offsets: Vec<u32>,
+    /// Source indices.
+    pub indices: Vec<u32>,
+}
+
+impl TileBins {
+    /// The sources of the tile holding texel `(x, y)`.
+    pub fn sources_at(&self, x: u32, y: u32) -> &[u32] {
+        let t = (y / self.tile_size * self.tiles_x + x / self.tile_size) as usize;
+        &self.indices[self.offsets[t] as usize..self.offsets[t + 1] as usize]
+    }
+}
+
+/// A value a backend has now or will have later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Readback<T> {
+    /// Known at once (backends computing on the calling thread).
+    Ready(T),
+    /// In flight: poll the backend with this ticket.
+    Ticket(u64),
 }

@@ -54,7 +54,9 @@ pub mod subsystem;
 pub mod transform;
 pub mod zlayer;
 
-pub use backend::{Backend, BackendChoice, InstanceDims, InstanceKey, Pass, PassTiming, Readback, SampleRequest, Stage, StageData, StageImage};
+pub use backend::{
+    Backend, BackendChoice, InstanceDims, InstanceKey, Opened, Pass, PassTiming, Readback, SampleRequest, Stage, StageData, StageImage,
+};
 pub use binning::{bin_sources, TileBins};
 pub use components::{
     AntiVision, Blocker, BlockerShape, CaptureMode, Cone, Ghost, HeightCapture, HeightLayer, HideMode, Mobility, Position, StealthActor, TeamMask,

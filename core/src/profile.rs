@@ -1,4 +1,5 @@
-//! Per-instance settings ("Profiles & Runtime Controls" in the spec).
+//! Per-instance settings: the profile an instance runs, changeable at run
+//! time (`FogSubsystem::apply_profile`).
 //!
 //! A [`Profile`] is a data asset: it loads from RON, JSON or TOML, every
 //! field has a default, and a file may name only the fields it changes.

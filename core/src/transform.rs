@@ -1,8 +1,9 @@
 //! The one place that converts world space to texel space.
 //!
 //! Every position, radius, shape vertex, height and query goes through
-//! [`AreaTransform`]; nothing else in murk converts. The seeds call the
-//! alternative ("transform drift") the miserable bug of this field.
+//! [`AreaTransform`]; nothing else in murk converts. Converting in more than
+//! one place lets the conversions drift apart ("transform drift"), the
+//! classic bug of fog-of-war code.
 //!
 //! ```text
 //!   world (x, y)             local (u, v)                 texel (col, row)
@@ -55,7 +56,7 @@ impl Area {
     }
 
     /// The smallest area with the same yaw and Z slab that also holds `point`
-    /// in the ground plane (the spec's "expand area to include").
+    /// in the ground plane (an area grown to take in a point).
     pub fn expanded_to_include(&self, point: Vec3) -> Area {
         let (s, c) = sin_cos_degrees(f64::from(self.yaw_degrees));
         let dx = f64::from(point.x) - f64::from(self.center.x);

@@ -1,5 +1,6 @@
 //! Z layering: which sources and blockers take part in an instance, and how
-//! strongly (the spec's "Height-aware behavior", points 1-3).
+//! strongly (`docs/determinism.md` gives the rule and its fixed-point
+//! bounds).
 //!
 //! The logical slab is the area's Z band widened by `z_layering_area_scale`;
 //! the visual band (for materials) is never widened.

@@ -129,17 +129,17 @@ pub struct RgbaImage {
 /// How the three-state overlay looks.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OverlayStyle {
-    /// Haze opacity over explored ground (the seed: 0.30).
+    /// Haze opacity over explored ground (default 0.30).
     pub haze_alpha: f32,
-    /// Breathing amplitude around `haze_alpha` (the seed: 0.05).
+    /// Breathing amplitude around `haze_alpha` (default 0.05).
     pub breathing: f32,
-    /// Breathing period in seconds (the seed: 8 to 10).
+    /// Breathing period in seconds (default 9; 8 to 10 is a typical range).
     pub period_s: f32,
-    /// Colour of never-seen ground (the seed: #12141a).
+    /// Colour of never-seen ground (default #12141a).
     pub unexplored: [u8; 3],
     /// Haze colour where no tint is given.
     pub haze: [u8; 3],
-    /// Output pixels per mask texel (the seed's low-end path: 4).
+    /// Output pixels per mask texel (default 4).
     pub upscale: u32,
 }
 
@@ -168,7 +168,7 @@ impl OverlayStyle {
     }
 }
 
-/// The 3D fog surface's settings (after `3d-fog-mesh-threejs.md`) and the
+/// The 3D fog surface's settings and the
 /// vertex grid it is evaluated on. Uploaded as-is to the GPU (`#[repr(C)]`,
 /// mirrored by `SurfaceParams` in `backend-gpu/shaders/looks/surface.wgsl`).
 #[repr(C)]
@@ -198,7 +198,7 @@ pub struct SurfaceParams {
 
 impl SurfaceParams {
     /// A grid of `cols x rows` vertices over an area of `size` centred at
-    /// `center` (XY), with the seed's look at a scale of `fog_level`.
+    /// `center` (XY), with murk's stock look at a scale of `fog_level`.
     pub fn over(center: [f32; 2], size: [f32; 2], cols: u32, rows: u32, fog_level: f32) -> Self {
         let spacing = [size[0] / (cols.max(2) - 1) as f32, size[1] / (rows.max(2) - 1) as f32];
         Self {
@@ -314,8 +314,8 @@ pub fn validate_tint(mask: &MaskView, tint: Option<&[[u8; 3]]>) -> Result<()> {
     }
 }
 
-/// Whether a tall object at `world` is hidden by the fog surface: the seed
-/// shows an object once the explored mask under it passes 0.6.
+/// Whether a tall object at `world` is hidden by the fog surface: an object
+/// shows once the explored mask under it passes 0.6.
 pub fn object_hidden(mask: &MaskView, area: &ShaderParams, world: [f32; 3]) -> bool {
     mask.known_at(world, area) <= 0.6
 }

@@ -84,7 +84,7 @@ pub struct FogMesh {
     pub chunks: Vec<Chunk>,
 }
 
-/// The seed's fragment opacity: fully dropped is invisible, floating is opaque.
+/// The fragment opacity: fully dropped is invisible, floating is opaque.
 pub fn drop_alpha(drop: f32) -> f32 {
     smoothstep(0.0, 0.6, 1.0 - drop)
 }
@@ -161,7 +161,7 @@ impl FogMesh {
                     for v in xs.windows(2) {
                         let quad = [w[0] * cols + v[0], w[0] * cols + v[1], w[1] * cols + v[1], w[1] * cols + v[0]];
                         for tri in [[quad[0], quad[1], quad[2]], [quad[0], quad[2], quad[3]]] {
-                            // The seed discards fully dropped fragments; a
+                            // Fully dropped fragments are invisible; a
                             // triangle with every corner dropped is left out.
                             if tri.iter().all(|&k| grid.drop[k] > 0.995) {
                                 continue;

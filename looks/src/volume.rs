@@ -4,14 +4,15 @@
 use crate::{normalize, Camera};
 use murk_core::error::{MurkError, Result};
 
-/// Volumetric ground fog settings (after `volumetric-ground-fog.md`).
+/// Volumetric ground fog settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VolumeParams {
     /// Extinction at Z = 0 where nothing is explored (per world unit).
     pub density: f32,
     /// Exponential height falloff `b` of `density * exp(-b z)` (per world unit).
     pub falloff: f32,
-    /// March steps per pixel (the seed: 12 to 16); 0 = the analytic low tier only.
+    /// March steps per pixel (12 to 16 is typical; `ground_fog` uses 14);
+    /// 0 = the analytic low tier only.
     pub steps: u32,
     /// March range (world units); past it the analytic fog in closed form.
     pub range: f32,
@@ -27,7 +28,7 @@ pub struct VolumeParams {
     pub light_colour: [f32; 3],
     /// Ambient fog colour (linear).
     pub ambient_colour: [f32; 3],
-    /// Weight of the new frame in the temporal blend (the seed: 0.1); 1 = no history.
+    /// Weight of the new frame in the temporal blend (`ground_fog` uses 0.1); 1 = no history.
     pub temporal_blend: f32,
     /// Animation time in seconds.
     pub time_s: f32,
@@ -36,7 +37,7 @@ pub struct VolumeParams {
 }
 
 impl VolumeParams {
-    /// The seed's look for a scene whose ground is at Z = 0 and whose fog
+    /// Murk's stock look for a scene whose ground is at Z = 0 and whose fog
     /// bank is about `bank` world units deep.
     pub fn ground_fog(bank: f32) -> Self {
         Self {

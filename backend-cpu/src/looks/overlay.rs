@@ -3,7 +3,7 @@
 //! ground, near-black where never seen, with a squared fade across the
 //! explored boundary so the edge of known ground stays crisp.
 //!
-//! This is also the seed's low-end path: the mask is blurred on the CPU
+//! This is also the low-end path, all on the CPU: the mask is blurred
 //! (the integer blur pass, Gaussian sigma 2 radius 4), upscaled bilinearly
 //! (the integer upscale pass) and written as RGBA8. Only the shading is in
 //! floats. Twin: `backend-gpu/shaders/looks/overlay.wgsl`.

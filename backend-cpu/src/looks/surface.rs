@@ -1,4 +1,4 @@
-//! The 3D fog surface (after `3d-fog-mesh-threejs.md`): per vertex of a grid
+//! The 3D fog surface: per vertex of a grid
 //! over the area, the sheet floats at the fog level plus noise waves, and
 //! sinks toward the ground below it as the mask there is explored:
 //! `z = mix(fog_level + elevation * amplitude, ground - sink, drop)` with

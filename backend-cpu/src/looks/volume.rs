@@ -1,4 +1,4 @@
-//! Volumetric ground fog (after `volumetric-ground-fog.md`), one camera
+//! Volumetric ground fog, one camera
 //! frame in two steps. Twin: `backend-gpu/shaders/looks/volume.wgsl`.
 //!
 //! 1. **march**, at half resolution: each half pixel casts the ray through

@@ -11,10 +11,10 @@
 //! and readback state declared here. Occlusion builds, copies and snapshot
 //! writes are in `build.rs`.)
 
-use crate::context::{gpu_error, Context, InFlight, Wait, MASK_TEXTURE_FORMAT};
+use crate::context::{gpu_error, unknown_key, Context, InFlight, Wait, MASK_TEXTURE_FORMAT};
 use crate::passes;
 use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
-use murk_core::{Backend, FrameParams, OcclusionInput, Pass, RecomputeInput, RecomputeReport, Result};
+use murk_core::{Backend, FrameParams, MurkError, OcclusionInput, Pass, RecomputeInput, RecomputeReport, Result};
 use passes::distance_field::FieldBuffers;
 use std::collections::BTreeMap;
 
@@ -189,7 +189,7 @@ impl Gpu {
     /// Starts or stops writing the detail texture in each recompute.
     pub(crate) fn set_detail(&mut self, key: InstanceKey, on: bool) -> Result<()> {
         let ctx = &self.ctx;
-        let t = self.instances.get_mut(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let t = self.instances.get_mut(&key).ok_or_else(|| unknown_key(key))?;
         if !on {
             t.detail = None;
         } else if t.detail.is_none() {
@@ -211,7 +211,7 @@ impl Gpu {
     }
 
     fn textures(&self, key: InstanceKey) -> Result<&Textures> {
-        self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))
+        self.instances.get(&key).ok_or_else(|| unknown_key(key))
     }
 
     /// Runs one pass of an instance alone, submitted and waited for: the GPU
@@ -221,7 +221,7 @@ impl Gpu {
     pub(crate) fn run_pass(&mut self, key: InstanceKey, pass: Pass, occlusion: &OcclusionInput, input: &RecomputeInput) -> Result<()> {
         self.flush()?;
         let ctx = &mut self.ctx;
-        let t = self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
         let mut enc = ctx.encoder();
         let recycle = match pass {
             Pass::Rasterize => passes::rasterize::record(ctx, &mut enc, t, occlusion),
@@ -386,7 +386,7 @@ impl Backend for Gpu {
     fn build_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput) -> Result<()> {
         // One pending build at a time (another instance's build is submitted first).
         self.flush()?;
-        let mut t = self.instances.remove(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let mut t = self.instances.remove(&key).ok_or_else(|| unknown_key(key))?;
         let mut enc = self.ctx.encoder();
         let result = build_occlusion(&mut self.ctx, &mut enc, &mut t, input);
         self.instances.insert(key, t);
@@ -396,10 +396,10 @@ impl Backend for Gpu {
 
     fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
         self.flush()?;
-        let mut dst = self.instances.remove(&to).ok_or_else(|| gpu_error(format!("no instance with key {to}")))?;
+        let mut dst = self.instances.remove(&to).ok_or_else(|| unknown_key(to))?;
         let result = match self.instances.get(&from) {
             Some(src) => copy_occlusion(&mut self.ctx, src, &mut dst),
-            None => Err(gpu_error(format!("no instance with key {from}"))),
+            None => Err(unknown_key(from)),
         };
         self.instances.insert(to, dst);
         result
@@ -407,7 +407,7 @@ impl Backend for Gpu {
 
     fn recompute(&mut self, key: InstanceKey, input: &RecomputeInput) -> Result<RecomputeReport> {
         if !self.instances.contains_key(&key) {
-            return Err(gpu_error(format!("no instance with key {key}")));
+            return Err(unknown_key(key));
         }
         let ticket = self.ticket();
         let Pending { mut encoder, mut recycle, mut maps } =
@@ -455,7 +455,7 @@ impl Backend for Gpu {
 
     fn poll_changed(&mut self, ticket: u64, wait: bool) -> Result<Option<bool>> {
         if !self.changed.contains_key(&ticket) {
-            return Err(gpu_error(format!("changed-flag ticket {ticket} is unknown or was already delivered")));
+            return Err(MurkError::UnknownTicket { backend: "gpu".into(), what: "changed-flag", ticket });
         }
         self.flush()?;
         let bytes = self.ctx.collect(&self.changed[&ticket], if wait { Wait::IfPending } else { Wait::No })?;
@@ -467,7 +467,7 @@ impl Backend for Gpu {
 
     fn blend(&mut self, key: InstanceKey, t_q16: u32) -> Result<()> {
         if !self.instances.contains_key(&key) {
-            return Err(gpu_error(format!("no instance with key {key}")));
+            return Err(unknown_key(key));
         }
         self.pending();
         let (ctx, pending) = (&mut self.ctx, self.pending.as_mut().expect("made above"));
@@ -481,7 +481,7 @@ impl Backend for Gpu {
 
     fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage> {
         self.flush()?;
-        let t = self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
         let ctx = &mut self.ctx;
         let d = t.dims;
         let n = t.texels();
@@ -528,11 +528,7 @@ impl Backend for Gpu {
             let d = self.textures(request.key)?.dims;
             for &[x, y] in &request.texels {
                 if x >= d.out_width || y >= d.out_height {
-                    return Err(murk_core::MurkError::invalid(
-                        "texel",
-                        format!("({x}, {y})"),
-                        format!("must lie inside {}x{}", d.out_width, d.out_height),
-                    ));
+                    return Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {}x{}", d.out_width, d.out_height)));
                 }
                 indices.push(y * d.out_width + x);
             }
@@ -567,7 +563,7 @@ impl Backend for Gpu {
 
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
         let Some((readback, count)) = self.samples.get(&ticket) else {
-            return Err(gpu_error(format!("sample ticket {ticket} is unknown or was already delivered")));
+            return Err(MurkError::UnknownTicket { backend: "gpu".into(), what: "sample", ticket });
         };
         let count = *count;
         let Some(bytes) = self.ctx.collect(readback, if wait { Wait::IfPending } else { Wait::No })? else { return Ok(None) };
@@ -596,7 +592,7 @@ impl Backend for Gpu {
     fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
         let mut out =
             vec![("coverage".to_string(), self.read_stage(key, Stage::Coverage)?), ("height".to_string(), self.read_stage(key, Stage::Height)?)];
-        let t = self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
         let (_, _, levels) = read_mips(&mut self.ctx, t)?;
         let table = passes::mips::layout(t.dims.width, t.dims.height);
         for (i, (texels, &(_, w, h))) in levels.into_iter().zip(&table[1..]).enumerate() {
@@ -612,7 +608,7 @@ impl Backend for Gpu {
         ] {
             out.push((name.into(), self.read_stage(key, stage)?));
         }
-        let t = self.instances.get(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
         let (d, on) = (t.dims, t.out_texels());
         out.push((
             "start".into(),
@@ -624,7 +620,7 @@ impl Backend for Gpu {
 
     fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()> {
         self.flush()?;
-        let mut t = self.instances.remove(&key).ok_or_else(|| gpu_error(format!("no instance with key {key}")))?;
+        let mut t = self.instances.remove(&key).ok_or_else(|| unknown_key(key))?;
         let result = import_all(&mut self.ctx, &mut t, textures);
         self.instances.insert(key, t);
         result

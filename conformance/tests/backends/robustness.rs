@@ -7,7 +7,7 @@ use murk_conformance::scene::{fog as fog_on, landed};
 use murk_core::glam::Vec3;
 use murk_core::hecs::World;
 use murk_core::snapshot::FogBody;
-use murk_core::{Position, Profile, TeamMask, VisionSource};
+use murk_core::{MurkError, Position, Profile, Stage, TeamMask, VisionSource};
 
 pub fn the_immediate_query_rejects_coordinates_its_integers_cannot_hold(make: &Make) {
     let fog = fog_on(make(), Profile::default());
@@ -85,7 +85,25 @@ pub fn counters_at_their_limits_saturate_or_refuse(make: &Make) {
 }
 
 /// Every test of this suite, by name.
+/// A key no instance has and a ticket never given out are typed errors,
+/// named by the backend, on every backend.
+pub fn unknown_keys_and_tickets_are_typed_errors(make: &Make) {
+    let mut backend = make();
+    let name = backend.name();
+    let kind = name.split('[').next().unwrap_or_default().to_string();
+    assert_eq!(backend.poll_samples(99, false), Err(MurkError::UnknownTicket { backend: kind.clone(), what: "sample", ticket: 99 }), "{name}");
+    let e = backend.blend(7, 0).unwrap_err();
+    assert_eq!(e, MurkError::UnknownKey { backend: kind.clone(), key: 7 }, "{name}");
+    assert_eq!(e.to_string(), format!("backend {kind}: no instance with key 7"));
+    // The caller's key, whatever key space the backend keeps inside.
+    let unknown = MurkError::UnknownKey { backend: kind, key: 7 };
+    assert_eq!(backend.read_stage(7, Stage::Final).unwrap_err(), unknown, "{name}");
+    assert_eq!(backend.export_textures(7).unwrap_err(), unknown, "{name}");
+    assert_eq!(backend.import_textures(7, &[]).unwrap_err(), unknown, "{name}");
+}
+
 pub const TESTS: &[Test] = &[
+    ("unknown_keys_and_tickets_are_typed_errors", unknown_keys_and_tickets_are_typed_errors),
     ("the_immediate_query_rejects_coordinates_its_integers_cannot_hold", the_immediate_query_rejects_coordinates_its_integers_cannot_hold),
     ("rate_steps_saturate_for_any_elapsed_time", rate_steps_saturate_for_any_elapsed_time),
     ("counters_at_their_limits_saturate_or_refuse", counters_at_their_limits_saturate_or_refuse),

@@ -3,7 +3,8 @@
 //! blockers and captures, applies the recompute rules and the cadence, and
 //! drives the backend.
 //!
-//! Recompute rules (spec, "Recompute Rules"):
+//! Recompute rules (what triggers what; `docs/architecture.md` walks one
+//! tick):
 //!
 //! ```text
 //! capture dirty ──> recapture ──> occlusion dirty ──> rebuild occlusion ─┐
@@ -15,9 +16,11 @@
 //! A tick validates every input of every instance before it touches any
 //! state: a rejected input leaves all masks as they were.
 
+mod actors;
 mod area;
 mod capture;
 mod project;
+mod queries;
 mod readout;
 mod rules;
 mod snapshot;

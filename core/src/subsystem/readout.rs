@@ -13,8 +13,8 @@ use hecs::{Entity, World};
 use std::collections::BTreeMap;
 
 impl FogSubsystem {
-    /// The material parameter block of an instance (the spec's `FOW_*`
-    /// parameters), ready to upload as a uniform for
+    /// The material parameter block of an instance (area, cutoff, Z
+    /// layering, explored value), ready to upload as a uniform for
     /// `backend-gpu/include/murk_fog.wgsl`.
     pub fn shader_params(&self, name: &str) -> Result<crate::frame::ShaderParams> {
         let slot = self.slot(name)?;

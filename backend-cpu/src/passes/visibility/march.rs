@@ -1,7 +1,9 @@
 //! The per-texel ray marches of the ray methods (Step Scan, DDA and its
 //! hierarchical form, the distance-field march): the definitions the
 //! shadowcast shortcut reproduces exactly.
-use super::*;
+use super::occlusion::Occlusion;
+use murk_core::fixed::{hash2, isqrt, TEXEL_ONE};
+use murk_core::RecomputeInput;
 
 /// One ray: from the source texel `(sx, sy)` to the target `(tx, ty)`.
 pub(super) struct Ray {

@@ -29,25 +29,24 @@
 //! (The file is long for its tests: about half of it checks the windows,
 //! the shortcuts and the marches against each other.)
 
-use murk_core::fixed::{hash2, isqrt, mask_mul, HEIGHT_FLOOR, TEXEL_ONE};
-use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE};
-use murk_core::{RayMethod, RecomputeInput, SourceTexel};
+use murk_core::fixed::mask_mul;
+use murk_core::frame::SOURCE_ANTI;
+use murk_core::RecomputeInput;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use wide::{u16x16, u16x8, u8x16, CmpEq};
 
 use crate::passes::dirty::{Blocks, BLOCK};
 use crate::passes::lanes::{load, mask_mul8, max_into, store, LANES};
-use crate::passes::rasterize::centre_q;
-use shadowcast::RayBits;
 
 mod march;
 mod occlusion;
 pub mod shadowcast;
+mod source;
 mod window;
 
-use march::*;
 pub use occlusion::{Accel, Occlusion, MAX_CLASSES};
+pub use source::{falloff_value, source_value};
 pub use window::{Window, WindowCache};
 
 /// A window's box `(x0, y0, width, rows)` in grid texels.
@@ -381,87 +380,16 @@ pub fn wall_reveal(occ: &Occlusion, reveal: &[u16], x: usize, y: usize) -> u16 {
     r
 }
 
-/// The reveal of one source at one texel.
-pub fn source_value(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, x: u32, y: u32) -> u16 {
-    source_value_with(input, occ, s, None, x, y)
-}
-
-/// [`source_value`], answered from the source's shadowcast window where it
-/// settles the ray (see [`super::shadowcast`]), by the march otherwise.
-fn source_value_with(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, bits: Option<&RayBits>, x: u32, y: u32) -> u16 {
-    occluded_value(input, occ, s, bits, x, y, falloff_value(s, x, y))
-}
-
-/// Step 5 applied to `v`, the source's falloff at the texel.
-fn occluded_value(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, bits: Option<&RayBits>, x: u32, y: u32, v: u16) -> u16 {
-    if v == 0 {
-        return 0;
-    }
-    let (sx, sy) = (s.x >> 3, s.y >> 3);
-    let (tx, ty) = (x as i32, y as i32);
-    if (sx, sy) == (tx, ty) {
-        return v;
-    }
-    let target = i64::from(occ.height_at(tx, ty)) + i64::from(input.target_height);
-    let eye = i64::from(s.eye);
-    let ray = Ray { sx, sy, tx, ty, n: i64::from((tx - sx).abs().max((ty - sy).abs())), eye, rise: target - eye };
-    match bits.and_then(|b| b.blocked(tx, ty, target as i32, s.eye)) {
-        Some(false) => return v,
-        Some(true) => return 0,
-        None => {}
-    }
-    let binary = matches!(input.method, RayMethod::StepScan | RayMethod::Dda | RayMethod::HierarchicalDda);
-    if binary && occ.empty_box(sx, sy, tx, ty) {
-        return v;
-    }
-    let light = match input.method {
-        RayMethod::None => u16::MAX,
-        RayMethod::StepScan => hard(step_scan(&ray, occ)),
-        RayMethod::Dda => hard(dda(&ray, occ, false)),
-        RayMethod::HierarchicalDda => hard(dda(&ray, occ, true)),
-        RayMethod::DistanceField => distance_field_march(&ray, occ, input),
-    };
-    mask_mul(v, light)
-}
-
-/// Steps 1-4 of a source at a texel: range, cone, falloff and Z strength
-/// (no occlusion).
-pub fn falloff_value(s: &SourceTexel, x: u32, y: u32) -> u16 {
-    falloff_at(s, centre_q(x) - i64::from(s.x), centre_q(y) - i64::from(s.y))
-}
-
-/// [`falloff_value`] of a texel centre `(dx, dy)` Q3 texels from the source.
-fn falloff_at(s: &SourceTexel, dx: i64, dy: i64) -> u16 {
-    let r = i64::from(s.radius);
-    if dx.abs() >= r || dy.abs() >= r {
-        return 0;
-    }
-    let d2 = dx * dx + dy * dy;
-    if d2 >= r * r {
-        return 0;
-    }
-    if s.flags & SOURCE_HAS_CONE != 0 && d2 > 0 {
-        let d = i64::from(isqrt(d2 as u32));
-        if dx * i64::from(s.cone_x) + dy * i64::from(s.cone_y) < i64::from(s.cone_cos) * d {
-            return 0;
-        }
-    }
-    let inner = i64::from(s.inner_radius);
-    let v = if d2 <= inner * inner {
-        u16::MAX
-    } else {
-        let d = i64::from(isqrt(d2 as u32));
-        ((r - d) * 65535 / (r - inner)) as u16
-    };
-    mask_mul(v, s.strength as u16)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::shadowcast::RayBits;
+    use super::source::source_value_with;
     use super::window::{FalloffTable, Shadow};
     use super::*;
+    use murk_core::fixed::hash2;
     use murk_core::fixed::HEIGHT_WALL;
     use murk_core::BlurKernel;
+    use murk_core::{RayMethod, SourceTexel};
     use proptest::prelude::*;
 
     /// A random grid: covered texels rise above `eye` (walls or lower tops),

@@ -3,7 +3,8 @@
 //! ([`Accel`]: blocker tops, cover classes by rows and columns, coverage
 //! sums), which make the marches and the shadowcast cheaper and change no
 //! result.
-use super::*;
+use murk_core::fixed::HEIGHT_FLOOR;
+use rayon::prelude::*;
 use wide::{i32x8, CmpEq, CmpLt};
 
 /// The occlusion textures the visibility pass reads.

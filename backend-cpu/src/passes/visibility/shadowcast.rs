@@ -19,7 +19,7 @@
 //! below the eye, and a raised target (a wall or tree top) is decided by the
 //! march.
 
-use super::Occlusion;
+use super::occlusion::Occlusion;
 use murk_core::fixed::MAX_RADIUS_TEXELS;
 use murk_core::SourceTexel;
 

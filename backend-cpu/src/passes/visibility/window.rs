@@ -1,7 +1,14 @@
 //! Each source's window (its reveal, or for anti-vision its concealment,
 //! over its reach) and the cache that keeps windows across recomputes, keyed
 //! by everything a window depends on.
-use super::*;
+use super::occlusion::Occlusion;
+use super::shadowcast::RayBits;
+use super::source::{falloff_at, falloff_value, occluded_value};
+use murk_core::fixed::TEXEL_ONE;
+use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE};
+use murk_core::{RayMethod, RecomputeInput, SourceTexel};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
 
 /// What a source's window depends on besides the source and the occlusion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
