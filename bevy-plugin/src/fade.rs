@@ -79,58 +79,64 @@ fn fade_sprites(mut commands: Commands, mut sprites: Query<FadingWith<Sprite>, F
     }
 }
 
-fn fade_meshes_3d(
-    mut commands: Commands,
-    materials: Option<ResMut<Assets<StandardMaterial>>>,
-    mut meshes: Query<FadingWith<MeshMaterial3d<StandardMaterial>>, Fading>,
-) {
-    let Some(mut materials) = materials else { return };
-    for (e, fade, mut handle, base) in &mut meshes {
-        let base = match base {
-            Some(b) => *b,
-            None => {
-                // Its own copy, so that fading one unit fades no other.
-                let Some(own) = materials.get(&handle.0).cloned() else { continue };
-                let b = FadeBase { alpha: own.base_color.alpha(), mode: FadeMode::Mesh3d(own.alpha_mode) };
-                handle.0 = materials.add(own);
-                commands.entity(e).insert(b);
-                b
-            }
-        };
-        let FadeMode::Mesh3d(mode) = base.mode else { continue };
-        if let Some(mut m) = materials.get_mut(&handle.0) {
-            m.base_color.set_alpha(faded(&base, *fade));
-            m.alpha_mode = if fade.0 < 1.0 { AlphaMode::Blend } else { mode };
+/// A built-in material whose alpha a fade scales.
+trait FadeMaterial: Asset + Clone {
+    /// The material's handle on an entity.
+    type On: Component<Mutability = bevy::ecs::component::Mutable> + std::ops::DerefMut<Target = Handle<Self>>;
+    /// Its alpha and its own blend mode, before it first faded.
+    fn base(&self) -> FadeBase;
+    /// Sets the alpha, blending while `partly` faded, else the own mode.
+    fn set_faded(&mut self, alpha: f32, partly: bool, base: &FadeBase);
+}
+
+impl FadeMaterial for StandardMaterial {
+    type On = MeshMaterial3d<StandardMaterial>;
+    fn base(&self) -> FadeBase {
+        FadeBase { alpha: self.base_color.alpha(), mode: FadeMode::Mesh3d(self.alpha_mode) }
+    }
+    fn set_faded(&mut self, alpha: f32, partly: bool, base: &FadeBase) {
+        self.base_color.set_alpha(alpha);
+        if let FadeMode::Mesh3d(own) = base.mode {
+            self.alpha_mode = if partly { AlphaMode::Blend } else { own };
         }
     }
 }
 
-fn fade_meshes_2d(
-    mut commands: Commands,
-    materials: Option<ResMut<Assets<ColorMaterial>>>,
-    mut meshes: Query<FadingWith<MeshMaterial2d<ColorMaterial>>, Fading>,
-) {
+impl FadeMaterial for ColorMaterial {
+    type On = MeshMaterial2d<ColorMaterial>;
+    fn base(&self) -> FadeBase {
+        FadeBase { alpha: self.color.alpha(), mode: FadeMode::Mesh2d(self.alpha_mode) }
+    }
+    fn set_faded(&mut self, alpha: f32, partly: bool, base: &FadeBase) {
+        self.color.set_alpha(alpha);
+        if let FadeMode::Mesh2d(own) = base.mode {
+            self.alpha_mode = if partly { AlphaMode2d::Blend } else { own };
+        }
+    }
+}
+
+/// Fades the material `M` of each fading entity; the first time, the entity
+/// is given its own copy, so that fading one unit fades no other.
+fn fade_meshes<M: FadeMaterial>(mut commands: Commands, materials: Option<ResMut<Assets<M>>>, mut meshes: Query<FadingWith<M::On>, Fading>) {
     let Some(mut materials) = materials else { return };
     for (e, fade, mut handle, base) in &mut meshes {
         let base = match base {
             Some(b) => *b,
             None => {
-                let Some(own) = materials.get(&handle.0).cloned() else { continue };
-                let b = FadeBase { alpha: own.color.alpha(), mode: FadeMode::Mesh2d(own.alpha_mode) };
-                handle.0 = materials.add(own);
+                let Some(own) = materials.get(&**handle).cloned() else { continue };
+                let b = own.base();
+                **handle = materials.add(own);
                 commands.entity(e).insert(b);
                 b
             }
         };
-        let FadeMode::Mesh2d(mode) = base.mode else { continue };
-        if let Some(mut m) = materials.get_mut(&handle.0) {
-            m.color.set_alpha(faded(&base, *fade));
-            m.alpha_mode = if fade.0 < 1.0 { AlphaMode2d::Blend } else { mode };
+        if let Some(mut m) = materials.get_mut(&**handle) {
+            m.set_faded(faded(&base, *fade), fade.0 < 1.0, &base);
         }
     }
 }
 
 pub(crate) fn build(app: &mut App) {
     app.add_systems(FixedUpdate, publish_fades.in_set(MurkSet::Publish).after(publish_entities))
-        .add_systems(PostUpdate, (fade_sprites, fade_meshes_3d, fade_meshes_2d));
+        .add_systems(PostUpdate, (fade_sprites, fade_meshes::<StandardMaterial>, fade_meshes::<ColorMaterial>));
 }

@@ -186,7 +186,7 @@ pub(crate) fn run_frames(
     while !runner.finished() {
         let tick = runner.ticks_done();
         runner.step().map_err(|e| format!("tick {tick}: {e}"))?;
-        if tick % every == 0 || tick + 1 == ticks {
+        if tick.is_multiple_of(every) || tick + 1 == ticks {
             frame(runner, tick)?;
         }
     }

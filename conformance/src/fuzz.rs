@@ -221,7 +221,7 @@ fn fuzz_profile(b: &mut Bytes) -> Profile {
         blur_radius: u32::from(blur % 4),
         df_scale: [1, 2, 4, 3][usize::from(df % 4)],
         // Bits of their own, so that every pair of these settings is drawn.
-        freeze_state: flags % 8 == 0,
+        freeze_state: flags.is_multiple_of(8),
         resample_on_area_change: flags & 8 != 0,
         reveal_walls: flags & 16 == 0,
         ..Profile::default()

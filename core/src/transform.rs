@@ -118,7 +118,7 @@ pub fn grid_size(area: &Area, resolution: u32, lod: u32) -> Result<(u32, u32)> {
         return Err(MurkError::invalid("lod", lod, "must be within 0..=4"));
     }
     let step = 1u32 << lod;
-    if resolution % step != 0 {
+    if !resolution.is_multiple_of(step) {
         return Err(MurkError::invalid("resolution", resolution, format!("must be a multiple of 2^lod = {step}")));
     }
     // Compared as a float before any integer is formed: a long thin area

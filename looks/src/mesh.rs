@@ -203,7 +203,7 @@ impl FogMesh {
         let mut views = Vec::new();
         let mut accessors = Vec::new();
         let mut push_view = |bin: &mut Vec<u8>, bytes: &[u8], target: u32| {
-            while bin.len() % 4 != 0 {
+            while !bin.len().is_multiple_of(4) {
                 bin.push(0);
             }
             views.push(json!({ "buffer": 0, "byteOffset": bin.len(), "byteLength": bytes.len(), "target": target }));

@@ -12,7 +12,7 @@ use std::time::Duration;
 pub(crate) const DT_US: u32 = 33_333;
 const TICKS: u32 = 48;
 
-fn desc() -> InstanceDesc {
+pub(crate) fn desc() -> InstanceDesc {
     InstanceDesc {
         name: "ground".into(),
         area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },

@@ -3,7 +3,7 @@
 //! building occlude exactly as the same world-space shapes handed to a
 //! `FogSubsystem` directly, in 2D (X/Y) and 3D (Y up) axes.
 
-use crate::app::{step, DT_US};
+use crate::app::{desc, step, DT_US};
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use murk_bevy::prelude::*;
@@ -11,17 +11,6 @@ use murk_core::{FogSubsystem, Position};
 use std::time::Duration;
 
 const TICKS: u32 = 12;
-
-fn desc() -> InstanceDesc {
-    InstanceDesc {
-        name: "ground".into(),
-        area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
-        resolution: 64,
-        lod: 0,
-        observed_teams: TeamMask::ALL,
-        profile: Profile { fade_in_rate: 8.0, relax_rate: 8.0, ..Profile::default() },
-    }
-}
 
 /// Where the hinge is and how far it has turned at a tick (murk's axes).
 fn hinge(tick: u32) -> (Vec3, f32) {

@@ -275,7 +275,7 @@ pub(crate) fn pair_span(old: &[u16], new: &[u16], painted: &[u16]) -> Option<(us
         let needs = o.cmp_eq(p) & !nw.max(o).cmp_eq(nw);
         needs.as_array_ref() != &[0u16; N]
     };
-    let starts = (0..n / N).map(|k| k * N).chain((n % N != 0).then_some(n - N));
+    let starts = (0..n / N).map(|k| k * N).chain((!n.is_multiple_of(N)).then_some(n - N));
     let (mut a, mut b) = (usize::MAX, 0);
     for at in starts.filter(|&at| step(at)) {
         a = a.min(at);
@@ -516,13 +516,13 @@ mod tests {
             let source = |k: u32, tick: u32| {
                 let r = hash2(k as i32, seed);
                 // One source in five steps each tick, the others stand.
-                let step = if k % 5 == 0 { tick * (1 + r % 5) } else { 0 };
+                let step = if k.is_multiple_of(5) { tick * (1 + r % 5) } else { 0 };
                 let (x, y) = ((r >> 4) % (w * 8) + step, (r >> 14) % (h * 8) + 2 * step);
-                let flags = if r % 7 == 0 { SOURCE_ANTI } else { 0 };
+                let flags = if r.is_multiple_of(7) { SOURCE_ANTI } else { 0 };
                 SourceTexel { x: (x % (w * 8)) as i32, y: (y % (h * 8)) as i32, radius: 40 + (r >> 24) as i32 % 80, eye: 12, strength: 65535, flags, ..Default::default() }
             };
             // Source k appears at tick k % 4; every sixth leaves again at tick 2 + k % 3.
-            let alive = |k: u32, tick: u32| tick >= k % 4 && (k % 6 != 0 || tick < 2 + k % 3);
+            let alive = |k: u32, tick: u32| tick >= k % 4 && (!k.is_multiple_of(6) || tick < 2 + k % 3);
             for threads in [1, 3] {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
                 let mut cache = WindowCache::default();
