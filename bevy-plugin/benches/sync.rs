@@ -11,6 +11,7 @@
 
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
+use bevy::transform::systems::{mark_dirty_trees, propagate_parent_transforms, sync_simple_transforms};
 use criterion::{criterion_group, criterion_main, Criterion};
 use murk_bevy::prelude::*;
 use murk_conformance::workloads;
@@ -28,8 +29,11 @@ fn app() -> (App, Vec<Entity>) {
     app.add_plugins(MinimalPlugins)
         .insert_resource(Time::<Fixed>::from_duration(Duration::from_micros(33_333)))
         .add_plugins(MurkPlugin::new(BackendChoice::Cpu).instance(FogInstance::new(w.desc.clone())));
+    // The plugin's mirror step as it runs in `FixedUpdate`: Bevy's
+    // transform propagation (the mirror reads global transforms), then the
+    // mirror system.
     let mut mirror_only = Schedule::new(MirrorOnly);
-    mirror_only.add_systems(murk_bevy::mirror_entities);
+    mirror_only.add_systems((mark_dirty_trees, propagate_parent_transforms, sync_simple_transforms, murk_bevy::mirror_entities).chain());
     app.add_schedule(mirror_only);
     for (_, capture) in w.world.query_mut::<&HeightCapture>() {
         app.world_mut().spawn((Transform::default(), FogCapture { capture: capture.clone(), members: Vec::new() }));
