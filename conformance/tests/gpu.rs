@@ -169,7 +169,10 @@ fn creating_and_destroying_instances_grows_nothing() {
         resolution: 64,
         lod: 0,
         observed_teams: TeamMask::ALL,
-        profile: Profile { ray_method: if i.is_multiple_of(2) { RayMethod::HierarchicalDda } else { RayMethod::DistanceField }, ..Profile::default() },
+        profile: Profile {
+            ray_method: if i.is_multiple_of(2) { RayMethod::HierarchicalDda } else { RayMethod::DistanceField },
+            ..Profile::default()
+        },
     };
     let mut world = World::new();
     world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
