@@ -37,7 +37,7 @@ pub mod passes;
 
 use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
 use murk_core::fixed::HEIGHT_FLOOR;
-use murk_core::{Backend, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result};
+use murk_core::{Backend, Grid, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result, Texture, TextureSet};
 use passes::compose::ComposeParams;
 use passes::dirty::Blocks;
 use passes::settle::SettleKey;
@@ -57,8 +57,8 @@ struct CpuInstance {
     dims: InstanceDims,
     coverage: Vec<u8>,
     height: Vec<i32>,
-    mips: Vec<(u32, u32, Vec<u8>)>,
-    distance_field: (u32, u32, Vec<u32>),
+    mips: Vec<Grid<u8>>,
+    distance_field: Grid<u32>,
     accel: passes::visibility::Accel,
     /// Source windows over the current occlusion (cleared with `accel`).
     windows: passes::visibility::WindowCache,
@@ -91,7 +91,7 @@ impl CpuInstance {
             coverage: vec![0; n],
             height: vec![HEIGHT_FLOOR; n],
             mips: Vec::new(),
-            distance_field: (0, 0, Vec::new()),
+            distance_field: Grid::default(),
             accel: passes::visibility::Accel::new(&vec![0; n], &vec![HEIGHT_FLOOR; n], dims.width, dims.height),
             windows: passes::visibility::WindowCache::default(),
             visibility: vec![0; n],
@@ -175,7 +175,7 @@ impl Backend for CpuBackend {
             inst.distance_field = if input.distance_field_scale > 0 {
                 passes::distance_field::distance_field(&inst.coverage, input.width, input.height, input.distance_field_scale)
             } else {
-                (0, 0, Vec::new())
+                Grid::default()
             };
         });
         Ok(())
@@ -212,7 +212,7 @@ impl Backend for CpuBackend {
                 coverage: &inst.coverage,
                 heights: &inst.height,
                 mips: &inst.mips,
-                distance_field: (inst.distance_field.0, inst.distance_field.1, &inst.distance_field.2),
+                distance_field: &inst.distance_field,
                 accel: &inst.accel,
             };
             // The blocks whose blurred visibility may change.
@@ -288,36 +288,13 @@ impl Backend for CpuBackend {
     }
 
     fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage> {
-        let (_, inst) = self.parts(key)?;
-        let d = inst.dims;
-        let (width, height, data) = match stage {
-            Stage::Coverage => (d.width, d.height, StageData::U8(inst.coverage.clone())),
-            Stage::Height => (d.width, d.height, StageData::I32(inst.height.clone())),
-            Stage::Mips => {
-                // Levels side by side, level 1 at the left.
-                let (w, h) = (d.width.div_ceil(2).max(1), d.height.div_ceil(2).max(1));
-                let total_w: u32 = inst.mips.iter().map(|l| l.0).sum::<u32>().max(w);
-                let mut atlas = vec![0u8; (total_w * h) as usize];
-                let mut x0 = 0;
-                for (lw, lh, texels) in &inst.mips {
-                    for y in 0..*lh {
-                        for x in 0..*lw {
-                            atlas[(y * total_w + x0 + x) as usize] = texels[(y * lw + x) as usize];
-                        }
-                    }
-                    x0 += lw;
-                }
-                (total_w, h, StageData::U8(atlas))
+        match stage.texture() {
+            Some(texture) => self.read_texture(key, texture),
+            None => {
+                let (_, inst) = self.parts(key)?;
+                Ok(murk_core::mip_atlas(inst.dims.width, inst.dims.height, &inst.mips))
             }
-            Stage::DistanceField => (inst.distance_field.0, inst.distance_field.1, StageData::U32(inst.distance_field.2.clone())),
-            Stage::Visibility => (d.width, d.height, StageData::U16(inst.visibility.clone())),
-            Stage::Blur => (d.width, d.height, StageData::U16(inst.blurred.clone())),
-            Stage::Memory => (d.width, d.height, StageData::U16(inst.memory.clone())),
-            Stage::Compose => (d.width, d.height, StageData::U16(inst.composed.clone())),
-            Stage::Upscale => (d.out_width, d.out_height, StageData::U16(inst.upscaled.clone())),
-            Stage::Final => (d.out_width, d.out_height, StageData::U16(inst.final_mask.clone())),
-        };
-        Ok(StageImage { width, height, data })
+        }
     }
 
     fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64> {
@@ -339,59 +316,68 @@ impl Backend for CpuBackend {
         }
     }
 
-    fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
+    fn read_texture(&mut self, key: InstanceKey, texture: Texture) -> Result<StageImage> {
         let (_, inst) = self.parts(key)?;
         let d = inst.dims;
-        let img = |w: u32, h: u32, data: StageData| StageImage { width: w, height: h, data };
-        let mut out = vec![
-            ("coverage".to_string(), img(d.width, d.height, StageData::U8(inst.coverage.clone()))),
-            ("height".to_string(), img(d.width, d.height, StageData::I32(inst.height.clone()))),
-        ];
-        for (i, (w, h, texels)) in inst.mips.iter().enumerate() {
-            out.push((format!("mip{}", i + 1), img(*w, *h, StageData::U8(texels.clone()))));
-        }
-        let (dw, dh, df) = &inst.distance_field;
-        out.push(("distance_field".into(), img(*dw, *dh, StageData::U32(df.clone()))));
-        for (name, v) in [("visibility", &inst.visibility), ("blur", &inst.blurred), ("memory", &inst.memory), ("compose", &inst.composed)] {
-            out.push((name.into(), img(d.width, d.height, StageData::U16(v.clone()))));
-        }
-        for (name, v) in [("upscale", &inst.upscaled), ("start", &inst.start), ("final", &inst.final_mask)] {
-            out.push((name.into(), img(d.out_width, d.out_height, StageData::U16(v.clone()))));
-        }
-        Ok(out)
+        let internal = |v: &Vec<u16>| StageImage { width: d.width, height: d.height, data: StageData::U16(v.clone()) };
+        let output = |v: &Vec<u16>| StageImage { width: d.out_width, height: d.out_height, data: StageData::U16(v.clone()) };
+        Ok(match texture {
+            Texture::Coverage => StageImage { width: d.width, height: d.height, data: StageData::U8(inst.coverage.clone()) },
+            Texture::Height => StageImage { width: d.width, height: d.height, data: StageData::I32(inst.height.clone()) },
+            Texture::Mip(level) => match level.checked_sub(1).and_then(|i| inst.mips.get(i as usize)) {
+                Some(grid) => grid.image(),
+                None => return Err(backend_error(format!("mip level {level} is not built ({} levels are)", inst.mips.len()))),
+            },
+            Texture::DistanceField => inst.distance_field.image(),
+            Texture::Visibility => internal(&inst.visibility),
+            Texture::Blur => internal(&inst.blurred),
+            Texture::Memory => internal(&inst.memory),
+            Texture::Compose => internal(&inst.composed),
+            Texture::Upscale => output(&inst.upscaled),
+            Texture::Start => output(&inst.start),
+            Texture::Final => output(&inst.final_mask),
+        })
     }
 
-    fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()> {
+    fn write_textures(&mut self, key: InstanceKey, set: &TextureSet) -> Result<()> {
         let (_, inst) = self.parts(key)?;
         let d = inst.dims;
         let mut next = CpuInstance::new(d);
-        let mut mips = Vec::new();
-        for (name, image) in textures {
-            let internal = (image.width, image.height) == (d.width, d.height);
-            let output = (image.width, image.height) == (d.out_width, d.out_height);
-            let wrong = || backend_error(format!("snapshot texture `{name}` is {}x{} of the wrong type or size", image.width, image.height));
-            match (name.as_str(), &image.data) {
-                ("coverage", StageData::U8(v)) if internal => next.coverage.clone_from(v),
-                ("height", StageData::I32(v)) if internal => next.height.clone_from(v),
-                (m, StageData::U8(v)) if m.starts_with("mip") && v.len() == (image.width * image.height) as usize => {
-                    mips.push((image.width, image.height, v.clone()))
+        for (texture, image) in set.textures() {
+            let grid_size = (image.width, image.height);
+            let expected = match texture {
+                Texture::Mip(_) | Texture::DistanceField => grid_size,
+                Texture::Upscale | Texture::Start | Texture::Final => (d.out_width, d.out_height),
+                _ => (d.width, d.height),
+            };
+            if grid_size != expected {
+                return Err(backend_error(format!(
+                    "texture `{}` is {}x{}, the instance's is {}x{}",
+                    texture.name(),
+                    grid_size.0,
+                    grid_size.1,
+                    expected.0,
+                    expected.1
+                )));
+            }
+            match (texture, &image.data) {
+                (Texture::Coverage, StageData::U8(v)) => next.coverage.clone_from(v),
+                (Texture::Height, StageData::I32(v)) => next.height.clone_from(v),
+                (Texture::Mip(_), StageData::U8(v)) => next.mips.push(Grid { width: image.width, height: image.height, texels: v.clone() }),
+                (Texture::DistanceField, StageData::U32(v)) => {
+                    next.distance_field = Grid { width: image.width, height: image.height, texels: v.clone() }
                 }
-                ("distance_field", StageData::U32(v)) if v.len() == (image.width * image.height) as usize => {
-                    next.distance_field = (image.width, image.height, v.clone())
-                }
-                ("visibility", StageData::U16(v)) if internal => next.visibility.clone_from(v),
-                ("blur", StageData::U16(v)) if internal => next.blurred.clone_from(v),
-                ("memory", StageData::U16(v)) if internal => next.memory.clone_from(v),
-                ("compose", StageData::U16(v)) if internal => next.composed.clone_from(v),
-                ("upscale", StageData::U16(v)) if output => next.upscaled.clone_from(v),
-                ("start", StageData::U16(v)) if output => next.start.clone_from(v),
-                ("final", StageData::U16(v)) if output => next.final_mask.clone_from(v),
-                _ => return Err(wrong()),
+                (Texture::Visibility, StageData::U16(v)) => next.visibility.clone_from(v),
+                (Texture::Blur, StageData::U16(v)) => next.blurred.clone_from(v),
+                (Texture::Memory, StageData::U16(v)) => next.memory.clone_from(v),
+                (Texture::Compose, StageData::U16(v)) => next.composed.clone_from(v),
+                (Texture::Upscale, StageData::U16(v)) => next.upscaled.clone_from(v),
+                (Texture::Start, StageData::U16(v)) => next.start.clone_from(v),
+                (Texture::Final, StageData::U16(v)) => next.final_mask.clone_from(v),
+                (t, data) => return Err(backend_error(format!("texture `{}` holds {} texels", t.name(), data.kind().name()))),
             }
         }
-        next.mips = mips;
         next.accel = passes::visibility::Accel::new(&next.coverage, &next.height, d.width, d.height);
-        next.windows.clear();
         *inst = next;
         Ok(())
     }

@@ -61,7 +61,7 @@ proptest! {
         let heights: Vec<i32> = g.cells.iter().map(|&c| if c == 1 { HEIGHT_WALL } else { i32::from(c.saturating_sub(1)) * 64 }).collect();
         let mips = build_mips(&coverage, g.width, g.height);
         let accel = Accel::new(&coverage, &heights, g.width, g.height);
-        let occ = Occlusion { width: g.width, height: g.height, coverage: &coverage, heights: &heights, mips: &mips, distance_field: (0, 0, &[]), accel: &accel };
+        let occ = Occlusion { width: g.width, height: g.height, coverage: &coverage, heights: &heights, mips: &mips, distance_field: &murk_core::Grid::default(), accel: &accel };
         let dda = input(RayMethod::Dda);
         let hdda = input(RayMethod::HierarchicalDda);
         for &(sx, sy, eye) in &g.sources {
@@ -98,7 +98,8 @@ fn the_march_property_sees_blocked_rays() {
     }
     let mips = build_mips(&coverage, width, height);
     let accel = Accel::new(&coverage, &heights, width, height);
-    let occ = Occlusion { width, height, coverage: &coverage, heights: &heights, mips: &mips, distance_field: (0, 0, &[]), accel: &accel };
+    let occ =
+        Occlusion { width, height, coverage: &coverage, heights: &heights, mips: &mips, distance_field: &murk_core::Grid::default(), accel: &accel };
     let s = SourceTexel {
         x: 2 * TEXEL_ONE + 4,
         y: TEXEL_ONE + 4,

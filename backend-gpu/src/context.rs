@@ -42,25 +42,124 @@ use crate::FOG_INCLUDE as INCLUDE;
 const NOISE: &str = include_str!("../shaders/looks/noise.wgsl");
 const MASK: &str = include_str!("../shaders/looks/mask.wgsl");
 
-/// `(module name, WGSL sources after common.wgsl, entry points)` of every
-/// compute pipeline: the passes, the sample batch, then the looks.
-const MODULES: [(&str, &[&str], &[&str]); 15] = [
-    ("rasterize", &[include_str!("../shaders/rasterize.wgsl")], &["main"]),
-    ("mips", &[include_str!("../shaders/mips.wgsl")], &["main"]),
-    ("distance_field", &[include_str!("../shaders/distance_field.wgsl")], &["coarse_pass", "columns_pass", "rows_pass"]),
-    ("visibility", &[include_str!("../shaders/visibility.wgsl")], &["main", "finish"]),
-    ("blur", &[include_str!("../shaders/blur.wgsl")], &["main"]),
-    ("memory", &[include_str!("../shaders/memory.wgsl")], &["main"]),
-    ("compose", &[include_str!("../shaders/compose.wgsl")], &["main"]),
-    ("upscale", &[include_str!("../shaders/upscale.wgsl")], &["main"]),
-    ("blend", &[include_str!("../shaders/blend.wgsl")], &["main"]),
-    ("sample", &[include_str!("../shaders/sample.wgsl")], &["main"]),
-    ("present", &[include_str!("../shaders/present.wgsl")], &["main"]),
-    ("present_detail", &[include_str!("../shaders/present_detail.wgsl")], &["main"]),
-    ("overlay", &[NOISE, include_str!("../shaders/looks/overlay.wgsl")], &["shade"]),
-    ("surface", &[INCLUDE, NOISE, MASK, include_str!("../shaders/looks/surface.wgsl")], &["main"]),
-    ("volume", &[INCLUDE, NOISE, MASK, include_str!("../shaders/looks/volume.wgsl")], &["march", "upsample"]),
+/// `(module name, WGSL sources after common.wgsl)` of every compute
+/// module: the passes, the sample batch, then the looks.
+const MODULES: [(&str, &[&str]); 15] = [
+    ("rasterize", &[include_str!("../shaders/rasterize.wgsl")]),
+    ("mips", &[include_str!("../shaders/mips.wgsl")]),
+    ("distance_field", &[include_str!("../shaders/distance_field.wgsl")]),
+    ("visibility", &[include_str!("../shaders/visibility.wgsl")]),
+    ("blur", &[include_str!("../shaders/blur.wgsl")]),
+    ("memory", &[include_str!("../shaders/memory.wgsl")]),
+    ("compose", &[include_str!("../shaders/compose.wgsl")]),
+    ("upscale", &[include_str!("../shaders/upscale.wgsl")]),
+    ("blend", &[include_str!("../shaders/blend.wgsl")]),
+    ("sample", &[include_str!("../shaders/sample.wgsl")]),
+    ("present", &[include_str!("../shaders/present.wgsl")]),
+    ("present_detail", &[include_str!("../shaders/present_detail.wgsl")]),
+    ("overlay", &[NOISE, include_str!("../shaders/looks/overlay.wgsl")]),
+    ("surface", &[INCLUDE, NOISE, MASK, include_str!("../shaders/looks/surface.wgsl")]),
+    ("volume", &[INCLUDE, NOISE, MASK, include_str!("../shaders/looks/volume.wgsl")]),
 ];
+
+/// A compute entry point. Every kernel is compiled when the context opens,
+/// so a kernel named in code always has its pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    /// Pass 1: blockers and captures into coverage and heights.
+    Rasterize,
+    /// Pass 2: one level of the coverage pyramid.
+    Mips,
+    /// Pass 3: coarse coverage at the distance-field scale.
+    DistanceFieldCoarse,
+    /// Pass 3: the column sweep.
+    DistanceFieldColumns,
+    /// Pass 3: the row sweep.
+    DistanceFieldRows,
+    /// Pass 4: sources painted and marched.
+    Visibility,
+    /// Pass 4: reveal and anti-vision applied.
+    VisibilityFinish,
+    /// Pass 5: one axis of the separable blur (the overlay look's too).
+    Blur,
+    /// Pass 6: explored memory.
+    Memory,
+    /// Pass 7: the composed mask.
+    Compose,
+    /// Pass 8: the composed mask at output resolution.
+    Upscale,
+    /// Pass 9: the blend towards the upscaled mask.
+    Blend,
+    /// Final-mask texels for a sample batch.
+    Sample,
+    /// The final mask into the texture materials sample.
+    Present,
+    /// The internal masks into the detail texture.
+    PresentDetail,
+    /// The overlay look's shading.
+    Overlay,
+    /// The surface look.
+    Surface,
+    /// The volume look's half-resolution march.
+    VolumeMarch,
+    /// The volume look's upsample to full resolution.
+    VolumeUpsample,
+}
+
+impl Kernel {
+    /// Every kernel, in declaration order (its index is `kernel as usize`).
+    const ALL: [Kernel; 19] = [
+        Kernel::Rasterize,
+        Kernel::Mips,
+        Kernel::DistanceFieldCoarse,
+        Kernel::DistanceFieldColumns,
+        Kernel::DistanceFieldRows,
+        Kernel::Visibility,
+        Kernel::VisibilityFinish,
+        Kernel::Blur,
+        Kernel::Memory,
+        Kernel::Compose,
+        Kernel::Upscale,
+        Kernel::Blend,
+        Kernel::Sample,
+        Kernel::Present,
+        Kernel::PresentDetail,
+        Kernel::Overlay,
+        Kernel::Surface,
+        Kernel::VolumeMarch,
+        Kernel::VolumeUpsample,
+    ];
+
+    /// The WGSL module and entry point.
+    fn entry(self) -> (&'static str, &'static str) {
+        match self {
+            Kernel::Rasterize => ("rasterize", "main"),
+            Kernel::Mips => ("mips", "main"),
+            Kernel::DistanceFieldCoarse => ("distance_field", "coarse_pass"),
+            Kernel::DistanceFieldColumns => ("distance_field", "columns_pass"),
+            Kernel::DistanceFieldRows => ("distance_field", "rows_pass"),
+            Kernel::Visibility => ("visibility", "main"),
+            Kernel::VisibilityFinish => ("visibility", "finish"),
+            Kernel::Blur => ("blur", "main"),
+            Kernel::Memory => ("memory", "main"),
+            Kernel::Compose => ("compose", "main"),
+            Kernel::Upscale => ("upscale", "main"),
+            Kernel::Blend => ("blend", "main"),
+            Kernel::Sample => ("sample", "main"),
+            Kernel::Present => ("present", "main"),
+            Kernel::PresentDetail => ("present_detail", "main"),
+            Kernel::Overlay => ("overlay", "shade"),
+            Kernel::Surface => ("surface", "main"),
+            Kernel::VolumeMarch => ("volume", "march"),
+            Kernel::VolumeUpsample => ("volume", "upsample"),
+        }
+    }
+
+    /// The pass it belongs to, as timings and labels name it.
+    pub(crate) fn pass(self) -> &'static str {
+        self.entry().0
+    }
+}
 
 fn module_text(sources: &[&str]) -> String {
     let mut text = COMMON.to_string();
@@ -73,12 +172,12 @@ fn module_text(sources: &[&str]) -> String {
 
 /// The full WGSL text of a pass (for validation in tests).
 pub fn wgsl_source(pass: &str) -> Option<String> {
-    MODULES.iter().find(|(n, _, _)| *n == pass).map(|(_, sources, _)| module_text(sources))
+    MODULES.iter().find(|(n, _)| *n == pass).map(|(_, sources)| module_text(sources))
 }
 
 /// Names of the passes with a WGSL module.
 pub fn module_names() -> Vec<&'static str> {
-    MODULES.iter().map(|(n, _, _)| *n).collect()
+    MODULES.iter().map(|(n, _)| *n).collect()
 }
 
 pub(crate) fn gpu_error(message: impl Into<String>) -> MurkError {
@@ -181,7 +280,8 @@ pub struct Context {
     pub(crate) device: wgpu::Device,
     pub(crate) queue: wgpu::Queue,
     pub(crate) adapter: wgpu::AdapterInfo,
-    pipelines: BTreeMap<String, wgpu::ComputePipeline>,
+    /// One per kernel, at `kernel as usize`.
+    pipelines: Vec<wgpu::ComputePipeline>,
     pool: BTreeMap<u64, Vec<wgpu::Buffer>>,
     pub(crate) allocated: usize,
     /// Sync points with the device: see [`Wait`].
@@ -250,23 +350,27 @@ impl Context {
         if !short.is_empty() {
             return Err(MurkError::DeviceTooWeak { adapter: format!("{} ({:?})", adapter.name, adapter.backend), missing: short.join("; ") });
         }
-        let mut pipelines = BTreeMap::new();
-        for (name, src, entries) in MODULES {
+        let mut modules = BTreeMap::new();
+        for (name, src) in MODULES {
             let text = module_text(src);
             let layout = module_layout(&device, name, &text)?;
             let module =
                 device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(name), source: wgpu::ShaderSource::Wgsl(text.into()) });
-            for entry in entries {
-                let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(entry),
-                    layout: Some(&layout),
-                    module: &module,
-                    entry_point: Some(entry),
-                    compilation_options: Default::default(),
-                    cache: None,
-                });
-                pipelines.insert(format!("{name}.{entry}"), pipeline);
-            }
+            modules.insert(name, (module, layout));
+        }
+        let mut pipelines = Vec::with_capacity(Kernel::ALL.len());
+        for kernel in Kernel::ALL {
+            let (name, entry) = kernel.entry();
+            let (module, layout) =
+                modules.get(name).ok_or_else(|| gpu_error(format!("kernel {kernel:?} names module `{name}`, which is not compiled")))?;
+            pipelines.push(device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(layout),
+                module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            }));
         }
         Ok(Self { device, queue, adapter, pipelines, pool: BTreeMap::new(), allocated: 0, waits: 0, timing: Default::default() })
     }
@@ -325,8 +429,8 @@ impl Context {
         Ok(out)
     }
 
-    pub(crate) fn pipeline(&self, name: &str) -> &wgpu::ComputePipeline {
-        self.pipelines.get(name).unwrap_or_else(|| panic!("pipeline `{name}` is compiled at start-up"))
+    fn pipeline(&self, kernel: Kernel) -> &wgpu::ComputePipeline {
+        &self.pipelines[kernel as usize]
     }
 
     /// A storage buffer of at least `bytes` (rounded up to a power of two,
@@ -368,29 +472,29 @@ impl Context {
         })
     }
 
-    /// A bind group of `buffers` at bindings 0.. for `pipeline`.
-    pub(crate) fn bind(&self, pipeline: &str, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
-        let layout = self.pipeline(pipeline).get_bind_group_layout(0);
+    /// A bind group of `buffers` at bindings 0.. for `kernel`.
+    pub(crate) fn bind(&self, kernel: Kernel, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
+        let layout = self.pipeline(kernel).get_bind_group_layout(0);
         let entries: Vec<wgpu::BindGroupEntry> =
             buffers.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
-        self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(pipeline), layout: &layout, entries: &entries })
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(kernel.pass()), layout: &layout, entries: &entries })
     }
 
-    /// A bind group of `resources` at bindings 0.. for `pipeline`.
-    pub(crate) fn bind_resources(&self, pipeline: &str, resources: &[wgpu::BindingResource]) -> wgpu::BindGroup {
-        let layout = self.pipeline(pipeline).get_bind_group_layout(0);
+    /// A bind group of `resources` at bindings 0.. for `kernel`.
+    pub(crate) fn bind_resources(&self, kernel: Kernel, resources: &[wgpu::BindingResource]) -> wgpu::BindGroup {
+        let layout = self.pipeline(kernel).get_bind_group_layout(0);
         let entries: Vec<wgpu::BindGroupEntry> =
             resources.iter().enumerate().map(|(i, r)| wgpu::BindGroupEntry { binding: i as u32, resource: r.clone() }).collect();
-        self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(pipeline), layout: &layout, entries: &entries })
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(kernel.pass()), layout: &layout, entries: &entries })
     }
 
     /// Records one dispatch.
-    pub(crate) fn dispatch(&self, encoder: &mut wgpu::CommandEncoder, pipeline: &str, group: &wgpu::BindGroup, x: u32, y: u32) {
+    pub(crate) fn dispatch(&self, encoder: &mut wgpu::CommandEncoder, kernel: Kernel, group: &wgpu::BindGroup, x: u32, y: u32) {
         let mut timing = self.timing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let writes = match timing.as_mut() {
             Some(t) if t.recorded.len() < TIMED_PER_SUBMISSION as usize => {
                 let first = 2 * t.recorded.len() as u32;
-                t.recorded.push(pipeline.split('.').next().unwrap_or(pipeline).to_string());
+                t.recorded.push(kernel.pass().to_string());
                 Some(wgpu::ComputePassTimestampWrites {
                     query_set: &t.set,
                     beginning_of_pass_write_index: Some(first),
@@ -403,8 +507,8 @@ impl Context {
             }
             None => None,
         };
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(pipeline), timestamp_writes: writes });
-        pass.set_pipeline(self.pipeline(pipeline));
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(kernel.pass()), timestamp_writes: writes });
+        pass.set_pipeline(self.pipeline(kernel));
         pass.set_bind_group(0, group, &[]);
         pass.dispatch_workgroups(x.max(1), y.max(1), 1);
     }
@@ -536,5 +640,26 @@ impl Context {
     /// Reads `count` u32 values.
     pub(crate) fn read_u32(&mut self, src: &wgpu::Buffer, count: usize) -> Result<Vec<u32>> {
         Ok(self.read(src, count as u64 * 4)?.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    }
+}
+
+#[cfg(test)]
+mod kernel_tests {
+    use super::*;
+
+    #[test]
+    fn every_kernel_sits_at_its_index_and_names_a_module_entry() {
+        for (i, kernel) in Kernel::ALL.into_iter().enumerate() {
+            assert_eq!(kernel as usize, i, "{kernel:?}");
+            let (module, entry) = kernel.entry();
+            let text = wgsl_source(module).unwrap_or_else(|| panic!("{kernel:?}: no module `{module}`"));
+            assert!(text.contains(&format!("fn {entry}(")), "{kernel:?}: `{module}` has no entry `{entry}`");
+        }
+        // The last variant ends the list: none is left out of `ALL`.
+        assert_eq!(Kernel::ALL.len(), Kernel::VolumeUpsample as usize + 1);
+        // Every module is used by some kernel.
+        for (module, _) in MODULES {
+            assert!(Kernel::ALL.iter().any(|k| k.pass() == module), "module `{module}` has no kernel");
+        }
     }
 }

@@ -294,12 +294,12 @@ impl Backend for GpuBackend {
     fn take_timings(&mut self) -> Result<Vec<murk_core::PassTiming>> {
         self.lock().take_timings()
     }
-    fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
-        let r = self.lock().export_textures(self.key(key));
+    fn read_texture(&mut self, key: InstanceKey, texture: murk_core::Texture) -> Result<StageImage> {
+        let r = self.lock().read_texture(self.key(key), texture);
         self.in_world(r)
     }
-    fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()> {
-        let r = self.lock().import_textures(self.key(key), textures);
+    fn write_textures(&mut self, key: InstanceKey, set: &murk_core::TextureSet) -> Result<()> {
+        let r = self.lock().write_textures(self.key(key), set);
         self.in_world(r)
     }
 }

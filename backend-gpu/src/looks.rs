@@ -6,7 +6,7 @@
 //! through the engine include's `murk_fog_uv`. Floats: each agrees with the
 //! CPU reference within the tolerance in `docs/looks.md`.
 
-use crate::context::Context;
+use crate::context::{Context, Kernel};
 use crate::passes::blur::BlurAxis;
 use crate::passes::groups;
 use crate::GpuBackend;
@@ -84,15 +84,15 @@ fn overlay(ctx: &mut Context, mask: &MaskView, tint: Option<&[[u8; 3]]>, time_s:
     let shade_params = ctx.uniform(bytemuck::bytes_of(&uniform));
     let mut enc = ctx.encoder();
     for _ in 0..kernel.iterations {
-        let x = ctx.bind("blur.main", &[&params, &axis_x, &weights, &a, &b]);
-        ctx.dispatch(&mut enc, "blur.main", &x, groups(w, 8), groups(h, 8));
-        let y = ctx.bind("blur.main", &[&params, &axis_y, &weights, &b, &a]);
-        ctx.dispatch(&mut enc, "blur.main", &y, groups(w, 8), groups(h, 8));
+        let x = ctx.bind(Kernel::Blur, &[&params, &axis_x, &weights, &a, &b]);
+        ctx.dispatch(&mut enc, Kernel::Blur, &x, groups(w, 8), groups(h, 8));
+        let y = ctx.bind(Kernel::Blur, &[&params, &axis_y, &weights, &b, &a]);
+        ctx.dispatch(&mut enc, Kernel::Blur, &y, groups(w, 8), groups(h, 8));
     }
-    let up = ctx.bind("upscale.main", &[&params, &a, &big]);
-    ctx.dispatch(&mut enc, "upscale.main", &up, groups(ow, 8), groups(oh, 8));
-    let shade = ctx.bind("overlay.shade", &[&shade_params, &big, &tint_buf, &out]);
-    ctx.dispatch(&mut enc, "overlay.shade", &shade, groups(ow, 8), groups(oh, 8));
+    let up = ctx.bind(Kernel::Upscale, &[&params, &a, &big]);
+    ctx.dispatch(&mut enc, Kernel::Upscale, &up, groups(ow, 8), groups(oh, 8));
+    let shade = ctx.bind(Kernel::Overlay, &[&shade_params, &big, &tint_buf, &out]);
+    ctx.dispatch(&mut enc, Kernel::Overlay, &shade, groups(ow, 8), groups(oh, 8));
     ctx.submit(enc)?;
     let pixels = ctx.read(&out, u64::from(ow * oh) * 4);
     for buf in [a, b, weights, big, tint_buf, out] {
@@ -110,8 +110,8 @@ fn surface(ctx: &mut Context, mask: &MaskView, area: &ShaderParams, ground: &[f3
     let n = ground.len() as u64;
     let out = ctx.take(n * 8);
     let mut enc = ctx.encoder();
-    let group = ctx.bind("surface.main", &[&uniform, &area_buf, &info, &texels, &ground_buf, &out]);
-    ctx.dispatch(&mut enc, "surface.main", &group, groups(params.cols, 8), groups(params.rows, 8));
+    let group = ctx.bind(Kernel::Surface, &[&uniform, &area_buf, &info, &texels, &ground_buf, &out]);
+    ctx.dispatch(&mut enc, Kernel::Surface, &group, groups(params.cols, 8), groups(params.rows, 8));
     ctx.submit(enc)?;
     let bytes = ctx.read(&out, n * 8);
     for buf in [texels, ground_buf, out] {
@@ -148,10 +148,10 @@ fn volume(ctx: &mut Context, mask: &MaskView, area: &ShaderParams, scene: &Volum
     let (half, full) = (ctx.take(half_n * 16), ctx.take(full_n * 16));
     let mut enc = ctx.encoder();
     let buffers = [&params, &area_buf, &info, &texels, &depth, &history, &half, &full];
-    let march = ctx.bind("volume.march", &buffers);
-    ctx.dispatch(&mut enc, "volume.march", &march, groups(hw, 8), groups(hh, 8));
-    let upsample = ctx.bind("volume.upsample", &buffers);
-    ctx.dispatch(&mut enc, "volume.upsample", &upsample, groups(cam.width, 8), groups(cam.height, 8));
+    let march = ctx.bind(Kernel::VolumeMarch, &buffers);
+    ctx.dispatch(&mut enc, Kernel::VolumeMarch, &march, groups(hw, 8), groups(hh, 8));
+    let upsample = ctx.bind(Kernel::VolumeUpsample, &buffers);
+    ctx.dispatch(&mut enc, Kernel::VolumeUpsample, &upsample, groups(cam.width, 8), groups(cam.height, 8));
     ctx.submit(enc)?;
     let (half_bytes, full_bytes) = (ctx.read(&half, half_n * 16), ctx.read(&full, full_n * 16));
     for buf in [texels, depth, history, half, full] {

@@ -13,8 +13,8 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use murk_conformance::workloads::{self, Workload};
 use murk_core::hecs::{Entity, World};
 use murk_core::{
-    Backend, FogSubsystem, InstanceDims, InstanceKey, OcclusionInput, Position, RecomputeInput, RecomputeReport, Result, SampleRequest, Stage,
-    StageImage, VisionSource,
+    Backend, BackendChoice, FogSubsystem, InstanceDims, InstanceKey, MurkError, OcclusionInput, Position, RecomputeInput, RecomputeReport, Result,
+    SampleRequest, Stage, StageImage, VisionSource,
 };
 
 /// One full recompute (occlusion, visibility .. upscale, blend) per iteration.
@@ -101,8 +101,17 @@ fn report_device_time(id: &str, fog: &mut FogSubsystem) {
     eprintln!("device {id} all {:.4}", total / 1e6 / ticks);
 }
 
-fn cpu(threads: usize) -> (String, Box<dyn Backend>) {
-    (format!("cpu/{threads}"), Box::new(murk_cpu::CpuBackend::new(threads).expect("pool")))
+/// A row's backend, opened through [`BackendChoice::open`] as the CLI and
+/// the Bevy plugin open theirs: `cpu/<threads>`, or `gpu/1` on the device
+/// opened once for every row (`None` where there is none: then `Gpu` is an
+/// error and `Auto` the CPU).
+fn open(choice: BackendChoice, threads: usize, gpu: Option<&murk_gpu::GpuBackend>) -> Result<(String, Box<dyn Backend>)> {
+    let cpu = || -> Result<(String, Box<dyn Backend>)> { Ok((format!("cpu/{threads}"), Box::new(murk_cpu::CpuBackend::new(threads)?))) };
+    let gpu = || -> Result<(String, Box<dyn Backend>)> {
+        let g = gpu.ok_or_else(|| MurkError::NoAdapter("no device was opened for the GPU rows".into()))?;
+        Ok(("gpu/1".into(), Box::new(Finished(g.another_world()))))
+    };
+    choice.open(cpu, gpu).map(|opened| opened.backend)
 }
 
 fn frame(c: &mut Criterion) {
@@ -111,10 +120,10 @@ fn frame(c: &mut Criterion) {
         Ok(g) => eprintln!("GPU rows on {}", g.adapter()),
         Err(e) => eprintln!("no GPU rows: {e}"),
     }
+    let gpu = gpu.ok();
+    let cpu = |threads| open(BackendChoice::Cpu, threads, None).expect("the CPU backend opens");
     let with_gpu = |mut v: Vec<(String, Box<dyn Backend>)>| {
-        if let Ok(g) = &gpu {
-            v.push(("gpu/1".into(), Box::new(Finished(g.another_world()))));
-        }
+        v.extend(open(BackendChoice::Gpu, 1, gpu.as_ref()).ok());
         v
     };
     bench_frames(c, &mut workloads::small(), with_gpu(vec![cpu(1), cpu(2)]));
@@ -172,11 +181,11 @@ impl Backend for Finished {
     fn forget_readback(&mut self, ticket: u64) {
         self.0.forget_readback(ticket)
     }
-    fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
-        self.0.export_textures(key)
+    fn read_texture(&mut self, key: InstanceKey, texture: murk_core::Texture) -> Result<StageImage> {
+        self.0.read_texture(key, texture)
     }
-    fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()> {
-        self.0.import_textures(key, textures)
+    fn write_textures(&mut self, key: InstanceKey, set: &murk_core::TextureSet) -> Result<()> {
+        self.0.write_textures(key, set)
     }
     fn enable_timings(&mut self) -> Result<()> {
         self.0.enable_timings()

@@ -23,9 +23,8 @@ fn passes_rts(c: &mut Criterion) {
     let n = (wd * ht) as usize;
     let accel = passes::visibility::Accel::new(&p.coverage, &p.heights, wd, ht);
     let mips = passes::mips::build_mips(&p.coverage, wd, ht);
-    let (dw, dh, df) = passes::distance_field::distance_field(&p.coverage, wd, ht, 1);
-    let occ =
-        Occlusion { width: wd, height: ht, coverage: &p.coverage, heights: &p.heights, mips: &mips, distance_field: (dw, dh, &df), accel: &accel };
+    let df = passes::distance_field::distance_field(&p.coverage, wd, ht, 1);
+    let occ = Occlusion { width: wd, height: ht, coverage: &p.coverage, heights: &p.heights, mips: &mips, distance_field: &df, accel: &accel };
     let mut vis = vec![0u16; n];
     passes::visibility::visibility(&p.recompute, &occ, &mut vis);
     let (mut a, mut b, mut t) = (vec![0u16; n], vec![0u16; n], vec![0u16; n]);

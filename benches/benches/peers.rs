@@ -40,7 +40,15 @@ fn peers(c: &mut Criterion) {
     let p = prepare(&mut w);
     let (wd, ht) = (p.occlusion.width, p.occlusion.height);
     let accel = passes::visibility::Accel::new(&p.coverage, &p.heights, wd, ht);
-    let occ = Occlusion { width: wd, height: ht, coverage: &p.coverage, heights: &p.heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+    let occ = Occlusion {
+        width: wd,
+        height: ht,
+        coverage: &p.coverage,
+        heights: &p.heights,
+        mips: &[],
+        distance_field: &murk_core::Grid::default(),
+        accel: &accel,
+    };
     let cells = &w.source_cells;
     let radius = w.radius as usize;
     let blocked = |x: i32, y: i32| x < 0 || y < 0 || x >= SIZE as i32 || y >= SIZE as i32 || p.coverage[y as usize * SIZE + x as usize] != 0;

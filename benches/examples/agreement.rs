@@ -16,7 +16,15 @@ fn main() {
     let (wd, ht) = (p.occlusion.width, p.occlusion.height);
     let size = wd as usize;
     let accel = passes::visibility::Accel::new(&p.coverage, &p.heights, wd, ht);
-    let occ = Occlusion { width: wd, height: ht, coverage: &p.coverage, heights: &p.heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+    let occ = Occlusion {
+        width: wd,
+        height: ht,
+        coverage: &p.coverage,
+        heights: &p.heights,
+        mips: &[],
+        distance_field: &murk_core::Grid::default(),
+        accel: &accel,
+    };
     let blocked = |x: i32, y: i32| x < 0 || y < 0 || x >= wd as i32 || y >= ht as i32 || p.coverage[y as usize * size + x as usize] != 0;
     let mut peer = vec![false; p.coverage.len()];
     for &(x, y) in &w.source_cells {

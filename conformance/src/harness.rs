@@ -11,7 +11,7 @@
 use crate::error::{Context, HarnessError};
 use murk_core::fixed::Fnv64;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
-use murk_core::{Backend, InstanceStats, RayMethod, Stage, StageImage};
+use murk_core::{Backend, BackendChoice, InstanceStats, MurkError, RayMethod, Stage, StageImage};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -55,26 +55,33 @@ pub struct Variant {
     pub make: Box<dyn Fn() -> Box<dyn Backend> + Send + Sync>,
 }
 
-/// The CPU reference on 1 thread (the golden writer) and on 3 threads.
-pub fn cpu_variants() -> Vec<Variant> {
-    [1usize, 3]
-        .into_iter()
-        .map(|threads| Variant {
-            name: format!("cpu-{threads}"),
-            make: Box::new(move || Box::new(murk_cpu::CpuBackend::new(threads).expect("thread pool")) as Box<dyn Backend>),
-        })
-        .collect()
+/// The variant a backend choice opens, through [`BackendChoice::open`] as
+/// every program that lets a user choose: the CPU reference on `threads`
+/// threads, or the GPU on the first adapter with one device shared by every
+/// case (`Auto` falls back to the CPU as everywhere). A GPU that cannot
+/// open is [`HarnessError::NoAdapter`] with the reason.
+pub fn variant(choice: BackendChoice, threads: usize) -> Result<Variant, HarnessError> {
+    let cpu = || -> murk_core::Result<Variant> {
+        // Opened once here so that a bad thread count is this call's error.
+        murk_cpu::CpuBackend::new(threads)?;
+        let make = move || Box::new(murk_cpu::CpuBackend::new(threads).expect("opened once with this thread count")) as Box<dyn Backend>;
+        Ok(Variant { name: format!("cpu-{threads}"), make: Box::new(make) })
+    };
+    let gpu = || -> murk_core::Result<Variant> {
+        let gpu = murk_gpu::GpuBackend::new()?;
+        Ok(Variant { name: format!("gpu:{}", gpu.adapter()), make: Box::new(move || Box::new(gpu.another_world())) })
+    };
+    match choice.open(cpu, gpu) {
+        Ok(opened) => Ok(opened.backend),
+        Err(MurkError::NoAdapter(why)) => Err(HarnessError::NoAdapter(why)),
+        Err(e) if choice == BackendChoice::Gpu => Err(HarnessError::NoAdapter(e.to_string())),
+        Err(e) => Err(e).context(|| format!("opening the {} backend", choice.name())),
+    }
 }
 
-/// The GPU backend on the first adapter, sharing one device across cases;
-/// an error says why there is none.
-pub fn gpu_variant() -> Result<(Variant, String), HarnessError> {
-    let gpu = murk_gpu::GpuBackend::new().map_err(|e| match e {
-        murk_core::MurkError::NoAdapter(why) => HarnessError::NoAdapter(why),
-        other => HarnessError::NoAdapter(other.to_string()),
-    })?;
-    let adapter = gpu.adapter();
-    Ok((Variant { name: format!("gpu:{adapter}"), make: Box::new(move || Box::new(gpu.another_world())) }, adapter))
+/// The CPU reference on 1 thread (the golden writer) and on 3 threads.
+pub fn cpu_variants() -> Result<Vec<Variant>, HarnessError> {
+    [1usize, 3].into_iter().map(|threads| variant(BackendChoice::Cpu, threads)).collect()
 }
 
 /// One recorded pass.

@@ -9,6 +9,7 @@
 use crate::error::Result;
 pub use crate::frame::Readback;
 use crate::frame::{OcclusionInput, RecomputeInput, RecomputeReport};
+use crate::texture::{Texture, TextureSet};
 
 /// Identifies an instance's resources inside a backend.
 pub type InstanceKey = u32;
@@ -108,6 +109,23 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// The texture a stage reads, `None` for [`Stage::Mips`] (the pyramid
+    /// levels drawn side by side by [`crate::texture::mip_atlas`]).
+    pub fn texture(self) -> Option<Texture> {
+        match self {
+            Stage::Coverage => Some(Texture::Coverage),
+            Stage::Height => Some(Texture::Height),
+            Stage::Mips => None,
+            Stage::DistanceField => Some(Texture::DistanceField),
+            Stage::Visibility => Some(Texture::Visibility),
+            Stage::Blur => Some(Texture::Blur),
+            Stage::Memory => Some(Texture::Memory),
+            Stage::Compose => Some(Texture::Compose),
+            Stage::Upscale => Some(Texture::Upscale),
+            Stage::Final => Some(Texture::Final),
+        }
+    }
+
     /// Every stage, in pipeline order.
     pub const ALL: [Stage; 10] = [
         Stage::Coverage,
@@ -278,10 +296,15 @@ pub trait Backend: Send {
     fn take_timings(&mut self) -> Result<Vec<PassTiming>> {
         Ok(Vec::new())
     }
-    /// Every texture of an instance, for snapshots: `(name, image)` in a fixed order.
-    fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>>;
-    /// Restores textures written by [`Backend::export_textures`]; checks names and sizes first.
-    fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()>;
+    /// One texture of an instance as it holds it now (snapshots read every
+    /// texture of [`crate::texture::instance_textures`] this way). A pyramid
+    /// level it has not built is an error naming it.
+    fn read_texture(&mut self, key: InstanceKey, texture: Texture) -> Result<StageImage>;
+    /// Replaces every texture of an instance with a checked set (a restore,
+    /// a resample into a new area); the set is checked against the
+    /// instance's size by [`TextureSet::new`], so a backend only loads it.
+    /// An error leaves the instance as it was.
+    fn write_textures(&mut self, key: InstanceKey, set: &TextureSet) -> Result<()>;
 }
 
 /// Device time spent in one pass, as a backend that times its passes reports it.

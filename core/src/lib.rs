@@ -51,6 +51,7 @@ pub mod scenario;
 pub mod snapshot;
 pub mod stealth;
 pub mod subsystem;
+pub mod texture;
 pub mod transform;
 pub mod zlayer;
 
@@ -72,5 +73,6 @@ pub use hecs;
 pub use profile::{Profile, ProfileQ, RayMethod};
 pub use query::{MaskAnswer, QueryHandle};
 pub use stealth::{StealthEvent, StealthState};
-pub use subsystem::{FogSubsystem, InstanceDesc, InstanceStats, InstanceTick, TickReport};
+pub use subsystem::{CaptureBytes, FogSubsystem, InstanceDesc, InstanceState, InstanceStats, InstanceTick, TickReport};
+pub use texture::{instance_textures, mip_atlas, Grid, OcclusionBuild, TexelKind, Texture, TextureSet, TextureSpec};
 pub use transform::{Area, AreaTransform};

@@ -18,10 +18,10 @@
 use crate::backend::{StageData, StageImage};
 use crate::error::{MurkError, Result};
 use crate::fixed::Fnv64;
-use crate::profile::ProfileQ;
 use crate::query::MaskAnswer;
 use crate::stealth::StealthSample;
-use crate::subsystem::{InstanceDesc, InstanceStats};
+use crate::subsystem::{InstanceDesc, InstanceState};
+use crate::texture::{TexelKind, Texture};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -115,38 +115,11 @@ pub struct FogBody {
 pub struct InstanceBody {
     /// Name, area, resolution, teams and profile.
     pub desc: InstanceDesc,
-    /// Hash of the blockers of the last occlusion build.
-    pub blocker_hash: Option<u64>,
-    /// Signature of the capture inputs of the last recapture.
-    pub capture_signature: Option<u64>,
-    /// The captured heights: little-endian `i32`, one per internal texel.
-    #[serde(with = "serde_bytes")]
-    pub capture: Option<Vec<u8>>,
-    /// Hash of the sources of the last recompute.
-    pub source_hash: Option<u64>,
-    /// The occlusion must be rebuilt.
-    pub occlusion_dirty: bool,
-    /// The capture must be redone.
-    pub capture_dirty: bool,
-    /// A recompute changed nothing under the present inputs.
-    pub settled: bool,
-    /// The instance has recomputed once.
-    pub has_recomputed: bool,
-    /// What the last occlusion build made: mips, distance-field scale.
-    pub built_for: Option<(bool, u32)>,
-    /// The profile of the last recompute.
-    pub recomputed_profile: Option<ProfileQ>,
-    /// Microseconds since the rates last stepped.
-    pub rate_since_us: u64,
-    /// Microseconds since the blend started.
-    pub blend_since_us: u64,
-    /// Counters.
-    pub stats: InstanceStats,
-    /// The input epoch.
-    pub epoch: u64,
+    /// What the rules decide from (postcard writes its fields in line).
+    pub state: InstanceState,
     /// "Changed" flags of recent recomputes, oldest first.
     pub flags: Vec<FlagBody>,
-    /// Every texture, in the order the backends export them.
+    /// Every texture, in the order of [`crate::texture::instance_textures`].
     pub textures: Vec<TextureBody>,
 }
 
@@ -212,39 +185,30 @@ pub struct SampleBatchBody {
 }
 
 impl TextureBody {
-    /// A stage image as a texture of the body.
-    pub fn of(name: &str, img: &StageImage) -> Self {
-        let kind = match img.data {
-            StageData::U8(_) => 0,
-            StageData::U16(_) => 1,
-            StageData::I32(_) => 2,
-            StageData::U32(_) => 3,
-        };
-        Self { name: name.to_string(), width: img.width, height: img.height, kind, bytes: img.bytes() }
+    /// A texture of an instance as it is written in the body.
+    pub fn of(texture: Texture, img: &StageImage) -> Self {
+        Self { name: texture.name(), width: img.width, height: img.height, kind: img.data.kind().code(), bytes: img.bytes() }
     }
 
-    /// The stage image it holds; an unknown type or a byte count that does
-    /// not match the size is an error naming the texture.
-    pub fn to_image(&self) -> Result<StageImage> {
+    /// The texture it names and the image it holds; an unknown name or type,
+    /// or a byte count that does not match the size, is an error naming the
+    /// texture.
+    pub fn to_image(&self) -> Result<(Texture, StageImage)> {
         let (name, width, height, raw) = (&self.name, self.width, self.height, &self.bytes);
+        let texture = Texture::parse(name).ok_or_else(|| corrupt(format!("texture `{name}` is not a texture of an instance")))?;
+        let kind = TexelKind::from_code(self.kind).ok_or_else(|| corrupt(format!("texture `{name}` has unknown type {}", self.kind)))?;
         let n = u128::from(width) * u128::from(height);
-        let size: u128 = match self.kind {
-            0 => 1,
-            1 => 2,
-            2 | 3 => 4,
-            k => return Err(corrupt(format!("texture `{name}` has unknown type {k}"))),
-        };
         // In 128 bits: 4 * u32::MAX^2 does not fit 64.
-        if raw.len() as u128 != n * size {
-            return Err(corrupt(format!("texture `{name}` holds {} bytes, {width}x{height} needs {}", raw.len(), n * size)));
+        if raw.len() as u128 != n * kind.size() as u128 {
+            return Err(corrupt(format!("texture `{name}` holds {} bytes, {width}x{height} needs {}", raw.len(), n * kind.size() as u128)));
         }
-        let data = match self.kind {
-            0 => StageData::U8(raw.clone()),
-            1 => StageData::U16(raw.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()),
-            2 => StageData::I32(raw.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
-            _ => StageData::U32(raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
+        let data = match kind {
+            TexelKind::U8 => StageData::U8(raw.clone()),
+            TexelKind::U16 => StageData::U16(raw.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()),
+            TexelKind::I32 => StageData::I32(raw.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
+            TexelKind::U32 => StageData::U32(raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
         };
-        Ok(StageImage { width, height, data })
+        Ok((texture, StageImage { width, height, data }))
     }
 }
 
@@ -285,6 +249,7 @@ mod tests {
     fn a_texture_size_whose_byte_count_overflows_is_an_error() {
         // Found by the snapshot fuzz target: 4 bytes x u32::MAX^2 wrapped.
         let t = TextureBody { name: "final".into(), width: u32::MAX, height: u32::MAX, kind: 2, bytes: vec![0; 4] };
+        // (`final` is u16; the type is checked against the texture after decoding.)
         let e = t.to_image().unwrap_err().to_string();
         assert!(e.contains("4294967295x4294967295 needs 73786976260478468100"), "{e}");
     }
@@ -292,11 +257,13 @@ mod tests {
     #[test]
     fn textures_round_trip_and_name_an_unknown_type() {
         let img = StageImage { width: 2, height: 1, data: StageData::I32(vec![-1, 7]) };
-        let t = TextureBody::of("height", &img);
-        assert_eq!((t.kind, t.bytes.len()), (2, 8));
-        assert_eq!(t.to_image().unwrap(), img);
-        let e = TextureBody { kind: 9, ..t }.to_image().unwrap_err().to_string();
+        let t = TextureBody::of(Texture::Height, &img);
+        assert_eq!((t.name.as_str(), t.kind, t.bytes.len()), ("height", 2, 8));
+        assert_eq!(t.to_image().unwrap(), (Texture::Height, img));
+        let e = TextureBody { kind: 9, ..t.clone() }.to_image().unwrap_err().to_string();
         assert!(e.contains("texture `height` has unknown type 9"), "{e}");
+        let e = TextureBody { name: "fog".into(), ..t }.to_image().unwrap_err().to_string();
+        assert!(e.contains("texture `fog` is not a texture of an instance"), "{e}");
     }
 
     #[test]

@@ -8,13 +8,14 @@
 //! result is unique and every backend agrees by construction.
 //! Twin: `backend-gpu/shaders/distance_field.wgsl`.
 
+use murk_core::Grid;
 use rayon::prelude::*;
 
 /// Squared distance stored where no covered texel exists at all.
 pub const FAR: u32 = u32::MAX;
 
 /// Builds the distance field of `coverage` at `scale` (1, 2 or 4).
-pub fn distance_field(coverage: &[u8], width: u32, height: u32, scale: u32) -> (u32, u32, Vec<u32>) {
+pub fn distance_field(coverage: &[u8], width: u32, height: u32, scale: u32) -> Grid<u32> {
     let (dw, dh) = (width.div_ceil(scale) as usize, height.div_ceil(scale) as usize);
     let (w, s) = (width as usize, scale as usize);
     // Coarse coverage: a DF texel is covered when any texel of its block is.
@@ -72,7 +73,7 @@ pub fn distance_field(coverage: &[u8], width: u32, height: u32, scale: u32) -> (
             envelope_row(g, inf, v, z, row);
         },
     );
-    (dw as u32, dh as u32, out)
+    Grid { width: dw as u32, height: dh as u32, texels: out }
 }
 
 /// One row of the lower envelope; `g[q] >= inf` means no covered texel in
@@ -144,7 +145,7 @@ mod tests {
         #[test]
         fn matches_brute_force(w in 1u32..24, h in 1u32..24, seed in any::<u64>(), density in 0u64..40) {
             let cov: Vec<u8> = (0..w * h).map(|i| u8::from(murk_core::fixed::hash2(i as i32, seed as i32) % 100 < density as u32)).collect();
-            let (_, _, df) = distance_field(&cov, w, h, 1);
+            let df = distance_field(&cov, w, h, 1).texels;
             prop_assert_eq!(df, brute(&cov, w, h));
         }
     }
@@ -153,7 +154,7 @@ mod tests {
     fn downscale_marks_blocks() {
         let mut cov = vec![0u8; 8 * 8];
         cov[5 * 8 + 5] = 1;
-        let (dw, dh, df) = distance_field(&cov, 8, 8, 2);
+        let Grid { width: dw, height: dh, texels: df } = distance_field(&cov, 8, 8, 2);
         assert_eq!((dw, dh), (4, 4));
         assert_eq!(df[2 * 4 + 2], 0);
         assert_eq!(df[0], 8);

@@ -6,9 +6,11 @@
 //! `[x << l, (x + 1) << l) x [y << l, (y + 1) << l)` is 0.
 //! Twin: `backend-gpu/shaders/mips.wgsl`.
 
+use murk_core::Grid;
+
 /// Builds levels 1.. until a level is 1x1.
-pub fn build_mips(coverage: &[u8], width: u32, height: u32) -> Vec<(u32, u32, Vec<u8>)> {
-    let mut levels: Vec<(u32, u32, Vec<u8>)> = Vec::new();
+pub fn build_mips(coverage: &[u8], width: u32, height: u32) -> Vec<Grid<u8>> {
+    let mut levels: Vec<Grid<u8>> = Vec::new();
     let (mut w, mut h) = (width, height);
     let mut below: &[u8] = coverage;
     let mut owned: Vec<u8>;
@@ -27,8 +29,8 @@ pub fn build_mips(coverage: &[u8], width: u32, height: u32) -> Vec<(u32, u32, Ve
                 owned[(y * nw + x) as usize] = m;
             }
         }
-        levels.push((nw, nh, owned));
-        below = &levels.last().expect("just pushed").2;
+        levels.push(Grid { width: nw, height: nh, texels: owned });
+        below = &levels.last().expect("just pushed").texels;
         w = nw;
         h = nh;
     }
@@ -44,11 +46,11 @@ mod tests {
         let mut cov = vec![0u8; 10 * 6];
         cov[3 * 10 + 7] = 1;
         let levels = build_mips(&cov, 10, 6);
-        assert_eq!(levels[0].0, 5);
-        assert_eq!(levels[0].1, 3);
-        assert_eq!(levels[0].2[5 + 3], 1);
-        assert_eq!(levels[0].2.iter().map(|&v| u32::from(v)).sum::<u32>(), 1);
+        assert_eq!(levels[0].width, 5);
+        assert_eq!(levels[0].height, 3);
+        assert_eq!(levels[0].texels[5 + 3], 1);
+        assert_eq!(levels[0].texels.iter().map(|&v| u32::from(v)).sum::<u32>(), 1);
         let top = levels.last().unwrap();
-        assert_eq!((top.0, top.1, top.2[0]), (1, 1, 1));
+        assert_eq!((top.width, top.height, top.texels[0]), (1, 1, 1));
     }
 }

@@ -101,19 +101,45 @@ pub(super) fn image_u32(img: &StageImage) -> Vec<u32> {
     }
 }
 
-/// Writes the occlusion textures (coverage, height, mips, distance field).
-pub(super) fn import_occlusion(ctx: &mut Context, t: &mut Textures, textures: &[(String, StageImage)]) -> Result<()> {
-    let size_ok = |img: &StageImage| (img.width, img.height) == (t.dims.width, t.dims.height);
-    let mips: Vec<&StageImage> = textures.iter().filter(|(n, _)| n.starts_with("mip")).map(|(_, i)| i).collect();
-    let table = passes::mips::layout(t.dims.width, t.dims.height);
+/// Loads a checked texture set: the occlusion (coverage, height, the
+/// pyramid with its level table, the distance field) and every mask.
+pub(super) fn import_all(ctx: &mut Context, t: &mut Textures, set: &TextureSet) -> Result<()> {
+    let d = t.dims;
+    let mips = set.mips();
+    let table = passes::mips::layout(d.width, d.height);
     if !mips.is_empty() && (mips.len() != table.len() - 1 || mips.iter().zip(&table[1..]).any(|(m, l)| (m.width, m.height) != (l.1, l.2))) {
-        return Err(gpu_error("snapshot mip levels do not match the instance size"));
+        return Err(gpu_error("the texture set's mip levels do not match the instance size"));
     }
-    for (name, img) in textures {
-        match name.as_str() {
-            "coverage" if size_ok(img) => ctx.queue.write_buffer(&t.coverage, 0, bytemuck::cast_slice(&image_u32(img))),
-            "height" if size_ok(img) => ctx.queue.write_buffer(&t.height, 0, bytemuck::cast_slice(&image_u32(img))),
-            "distance_field" => {
+    for (texture, img) in set.textures() {
+        let expected = match texture {
+            Texture::Mip(_) | Texture::DistanceField => (img.width, img.height),
+            Texture::Upscale | Texture::Start | Texture::Final => (d.out_width, d.out_height),
+            _ => (d.width, d.height),
+        };
+        if (img.width, img.height) != expected {
+            return Err(gpu_error(format!(
+                "texture `{}` is {}x{}, the instance's is {}x{}",
+                texture.name(),
+                img.width,
+                img.height,
+                expected.0,
+                expected.1
+            )));
+        }
+    }
+    for (texture, img) in set.textures() {
+        let target = match texture {
+            Texture::Coverage => &t.coverage,
+            Texture::Height => &t.height,
+            Texture::Visibility => &t.visibility,
+            Texture::Blur => &t.blurred,
+            Texture::Memory => &t.memory,
+            Texture::Compose => &t.composed,
+            Texture::Upscale => &t.upscaled,
+            Texture::Start => &t.start,
+            Texture::Final => &t.final_mask,
+            Texture::Mip(_) => continue,
+            Texture::DistanceField => {
                 let v = image_u32(img);
                 if !v.is_empty() {
                     let b = ctx.upload(bytemuck::cast_slice(&v));
@@ -121,18 +147,17 @@ pub(super) fn import_occlusion(ctx: &mut Context, t: &mut Textures, textures: &[
                 }
                 t.frame.df_width = img.width;
                 t.frame.df_height = img.height;
+                continue;
             }
-            m if m.starts_with("mip") => {}
-            other => return Err(gpu_error(format!("snapshot texture `{other}` is {}x{}, of the wrong kind or size", img.width, img.height))),
-        }
+        };
+        ctx.queue.write_buffer(target, 0, bytemuck::cast_slice(&image_u32(img)));
     }
     if mips.is_empty() {
         t.frame.mip_levels = 0;
     } else {
-        let coverage: Vec<u32> = textures.iter().find(|(n, _)| n == "coverage").map(|(_, i)| image_u32(i)).unwrap_or_default();
-        let mut all = coverage;
+        let mut all = set.get(Texture::Coverage).map(image_u32).unwrap_or_default();
         for m in &mips {
-            all.extend(image_u32(m));
+            all.extend(m.texels.iter().map(|&v| u32::from(v)));
         }
         let levels = ctx.upload(bytemuck::cast_slice(&all));
         ctx.give(std::mem::replace(&mut t.levels, levels));
@@ -142,40 +167,6 @@ pub(super) fn import_occlusion(ctx: &mut Context, t: &mut Textures, textures: &[
         t.frame.mip_levels = table.len() as u32 - 1;
     }
     ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
-    ctx.submit(ctx.encoder())
-}
-
-/// Writes every texture of a snapshot, checking names and sizes first.
-pub(super) fn import_all(ctx: &mut Context, t: &mut Textures, textures: &[(String, StageImage)]) -> Result<()> {
-    let d = t.dims;
-    for (name, img) in textures {
-        let internal = (img.width, img.height) == (d.width, d.height);
-        let output = (img.width, img.height) == (d.out_width, d.out_height);
-        let ok = match name.as_str() {
-            "coverage" | "height" | "visibility" | "blur" | "memory" | "compose" => internal,
-            "upscale" | "start" | "final" => output,
-            n => n.starts_with("mip") || n == "distance_field",
-        };
-        if !ok {
-            return Err(gpu_error(format!("snapshot texture `{name}` is {}x{}, of the wrong kind or size", img.width, img.height)));
-        }
-    }
-    let occlusion: Vec<(String, StageImage)> =
-        textures.iter().filter(|(n, _)| n == "coverage" || n == "height" || n.starts_with("mip") || n == "distance_field").cloned().collect();
-    import_occlusion(ctx, t, &occlusion)?;
-    for (name, img) in textures {
-        let target = match name.as_str() {
-            "visibility" => &t.visibility,
-            "blur" => &t.blurred,
-            "memory" => &t.memory,
-            "compose" => &t.composed,
-            "upscale" => &t.upscaled,
-            "start" => &t.start,
-            "final" => &t.final_mask,
-            _ => continue,
-        };
-        ctx.queue.write_buffer(target, 0, bytemuck::cast_slice(&image_u32(img)));
-    }
     let mut enc = ctx.encoder();
     present(ctx, &mut enc, t);
     ctx.submit(enc)

@@ -11,10 +11,10 @@
 //! and readback state declared here. Occlusion builds, copies and snapshot
 //! writes are in `build.rs`.)
 
-use crate::context::{gpu_error, unknown_key, Context, InFlight, Wait, MASK_TEXTURE_FORMAT};
+use crate::context::{gpu_error, unknown_key, Context, InFlight, Kernel, Wait, MASK_TEXTURE_FORMAT};
 use crate::passes;
 use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
-use murk_core::{Backend, FrameParams, MurkError, OcclusionInput, Pass, RecomputeInput, RecomputeReport, Result};
+use murk_core::{Backend, FrameParams, Grid, MurkError, OcclusionInput, Pass, RecomputeInput, RecomputeReport, Result, Texture, TextureSet};
 use passes::distance_field::FieldBuffers;
 use std::collections::BTreeMap;
 
@@ -196,7 +196,7 @@ impl Gpu {
             let texture = mask_texture(&ctx.device, "murk detail", t.dims.width, t.dims.height);
             let view = texture.create_view(&wgpu::TextureViewDescriptor::default());
             let group = ctx.bind_resources(
-                "present_detail.main",
+                Kernel::PresentDetail,
                 &[
                     t.params.as_entire_binding(),
                     t.blurred.as_entire_binding(),
@@ -231,17 +231,8 @@ impl Gpu {
             }
             Pass::DistanceField => match &t.field_scratch {
                 Some([coarse, vertical, envelope_v, envelope_z]) => {
-                    let (dw, dh) = (t.frame.df_width, t.frame.df_height);
                     let buffers = [&t.params, &t.coverage, coarse, vertical, envelope_v, envelope_z, &t.field];
-                    for (entry, x, y) in [
-                        ("coarse_pass", passes::groups(dw, 8), passes::groups(dh, 8)),
-                        ("columns_pass", passes::groups(dw, 64), 1),
-                        ("rows_pass", passes::groups(dh, 64), 1),
-                    ] {
-                        let name = format!("distance_field.{entry}");
-                        let g = ctx.bind(&name, &buffers);
-                        ctx.dispatch(&mut enc, &name, &g, x, y);
-                    }
+                    passes::distance_field::dispatch(ctx, &mut enc, &buffers, t.frame.df_width, t.frame.df_height);
                     Vec::new()
                 }
                 None => return Err(gpu_error("the distance field was not built for this instance")),
@@ -274,17 +265,18 @@ impl Gpu {
     }
 }
 
-fn read_mips(ctx: &mut Context, t: &Textures) -> Result<(u32, u32, Vec<Vec<u8>>)> {
-    {
-        let table = passes::mips::layout(t.dims.width, t.dims.height);
-        if t.frame.mip_levels == 0 {
-            return Ok((t.dims.width, t.dims.height, Vec::new()));
-        }
-        let (last_offset, lw, lh) = *table.last().expect("level 0 exists");
-        let all = ctx.read_u32(&t.levels, (last_offset + lw * lh) as usize)?;
-        let levels = table[1..].iter().map(|&(o, w, h)| all[o as usize..(o + w * h) as usize].iter().map(|&v| v as u8).collect()).collect();
-        Ok((t.dims.width, t.dims.height, levels))
+/// The coverage pyramid's levels 1.. (none when it is not built).
+fn read_mips(ctx: &mut Context, t: &Textures) -> Result<Vec<Grid<u8>>> {
+    if t.frame.mip_levels == 0 {
+        return Ok(Vec::new());
     }
+    let table = passes::mips::layout(t.dims.width, t.dims.height);
+    let (last_offset, lw, lh) = *table.last().expect("level 0 exists");
+    let all = ctx.read_u32(&t.levels, (last_offset + lw * lh) as usize)?;
+    Ok(table[1..]
+        .iter()
+        .map(|&(o, w, h)| Grid { width: w, height: h, texels: all[o as usize..(o + w * h) as usize].iter().map(|&v| v as u8).collect() })
+        .collect())
 }
 
 fn zeroed(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, bytes: u64) -> wgpu::Buffer {
@@ -299,7 +291,7 @@ fn read_u16(ctx: &mut Context, b: &wgpu::Buffer, n: u64) -> Result<Vec<u16>> {
 
 /// Records the presentation of the final mask into its texture.
 fn present(ctx: &Context, enc: &mut wgpu::CommandEncoder, t: &Textures) {
-    ctx.dispatch(enc, "present.main", &t.present, passes::groups(t.dims.out_width, 8), passes::groups(t.dims.out_height, 8));
+    ctx.dispatch(enc, Kernel::Present, &t.present, passes::groups(t.dims.out_width, 8), passes::groups(t.dims.out_height, 8));
 }
 
 impl Backend for Gpu {
@@ -333,8 +325,10 @@ impl Backend for Gpu {
         let params = ctx.uniform(bytemuck::bytes_of(&frame));
         let mask = mask_texture(&ctx.device, "murk mask", dims.out_width, dims.out_height);
         let view = mask.create_view(&wgpu::TextureViewDescriptor::default());
-        let present_group = ctx
-            .bind_resources("present.main", &[params.as_entire_binding(), final_mask.as_entire_binding(), wgpu::BindingResource::TextureView(&view)]);
+        let present_group = ctx.bind_resources(
+            Kernel::Present,
+            &[params.as_entire_binding(), final_mask.as_entire_binding(), wgpu::BindingResource::TextureView(&view)],
+        );
         let t = Textures {
             dims,
             frame,
@@ -441,7 +435,7 @@ impl Backend for Gpu {
         passes::compose::record(ctx, enc, t);
         passes::upscale::record(ctx, enc, t);
         if let Some((_, group)) = &t.detail {
-            ctx.dispatch(enc, "present_detail.main", group, passes::groups(t.dims.width, 8), passes::groups(t.dims.height, 8));
+            ctx.dispatch(enc, Kernel::PresentDetail, group, passes::groups(t.dims.width, 8), passes::groups(t.dims.height, 8));
         }
         enc.copy_buffer_to_buffer(&t.final_mask, 0, &t.start, 0, t.out_texels() * 4);
         // The flag comes back with the submission (the blend's, or the next
@@ -480,45 +474,15 @@ impl Backend for Gpu {
     }
 
     fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage> {
-        self.flush()?;
-        let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
-        let ctx = &mut self.ctx;
-        let d = t.dims;
-        let n = t.texels();
-        let on = t.out_texels();
-        let (width, height, data) = match stage {
-            Stage::Coverage => (d.width, d.height, StageData::U8(ctx.read_u32(&t.coverage, n as usize)?.into_iter().map(|v| v as u8).collect())),
-            Stage::Height => (d.width, d.height, StageData::I32(ctx.read_u32(&t.height, n as usize)?.into_iter().map(|v| v as i32).collect())),
-            Stage::Mips => {
-                // The CPU's atlas: levels 1.. side by side, level 1 at the left.
-                let (w0, h0, levels) = read_mips(ctx, t)?;
-                let table = passes::mips::layout(w0, h0);
-                let (w, h) = (w0.div_ceil(2).max(1), h0.div_ceil(2).max(1));
-                let total_w: u32 = if levels.is_empty() { w } else { table[1..].iter().map(|l| l.1).sum::<u32>().max(w) };
-                let mut atlas = vec![0u8; (total_w * h) as usize];
-                let mut x0 = 0;
-                for (texels, &(_, lw, lh)) in levels.iter().zip(&table[1..]) {
-                    for y in 0..lh {
-                        for x in 0..lw {
-                            atlas[(y * total_w + x0 + x) as usize] = texels[(y * lw + x) as usize];
-                        }
-                    }
-                    x0 += lw;
-                }
-                (total_w, h, StageData::U8(atlas))
+        match stage.texture() {
+            Some(texture) => self.read_texture(key, texture),
+            None => {
+                self.flush()?;
+                let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
+                let levels = read_mips(&mut self.ctx, t)?;
+                Ok(murk_core::mip_atlas(t.dims.width, t.dims.height, &levels))
             }
-            Stage::DistanceField => {
-                let (dw, dh) = (t.frame.df_width, t.frame.df_height);
-                (dw, dh, StageData::U32(if dw * dh == 0 { Vec::new() } else { ctx.read_u32(&t.field, (dw * dh) as usize)? }))
-            }
-            Stage::Visibility => (d.width, d.height, StageData::U16(read_u16(ctx, &t.visibility, n)?)),
-            Stage::Blur => (d.width, d.height, StageData::U16(read_u16(ctx, &t.blurred, n)?)),
-            Stage::Memory => (d.width, d.height, StageData::U16(read_u16(ctx, &t.memory, n)?)),
-            Stage::Compose => (d.width, d.height, StageData::U16(read_u16(ctx, &t.composed, n)?)),
-            Stage::Upscale => (d.out_width, d.out_height, StageData::U16(read_u16(ctx, &t.upscaled, on)?)),
-            Stage::Final => (d.out_width, d.out_height, StageData::U16(read_u16(ctx, &t.final_mask, on)?)),
-        };
-        Ok(StageImage { width, height, data })
+        }
     }
 
     fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64> {
@@ -548,9 +512,9 @@ impl Backend for Gpu {
             let t = self.instances.get(&request.key).expect("checked above");
             let n = request.texels.len() as u32;
             let range = ctx.uniform(bytemuck::bytes_of(&SampleRange { first, count: n, pad: [0; 2] }));
-            let g = ctx.bind("sample.main", &[&list, &t.final_mask, &results, &range]);
+            let g = ctx.bind(Kernel::Sample, &[&list, &t.final_mask, &results, &range]);
             let g64 = passes::groups(n, 64);
-            ctx.dispatch(&mut pending.encoder, "sample.main", &g, g64.min(SAMPLE_ROW_GROUPS), g64.div_ceil(SAMPLE_ROW_GROUPS));
+            ctx.dispatch(&mut pending.encoder, Kernel::Sample, &g, g64.min(SAMPLE_ROW_GROUPS), g64.div_ceil(SAMPLE_ROW_GROUPS));
             first += n;
         }
         let readback = InFlight::new(ctx.staging(&mut pending.encoder, &results, bytes), bytes);
@@ -589,39 +553,52 @@ impl Backend for Gpu {
         self.ctx.take_timings()
     }
 
-    fn export_textures(&mut self, key: InstanceKey) -> Result<Vec<(String, StageImage)>> {
-        let mut out =
-            vec![("coverage".to_string(), self.read_stage(key, Stage::Coverage)?), ("height".to_string(), self.read_stage(key, Stage::Height)?)];
+    fn read_texture(&mut self, key: InstanceKey, texture: Texture) -> Result<StageImage> {
+        self.flush()?;
         let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
-        let (_, _, levels) = read_mips(&mut self.ctx, t)?;
-        let table = passes::mips::layout(t.dims.width, t.dims.height);
-        for (i, (texels, &(_, w, h))) in levels.into_iter().zip(&table[1..]).enumerate() {
-            out.push((format!("mip{}", i + 1), StageImage { width: w, height: h, data: StageData::U8(texels) }));
-        }
-        out.push(("distance_field".into(), self.read_stage(key, Stage::DistanceField)?));
-        for (name, stage) in [
-            ("visibility", Stage::Visibility),
-            ("blur", Stage::Blur),
-            ("memory", Stage::Memory),
-            ("compose", Stage::Compose),
-            ("upscale", Stage::Upscale),
-        ] {
-            out.push((name.into(), self.read_stage(key, stage)?));
-        }
-        let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
-        let (d, on) = (t.dims, t.out_texels());
-        out.push((
-            "start".into(),
-            StageImage { width: d.out_width, height: d.out_height, data: StageData::U16(read_u16(&mut self.ctx, &t.start, on)?) },
-        ));
-        out.push(("final".into(), self.read_stage(key, Stage::Final)?));
-        Ok(out)
+        let ctx = &mut self.ctx;
+        let d = t.dims;
+        let (n, on) = (t.texels(), t.out_texels());
+        let internal = |v: Vec<u16>| StageImage { width: d.width, height: d.height, data: StageData::U16(v) };
+        let output = |v: Vec<u16>| StageImage { width: d.out_width, height: d.out_height, data: StageData::U16(v) };
+        Ok(match texture {
+            Texture::Coverage => StageImage {
+                width: d.width,
+                height: d.height,
+                data: StageData::U8(ctx.read_u32(&t.coverage, n as usize)?.into_iter().map(|v| v as u8).collect()),
+            },
+            Texture::Height => StageImage {
+                width: d.width,
+                height: d.height,
+                data: StageData::I32(ctx.read_u32(&t.height, n as usize)?.into_iter().map(|v| v as i32).collect()),
+            },
+            Texture::Mip(level) => {
+                let levels = read_mips(ctx, t)?;
+                let built = levels.len();
+                match level.checked_sub(1).and_then(|i| levels.into_iter().nth(i as usize)) {
+                    Some(grid) => grid.image(),
+                    None => return Err(gpu_error(format!("mip level {level} is not built ({built} levels are)"))),
+                }
+            }
+            Texture::DistanceField => {
+                let (dw, dh) = (t.frame.df_width, t.frame.df_height);
+                let texels = if dw * dh == 0 { Vec::new() } else { ctx.read_u32(&t.field, (dw * dh) as usize)? };
+                StageImage { width: dw, height: dh, data: StageData::U32(texels) }
+            }
+            Texture::Visibility => internal(read_u16(ctx, &t.visibility, n)?),
+            Texture::Blur => internal(read_u16(ctx, &t.blurred, n)?),
+            Texture::Memory => internal(read_u16(ctx, &t.memory, n)?),
+            Texture::Compose => internal(read_u16(ctx, &t.composed, n)?),
+            Texture::Upscale => output(read_u16(ctx, &t.upscaled, on)?),
+            Texture::Start => output(read_u16(ctx, &t.start, on)?),
+            Texture::Final => output(read_u16(ctx, &t.final_mask, on)?),
+        })
     }
 
-    fn import_textures(&mut self, key: InstanceKey, textures: &[(String, StageImage)]) -> Result<()> {
+    fn write_textures(&mut self, key: InstanceKey, set: &TextureSet) -> Result<()> {
         self.flush()?;
         let mut t = self.instances.remove(&key).ok_or_else(|| unknown_key(key))?;
-        let result = import_all(&mut self.ctx, &mut t, textures);
+        let result = import_all(&mut self.ctx, &mut t, set);
         self.instances.insert(key, t);
         result
     }

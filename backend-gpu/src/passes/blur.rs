@@ -2,7 +2,7 @@
 //! Twins: `shaders/blur.wgsl`, `backend-cpu/src/passes/blur.rs`.
 
 use super::groups;
-use crate::context::Context;
+use crate::context::{Context, Kernel};
 use crate::Textures;
 use murk_core::BlurKernel;
 
@@ -33,10 +33,10 @@ pub fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &Textures, k
     enc.copy_buffer_to_buffer(&t.visibility, 0, &t.blurred, 0, n);
     let weights = ctx.upload(bytemuck::cast_slice(&kernel.weights));
     for _ in 0..kernel.iterations {
-        let x = ctx.bind("blur.main", &[&t.params, &t.blur_x, &weights, &t.blurred, &t.scratch]);
-        ctx.dispatch(enc, "blur.main", &x, groups(t.dims.width, 8), groups(t.dims.height, 8));
-        let y = ctx.bind("blur.main", &[&t.params, &t.blur_y, &weights, &t.scratch, &t.blurred]);
-        ctx.dispatch(enc, "blur.main", &y, groups(t.dims.width, 8), groups(t.dims.height, 8));
+        let x = ctx.bind(Kernel::Blur, &[&t.params, &t.blur_x, &weights, &t.blurred, &t.scratch]);
+        ctx.dispatch(enc, Kernel::Blur, &x, groups(t.dims.width, 8), groups(t.dims.height, 8));
+        let y = ctx.bind(Kernel::Blur, &[&t.params, &t.blur_y, &weights, &t.scratch, &t.blurred]);
+        ctx.dispatch(enc, Kernel::Blur, &y, groups(t.dims.width, 8), groups(t.dims.height, 8));
     }
     vec![weights]
 }

@@ -2,7 +2,7 @@
 //! Twins: `shaders/mips.wgsl`, `backend-cpu/src/passes/mips.rs`.
 
 use super::groups;
-use crate::context::Context;
+use crate::context::{Context, Kernel};
 use crate::Textures;
 
 /// `MipStep` of `shaders/mips.wgsl`: the level one dispatch builds.
@@ -41,7 +41,7 @@ pub fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &Textures, l
         let ((src, sw, sh), (_, dw, dh)) = (pair[0], pair[1]);
         let step = MipStep { source_offset: src, target_offset: pair[1].0, source_width: sw, source_height: sh };
         ctx.queue.write_buffer(&pass_params[l], 0, bytemuck::bytes_of(&step));
-        let group = ctx.bind("mips.main", &[&pass_params[l], levels]);
-        ctx.dispatch(enc, "mips.main", &group, groups(dw, 8), groups(dh, 8));
+        let group = ctx.bind(Kernel::Mips, &[&pass_params[l], levels]);
+        ctx.dispatch(enc, Kernel::Mips, &group, groups(dw, 8), groups(dh, 8));
     }
 }

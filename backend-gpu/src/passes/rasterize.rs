@@ -2,7 +2,7 @@
 //! Twins: `shaders/rasterize.wgsl`, `backend-cpu/src/passes/rasterize.rs`.
 
 use super::groups;
-use crate::context::Context;
+use crate::context::{Context, Kernel};
 use crate::Textures;
 use murk_core::OcclusionInput;
 
@@ -12,7 +12,7 @@ pub fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &Textures, i
     let polygons = ctx.upload(bytemuck::cast_slice(&input.polygons));
     let vertices = ctx.upload(bytemuck::cast_slice(&input.vertices));
     let capture = ctx.upload(bytemuck::cast_slice(input.capture.as_deref().unwrap_or(&[])));
-    let group = ctx.bind("rasterize.main", &[&t.params, &circles, &polygons, &vertices, &capture, &t.coverage, &t.height]);
-    ctx.dispatch(enc, "rasterize.main", &group, groups(t.dims.width, 8), groups(t.dims.height, 8));
+    let group = ctx.bind(Kernel::Rasterize, &[&t.params, &circles, &polygons, &vertices, &capture, &t.coverage, &t.height]);
+    ctx.dispatch(enc, Kernel::Rasterize, &group, groups(t.dims.width, 8), groups(t.dims.height, 8));
     vec![circles, polygons, vertices, capture]
 }

@@ -3,7 +3,7 @@
 //! `backend-cpu/src/passes/visibility/`.
 
 use super::groups;
-use crate::context::Context;
+use crate::context::{Context, Kernel};
 use crate::Textures;
 use murk_core::RecomputeInput;
 
@@ -15,7 +15,7 @@ pub fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &Textures, i
     // `scratch` holds the painted reveal and anti-vision between the two
     // entry points; the blur that uses it next runs after both.
     let buffers = [&t.params, &sources, &offsets, &indices, &t.coverage, &t.height, &t.levels, &t.level_table, &t.field, &t.visibility, &t.scratch];
-    for entry in ["visibility.main", "visibility.finish"] {
+    for entry in [Kernel::Visibility, Kernel::VisibilityFinish] {
         let group = ctx.bind(entry, &buffers);
         ctx.dispatch(enc, entry, &group, groups(t.dims.width, 8), groups(t.dims.height, 8));
     }

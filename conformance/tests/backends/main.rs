@@ -19,8 +19,8 @@ mod rules;
 mod snapshots;
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use murk_conformance::harness::{case_files, case_name, check_case, cpu_variants, gpu_variant, load_manifest, Variant};
-use murk_core::Backend;
+use murk_conformance::harness::{case_files, case_name, check_case, cpu_variants, load_manifest, variant, Variant};
+use murk_core::{Backend, BackendChoice};
 use std::sync::Arc;
 
 /// Makes a fresh backend of the variant under test.
@@ -76,16 +76,17 @@ fn trials(label: &str, variant: Option<Arc<Variant>>, why_not: &str, ignored: bo
 fn main() {
     let args = Arguments::from_args();
     let mut all = Vec::new();
-    for variant in cpu_variants() {
-        let label = variant.name.clone();
-        all.extend(trials(&label, Some(Arc::new(variant)), "", false));
+    for cpu in cpu_variants().expect("the CPU reference opens") {
+        let label = cpu.name.clone();
+        all.extend(trials(&label, Some(Arc::new(cpu)), "", false));
     }
     // Open a device only when GPU trials will run (or must).
     let require = std::env::var("MURK_REQUIRE_GPU").is_ok_and(|v| v == "1");
     if args.ignored || args.include_ignored || require {
-        match gpu_variant() {
-            Ok((variant, adapter)) => {
-                all.extend(trials(&format!("gpu:{adapter}"), Some(Arc::new(variant)), "", true));
+        match variant(BackendChoice::Gpu, 1) {
+            Ok(gpu) => {
+                let label = gpu.name.clone();
+                all.extend(trials(&label, Some(Arc::new(gpu)), "", true));
             }
             Err(e) => {
                 let why = e.to_string();

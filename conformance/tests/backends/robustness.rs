@@ -7,7 +7,7 @@ use murk_conformance::scene::{fog as fog_on, landed};
 use murk_core::glam::Vec3;
 use murk_core::hecs::World;
 use murk_core::snapshot::FogBody;
-use murk_core::{MurkError, Position, Profile, Stage, TeamMask, VisionSource};
+use murk_core::{instance_textures, InstanceDims, MurkError, Position, Profile, Stage, TeamMask, Texture, TextureSet, VisionSource};
 
 pub fn the_immediate_query_rejects_coordinates_its_integers_cannot_hold(make: &Make) {
     let fog = fog_on(make(), Profile::default());
@@ -98,8 +98,17 @@ pub fn unknown_keys_and_tickets_are_typed_errors(make: &Make) {
     // The caller's key, whatever key space the backend keeps inside.
     let unknown = MurkError::UnknownKey { backend: kind, key: 7 };
     assert_eq!(backend.read_stage(7, Stage::Final).unwrap_err(), unknown, "{name}");
-    assert_eq!(backend.export_textures(7).unwrap_err(), unknown, "{name}");
-    assert_eq!(backend.import_textures(7, &[]).unwrap_err(), unknown, "{name}");
+    assert_eq!(backend.read_texture(7, Texture::Memory).unwrap_err(), unknown, "{name}");
+    // A set that fits an instance of key 0, written to key 7.
+    let dims = InstanceDims { width: 4, height: 4, out_width: 8, out_height: 8 };
+    backend.create_instance(0, dims).unwrap();
+    let textures = instance_textures(dims, None).into_iter().map(|s| (s.texture, backend.read_texture(0, s.texture).unwrap())).collect();
+    let set = TextureSet::new(dims, None, textures, "key 0").unwrap();
+    backend.write_textures(0, &set).unwrap();
+    assert_eq!(backend.write_textures(7, &set).unwrap_err(), unknown, "{name}");
+    // A pyramid level that was not built is named.
+    let e = backend.read_texture(0, Texture::Mip(1)).unwrap_err().to_string();
+    assert!(e.contains("mip level 1 is not built (0 levels are)"), "{name}: {e}");
 }
 
 pub const TESTS: &[Test] = &[

@@ -8,8 +8,8 @@ use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
 use murk_core::snapshot::{FogBody, TextureBody};
 use murk_core::{
-    CaptureMode, FogSubsystem, HeightCapture, HideMode, MurkError, Position, Profile, RayMethod, StealthActor, StealthEvent, TransientReveal,
-    VisionSource,
+    CaptureBytes, CaptureMode, FogSubsystem, HeightCapture, HideMode, MurkError, Position, Profile, RayMethod, StealthActor, StealthEvent,
+    TransientReveal, VisionSource,
 };
 
 /// Decodes a snapshot's body for editing.
@@ -75,13 +75,13 @@ pub fn the_editor_reads_and_writes_a_snapshot_unchanged(make: &Make) {
 
 pub fn a_capture_of_the_wrong_length_is_named(make: &Make) {
     let mut b = body(&snapshot(make));
-    b.instances[0].capture = Some(vec![0; 13]);
+    b.instances[0].state.capture = Some(CaptureBytes(vec![0; 13]));
     rejected(make, &write(&b), "snapshot instance `a`.capture = 13 bytes");
-    b.instances[0].capture = Some(vec![0; 64 * 64 * 4 - 4]);
+    b.instances[0].state.capture = Some(CaptureBytes(vec![0; 64 * 64 * 4 - 4]));
     rejected(make, &write(&b), "must hold 64x64 heights");
     let mut capture = vec![0u8; 64 * 64 * 4];
     capture[..4].copy_from_slice(&i32::MAX.to_le_bytes());
-    b.instances[0].capture = Some(capture);
+    b.instances[0].state.capture = Some(CaptureBytes(capture));
     rejected(make, &write(&b), "snapshot instance `a`.capture[0] = 2147483647");
 }
 
@@ -103,7 +103,7 @@ pub fn missing_or_misshapen_textures_are_named(make: &Make) {
     // A mip of the wrong size (the data size follows, so it decodes).
     let mut b = body(&snapshot(make));
     *texture(&mut b, 0, "mip1") = TextureBody { name: "mip1".into(), width: 16, height: 16, kind: 0, bytes: vec![0; 256] };
-    rejected(make, &write(&b), "snapshot instance `a`.textures.mip1 = 16x16 of type 0: must be 32x32");
+    rejected(make, &write(&b), "snapshot instance `a`.textures.mip1 = 16x16 of 256 u8 texels: must be 32x32 of u8");
     // A texture whose bytes do not fill its size.
     let mut b = body(&snapshot(make));
     texture(&mut b, 0, "final").bytes.pop();
@@ -116,11 +116,11 @@ pub fn missing_or_misshapen_textures_are_named(make: &Make) {
     rejected(make, &write(&b), "snapshot instance `b`.textures.distance_field = 1x1");
     // Mips where the build made none.
     let mut b = body(&snapshot(make));
-    b.instances[0].built_for.as_mut().unwrap().0 = false;
+    b.instances[0].state.built_for.as_mut().unwrap().mips = false;
     rejected(make, &write(&b), "snapshot instance `a`.textures");
     // A distance-field scale the profile cannot have.
     let mut b = body(&snapshot(make));
-    b.instances[1].built_for.as_mut().unwrap().1 = 3;
+    b.instances[1].state.built_for.as_mut().unwrap().distance_field_scale = 3;
     rejected(make, &write(&b), "snapshot instance `b`.built_for.distance_field_scale = 3: must be 0, 1, 2 or 4");
     // Coverage out of range.
     let mut b = body(&snapshot(make));

@@ -2,8 +2,10 @@
 //! masks into the new grid.
 
 use super::FogSubsystem;
-use crate::backend::{InstanceDims, StageData, StageImage};
+use crate::backend::{InstanceDims, InstanceKey};
 use crate::error::{finite, MurkError, Result};
+use crate::fixed::HEIGHT_FLOOR;
+use crate::texture::{instance_textures, Grid, Texture, TextureSet};
 use crate::transform::{Area, AreaTransform};
 
 impl FogSubsystem {
@@ -27,14 +29,13 @@ impl FogSubsystem {
         let (key, old_area, old_dims) = (slot.key, slot.desc.area, slot.dims);
         let resample = slot.desc.profile.resample_on_area_change && old_area != area;
         if resample {
-            let old = self.backend.export_textures(key)?;
-            let textures = resample_textures(&old, &old_area, old_dims, &area, dims)?;
+            let textures = self.resample_textures(key, (&old_area, old_dims), (&area, dims))?;
             let new_key = self.next_key;
             let next_key = new_key
                 .checked_add(1)
                 .ok_or_else(|| MurkError::invalid("instance keys", new_key, "are used up: every key up to u32::MAX was given out"))?;
             self.backend.create_instance(new_key, dims)?;
-            if let Err(e) = self.backend.import_textures(new_key, &textures) {
+            if let Err(e) = self.backend.write_textures(new_key, &textures) {
                 self.backend.destroy_instance(new_key);
                 return Err(e);
             }
@@ -43,22 +44,22 @@ impl FogSubsystem {
             let slot = self.slot_mut(name)?;
             slot.key = new_key;
             // Fresh occlusion textures: nothing is built for them yet.
-            slot.built_for = None;
-            slot.capture = None;
+            slot.state.built_for = None;
+            slot.state.capture = None;
         } else if dims != old_dims {
             self.backend.destroy_instance(key);
             self.backend.create_instance(key, dims)?;
             let slot = self.slot_mut(name)?;
-            slot.has_recomputed = false;
-            slot.built_for = None;
-            slot.capture = None;
+            slot.state.has_recomputed = false;
+            slot.state.built_for = None;
+            slot.state.capture = None;
         }
         let slot = self.slot_mut(name)?;
         slot.desc = desc;
         slot.transform = transform;
         slot.dims = dims;
-        slot.capture_dirty = true;
-        slot.occlusion_dirty = true;
+        slot.state.capture_dirty = true;
+        slot.state.occlusion_dirty = true;
         slot.unsettle();
         Ok(())
     }
@@ -73,40 +74,37 @@ impl FogSubsystem {
     }
 }
 
-/// The textures of an instance moved from `old_area` (`old_dims`) to
-/// `area` (`dims`): every mask resampled with [`resample_mask`], occlusion
-/// empty (it is rebuilt on the next tick).
-fn resample_textures(
-    old: &[(String, StageImage)],
-    old_area: &Area,
-    old_dims: InstanceDims,
-    area: &Area,
-    dims: InstanceDims,
-) -> Result<Vec<(String, StageImage)>> {
-    let internal = (AreaTransform::new(old_area, old_dims.width, old_dims.height), AreaTransform::new(area, dims.width, dims.height));
-    let output = (AreaTransform::new(old_area, old_dims.out_width, old_dims.out_height), AreaTransform::new(area, dims.out_width, dims.out_height));
-    let (w, h) = (dims.width, dims.height);
-    let n = (w * h) as usize;
-    let mut out = vec![
-        ("coverage".to_string(), StageImage { width: w, height: h, data: StageData::U8(vec![0; n]) }),
-        ("height".to_string(), StageImage { width: w, height: h, data: StageData::I32(vec![crate::fixed::HEIGHT_FLOOR; n]) }),
-        ("distance_field".to_string(), StageImage { width: 0, height: 0, data: StageData::U32(Vec::new()) }),
-    ];
-    for name in ["visibility", "blur", "memory", "compose", "upscale", "start", "final"] {
-        let (from, to) = if ["upscale", "start", "final"].contains(&name) { &output } else { &internal };
-        let img = old.iter().find(|(n, _)| n == name).map(|(_, i)| i);
-        let values = match img.map(|i| &i.data) {
-            Some(StageData::U16(v)) if v.len() == (from.width() * from.height()) as usize => resample_mask(v, from, to),
-            _ => {
-                return Err(MurkError::Backend {
-                    backend: "export".into(),
-                    message: format!("texture `{name}` is missing or not a {}x{} mask", from.width(), from.height()),
-                })
-            }
-        };
-        out.push((name.to_string(), StageImage { width: to.width(), height: to.height(), data: StageData::U16(values) }));
+impl FogSubsystem {
+    /// The textures of instance `key` moved from one area and size to
+    /// another: every mask resampled with [`resample_mask`], occlusion empty
+    /// and unbuilt (it is rebuilt on the next tick).
+    fn resample_textures(&mut self, key: InstanceKey, from: (&Area, InstanceDims), to: (&Area, InstanceDims)) -> Result<TextureSet> {
+        let ((old_area, old_dims), (area, dims)) = (from, to);
+        let internal = (AreaTransform::new(old_area, old_dims.width, old_dims.height), AreaTransform::new(area, dims.width, dims.height));
+        let output =
+            (AreaTransform::new(old_area, old_dims.out_width, old_dims.out_height), AreaTransform::new(area, dims.out_width, dims.out_height));
+        let mut out = Vec::new();
+        for spec in instance_textures(dims, None) {
+            let image = match spec.texture {
+                Texture::Coverage => Grid::filled(spec.width, spec.height, 0u8).image(),
+                Texture::Height => Grid::filled(spec.width, spec.height, HEIGHT_FLOOR).image(),
+                Texture::DistanceField => Grid::<u32>::default().image(),
+                mask => {
+                    let (from, to) = if matches!(mask, Texture::Upscale | Texture::Start | Texture::Final) { &output } else { &internal };
+                    let old = self.backend.read_texture(key, mask)?;
+                    let old = Grid::<u16>::from_image(&old).filter(|g| (g.width, g.height) == (from.width(), from.height())).ok_or_else(|| {
+                        MurkError::Backend {
+                            backend: self.backend.name(),
+                            message: format!("texture `{}` is not a {}x{} mask", mask.name(), from.width(), from.height()),
+                        }
+                    })?;
+                    Grid { width: to.width(), height: to.height(), texels: resample_mask(&old.texels, from, to) }.image()
+                }
+            };
+            out.push((spec.texture, image));
+        }
+        TextureSet::new(dims, None, out, "resampled instance")
     }
-    Ok(out)
 }
 
 /// Fractional bits of the resampling map.

@@ -9,9 +9,13 @@ use crate::transform::AreaTransform;
 use crate::zlayer::Slab;
 use hecs::{Entity, World};
 
-/// A capture's signature (`None`: redone every recompute) and, when it was
-/// redone, the heights on the instance's grid.
-pub(super) type CaptureUpdate = (Option<u64>, Option<Vec<i32>>);
+/// What a tick's capture gave.
+pub(super) struct CaptureUpdate {
+    /// The signature of the capture inputs (`None`: redone every recompute).
+    pub(super) signature: Option<u64>,
+    /// The heights on the instance's grid, when the capture was redone.
+    pub(super) heights: Option<Vec<i32>>,
+}
 
 /// The height capture an instance needs this tick: `None` without capture
 /// components; otherwise the signature of the capture inputs and, when the
@@ -25,9 +29,9 @@ pub(super) fn gather_capture(slot: &Slot, world: &World, slab: &Slab) -> Result<
         return Ok(None);
     }
     let signature = capture_signature(world, &captures)?;
-    let dirty = slot.capture_dirty || signature.is_none() || signature != slot.capture_signature;
-    let texels = if dirty { Some(resample_captures(&captures, t, slab, profile.z_layering, w, h)?) } else { None };
-    Ok(Some((signature, texels)))
+    let dirty = slot.state.capture_dirty || signature.is_none() || signature != slot.state.capture_signature;
+    let heights = if dirty { Some(resample_captures(&captures, t, slab, profile.z_layering, w, h)?) } else { None };
+    Ok(Some(CaptureUpdate { signature, heights }))
 }
 
 /// Signature of the capture inputs for the show-only transform rule, or

@@ -37,6 +37,7 @@ use crate::frame::RecomputeInput;
 use crate::profile::{Profile, ProfileQ};
 use crate::query::PendingQuery;
 use crate::stealth::{StealthBatch, StealthEvent, StealthState};
+use crate::texture::OcclusionBuild;
 use crate::transform::{grid_size, Area, AreaTransform};
 use crate::zlayer::Slab;
 use hecs::{Entity, World};
@@ -89,44 +90,129 @@ pub struct InstanceStats {
     pub skipped_recomputes: u64,
 }
 
+/// An instance's state besides its description, its textures and the
+/// readbacks in flight: what the rules decide from, saved in snapshots as it
+/// is. `C` is how the captured heights are held: `i32`s while running,
+/// their little-endian bytes ([`CaptureBytes`]) in a snapshot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InstanceState<C = CaptureBytes> {
+    /// Hash of the blockers of the last occlusion build.
+    pub blocker_hash: Option<u64>,
+    /// Signature of the capture inputs of the last recapture.
+    pub capture_signature: Option<u64>,
+    /// The captured heights, one per internal texel.
+    pub capture: Option<C>,
+    /// Hash of the sources of the last recompute.
+    pub source_hash: Option<u64>,
+    /// The occlusion must be rebuilt.
+    pub occlusion_dirty: bool,
+    /// The capture must be redone.
+    pub capture_dirty: bool,
+    /// A recompute changed nothing under the present inputs.
+    pub settled: bool,
+    /// The instance has recomputed once.
+    pub has_recomputed: bool,
+    /// What the last occlusion build made (`None`: nothing built yet).
+    pub built_for: Option<OcclusionBuild>,
+    /// The profile of the last recompute.
+    pub recomputed_profile: Option<ProfileQ>,
+    /// Microseconds since the rates last stepped.
+    pub rate_since_us: u64,
+    /// Microseconds since the blend started.
+    pub blend_since_us: u64,
+    /// Counters.
+    pub stats: InstanceStats,
+    /// The input epoch: bumped by every recompute whose inputs differ from
+    /// the last one's, so that a "changed" flag settles the instance only for
+    /// the inputs it ran under.
+    pub epoch: u64,
+}
+
+/// Captured heights as a snapshot stores them: little-endian `i32`s.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaptureBytes(#[serde(with = "serde_bytes")] pub Vec<u8>);
+
+impl<C> InstanceState<C> {
+    /// A new instance's state: nothing built, captured or recomputed yet.
+    fn fresh() -> Self {
+        Self {
+            blocker_hash: None,
+            capture_signature: None,
+            capture: None,
+            source_hash: None,
+            occlusion_dirty: true,
+            capture_dirty: true,
+            settled: false,
+            has_recomputed: false,
+            built_for: None,
+            recomputed_profile: None,
+            rate_since_us: 0,
+            blend_since_us: 0,
+            stats: InstanceStats::default(),
+            epoch: 0,
+        }
+    }
+
+    /// The same state holding `capture` as its captured heights.
+    pub(crate) fn with_capture<D>(&self, capture: Option<D>) -> InstanceState<D> {
+        let Self {
+            blocker_hash,
+            capture_signature,
+            capture: _,
+            source_hash,
+            occlusion_dirty,
+            capture_dirty,
+            settled,
+            has_recomputed,
+            built_for,
+            recomputed_profile,
+            rate_since_us,
+            blend_since_us,
+            stats,
+            epoch,
+        } = *self;
+        InstanceState {
+            blocker_hash,
+            capture_signature,
+            capture,
+            source_hash,
+            occlusion_dirty,
+            capture_dirty,
+            settled,
+            has_recomputed,
+            built_for,
+            recomputed_profile,
+            rate_since_us,
+            blend_since_us,
+            stats,
+            epoch,
+        }
+    }
+}
+
 pub(crate) struct Slot {
     pub(crate) key: InstanceKey,
     pub(crate) desc: InstanceDesc,
     pub(crate) q: ProfileQ,
     pub(crate) transform: AreaTransform,
     pub(crate) dims: InstanceDims,
-    pub(crate) blocker_hash: Option<u64>,
-    pub(crate) capture_signature: Option<u64>,
-    pub(crate) capture: Option<Vec<i32>>,
-    pub(crate) source_hash: Option<u64>,
-    pub(crate) occlusion_dirty: bool,
-    pub(crate) capture_dirty: bool,
-    pub(crate) settled: bool,
-    pub(crate) built_for: Option<(bool, u32)>,
-    pub(crate) recomputed_profile: Option<ProfileQ>,
-    pub(crate) rate_since_us: u64,
-    pub(crate) blend_since_us: u64,
-    pub(crate) has_recomputed: bool,
+    pub(crate) state: InstanceState<Vec<i32>>,
     /// The inputs of the last recompute, while the occlusion it read is
     /// still the one built: a recompute with the same visibility inputs
     /// keeps visibility and blur. Not saved in snapshots (a restored
     /// instance recomputes them once, to the same bytes).
     pub(crate) last_input: Option<RecomputeInput>,
-    /// Bumped by every recompute whose inputs differ from the last one's: a
-    /// "changed" flag settles the instance only for the inputs it ran under.
-    pub(crate) epoch: u64,
     /// "Changed" flags of recent recomputes, oldest first, each used
     /// [`READBACK_LATENCY_TICKS`] after its recompute.
     pub(crate) flags: VecDeque<PendingFlag>,
-    pub(crate) stats: InstanceStats,
 }
 
 impl Slot {
     /// Something the recompute reads changed: the instance is not settled,
     /// and the flags of earlier recomputes no longer speak for it.
     fn unsettle(&mut self) {
-        self.settled = false;
-        self.epoch = self.epoch.wrapping_add(1);
+        self.state.settled = false;
+        self.state.epoch = self.state.epoch.wrapping_add(1);
     }
 }
 
@@ -206,29 +292,7 @@ impl FogSubsystem {
             key.checked_add(1).ok_or_else(|| MurkError::invalid("instance keys", key, "are used up: every key up to u32::MAX was given out"))?;
         self.backend.create_instance(key, dims)?;
         self.next_key = next_key;
-        let slot = Slot {
-            key,
-            desc,
-            q,
-            transform,
-            dims,
-            blocker_hash: None,
-            capture_signature: None,
-            capture: None,
-            source_hash: None,
-            occlusion_dirty: true,
-            capture_dirty: true,
-            settled: false,
-            built_for: None,
-            recomputed_profile: None,
-            rate_since_us: 0,
-            blend_since_us: 0,
-            has_recomputed: false,
-            last_input: None,
-            epoch: 0,
-            flags: VecDeque::new(),
-            stats: InstanceStats::default(),
-        };
+        let slot = Slot { key, desc, q, transform, dims, state: InstanceState::fresh(), last_input: None, flags: VecDeque::new() };
         self.instances.insert(slot.desc.name.clone(), slot);
         Ok(())
     }
@@ -326,7 +390,7 @@ impl FogSubsystem {
 
     /// The instance's counters.
     pub fn stats(&self, name: &str) -> Result<InstanceStats> {
-        Ok(self.slot(name)?.stats)
+        Ok(self.slot(name)?.state.stats)
     }
 
     /// The instance's internal and output texture sizes.
@@ -384,7 +448,7 @@ impl FogSubsystem {
     /// games that change captured geometry without moving its members).
     pub fn mark_capture_dirty(&mut self) {
         for slot in self.instances.values_mut() {
-            slot.capture_dirty = true;
+            slot.state.capture_dirty = true;
         }
     }
 
@@ -393,8 +457,8 @@ impl FogSubsystem {
     /// recompute must give the same bytes; the property tests compare them.)
     pub fn invalidate(&mut self, name: &str) -> Result<()> {
         let slot = self.slot_mut(name)?;
-        slot.capture_dirty = true;
-        slot.occlusion_dirty = true;
+        slot.state.capture_dirty = true;
+        slot.state.occlusion_dirty = true;
         slot.unsettle();
         Ok(())
     }
@@ -411,7 +475,7 @@ impl FogSubsystem {
             if !slot.desc.profile.enabled || slot.desc.profile.freeze_state {
                 continue;
             }
-            let due = !slot.has_recomputed || slot.rate_since_us >= slot.q.update_interval_us;
+            let due = !slot.state.has_recomputed || slot.state.rate_since_us >= slot.q.update_interval_us;
             if due {
                 let mut result = None;
                 self.backend.run_parallel(&mut || result = Some(gather(slot, world)));
@@ -428,18 +492,18 @@ impl FogSubsystem {
             if !slot.desc.profile.enabled {
                 continue;
             }
-            slot.stats.ticks = slot.stats.ticks.saturating_add(1);
+            slot.state.stats.ticks = slot.state.stats.ticks.saturating_add(1);
             let mut outcome = InstanceTick::default();
             if let Some(g) = gathered.remove(name) {
                 outcome = apply(self.backend.as_mut(), slot, g, dt, self.tick, &mut built, share)?;
             }
             // Counters and timers saturate: a snapshot may bring them near
             // u64::MAX, and a saturated timer means "due" and "blend done".
-            slot.rate_since_us = slot.rate_since_us.saturating_add(dt);
-            slot.blend_since_us = slot.blend_since_us.saturating_add(dt);
+            slot.state.rate_since_us = slot.state.rate_since_us.saturating_add(dt);
+            slot.state.blend_since_us = slot.state.blend_since_us.saturating_add(dt);
             // An interval of 0 recomputes every tick: the blend lands at once.
-            let t = slot.blend_since_us.saturating_mul(65536).checked_div(slot.q.update_interval_us).map_or(65536, |t| t.min(65536) as u32);
-            if slot.has_recomputed {
+            let t = slot.state.blend_since_us.saturating_mul(65536).checked_div(slot.q.update_interval_us).map_or(65536, |t| t.min(65536) as u32);
+            if slot.state.has_recomputed {
                 self.backend.blend(slot.key, t)?;
             }
             report.instances.insert(name.clone(), outcome);

@@ -70,8 +70,8 @@ impl FogSubsystem {
         let g = result.expect("run_parallel runs its work")?;
         let mut occlusion = g.occlusion;
         occlusion.capture = match g.capture {
-            Some((_, Some(texels))) => Some(texels),
-            _ => slot.capture.clone(),
+            Some(super::capture::CaptureUpdate { heights: Some(texels), .. }) => Some(texels),
+            _ => slot.state.capture.clone(),
         };
         Ok((occlusion, recompute_input(slot, g.sources, elapsed_us)?))
     }

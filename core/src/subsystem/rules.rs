@@ -7,6 +7,7 @@
 //! flags a recompute returns come back [`READBACK_LATENCY_TICKS`] ticks later
 //! ([`PendingFlag`]); [`resolve_flags`] uses them to mark an instance settled.
 
+use super::capture::CaptureUpdate;
 use super::project::Gathered;
 use super::{target_height_units, InstanceTick, Slot};
 use crate::backend::{Backend, InstanceKey, Readback};
@@ -14,6 +15,7 @@ use crate::binning::bin_sources;
 use crate::error::{MurkError, Result};
 use crate::frame::{BlurKernel, RecomputeInput, SourceTexel, READBACK_LATENCY_TICKS};
 use crate::profile::ProfileQ;
+use crate::texture::OcclusionBuild;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -60,16 +62,22 @@ pub(super) fn recompute_input(slot: &Slot, sources: Vec<SourceTexel>, elapsed_us
 }
 
 /// Which configured rates (fade-in, relax, forget unless memory is frozen)
-/// got a step of 0 from the elapsed time: `(any, all)`. `all` is false when
-/// no rate is configured.
-fn starved_rates(q: &ProfileQ, input: &RecomputeInput) -> (bool, bool) {
+/// got a step of 0 from the elapsed time.
+struct Starved {
+    /// At least one.
+    any: bool,
+    /// Every one (false when no rate is configured).
+    all: bool,
+}
+
+fn starved_rates(q: &ProfileQ, input: &RecomputeInput) -> Starved {
     let rates = [
         (q.fade_in_per_s, input.fade_in_step),
         (q.relax_per_s, input.relax_step),
         (if input.freeze_memory { 0 } else { q.forget_per_s }, input.forget_step),
     ];
     let active: Vec<bool> = rates.iter().filter(|(per_s, _)| *per_s > 0).map(|(_, step)| *step == 0).collect();
-    (active.iter().any(|s| *s), !active.is_empty() && active.iter().all(|s| *s))
+    Starved { any: active.iter().any(|s| *s), all: !active.is_empty() && active.iter().all(|s| *s) }
 }
 
 /// Uses the "changed" flags that are due at tick `now`: a recompute that
@@ -87,8 +95,8 @@ fn resolve_flags(backend: &mut dyn Backend, slot: &mut Slot, now: u64) -> Result
                 backend.poll_changed(t, true)?.ok_or_else(|| MurkError::ReadbackLost { backend: backend.name(), what: "changed flag" })?
             }
         };
-        if flag.epoch == slot.epoch && !changed && !flag.starved {
-            slot.settled = true;
+        if flag.epoch == slot.state.epoch && !changed && !flag.starved {
+            slot.state.settled = true;
         }
     }
     Ok(())
@@ -105,61 +113,63 @@ pub(super) fn apply(
     share: bool,
 ) -> Result<InstanceTick> {
     let mut outcome = InstanceTick::default();
-    if let Some((signature, texels)) = g.capture {
-        if let Some(texels) = texels {
-            slot.stats.recaptures = slot.stats.recaptures.saturating_add(1);
-            slot.capture = Some(texels);
-            slot.occlusion_dirty = true;
+    if let Some(CaptureUpdate { signature, heights }) = g.capture {
+        if let Some(texels) = heights {
+            slot.state.stats.recaptures = slot.state.stats.recaptures.saturating_add(1);
+            slot.state.capture = Some(texels);
+            slot.state.occlusion_dirty = true;
         }
-        slot.capture_signature = signature;
-        slot.capture_dirty = false;
-    } else if slot.capture.take().is_some() {
-        slot.occlusion_dirty = true;
+        slot.state.capture_signature = signature;
+        slot.state.capture_dirty = false;
+    } else if slot.state.capture.take().is_some() {
+        slot.state.occlusion_dirty = true;
     }
-    if slot.blocker_hash != Some(g.blocker_hash) {
-        slot.occlusion_dirty = true;
+    if slot.state.blocker_hash != Some(g.blocker_hash) {
+        slot.state.occlusion_dirty = true;
     }
-    let needs = (g.occlusion.build_mips, g.occlusion.distance_field_scale);
-    if slot.built_for != Some(needs) {
-        slot.occlusion_dirty = true;
+    let needs = OcclusionBuild { mips: g.occlusion.build_mips, distance_field_scale: g.occlusion.distance_field_scale };
+    if slot.state.built_for != Some(needs) {
+        slot.state.occlusion_dirty = true;
     }
-    if slot.occlusion_dirty {
+    if slot.state.occlusion_dirty {
         let mut input = g.occlusion;
         // Lend the capture to the build rather than copying it.
-        input.capture = slot.capture.take();
+        input.capture = slot.state.capture.take();
         // Only instances of one tick can share a build; with one instance, skip hashing.
         let content = if share { input.content_hash() } else { 0 };
         let shared_from = if share { built.get(&content).copied() } else { None };
         let result = match shared_from {
-            Some(from) => {
-                backend.copy_occlusion(from, slot.key).map(|()| slot.stats.occlusion_shared = slot.stats.occlusion_shared.saturating_add(1))
-            }
+            Some(from) => backend
+                .copy_occlusion(from, slot.key)
+                .map(|()| slot.state.stats.occlusion_shared = slot.state.stats.occlusion_shared.saturating_add(1)),
             None => backend.build_occlusion(slot.key, &input).map(|()| {
                 if share {
                     built.insert(content, slot.key);
                 }
-                slot.stats.occlusion_builds = slot.stats.occlusion_builds.saturating_add(1);
+                slot.state.stats.occlusion_builds = slot.state.stats.occlusion_builds.saturating_add(1);
             }),
         };
-        slot.capture = input.capture.take();
+        slot.state.capture = input.capture.take();
         result?;
-        slot.blocker_hash = Some(g.blocker_hash);
-        slot.built_for = Some(needs);
-        slot.occlusion_dirty = false;
+        slot.state.blocker_hash = Some(g.blocker_hash);
+        slot.state.built_for = Some(needs);
+        slot.state.occlusion_dirty = false;
         outcome.occlusion_built = true;
     }
     resolve_flags(backend, slot, now)?;
-    let same_inputs =
-        !outcome.occlusion_built && slot.source_hash == Some(g.source_hash) && slot.recomputed_profile == Some(slot.q) && slot.has_recomputed;
-    if same_inputs && slot.settled {
-        slot.stats.skipped_recomputes = slot.stats.skipped_recomputes.saturating_add(1);
-        slot.rate_since_us = 0;
+    let same_inputs = !outcome.occlusion_built
+        && slot.state.source_hash == Some(g.source_hash)
+        && slot.state.recomputed_profile == Some(slot.q)
+        && slot.state.has_recomputed;
+    if same_inputs && slot.state.settled {
+        slot.state.stats.skipped_recomputes = slot.state.stats.skipped_recomputes.saturating_add(1);
+        slot.state.rate_since_us = 0;
         return Ok(outcome);
     }
     if !same_inputs {
         slot.unsettle();
     }
-    let elapsed = if slot.has_recomputed { slot.rate_since_us } else { dt };
+    let elapsed = if slot.state.has_recomputed { slot.state.rate_since_us } else { dt };
     let mut input = recompute_input(slot, g.sources, elapsed)?;
     if outcome.occlusion_built {
         slot.last_input = None;
@@ -169,20 +179,25 @@ pub(super) fn apply(
     // A failed recompute may have left the textures half written.
     slot.last_input = None;
     let report = report?;
-    let (starved, all_starved) = starved_rates(&slot.q, &input);
-    slot.flags.push_back(PendingFlag { due: now.saturating_add(READBACK_LATENCY_TICKS), changed: report.changed, starved, epoch: slot.epoch });
+    let starved = starved_rates(&slot.q, &input);
+    slot.flags.push_back(PendingFlag {
+        due: now.saturating_add(READBACK_LATENCY_TICKS),
+        changed: report.changed,
+        starved: starved.any,
+        epoch: slot.state.epoch,
+    });
     outcome.visibility_reused = input.reuse_visibility;
     slot.last_input = Some(input);
-    slot.source_hash = Some(g.source_hash);
-    slot.recomputed_profile = Some(slot.q);
-    slot.has_recomputed = true;
+    slot.state.source_hash = Some(g.source_hash);
+    slot.state.recomputed_profile = Some(slot.q);
+    slot.state.has_recomputed = true;
     // When no rate could step, the elapsed time is still owed to them: keep
     // it for the next recompute instead of dropping it.
-    if !all_starved {
-        slot.rate_since_us = 0;
+    if !starved.all {
+        slot.state.rate_since_us = 0;
     }
-    slot.blend_since_us = 0;
-    slot.stats.recomputes = slot.stats.recomputes.saturating_add(1);
+    slot.state.blend_since_us = 0;
+    slot.state.stats.recomputes = slot.state.stats.recomputes.saturating_add(1);
     outcome.recomputed = true;
     Ok(outcome)
 }

@@ -3,8 +3,9 @@
 //! replaces anything.
 
 use super::rules::PendingFlag;
+use super::CaptureBytes;
 use super::{FogSubsystem, Slot};
-use crate::backend::{InstanceDims, Readback, StageData, StageImage};
+use crate::backend::{InstanceDims, Readback};
 use crate::components::{Ghost, Position, TransientReveal};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
@@ -12,6 +13,7 @@ use crate::frame::CAPTURE_EMPTY;
 use crate::query::{MaskAnswer, PendingQuery, QueryHandle};
 use crate::snapshot::{FlagBody, FogBody, InstanceBody, SampleBatchBody, StealthBody, TextureBody};
 use crate::stealth::{StealthBatch, StealthState};
+use crate::texture::{instance_textures, TextureSet};
 use hecs::{Entity, World};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -61,29 +63,20 @@ impl FogSubsystem {
         self.land_readbacks()?;
         let mut instances = Vec::with_capacity(self.instances.len());
         for slot in self.instances.values() {
-            let textures = self.backend.export_textures(slot.key)?;
+            let mut textures = Vec::new();
+            for spec in instance_textures(slot.dims, slot.state.built_for) {
+                textures.push(TextureBody::of(spec.texture, &self.backend.read_texture(slot.key, spec.texture)?));
+            }
+            let capture = slot.state.capture.as_ref().map(|c| CaptureBytes(c.iter().flat_map(|v| v.to_le_bytes()).collect()));
             instances.push(InstanceBody {
                 desc: slot.desc.clone(),
-                blocker_hash: slot.blocker_hash,
-                capture_signature: slot.capture_signature,
-                capture: slot.capture.as_ref().map(|c| c.iter().flat_map(|v| v.to_le_bytes()).collect()),
-                source_hash: slot.source_hash,
-                occlusion_dirty: slot.occlusion_dirty,
-                capture_dirty: slot.capture_dirty,
-                settled: slot.settled,
-                has_recomputed: slot.has_recomputed,
-                built_for: slot.built_for,
-                recomputed_profile: slot.recomputed_profile,
-                rate_since_us: slot.rate_since_us,
-                blend_since_us: slot.blend_since_us,
-                stats: slot.stats,
-                epoch: slot.epoch,
+                state: slot.state.with_capture(capture),
                 flags: slot
                     .flags
                     .iter()
                     .map(|f| Ok(FlagBody { due: f.due, changed: landed(f.changed)?, starved: f.starved, epoch: f.epoch }))
                     .collect::<Result<_>>()?,
-                textures: textures.iter().map(|(name, img)| TextureBody::of(name, img)).collect(),
+                textures,
             });
         }
         let stealth = self
@@ -137,7 +130,7 @@ impl FogSubsystem {
         if let Some((&h, _)) = queries.range(next_query..).next() {
             return Err(MurkError::invalid("snapshot.queries", h, format!("is a pending handle at or past the next handle {next_query}")));
         }
-        let mut slots: Vec<(Slot, Vec<(String, StageImage)>)> = Vec::new();
+        let mut slots: Vec<(Slot, TextureSet)> = Vec::new();
         let mut names = BTreeSet::new();
         for inst in instances {
             let desc = inst.desc;
@@ -146,39 +139,22 @@ impl FogSubsystem {
                 return Err(MurkError::invalid("snapshot.instances.name", &desc.name, "is used by two instances"));
             }
             let (q, transform, dims) = Self::validate_desc(&desc, &prefix)?;
-            let capture = inst.capture.map(|blob| read_capture(&blob, dims, &prefix)).transpose()?;
-            if let Some((_, scale)) = inst.built_for {
-                if ![0, 1, 2, 4].contains(&scale) {
-                    return Err(MurkError::invalid(format!("{prefix}.built_for.distance_field_scale"), scale, "must be 0, 1, 2 or 4"));
+            let capture = inst.state.capture.as_ref().map(|blob| read_capture(&blob.0, dims, &prefix)).transpose()?;
+            if let Some(build) = inst.state.built_for {
+                if ![0, 1, 2, 4].contains(&build.distance_field_scale) {
+                    return Err(MurkError::invalid(
+                        format!("{prefix}.built_for.distance_field_scale"),
+                        build.distance_field_scale,
+                        "must be 0, 1, 2 or 4",
+                    ));
                 }
             }
-            let textures = inst.textures.iter().map(|t| Ok((t.name.clone(), t.to_image()?))).collect::<Result<Vec<_>>>()?;
-            check_textures(&textures, dims, inst.built_for, &prefix)?;
+            let textures = inst.textures.iter().map(TextureBody::to_image).collect::<Result<Vec<_>>>()?;
+            let textures = TextureSet::new(dims, inst.state.built_for, textures, &prefix)?;
             let flags =
                 inst.flags.iter().map(|f| PendingFlag { due: f.due, changed: Readback::Ready(f.changed), starved: f.starved, epoch: f.epoch });
-            let slot = Slot {
-                key: 0,
-                desc,
-                q,
-                transform,
-                dims,
-                blocker_hash: inst.blocker_hash,
-                capture_signature: inst.capture_signature,
-                capture,
-                source_hash: inst.source_hash,
-                occlusion_dirty: inst.occlusion_dirty,
-                capture_dirty: inst.capture_dirty,
-                settled: inst.settled,
-                built_for: inst.built_for,
-                recomputed_profile: inst.recomputed_profile,
-                rate_since_us: inst.rate_since_us,
-                blend_since_us: inst.blend_since_us,
-                has_recomputed: inst.has_recomputed,
-                last_input: None,
-                epoch: inst.epoch,
-                flags: flags.collect(),
-                stats: inst.stats,
-            };
+            let state = inst.state.with_capture(capture);
+            let slot = Slot { key: 0, desc, q, transform, dims, state, last_input: None, flags: flags.collect() };
             slots.push((slot, textures));
         }
         for (h, answers) in &queries {
@@ -275,7 +251,7 @@ impl FogSubsystem {
         for (mut slot, textures) in slots {
             let loaded = self.backend.create_instance(key, slot.dims).and_then(|()| {
                 created.push(key);
-                self.backend.import_textures(key, &textures)
+                self.backend.write_textures(key, &textures)
             });
             if let Err(e) = loaded {
                 for k in created {
@@ -360,74 +336,4 @@ fn read_capture(blob: &[u8], dims: InstanceDims, prefix: &str) -> Result<Vec<i32
         return Err(MurkError::invalid(format!("{prefix}.capture[{i}]"), v, format!("must be empty or within -{HEIGHT_LIMIT}..={HEIGHT_WALL}")));
     }
     Ok(texels)
-}
-
-/// The textures an instance of `dims` holds after the occlusion build
-/// `built_for` (mips, distance-field scale), in the order backends export
-/// them: name, width, height, texel type (0 u8, 1 u16, 2 i32, 3 u32).
-fn expected_textures(dims: InstanceDims, built_for: Option<(bool, u32)>) -> Vec<(String, u32, u32, u8)> {
-    let (w, h) = (dims.width, dims.height);
-    let mut out = vec![("coverage".to_string(), w, h, 0), ("height".to_string(), w, h, 2)];
-    let (mips, scale) = built_for.unwrap_or((false, 0));
-    if mips {
-        let (mut lw, mut lh) = (w, h);
-        while lw > 1 || lh > 1 {
-            (lw, lh) = (lw.div_ceil(2), lh.div_ceil(2));
-            out.push((format!("mip{}", out.len() - 1), lw, lh, 0));
-        }
-    }
-    let (dw, dh) = if scale > 0 { (w.div_ceil(scale), h.div_ceil(scale)) } else { (0, 0) };
-    out.push(("distance_field".to_string(), dw, dh, 3));
-    for name in ["visibility", "blur", "memory", "compose"] {
-        out.push((name.to_string(), w, h, 1));
-    }
-    for name in ["upscale", "start", "final"] {
-        out.push((name.to_string(), dims.out_width, dims.out_height, 1));
-    }
-    out
-}
-
-/// Checks a snapshot's textures against what the instance must hold: every
-/// texture present once, in order, of the right size and type, and the
-/// occlusion textures within their ranges (coverage and mips 0 or 1,
-/// heights within the height range).
-fn check_textures(textures: &[(String, StageImage)], dims: InstanceDims, built_for: Option<(bool, u32)>, prefix: &str) -> Result<()> {
-    let expected = expected_textures(dims, built_for);
-    let listed: Vec<&str> = textures.iter().map(|(n, _)| n.as_str()).collect();
-    let wanted: Vec<&str> = expected.iter().map(|(n, ..)| n.as_str()).collect();
-    if listed != wanted {
-        return Err(MurkError::invalid(
-            format!("{prefix}.textures"),
-            listed.join(", "),
-            format!("must be exactly {} for its size and occlusion build", wanted.join(", ")),
-        ));
-    }
-    for ((name, img), (_, w, h, kind)) in textures.iter().zip(&expected) {
-        let field = format!("{prefix}.textures.{name}");
-        let actual_kind = match img.data {
-            StageData::U8(_) => 0,
-            StageData::U16(_) => 1,
-            StageData::I32(_) => 2,
-            StageData::U32(_) => 3,
-        };
-        if (img.width, img.height, actual_kind) != (*w, *h, *kind) {
-            return Err(MurkError::invalid(
-                field,
-                format!("{}x{} of type {actual_kind}", img.width, img.height),
-                format!("must be {w}x{h} of type {kind} (0 u8, 1 u16, 2 i32, 3 u32)"),
-            ));
-        }
-        let bad = match &img.data {
-            StageData::U8(v) => v.iter().position(|&x| x > 1).map(|i| (i, i64::from(v[i]), "0 or 1".to_string())),
-            StageData::I32(v) => v
-                .iter()
-                .position(|x| !(-HEIGHT_LIMIT..=HEIGHT_WALL).contains(x))
-                .map(|i| (i, i64::from(v[i]), format!("-{HEIGHT_LIMIT}..={HEIGHT_WALL}"))),
-            _ => None,
-        };
-        if let Some((i, v, range)) = bad {
-            return Err(MurkError::invalid(format!("{field}[{i}]"), v, format!("must be {range}")));
-        }
-    }
-    Ok(())
 }

@@ -127,7 +127,7 @@ pub(super) fn dda(ray: &Ray, occ: &Occlusion, hierarchical: bool) -> bool {
 /// decides. Soft shadows darken by `k * distance / travelled`. Returns the
 /// light factor, mask scale.
 pub(super) fn distance_field_march(ray: &Ray, occ: &Occlusion, input: &RecomputeInput) -> u16 {
-    let (dfw, dfh, df) = occ.distance_field;
+    let (dfw, dfh, df) = (occ.distance_field.width, occ.distance_field.height, &occ.distance_field.texels);
     let scale = i64::from(input.df_scale);
     let one = i64::from(TEXEL_ONE);
     let dxq = i64::from(ray.tx - ray.sx) * one;

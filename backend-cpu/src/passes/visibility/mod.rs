@@ -389,6 +389,7 @@ mod tests {
     use murk_core::fixed::hash2;
     use murk_core::fixed::HEIGHT_WALL;
     use murk_core::BlurKernel;
+    use murk_core::Grid;
     use murk_core::{RayMethod, SourceTexel};
     use proptest::prelude::*;
 
@@ -446,7 +447,7 @@ mod tests {
         let (w, h) = (48u32, 40u32);
         let (cov, heights) = grid(w, h, 3, 10, 12, false, false);
         let accel = Accel::new(&cov, &heights, w, h);
-        let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+        let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: &Grid::default(), accel: &accel };
         let src = |x: i32, y: i32| SourceTexel { x: x * 8 + 4, y: y * 8 + 4, radius: 80, eye: 12, strength: 65535, ..Default::default() };
         let input = |sources: Vec<SourceTexel>| dda_input(sources, w, h, 0, true);
         let mut cache = WindowCache::default();
@@ -478,7 +479,8 @@ mod tests {
         for seed in 0..6 {
             let (cov, heights) = grid(w, h, seed, 4 + seed as u32, 12, false, seed % 2 == 0);
             let accel = Accel::new(&cov, &heights, w, h);
-            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+            let occ =
+                Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: &Grid::default(), accel: &accel };
             // Inside the grid, at its edges and (seeds 1 and 4) outside it.
             let (px, py) = ([115, -25, 200, 70, 150, 229][seed as usize], [95, 180, 10, 60, 205, 0][seed as usize]);
             let s = SourceTexel { x: px * 8 + 5, y: py * 8 + 2, radius: (70 + 9 * seed) * 8, eye: 12, strength: 65535, ..Default::default() };
@@ -512,7 +514,7 @@ mod tests {
         ) {
             let (cov, heights) = grid(w, h, seed, density, 12, false, true);
             let accel = Accel::new(&cov, &heights, w, h);
-            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: &Grid::default(), accel: &accel };
             let source = |k: u32, tick: u32| {
                 let r = hash2(k as i32, seed);
                 // One source in five steps each tick, the others stand.
@@ -561,7 +563,7 @@ mod tests {
         let (w, h) = (1100u32, 1100u32);
         let (cov, heights) = grid(w, h, 7, 1, 12, false, false);
         let accel = Accel::new(&cov, &heights, w, h);
-        let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+        let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: &Grid::default(), accel: &accel };
         let s =
             SourceTexel { x: 550 * 8 + 3, y: 540 * 8 + 5, radius: 530 * 8, inner_radius: 100 * 8, eye: 12, strength: 65535, ..Default::default() };
         let input = dda_input(vec![s], w, h, 0, false);
@@ -673,7 +675,7 @@ mod tests {
             let (w, h) = (40u32, 40u32);
             let (cov, heights) = grid(w, h, seed, density, 12, false, true);
             let accel = Accel::new(&cov, &heights, w, h);
-            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: &Grid::default(), accel: &accel };
             let radius = reach8 * 8 + r;
             let src = |sub: i32, inner: i32| SourceTexel { x: px * 8 + sub % 8, y: py * 8 + sub / 8, radius, inner_radius: radius * inner / 100, eye: 12, strength: 65535, ..Default::default() };
             let (one, other) = (src(a, ia), src(b, ib));
@@ -725,7 +727,7 @@ mod tests {
             let conceal: Vec<u16> = texels.iter().map(|t| t.2).collect();
             let heights = vec![0; cov.len()];
             let accel = Accel::default();
-            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: &Grid::default(), accel: &accel };
             let mut near = Vec::new();
             for y in 0..h as usize {
                 let row = y * w as usize..(y + 1) * w as usize;
@@ -757,7 +759,7 @@ mod tests {
         ) {
             let (cov, heights) = grid(w, h, seed, density, eye, low, palette);
             let accel = Accel::new(&cov, &heights, w, h);
-            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: (0, 0, &[]), accel: &accel };
+            let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: &Grid::default(), accel: &accel };
             let s = SourceTexel { x: (px % (w * 8)) as i32, y: (py % (h * 8)) as i32, radius, eye, strength: 65535, ..Default::default() };
             let input = dda_input(vec![s], w, h, target_height, false);
             let bits = RayBits::build(&s, &occ);

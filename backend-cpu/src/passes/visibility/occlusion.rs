@@ -4,6 +4,7 @@
 //! sums), which make the marches and the shadowcast cheaper and change no
 //! result.
 use murk_core::fixed::HEIGHT_FLOOR;
+use murk_core::Grid;
 use rayon::prelude::*;
 use wide::{i32x8, CmpEq, CmpLt};
 
@@ -17,10 +18,10 @@ pub struct Occlusion<'a> {
     pub coverage: &'a [u8],
     /// Heights (height units).
     pub heights: &'a [i32],
-    /// Coverage pyramid levels 1.. (width, height, texels).
-    pub mips: &'a [(u32, u32, Vec<u8>)],
-    /// Distance field (width, height, squared distances).
-    pub distance_field: (u32, u32, &'a [u32]),
+    /// Coverage pyramid levels 1..
+    pub mips: &'a [Grid<u8>],
+    /// Distance field: squared distances in DF texels.
+    pub distance_field: &'a Grid<u32>,
     /// CPU-only shortcuts derived from coverage and height; no result depends on them.
     pub accel: &'a Accel,
 }
@@ -369,8 +370,8 @@ impl Occlusion<'_> {
     }
     /// Whether the block of mip level `level` holding texel `(x, y)` is empty.
     pub(super) fn mip_empty(&self, level: usize, x: i32, y: i32) -> bool {
-        let (w, h, texels) = &self.mips[level - 1];
+        let m = &self.mips[level - 1];
         let (bx, by) = (x >> level, y >> level);
-        bx < 0 || by < 0 || bx as u32 >= *w || by as u32 >= *h || texels[(by as u32 * w + bx as u32) as usize] == 0
+        bx < 0 || by < 0 || bx as u32 >= m.width || by as u32 >= m.height || m.texels[(by as u32 * m.width + bx as u32) as usize] == 0
     }
 }

@@ -1,0 +1,484 @@
+//! The textures of an instance, named and typed in one place.
+//!
+//! Every instance holds the same list of textures, fixed by its size and by
+//! what its last occlusion build made ([`OcclusionBuild`]): coverage and
+//! heights, the coverage pyramid when the ray method needs it, the distance
+//! field (empty unless built), the four internal masks and the three output
+//! masks. [`instance_textures`] writes that list down once; snapshot export,
+//! the restore checks, the world-space resample and both backends read it
+//! from there. Backends hand textures over as [`StageImage`]s and keep them
+//! as [`Grid`]s.
+
+use crate::backend::{InstanceDims, StageData, StageImage};
+use crate::error::{MurkError, Result};
+use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
+use serde::{Deserialize, Serialize};
+
+/// The type of a texture's texels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TexelKind {
+    /// Coverage and its pyramid: 0 or 1.
+    U8,
+    /// Masks: 0..=65535.
+    U16,
+    /// Heights, in height units.
+    I32,
+    /// Squared distances of the distance field.
+    U32,
+}
+
+impl TexelKind {
+    /// The code snapshots store (0 u8, 1 u16, 2 i32, 3 u32).
+    pub fn code(self) -> u8 {
+        match self {
+            TexelKind::U8 => 0,
+            TexelKind::U16 => 1,
+            TexelKind::I32 => 2,
+            TexelKind::U32 => 3,
+        }
+    }
+
+    /// The kind a snapshot code names, `None` for an unknown code.
+    pub fn from_code(code: u8) -> Option<Self> {
+        [TexelKind::U8, TexelKind::U16, TexelKind::I32, TexelKind::U32].into_iter().find(|k| k.code() == code)
+    }
+
+    /// Bytes per texel.
+    pub fn size(self) -> usize {
+        match self {
+            TexelKind::U8 => 1,
+            TexelKind::U16 => 2,
+            TexelKind::I32 | TexelKind::U32 => 4,
+        }
+    }
+
+    /// The Rust name of the texel type.
+    pub fn name(self) -> &'static str {
+        match self {
+            TexelKind::U8 => "u8",
+            TexelKind::U16 => "u16",
+            TexelKind::I32 => "i32",
+            TexelKind::U32 => "u32",
+        }
+    }
+}
+
+impl StageData {
+    /// The texel type it holds.
+    pub fn kind(&self) -> TexelKind {
+        match self {
+            StageData::U8(_) => TexelKind::U8,
+            StageData::U16(_) => TexelKind::U16,
+            StageData::I32(_) => TexelKind::I32,
+            StageData::U32(_) => TexelKind::U32,
+        }
+    }
+
+    /// Number of texels.
+    pub fn len(&self) -> usize {
+        match self {
+            StageData::U8(v) => v.len(),
+            StageData::U16(v) => v.len(),
+            StageData::I32(v) => v.len(),
+            StageData::U32(v) => v.len(),
+        }
+    }
+
+    /// Whether it holds no texel.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A texel type a [`Grid`] can hold: one of the four of [`StageData`].
+pub trait Texel: Copy + Default + Send + Sync + 'static {
+    /// Its kind.
+    const KIND: TexelKind;
+    /// Texels as stage data.
+    fn wrap(texels: Vec<Self>) -> StageData;
+    /// The texels of stage data of this type, `None` for another type.
+    fn unwrap(data: &StageData) -> Option<&[Self]>;
+}
+
+macro_rules! texel {
+    ($t:ty, $kind:ident) => {
+        impl Texel for $t {
+            const KIND: TexelKind = TexelKind::$kind;
+            fn wrap(texels: Vec<Self>) -> StageData {
+                StageData::$kind(texels)
+            }
+            fn unwrap(data: &StageData) -> Option<&[Self]> {
+                match data {
+                    StageData::$kind(v) => Some(v),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+texel!(u8, U8);
+texel!(u16, U16);
+texel!(i32, I32);
+texel!(u32, U32);
+
+/// A row-major grid of texels and its size.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Grid<T> {
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// `width * height` texels, row by row.
+    pub texels: Vec<T>,
+}
+
+impl<T: Texel> Grid<T> {
+    /// A `width x height` grid holding `value` everywhere.
+    pub fn filled(width: u32, height: u32, value: T) -> Self {
+        Self { width, height, texels: vec![value; width as usize * height as usize] }
+    }
+
+    /// A copy as a stage image.
+    pub fn image(&self) -> StageImage {
+        StageImage { width: self.width, height: self.height, data: T::wrap(self.texels.clone()) }
+    }
+
+    /// The grid a stage image holds, `None` when its texels are of another
+    /// type or their count is not its width times its height.
+    pub fn from_image(img: &StageImage) -> Option<Self> {
+        let texels = T::unwrap(&img.data)?;
+        (texels.len() as u64 == u64::from(img.width) * u64::from(img.height)).then(|| Self {
+            width: img.width,
+            height: img.height,
+            texels: texels.to_vec(),
+        })
+    }
+}
+
+/// One texture of an instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Texture {
+    /// 0/1 coverage, internal resolution.
+    Coverage,
+    /// Heights, internal resolution.
+    Height,
+    /// Level `n >= 1` of the coverage pyramid: each level half the one below, rounded up.
+    Mip(u32),
+    /// Squared distances to the nearest covered texel, at the distance-field scale.
+    DistanceField,
+    /// Raw visibility, internal resolution.
+    Visibility,
+    /// Blurred visibility, internal resolution.
+    Blur,
+    /// Explored memory, internal resolution.
+    Memory,
+    /// The composed mask, internal resolution.
+    Compose,
+    /// The composed mask at the output resolution.
+    Upscale,
+    /// Where the running blend started, output resolution.
+    Start,
+    /// The final mask materials sample, output resolution.
+    Final,
+}
+
+impl Texture {
+    /// Its stable name in snapshots (`coverage`, `mip3`, `final`, ...).
+    pub fn name(self) -> String {
+        match self {
+            Texture::Mip(level) => format!("mip{level}"),
+            other => other.fixed_name().to_string(),
+        }
+    }
+
+    fn fixed_name(self) -> &'static str {
+        match self {
+            Texture::Coverage => "coverage",
+            Texture::Height => "height",
+            Texture::Mip(_) => "mip",
+            Texture::DistanceField => "distance_field",
+            Texture::Visibility => "visibility",
+            Texture::Blur => "blur",
+            Texture::Memory => "memory",
+            Texture::Compose => "compose",
+            Texture::Upscale => "upscale",
+            Texture::Start => "start",
+            Texture::Final => "final",
+        }
+    }
+
+    /// The texture a snapshot name stands for, `None` for a name no texture has.
+    pub fn parse(name: &str) -> Option<Self> {
+        if let Some(level) = name.strip_prefix("mip") {
+            // Canonical digits only: `mip01` is not `mip1`.
+            return level.parse::<u32>().ok().filter(|l| *l >= 1 && l.to_string() == level).map(Texture::Mip);
+        }
+        [
+            Texture::Coverage,
+            Texture::Height,
+            Texture::DistanceField,
+            Texture::Visibility,
+            Texture::Blur,
+            Texture::Memory,
+            Texture::Compose,
+            Texture::Upscale,
+            Texture::Start,
+            Texture::Final,
+        ]
+        .into_iter()
+        .find(|t| t.fixed_name() == name)
+    }
+
+    /// The type of its texels.
+    pub fn kind(self) -> TexelKind {
+        match self {
+            Texture::Coverage | Texture::Mip(_) => TexelKind::U8,
+            Texture::Height => TexelKind::I32,
+            Texture::DistanceField => TexelKind::U32,
+            _ => TexelKind::U16,
+        }
+    }
+
+    /// Whether it belongs to the occlusion (rebuilt from the blockers), not to the masks.
+    pub fn is_occlusion(self) -> bool {
+        matches!(self, Texture::Coverage | Texture::Height | Texture::Mip(_) | Texture::DistanceField)
+    }
+}
+
+/// What an occlusion build made besides coverage and heights.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OcclusionBuild {
+    /// The coverage pyramid (the hierarchical DDA reads it).
+    pub mips: bool,
+    /// The distance field's downscale: 0 (none), 1, 2 or 4.
+    pub distance_field_scale: u32,
+}
+
+/// A texture of an instance and its size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextureSpec {
+    /// Which texture.
+    pub texture: Texture,
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+}
+
+/// The sizes of the coverage pyramid over a `width x height` grid: levels
+/// 1.. in order, each half the one below rounded up, down to 1x1.
+pub fn mip_sizes(width: u32, height: u32) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    let (mut w, mut h) = (width, height);
+    while w > 1 || h > 1 {
+        (w, h) = (w.div_ceil(2), h.div_ceil(2));
+        out.push((w, h));
+    }
+    out
+}
+
+/// The textures an instance of `dims` holds after the occlusion build
+/// `build` (`None`: nothing built yet), in the order snapshots list them.
+pub fn instance_textures(dims: InstanceDims, build: Option<OcclusionBuild>) -> Vec<TextureSpec> {
+    let (w, h) = (dims.width, dims.height);
+    let spec = |texture, width, height| TextureSpec { texture, width, height };
+    let mut out = vec![spec(Texture::Coverage, w, h), spec(Texture::Height, w, h)];
+    let build = build.unwrap_or_default();
+    if build.mips {
+        out.extend(mip_sizes(w, h).into_iter().zip(1..).map(|((lw, lh), level)| spec(Texture::Mip(level), lw, lh)));
+    }
+    let scale = build.distance_field_scale;
+    let (dw, dh) = if scale > 0 { (w.div_ceil(scale), h.div_ceil(scale)) } else { (0, 0) };
+    out.push(spec(Texture::DistanceField, dw, dh));
+    for t in [Texture::Visibility, Texture::Blur, Texture::Memory, Texture::Compose] {
+        out.push(spec(t, w, h));
+    }
+    for t in [Texture::Upscale, Texture::Start, Texture::Final] {
+        out.push(spec(t, dims.out_width, dims.out_height));
+    }
+    out
+}
+
+/// The mip levels laid side by side, level 1 at the left, in one image as
+/// tall as level 1 (how the `mips` stage is read and drawn).
+pub fn mip_atlas(width: u32, height: u32, levels: &[Grid<u8>]) -> StageImage {
+    let (w1, h1) = (width.div_ceil(2).max(1), height.div_ceil(2).max(1));
+    let total_w = levels.iter().map(|l| l.width).sum::<u32>().max(w1);
+    let mut atlas = vec![0u8; (total_w * h1) as usize];
+    let mut x0 = 0;
+    for level in levels {
+        for (y, row) in level.texels.chunks(level.width.max(1) as usize).enumerate() {
+            let at = y * total_w as usize + x0;
+            atlas[at..at + row.len()].copy_from_slice(row);
+        }
+        x0 += level.width as usize;
+    }
+    StageImage { width: total_w, height: h1, data: StageData::U8(atlas) }
+}
+
+/// Every texture of one instance, checked against [`instance_textures`]:
+/// what a backend is given to load (a restore, a resample) and what a
+/// snapshot saves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextureSet {
+    build: Option<OcclusionBuild>,
+    textures: Vec<(Texture, StageImage)>,
+}
+
+impl TextureSet {
+    /// Checks `textures` against the list of an instance of `dims` after
+    /// `build`: every texture once, in order, of its size and type, and the
+    /// occlusion within range (coverage and mips 0 or 1, heights within the
+    /// height range). Errors name the texture under `prefix`.
+    pub fn new(dims: InstanceDims, build: Option<OcclusionBuild>, textures: Vec<(Texture, StageImage)>, prefix: &str) -> Result<Self> {
+        let expected = instance_textures(dims, build);
+        let listed: Vec<String> = textures.iter().map(|(t, _)| t.name()).collect();
+        let wanted: Vec<String> = expected.iter().map(|s| s.texture.name()).collect();
+        if listed != wanted {
+            return Err(MurkError::invalid(
+                format!("{prefix}.textures"),
+                listed.join(", "),
+                format!("must be exactly {} for its size and occlusion build", wanted.join(", ")),
+            ));
+        }
+        for ((texture, img), spec) in textures.iter().zip(&expected) {
+            let field = format!("{prefix}.textures.{}", texture.name());
+            let (kind, want) = (img.data.kind(), texture.kind());
+            let count_ok = img.data.len() as u64 == u64::from(img.width) * u64::from(img.height);
+            if (img.width, img.height, kind) != (spec.width, spec.height, want) || !count_ok {
+                return Err(MurkError::invalid(
+                    field,
+                    format!("{}x{} of {} {} texels", img.width, img.height, img.data.len(), kind.name()),
+                    format!("must be {}x{} of {}", spec.width, spec.height, want.name()),
+                ));
+            }
+            let bad = match &img.data {
+                StageData::U8(v) => v.iter().position(|&x| x > 1).map(|i| (i, i64::from(v[i]), "0 or 1".to_string())),
+                StageData::I32(v) => v
+                    .iter()
+                    .position(|x| !(-HEIGHT_LIMIT..=HEIGHT_WALL).contains(x))
+                    .map(|i| (i, i64::from(v[i]), format!("-{HEIGHT_LIMIT}..={HEIGHT_WALL}"))),
+                _ => None,
+            };
+            if let Some((i, v, range)) = bad {
+                return Err(MurkError::invalid(format!("{field}[{i}]"), v, format!("must be {range}")));
+            }
+        }
+        Ok(Self { build, textures })
+    }
+
+    /// The occlusion build the set was checked for.
+    pub fn build(&self) -> Option<OcclusionBuild> {
+        self.build
+    }
+
+    /// Every texture, in order.
+    pub fn textures(&self) -> &[(Texture, StageImage)] {
+        &self.textures
+    }
+
+    /// One texture of the set.
+    pub fn get(&self, texture: Texture) -> Option<&StageImage> {
+        self.textures.iter().find(|(t, _)| *t == texture).map(|(_, img)| img)
+    }
+
+    /// One texture of the set as a grid of its type.
+    pub fn grid<T: Texel>(&self, texture: Texture) -> Option<Grid<T>> {
+        self.get(texture).and_then(Grid::from_image)
+    }
+
+    /// The pyramid levels, level 1 first (empty when none was built).
+    pub fn mips(&self) -> Vec<Grid<u8>> {
+        self.textures.iter().filter(|(t, _)| matches!(t, Texture::Mip(_))).filter_map(|(_, img)| Grid::from_image(img)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dims() -> InstanceDims {
+        InstanceDims { width: 5, height: 3, out_width: 10, out_height: 6 }
+    }
+
+    #[test]
+    fn names_round_trip_and_reject_what_no_texture_is_called() {
+        for spec in instance_textures(dims(), Some(OcclusionBuild { mips: true, distance_field_scale: 2 })) {
+            assert_eq!(Texture::parse(&spec.texture.name()), Some(spec.texture));
+        }
+        for bad in ["mip0", "mip01", "mip", "mips", "Final", ""] {
+            assert_eq!(Texture::parse(bad), None, "{bad}");
+        }
+        for kind in [TexelKind::U8, TexelKind::U16, TexelKind::I32, TexelKind::U32] {
+            assert_eq!(TexelKind::from_code(kind.code()), Some(kind));
+        }
+        assert_eq!(TexelKind::from_code(4), None);
+    }
+
+    #[test]
+    fn the_list_follows_the_build() {
+        let names = |build| instance_textures(dims(), build).iter().map(|s| s.texture.name()).collect::<Vec<_>>().join(" ");
+        assert_eq!(names(None), "coverage height distance_field visibility blur memory compose upscale start final");
+        assert_eq!(
+            names(Some(OcclusionBuild { mips: true, distance_field_scale: 0 })),
+            "coverage height mip1 mip2 mip3 distance_field visibility blur memory compose upscale start final"
+        );
+        let specs = instance_textures(dims(), Some(OcclusionBuild { mips: false, distance_field_scale: 2 }));
+        let df = specs.iter().find(|s| s.texture == Texture::DistanceField).unwrap();
+        assert_eq!((df.width, df.height), (3, 2));
+        assert_eq!(mip_sizes(5, 3), vec![(3, 2), (2, 1), (1, 1)]);
+    }
+
+    fn full_set(build: Option<OcclusionBuild>) -> Vec<(Texture, StageImage)> {
+        instance_textures(dims(), build)
+            .into_iter()
+            .map(|s| {
+                let n = (s.width * s.height) as usize;
+                let data = match s.texture.kind() {
+                    TexelKind::U8 => StageData::U8(vec![0; n]),
+                    TexelKind::U16 => StageData::U16(vec![0; n]),
+                    TexelKind::I32 => StageData::I32(vec![0; n]),
+                    TexelKind::U32 => StageData::U32(vec![0; n]),
+                };
+                (s.texture, StageImage { width: s.width, height: s.height, data })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_set_is_checked_texture_by_texture() {
+        let build = Some(OcclusionBuild { mips: true, distance_field_scale: 1 });
+        let set = TextureSet::new(dims(), build, full_set(build), "t").unwrap();
+        assert_eq!(set.mips().len(), 3);
+        assert_eq!(set.grid::<u16>(Texture::Final).map(|g| (g.width, g.height)), Some((10, 6)));
+        assert_eq!(set.grid::<u8>(Texture::Final), None);
+
+        let e = TextureSet::new(dims(), None, full_set(build), "t").unwrap_err().to_string();
+        assert!(e.contains("t.textures = coverage, height, mip1"), "{e}");
+
+        let mut wrong_type = full_set(None);
+        wrong_type[0].1.data = StageData::U16(vec![0; 15]);
+        let e = TextureSet::new(dims(), None, wrong_type, "t").unwrap_err().to_string();
+        assert!(e.contains("t.textures.coverage = 5x3 of 15 u16 texels: must be 5x3 of u8"), "{e}");
+
+        let mut short = full_set(None);
+        short[3].1.data = StageData::U16(vec![0; 14]);
+        let e = TextureSet::new(dims(), None, short, "t").unwrap_err().to_string();
+        assert!(e.contains("t.textures.visibility = 5x3 of 14 u16 texels"), "{e}");
+
+        let mut tall = full_set(None);
+        tall[1].1.data = StageData::I32(vec![HEIGHT_WALL + 1; 15]);
+        let e = TextureSet::new(dims(), None, tall, "t").unwrap_err().to_string();
+        assert!(e.contains("t.textures.height[0]"), "{e}");
+    }
+
+    #[test]
+    fn the_atlas_puts_levels_side_by_side() {
+        let levels = vec![Grid { width: 2, height: 2, texels: vec![1, 0, 0, 1] }, Grid { width: 1, height: 1, texels: vec![1] }];
+        let atlas = mip_atlas(4, 4, &levels);
+        assert_eq!((atlas.width, atlas.height), (3, 2));
+        assert_eq!(atlas.data, StageData::U8(vec![1, 0, 1, 0, 1, 0]));
+        let none = mip_atlas(4, 4, &[]);
+        assert_eq!((none.width, none.height, none.data.len()), (2, 2, 4));
+    }
+}
