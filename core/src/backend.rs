@@ -194,14 +194,10 @@ impl StageImage {
     /// The first texel `(x, y)` at which two images differ (`(0, 0)` when
     /// their sizes differ), or `None` when they are equal.
     pub fn first_difference(&self, other: &StageImage) -> Option<(u32, u32)> {
-        if (self.width, self.height) != (other.width, other.height) || std::mem::discriminant(&self.data) != std::mem::discriminant(&other.data) {
+        if (self.width, self.height) != (other.width, other.height) || self.data.kind() != other.data.kind() {
             return Some((0, 0));
         }
-        let size = match self.data {
-            StageData::U8(_) => 1,
-            StageData::U16(_) => 2,
-            StageData::I32(_) | StageData::U32(_) => 4,
-        };
+        let size = self.data.kind().size();
         let (a, b) = (self.bytes(), other.bytes());
         let i = a.chunks(size).zip(b.chunks(size)).position(|(p, q)| p != q)?;
         let w = self.width.max(1);
