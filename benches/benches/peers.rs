@@ -10,7 +10,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use murk_benches::{pool, prepare};
 use murk_conformance::workloads;
-use murk_cpu::passes::{self, visibility::Occlusion};
+use murk_cpu::passes;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -40,15 +40,7 @@ fn peers(c: &mut Criterion) {
     let p = prepare(&mut w);
     let (wd, ht) = (p.occlusion.width, p.occlusion.height);
     let accel = passes::visibility::Accel::new(&p.coverage, &p.heights, wd, ht);
-    let occ = Occlusion {
-        width: wd,
-        height: ht,
-        coverage: &p.coverage,
-        heights: &p.heights,
-        mips: &[],
-        distance_field: &murk_core::Grid::default(),
-        accel: &accel,
-    };
+    let occ = p.occlusion(&accel);
     let cells = &w.source_cells;
     let radius = w.radius as usize;
     let blocked = |x: i32, y: i32| x < 0 || y < 0 || x >= SIZE as i32 || y >= SIZE as i32 || p.coverage[y as usize * SIZE + x as usize] != 0;

@@ -8,7 +8,7 @@
 
 use murk_benches::{pool, prepare};
 use murk_conformance::workloads;
-use murk_cpu::passes::{self, visibility::Occlusion, visibility::WindowCache};
+use murk_cpu::passes::{self, visibility::WindowCache};
 
 fn main() {
     let mut w = workloads::rts();
@@ -16,15 +16,7 @@ fn main() {
     let (wd, ht) = (p.occlusion.width, p.occlusion.height);
     let size = wd as usize;
     let accel = passes::visibility::Accel::new(&p.coverage, &p.heights, wd, ht);
-    let occ = Occlusion {
-        width: wd,
-        height: ht,
-        coverage: &p.coverage,
-        heights: &p.heights,
-        mips: &[],
-        distance_field: &murk_core::Grid::default(),
-        accel: &accel,
-    };
+    let occ = p.occlusion(&accel);
     let blocked = |x: i32, y: i32| x < 0 || y < 0 || x >= wd as i32 || y >= ht as i32 || p.coverage[y as usize * size + x as usize] != 0;
     let mut peer = vec![false; p.coverage.len()];
     for &(x, y) in &w.source_cells {

@@ -17,7 +17,7 @@ use murk_benches::{pool, prepare, Prepared};
 use murk_conformance::workloads;
 use murk_core::hecs::Entity;
 use murk_core::{FogSubsystem, Position, VisionSource};
-use murk_cpu::passes::{self, visibility::Occlusion};
+use murk_cpu::passes;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -51,15 +51,7 @@ fn measure(label: &str, n: usize, mut op: impl FnMut()) {
 fn cold_visibility(label: &str, n: usize, p: &Prepared, threads: usize) {
     let (wd, ht) = (p.occlusion.width, p.occlusion.height);
     let accel = passes::visibility::Accel::new(&p.coverage, &p.heights, wd, ht);
-    let occ = Occlusion {
-        width: wd,
-        height: ht,
-        coverage: &p.coverage,
-        heights: &p.heights,
-        mips: &[],
-        distance_field: &murk_core::Grid::default(),
-        accel: &accel,
-    };
+    let occ = p.occlusion(&accel);
     let mut out = vec![0u16; (wd * ht) as usize];
     let pool = pool(threads);
     measure(label, n, || pool.install(|| passes::visibility::visibility(&p.recompute, &occ, &mut out)));

@@ -10,7 +10,8 @@
 //!   and the exact distance transform against `distance-transform`.
 
 use murk_conformance::workloads::Workload;
-use murk_core::{FogSubsystem, OcclusionInput, RecomputeInput, Stage, StageData};
+use murk_core::{FogSubsystem, Grid, OcclusionInput, RecomputeInput, Stage, StageData};
+use murk_cpu::passes::visibility::{Accel, Occlusion};
 
 /// The projected inputs of a workload's first frame, and its occlusion
 /// textures as the CPU backend builds them.
@@ -23,6 +24,23 @@ pub struct Prepared {
     pub coverage: Vec<u8>,
     /// Heights.
     pub heights: Vec<i32>,
+}
+
+impl Prepared {
+    /// What the CPU visibility pass reads of these textures, with no
+    /// pyramid or distance field, over `accel` (built from them).
+    pub fn occlusion<'a>(&'a self, accel: &'a Accel) -> Occlusion<'a> {
+        static NO_FIELD: Grid<u32> = Grid { width: 0, height: 0, texels: Vec::new() };
+        Occlusion {
+            width: self.occlusion.width,
+            height: self.occlusion.height,
+            coverage: &self.coverage,
+            heights: &self.heights,
+            mips: &[],
+            distance_field: &NO_FIELD,
+            accel,
+        }
+    }
 }
 
 /// Projects a workload once (CPU reference, 2 threads).
