@@ -9,10 +9,83 @@
 //! from there. Backends hand textures over as [`StageImage`]s and keep them
 //! as [`Grid`]s.
 
-use crate::backend::{InstanceDims, StageData, StageImage};
 use crate::error::{MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
 use serde::{Deserialize, Serialize};
+
+/// Texture sizes of an instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstanceDims {
+    /// Internal (LOD) width.
+    pub width: u32,
+    /// Internal (LOD) height.
+    pub height: u32,
+    /// Output width (the render target).
+    pub out_width: u32,
+    /// Output height.
+    pub out_height: u32,
+}
+
+/// Texel data of a stage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StageData {
+    /// Coverage and mips.
+    U8(Vec<u8>),
+    /// Masks.
+    U16(Vec<u16>),
+    /// Heights.
+    I32(Vec<i32>),
+    /// Squared distances.
+    U32(Vec<u32>),
+}
+
+/// A stage read back from a backend.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageImage {
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Row-major texels.
+    pub data: StageData,
+}
+
+impl StageImage {
+    /// Little-endian bytes of the texels (what goldens and hashes use).
+    pub fn bytes(&self) -> Vec<u8> {
+        match &self.data {
+            StageData::U8(v) => v.clone(),
+            StageData::U16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            StageData::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            StageData::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        }
+    }
+
+    /// The first texel `(x, y)` at which two images differ (`(0, 0)` when
+    /// their sizes differ), or `None` when they are equal.
+    pub fn first_difference(&self, other: &StageImage) -> Option<(u32, u32)> {
+        if (self.width, self.height) != (other.width, other.height) || self.data.kind() != other.data.kind() {
+            return Some((0, 0));
+        }
+        let size = self.data.kind().size();
+        let (a, b) = (self.bytes(), other.bytes());
+        let i = a.chunks(size).zip(b.chunks(size)).position(|(p, q)| p != q)?;
+        let w = self.width.max(1);
+        Some((i as u32 % w, i as u32 / w))
+    }
+
+    /// A 16-bit grayscale rendering for pictures (not for comparison):
+    /// coverage 0/1 becomes 0/65535, heights are offset to mid-gray, squared
+    /// distances become distances scaled by 1024.
+    pub fn to_gray16(&self) -> Vec<u16> {
+        match &self.data {
+            StageData::U8(v) => v.iter().map(|&x| if x > 0 { 65535 } else { 0 }).collect(),
+            StageData::U16(v) => v.clone(),
+            StageData::I32(v) => v.iter().map(|&h| (h.clamp(-32768, 32767) + 32768) as u16).collect(),
+            StageData::U32(v) => v.iter().map(|&d| (f64::from(d).sqrt() * 1024.0).min(65535.0) as u16).collect(),
+        }
+    }
+}
 
 /// The type of a texture's texels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
