@@ -382,6 +382,34 @@ impl Backend for CpuBackend {
         Ok(())
     }
 
+    fn hash_textures(&mut self, key: InstanceKey, textures: &[Texture]) -> Result<Readback<Vec<u64>>> {
+        let (pool, inst) = self.parts(key)?;
+        let d = inst.dims;
+        let mut grids = Vec::with_capacity(textures.len());
+        for &texture in textures {
+            let (size, texels) = match texture {
+                Texture::Visibility => ((d.width, d.height), &inst.visibility),
+                Texture::Blur => ((d.width, d.height), &inst.blurred),
+                Texture::Memory => ((d.width, d.height), &inst.memory),
+                Texture::Compose => ((d.width, d.height), &inst.composed),
+                Texture::Upscale => ((d.out_width, d.out_height), &inst.upscaled),
+                Texture::Start => ((d.out_width, d.out_height), &inst.start),
+                Texture::Final => ((d.out_width, d.out_height), &inst.final_mask),
+                other => {
+                    return Err(backend_error(format!("texture `{}` holds {} texels, the state hash takes u16", other.name(), other.kind().name())))
+                }
+            };
+            grids.push((size, texels));
+        }
+        let hashes = pool.install(|| grids.iter().map(|((w, h), texels)| murk_core::hash::texture_hash(*w, *h, texels)).collect());
+        Ok(Readback::Ready(hashes))
+    }
+
+    fn poll_hashes(&mut self, ticket: u64, _wait: bool) -> Result<Option<Vec<u64>>> {
+        // Every hash is answered at once: no ticket is ever given out.
+        Err(MurkError::UnknownTicket { backend: "cpu".into(), what: "hash", ticket })
+    }
+
     fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
         let (_, inst) = self.parts(key)?;
         let d = inst.dims;

@@ -44,7 +44,7 @@ const MASK: &str = include_str!("../shaders/looks/mask.wgsl");
 
 /// `(module name, WGSL sources after common.wgsl)` of every compute
 /// module: the passes, the sample batch, then the looks.
-const MODULES: [(&str, &[&str]); 15] = [
+const MODULES: [(&str, &[&str]); 16] = [
     ("rasterize", &[include_str!("../shaders/rasterize.wgsl")]),
     ("mips", &[include_str!("../shaders/mips.wgsl")]),
     ("distance_field", &[include_str!("../shaders/distance_field.wgsl")]),
@@ -55,6 +55,7 @@ const MODULES: [(&str, &[&str]); 15] = [
     ("upscale", &[include_str!("../shaders/upscale.wgsl")]),
     ("blend", &[include_str!("../shaders/blend.wgsl")]),
     ("sample", &[include_str!("../shaders/sample.wgsl")]),
+    ("hash", &[include_str!("../shaders/hash.wgsl")]),
     ("present", &[include_str!("../shaders/present.wgsl")]),
     ("present_detail", &[include_str!("../shaders/present_detail.wgsl")]),
     ("overlay", &[NOISE, include_str!("../shaders/looks/overlay.wgsl")]),
@@ -92,6 +93,10 @@ pub(crate) enum Kernel {
     Blend,
     /// Final-mask texels for a sample batch.
     Sample,
+    /// The state hash: one leaf of 256 texels per invocation.
+    HashLeaf,
+    /// The state hash: the root fold over the leaves.
+    HashRoot,
     /// The final mask into the texture materials sample.
     Present,
     /// The internal masks into the detail texture.
@@ -108,7 +113,7 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     /// Every kernel, in declaration order (its index is `kernel as usize`).
-    const ALL: [Kernel; 19] = [
+    const ALL: [Kernel; 21] = [
         Kernel::Rasterize,
         Kernel::Mips,
         Kernel::DistanceFieldCoarse,
@@ -122,6 +127,8 @@ impl Kernel {
         Kernel::Upscale,
         Kernel::Blend,
         Kernel::Sample,
+        Kernel::HashLeaf,
+        Kernel::HashRoot,
         Kernel::Present,
         Kernel::PresentDetail,
         Kernel::Overlay,
@@ -146,6 +153,8 @@ impl Kernel {
             Kernel::Upscale => ("upscale", "main"),
             Kernel::Blend => ("blend", "main"),
             Kernel::Sample => ("sample", "main"),
+            Kernel::HashLeaf => ("hash", "leaf"),
+            Kernel::HashRoot => ("hash", "root"),
             Kernel::Present => ("present", "main"),
             Kernel::PresentDetail => ("present_detail", "main"),
             Kernel::Overlay => ("overlay", "shade"),

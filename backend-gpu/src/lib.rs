@@ -52,6 +52,7 @@
 
 mod context;
 mod gpu;
+mod hash;
 pub mod looks;
 pub mod passes;
 mod render;
@@ -66,7 +67,7 @@ use context::Context;
 use gpu::Gpu;
 pub use gpu::SampleRange;
 use gpu::Textures;
-use murk_core::backend::{InstanceDims, InstanceKey, SampleRequest, Stage, StageImage};
+use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageImage};
 use murk_core::{Backend, OcclusionInput, Pass, RecomputeInput, RecomputeReport, Result};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -293,6 +294,13 @@ impl Backend for GpuBackend {
     }
     fn take_timings(&mut self) -> Result<Vec<murk_core::PassTiming>> {
         self.lock().take_timings()
+    }
+    fn hash_textures(&mut self, key: InstanceKey, textures: &[murk_core::Texture]) -> Result<Readback<Vec<u64>>> {
+        let r = self.lock().hash_textures(self.key(key), textures);
+        self.in_world(r)
+    }
+    fn poll_hashes(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u64>>> {
+        self.lock().poll_hashes(ticket, wait)
     }
     fn read_texture(&mut self, key: InstanceKey, texture: murk_core::Texture) -> Result<StageImage> {
         let r = self.lock().read_texture(self.key(key), texture);

@@ -181,6 +181,12 @@ impl Backend for Finished {
     fn forget_readback(&mut self, ticket: u64) {
         self.0.forget_readback(ticket)
     }
+    fn hash_textures(&mut self, key: InstanceKey, textures: &[murk_core::Texture]) -> Result<murk_core::Readback<Vec<u64>>> {
+        self.0.hash_textures(key, textures)
+    }
+    fn poll_hashes(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u64>>> {
+        self.0.poll_hashes(ticket, wait)
+    }
     fn read_texture(&mut self, key: InstanceKey, texture: murk_core::Texture) -> Result<StageImage> {
         self.0.read_texture(key, texture)
     }

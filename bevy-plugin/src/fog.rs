@@ -239,14 +239,16 @@ pub struct FogRestored;
 #[derive(Message, Clone, Copy, Debug)]
 pub struct SwitchBackend(pub BackendChoice);
 
-/// The lockstep hash of murk's state after the last tick (with
+/// The latest lockstep hash of murk's state (with
 /// `MurkPlugin::hash_each_tick`): equal on every machine, backend and
-/// thread count, so lockstep peers compare it.
+/// thread count, so lockstep peers compare it. Each tick hashes the state it
+/// leaves, and the hash arrives `READBACK_LATENCY_TICKS` (2) ticks later, so
+/// that hashing never waits for the GPU.
 #[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FogHash {
-    /// The tick it was taken after.
+    /// murk's tick count (`FogSubsystem::tick_count`) of the state it hashes.
     pub tick: u64,
-    /// The hash; `None` before the first tick.
+    /// The hash; `None` until the first one arrives (after the third tick).
     pub hash: Option<u64>,
 }
 
@@ -357,7 +359,8 @@ fn start(mut fog: ResMut<MurkFog>, render: RenderHandles, mut errors: MessageWri
     }
     match render.backend(fog.choice) {
         Ok((backend, gpu)) => {
-            let subsystem = FogSubsystem::new(backend);
+            let mut subsystem = FogSubsystem::new(backend);
+            subsystem.set_hash_every_tick(fog.hash_each_tick);
             info!("murk runs on {}", subsystem.backend_name());
             *fog.fog.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(subsystem);
             fog.on_render_device = gpu.as_ref().is_some_and(|g| render.is_render_device(g));
@@ -434,7 +437,6 @@ fn tick(
     mut hash: ResMut<FogHash>,
 ) {
     let fog = &mut *fog;
-    let hash_each_tick = fog.hash_each_tick;
     let Some(subsystem) = fog.fog.get_mut().unwrap_or_else(PoisonError::into_inner).as_mut() else { return };
     let step = time.timestep().as_micros();
     let Ok(dt_us) = u32::try_from(step) else {
@@ -454,16 +456,11 @@ fn tick(
                 };
                 events.write(FogStealthEvent { actor, change });
             }
+            if let Some(landed) = report.lockstep {
+                *hash = FogHash { tick: landed.ticks, hash: Some(landed.hash) };
+            }
             fog.last = Some(report);
             fog.ticks += 1;
-            if hash_each_tick {
-                match subsystem.lockstep_hash() {
-                    Ok(h) => *hash = FogHash { tick: fog.ticks, hash: Some(h) },
-                    Err(e) => {
-                        errors.write(e.into());
-                    }
-                }
-            }
         }
         Err(e) => {
             errors.write(e.into());
@@ -518,10 +515,12 @@ fn switch_backend(
 ) {
     let fog = &mut *fog;
     let mirror = &mut *mirror;
+    let hash_each_tick = fog.hash_each_tick;
     for SwitchBackend(choice) in switch.read() {
         let moved = (|| -> Result<(FogSubsystem, Option<GpuBackend>)> {
             let (backend, gpu) = render.backend(*choice)?;
             let mut next = FogSubsystem::new(backend);
+            next.set_hash_every_tick(hash_each_tick);
             // murk never started (its backend was refused): start afresh.
             let Some(current) = fog.subsystem() else { return Ok((next, gpu)) };
             let bytes = current.snapshot(&mirror.world)?;

@@ -94,9 +94,9 @@ pub struct MurkPlugin {
     /// Instances to create at startup (more can be added to
     /// [`FogInstances`] at any time).
     pub instances: Vec<FogInstance>,
-    /// Compute the lockstep hash after every tick into [`FogHash`]. On the
-    /// GPU this reads the masks back every tick: turn it on for lockstep
-    /// games and tests, not for the fastest frame.
+    /// Hash murk's state after every tick into [`FogHash`], two ticks late:
+    /// on the GPU the hash is computed on the device and read back without
+    /// waiting, so a lockstep game can leave it on.
     pub hash_each_tick: bool,
 }
 

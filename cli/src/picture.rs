@@ -84,6 +84,11 @@ fn shortest<T: serde::Serialize>(v: &T) -> Result<Value, String> {
     serde_json::from_str(&text).map_err(|e| e.to_string())
 }
 
+/// The `summary.json` format: 2 since the lockstep and state hashes are the
+/// block hash of `murk_core::hash` (1, without the field, was FNV-1a 64 over
+/// the mask bytes).
+pub const SUMMARY_FORMAT: u32 = 2;
+
 /// The `summary.json` document.
 pub fn summary(runner: &mut ScenarioRunner, threads: usize, records: &[TickRecord]) -> Result<Value, String> {
     let mut instances = Vec::new();
@@ -105,6 +110,7 @@ pub fn summary(runner: &mut ScenarioRunner, threads: usize, records: &[TickRecor
     }
     let s = runner.scenario();
     Ok(json!({
+        "format": SUMMARY_FORMAT,
         "scenario": s.name,
         "backend": runner.backend_name(),
         "threads": threads,

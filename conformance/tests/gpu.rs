@@ -373,9 +373,11 @@ fn ticks_never_wait_on_the_device_while_it_keeps_up() {
     let mut worlds = [patrol(), patrol()];
     for fog in &mut fogs {
         fog.create_instance(desc.clone()).unwrap();
+        // A lockstep game hashes every tick.
+        fog.set_hash_every_tick(true);
     }
     let before = fogs[0].blocking_waits();
-    let mut events = 0;
+    let (mut events, mut hashes) = (0, 0);
     for tick in 0..60 {
         let mut reports = Vec::new();
         for (fog, world) in fogs.iter_mut().zip(&mut worlds) {
@@ -386,11 +388,16 @@ fn ticks_never_wait_on_the_device_while_it_keeps_up() {
         }
         assert_eq!(reports[0].events, reports[1].events, "tick {tick}: the same stealth events as the CPU on the same tick");
         assert_eq!(reports[0].instances, reports[1].instances, "tick {tick}: the same recompute decisions");
+        assert_eq!(reports[0].lockstep, reports[1].lockstep, "tick {tick}: the same lockstep hash, landed on the same tick");
+        let landed = reports[0].lockstep.map(|h| h.ticks);
+        assert_eq!(landed, (tick >= 2).then(|| tick as u64 - 1), "tick {tick}: the hash of the state two ticks before");
+        hashes += usize::from(landed.is_some());
         events += reports[0].events.len();
         assert_eq!(fogs[0].blocking_waits(), before, "tick {tick} blocked on the device");
         device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
     }
     assert!(events >= 2, "the actor was seen and lost again, read back without waiting ({events} events)");
+    assert_eq!(hashes, 58, "every tick's hash landed without a wait");
     // Asking for results is what waits, and the counter sees it.
     let hash = fogs[0].lockstep_hash().unwrap();
     assert_eq!(hash, fogs[1].lockstep_hash().unwrap());

@@ -190,7 +190,7 @@ pub trait Backend: Send {
     /// texel order (`None` while pending; `wait` blocks until they arrive).
     /// Delivers each ticket once.
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>>;
-    /// Drops a ticket (of a flag or samples) that will never be polled: its
+    /// Drops a ticket (of a flag, samples or hashes) that will never be polled: its
     /// instance was destroyed or a snapshot replaced the state. Unknown
     /// tickets are ignored.
     fn forget_readback(&mut self, ticket: u64) {
@@ -228,6 +228,17 @@ pub trait Backend: Send {
     /// instance's size by [`TextureSet::new`], so a backend only loads it.
     /// An error leaves the instance as it was.
     fn write_textures(&mut self, key: InstanceKey, set: &TextureSet) -> Result<()>;
+    /// Hashes 16-bit textures of an instance with
+    /// [`crate::hash::texture_hash`], as they stand once the work recorded so
+    /// far has run, one value per texture in order. A backend that computes
+    /// on the calling thread answers at once; one with a device hashes there
+    /// and reads the values back with its next submission, for
+    /// [`Backend::poll_hashes`]. A texture of another texel type is an error
+    /// naming it.
+    fn hash_textures(&mut self, key: InstanceKey, textures: &[Texture]) -> Result<Readback<Vec<u64>>>;
+    /// The values of a [`Backend::hash_textures`] ticket once they have come
+    /// back (`None` while in flight, unless `wait`).
+    fn poll_hashes(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u64>>>;
 }
 
 /// Device time spent in one pass, as a backend that times its passes reports it.

@@ -31,9 +31,11 @@ use std::collections::BTreeMap;
 /// readbacks in flight (recompute flags with their input epoch, stealth
 /// samples), which the rules use a fixed number of ticks after they were
 /// asked for. 4: the body is serde structs encoded with postcard instead of
-/// fields written one by one. Older snapshots would continue under other
-/// rules or do not decode, so they are refused by version.
-pub const VERSION: u32 = 4;
+/// fields written one by one. 5: the per-tick lockstep hashes in flight
+/// (the hash itself became the block hash of `crate::hash`). Older
+/// snapshots would continue under other rules or do not decode, so they are
+/// refused by version.
+pub const VERSION: u32 = 5;
 /// Magic of a fog-state snapshot.
 pub const FOG_MAGIC: &[u8; 8] = b"MURKSNAP";
 /// Magic of a scenario-run snapshot (`murk run --snapshot-at`).
@@ -108,6 +110,21 @@ pub struct FogBody {
     pub stealth_samples: Vec<SampleBatchBody>,
     /// Transient-reveal countdowns: entity bits and ticks left.
     pub reveals: Vec<(u64, u32)>,
+    /// Per-tick lockstep hashes not yet delivered, oldest first.
+    pub lockstep: Vec<HashBody>,
+}
+
+/// A per-tick lockstep hash taken and not yet delivered, landed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HashBody {
+    /// Tick count of the state it hashes.
+    pub ticks: u64,
+    /// The tick whose report delivers it.
+    pub due: u64,
+    /// Each instance's final, memory and composed hashes, by name.
+    pub instances: Vec<(String, Vec<u64>)>,
+    /// The hash of the stealth states then.
+    pub stealth: u64,
 }
 
 /// One instance of a [`FogBody`].
@@ -286,13 +303,13 @@ mod tests {
         let mut bad = framed.clone();
         bad[21] ^= 1;
         assert!(unframe(FOG_MAGIC, &bad).unwrap_err().to_string().contains("checksum"));
-        // A snapshot of an older format (version 3) is refused by name.
+        // A snapshot of an older format (version 4) is refused by name.
         let mut old = framed.clone();
-        old[8] = 3;
-        assert!(unframe(FOG_MAGIC, &old).unwrap_err().to_string().contains("format version 3 is older than this build's version 4"));
+        old[8] = 4;
+        assert!(unframe(FOG_MAGIC, &old).unwrap_err().to_string().contains("format version 4 is older than this build's version 5"));
         let mut newer = framed;
-        newer[8] = 5;
-        assert!(unframe(FOG_MAGIC, &newer).unwrap_err().to_string().contains("version 5 is not supported (this build reads version 4)"));
+        newer[8] = 6;
+        assert!(unframe(FOG_MAGIC, &newer).unwrap_err().to_string().contains("version 6 is not supported (this build reads version 5)"));
         assert!(unframe(FOG_MAGIC, b"short").is_err());
     }
 }

@@ -89,6 +89,8 @@ pub(crate) struct Gpu {
     instances: BTreeMap<InstanceKey, Textures>,
     samples: BTreeMap<u64, (InFlight, usize)>,
     changed: BTreeMap<u64, InFlight>,
+    /// State hashes in flight: the readback and how many values it holds.
+    hashes: BTreeMap<u64, (InFlight, usize)>,
     next_ticket: u64,
     /// Worlds opened on the device so far (each has its own key space).
     pub(crate) worlds: u32,
@@ -140,7 +142,16 @@ fn mask_texture(device: &wgpu::Device, label: &str, width: u32, height: u32) -> 
 impl Gpu {
     /// The state on a device whose pipelines are compiled.
     pub(crate) fn new(ctx: Context) -> Self {
-        Self { ctx, instances: BTreeMap::new(), samples: BTreeMap::new(), changed: BTreeMap::new(), next_ticket: 0, worlds: 0, pending: None }
+        Self {
+            ctx,
+            instances: BTreeMap::new(),
+            samples: BTreeMap::new(),
+            changed: BTreeMap::new(),
+            hashes: BTreeMap::new(),
+            next_ticket: 0,
+            worlds: 0,
+            pending: None,
+        }
     }
 
     /// Submits the recorded work, if any, and maps its readbacks.
@@ -151,7 +162,8 @@ impl Gpu {
                 self.ctx.give(b);
             }
             for ticket in p.maps {
-                if let Some(r) = self.changed.get(&ticket).or_else(|| self.samples.get(&ticket).map(|(r, _)| r)) {
+                let r = self.changed.get(&ticket).or_else(|| self.samples.get(&ticket).or_else(|| self.hashes.get(&ticket)).map(|(r, _)| r));
+                if let Some(r) = r {
                     r.map();
                 }
             }
@@ -173,7 +185,7 @@ impl Gpu {
 
     /// Readbacks issued and not yet collected or forgotten.
     pub(crate) fn readbacks_in_flight(&self) -> usize {
-        self.changed.len() + self.samples.len()
+        self.changed.len() + self.samples.len() + self.hashes.len()
     }
 
     /// The final-mask texture of an instance (written after every blend).
@@ -542,6 +554,55 @@ impl Backend for Gpu {
     fn forget_readback(&mut self, ticket: u64) {
         self.changed.remove(&ticket);
         self.samples.remove(&ticket);
+        self.hashes.remove(&ticket);
+    }
+
+    fn hash_textures(&mut self, key: InstanceKey, textures: &[Texture]) -> Result<Readback<Vec<u64>>> {
+        let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
+        let d = t.dims;
+        let mut sources = Vec::with_capacity(textures.len());
+        for &texture in textures {
+            let (buffer, (width, height)) = match texture {
+                Texture::Visibility => (&t.visibility, (d.width, d.height)),
+                Texture::Blur => (&t.blurred, (d.width, d.height)),
+                Texture::Memory => (&t.memory, (d.width, d.height)),
+                Texture::Compose => (&t.composed, (d.width, d.height)),
+                Texture::Upscale => (&t.upscaled, (d.out_width, d.out_height)),
+                Texture::Start => (&t.start, (d.out_width, d.out_height)),
+                Texture::Final => (&t.final_mask, (d.out_width, d.out_height)),
+                other => return Err(gpu_error(format!("texture `{}` holds {} texels, the state hash takes u16", other.name(), other.kind().name()))),
+            };
+            sources.push(crate::hash::Source { buffer, width, height });
+        }
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
+        let ctx = &mut self.ctx;
+        let pending = self.pending.get_or_insert_with(|| Pending { encoder: ctx.encoder(), recycle: Vec::new(), maps: Vec::new() });
+        let bytes = (textures.len().max(1) * 8) as u64;
+        let roots = ctx.take(bytes);
+        pending.recycle.extend(crate::hash::record(ctx, &mut pending.encoder, &sources, &roots));
+        let readback = InFlight::new(ctx.staging(&mut pending.encoder, &roots, bytes), bytes);
+        pending.recycle.push(roots);
+        pending.maps.push(ticket);
+        self.hashes.insert(ticket, (readback, textures.len()));
+        // Submitted now: the values come back while the game goes on.
+        self.flush()?;
+        Ok(Readback::Ticket(ticket))
+    }
+
+    fn poll_hashes(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u64>>> {
+        if !self.hashes.contains_key(&ticket) {
+            return Err(MurkError::UnknownTicket { backend: "gpu".into(), what: "hash", ticket });
+        }
+        self.flush()?;
+        let (readback, count) = &self.hashes[&ticket];
+        let count = *count;
+        // Waiting is asking for the values now: a sync point, counted even
+        // when the device had finished (core polls a due hash without
+        // waiting first).
+        let Some(bytes) = self.ctx.collect(readback, if wait { Wait::Sync } else { Wait::No })? else { return Ok(None) };
+        self.hashes.remove(&ticket);
+        Ok(Some(bytes.chunks_exact(8).take(count).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()))
     }
 
     fn enable_timings(&mut self) -> Result<()> {

@@ -24,7 +24,9 @@ pub(crate) fn desc() -> InstanceDesc {
 }
 
 /// One tick's final mask, lockstep hash and stealth events (as kinds).
-type TickOut = (Vec<u16>, u64, Vec<&'static str>);
+/// Per tick: the final mask, the lockstep hash that arrived (with the tick
+/// count of the state it hashes) and the stealth events.
+type TickOut = (Vec<u16>, Option<(u64, u64)>, Vec<&'static str>);
 
 /// What the script does at a tick, for both worlds to apply.
 #[derive(Clone, Copy, PartialEq)]
@@ -78,7 +80,7 @@ fn direct(backend: Box<dyn Backend>, order: [usize; 4]) -> Vec<TickOut> {
         });
     }
     let [walker, guard_e, wall_e, _] = spawned.map(|e| e.expect("all four spawned"));
-    let mut out = Vec::new();
+    let (mut out, mut hashes) = (Vec::new(), Vec::new());
     for tick in 0..TICKS {
         for step in steps(tick) {
             match step {
@@ -92,7 +94,10 @@ fn direct(backend: Box<dyn Backend>, order: [usize; 4]) -> Vec<TickOut> {
         }
         let report = fog.tick(&mut world, DT_US).unwrap();
         let events = report.events.iter().map(kind).collect();
-        out.push((fog.final_mask("ground").unwrap(), fog.lockstep_hash().unwrap(), events));
+        hashes.push(fog.lockstep_hash().unwrap());
+        // The app's hash of a tick arrives two ticks later.
+        let arrived = tick.checked_sub(2).map(|n| (u64::from(n) + 1, hashes[n as usize]));
+        out.push((fog.final_mask("ground").unwrap(), arrived, events));
     }
     out
 }
@@ -182,7 +187,8 @@ fn in_app(choice: BackendChoice, switch_to: Option<BackendChoice>) -> (Vec<TickO
         let world = app.world_mut();
         let events: Vec<FogStealthEvent> = world.resource_mut::<Messages<FogStealthEvent>>().drain().collect();
         assert!(events.iter().all(|e| e.actor == thief_e), "events name the Bevy actor: {events:?}");
-        let hash = world.resource::<FogHash>().hash.expect("a hash after the tick");
+        let hash = world.resource::<FogHash>();
+        let hash = hash.hash.map(|h| (hash.tick, h));
         let mask = world.resource_mut::<MurkFog>().subsystem().unwrap().final_mask("ground").unwrap();
         // Hidden actors are hidden on screen, and a ghost stands in for them.
         let visible = world.get::<Visibility>(thief_e).copied().unwrap();

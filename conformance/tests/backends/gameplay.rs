@@ -2,15 +2,15 @@
 //! lockstep hashes.
 
 use super::{Make, Test};
-use murk_conformance::scene::landed;
+use murk_conformance::scene::{fog as fog_on, landed, seeded_world};
 use murk_core::glam::Vec3;
 use murk_core::hecs::World;
 use murk_core::query::MaskAnswer;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};
 use murk_core::stealth::StealthEvent;
 use murk_core::{
-    AntiVision, Area, Blocker, BlockerShape, FogSubsystem, Ghost, HideMode, InstanceDesc, MurkError, Position, Profile, Stage, StealthActor,
-    TeamMask, VisibilityPolicy, VisionSource,
+    AntiVision, Area, Blocker, BlockerShape, FogSubsystem, Ghost, HideMode, InstanceDesc, LandedHash, MurkError, Position, Profile, Stage,
+    StealthActor, TeamMask, VisibilityPolicy, VisionSource,
 };
 use std::path::PathBuf;
 
@@ -303,7 +303,50 @@ pub fn policies_hide_mode_and_the_explored_cutoff(make: &Make) {
 }
 
 /// Every test of this suite, by name.
+/// Hashing every tick delivers, in the report of tick `n`, the lockstep hash
+/// of the state after tick `n - 2`: the value `lockstep_hash` gave then on a
+/// twin subsystem that hashes on demand, also across a snapshot and
+/// restore. Hashing changes nothing else.
+pub fn every_tick_hash_is_the_lockstep_hash_two_ticks_late(make: &Make) {
+    let profile = Profile { fade_in_rate: 6.0, relax_rate: 6.0, ..Profile::default() };
+    let mut fogs = [fog_on(make(), profile.clone()), fog_on(make(), profile)];
+    fogs[0].set_hash_every_tick(true);
+    assert!(fogs[0].hashes_every_tick() && !fogs[1].hashes_every_tick());
+    let mut worlds = [seeded_world(5), seeded_world(5)];
+    for world in &mut worlds {
+        world.spawn((Position(Vec3::new(30.5, 30.5, 0.0)), StealthActor { hide_mode: HideMode::Hide, ..StealthActor::default() }));
+    }
+    let mut twin_hashes = Vec::new();
+    for tick in 0u64..12 {
+        if tick == 6 {
+            // Hashes in flight travel in a snapshot and land on the same ticks.
+            let bytes = fogs[0].snapshot(&worlds[0]).unwrap();
+            let mut restored = FogSubsystem::new(make());
+            restored.set_hash_every_tick(true);
+            restored.restore(&mut worlds[0], &bytes).unwrap();
+            fogs[0] = restored;
+        }
+        let mut reports = Vec::new();
+        for (fog, world) in fogs.iter_mut().zip(&mut worlds) {
+            for (_, (p, _)) in world.query_mut::<(&mut Position, &VisionSource)>() {
+                p.0.x = (p.0.x + 1.5) % 64.0;
+            }
+            reports.push(fog.tick(world, 33_333).unwrap());
+        }
+        assert_eq!(reports[1].lockstep, None, "tick {tick}: no hash without asking");
+        twin_hashes.push(fogs[1].lockstep_hash().unwrap());
+        let want = tick.checked_sub(2).map(|n| LandedHash { ticks: n + 1, hash: twin_hashes[n as usize] });
+        assert_eq!(reports[0].lockstep, want, "tick {tick}");
+        assert_eq!(reports[0].events, reports[1].events, "tick {tick}");
+        assert_eq!(fogs[0].lockstep_hash().unwrap(), twin_hashes[tick as usize], "tick {tick}: the same state");
+    }
+    // Turned off, nothing more lands.
+    fogs[0].set_hash_every_tick(false);
+    assert_eq!(fogs[0].tick(&mut worlds[0], 33_333).unwrap().lockstep, None);
+}
+
 pub const TESTS: &[Test] = &[
+    ("every_tick_hash_is_the_lockstep_hash_two_ticks_late", every_tick_hash_is_the_lockstep_hash_two_ticks_late),
     ("infiltration_hidden_seen_ghosted_and_seen_again", infiltration_hidden_seen_ghosted_and_seen_again),
     ("scripted_queries_land_in_the_tick_record", scripted_queries_land_in_the_tick_record),
     ("snapshot_and_resume_continue_byte_identically", snapshot_and_resume_continue_byte_identically),

@@ -19,6 +19,7 @@
 mod actors;
 mod area;
 mod capture;
+mod lockstep;
 mod project;
 mod queries;
 mod readout;
@@ -26,6 +27,7 @@ mod rules;
 mod snapshot;
 
 pub use area::resample_mask;
+pub use lockstep::LandedHash;
 
 use self::project::{gather, project_source, Gathered};
 use self::rules::{apply, PendingFlag};
@@ -235,6 +237,9 @@ pub struct TickReport {
     pub instances: BTreeMap<String, InstanceTick>,
     /// Stealth transitions, in actor order.
     pub events: Vec<StealthEvent>,
+    /// With [`FogSubsystem::set_hash_every_tick`]: the lockstep hash of the
+    /// state [`READBACK_LATENCY_TICKS`] ticks ago, landed this tick.
+    pub lockstep: Option<LandedHash>,
 }
 
 /// The fog-of-war subsystem of one world.
@@ -248,6 +253,9 @@ pub struct FogSubsystem {
     pub(crate) stealth_batches: VecDeque<StealthBatch>,
     pub(crate) queries: BTreeMap<u64, PendingQuery>,
     pub(crate) next_query: u64,
+    /// Whether every tick hashes its state (see [`FogSubsystem::set_hash_every_tick`]).
+    hash_every_tick: bool,
+    pending_hashes: lockstep::PendingHashes,
 }
 
 impl FogSubsystem {
@@ -262,6 +270,8 @@ impl FogSubsystem {
             stealth_batches: VecDeque::new(),
             queries: BTreeMap::new(),
             next_query: 0,
+            hash_every_tick: false,
+            pending_hashes: lockstep::PendingHashes::new(),
         }
     }
 
@@ -522,6 +532,7 @@ impl FogSubsystem {
             // The entity was just listed by the query, so it exists.
             let _ = world.despawn(e);
         }
+        report.lockstep = self.step_lockstep_hashes()?;
         self.tick = self.tick.saturating_add(1);
         Ok(report)
     }

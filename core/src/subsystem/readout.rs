@@ -1,4 +1,4 @@
-//! Reading the state out: stages, the final mask, the lockstep hashes, the
+//! Reading the state out: stages, the final mask, the
 //! material parameters for a shader, and the inputs a tick would hand the
 //! backend (for benches and tools).
 
@@ -7,10 +7,8 @@ use super::rules::recompute_input;
 use super::FogSubsystem;
 use crate::backend::{Stage, StageData, StageImage};
 use crate::error::{MurkError, Result};
-use crate::fixed::Fnv64;
 use crate::frame::{OcclusionInput, RecomputeInput};
-use hecs::{Entity, World};
-use std::collections::BTreeMap;
+use hecs::World;
 
 impl FogSubsystem {
     /// The material parameter block of an instance (area, cutoff, Z
@@ -31,32 +29,6 @@ impl FogSubsystem {
             explored_value: p.explored_value,
             pad: 0.0,
         })
-    }
-
-    /// Lockstep hash of everything: every instance's final mask, memory and
-    /// composed mask, and every stealth state. Equal on every peer that ran
-    /// the same inputs, whatever its thread count.
-    pub fn lockstep_hash(&mut self) -> Result<u64> {
-        Ok(self.state_hashes()?.0)
-    }
-
-    /// The lockstep hash and, from the same pass over the textures, each
-    /// instance's [`Self::state_hash`].
-    pub fn state_hashes(&mut self) -> Result<(u64, BTreeMap<String, u64>)> {
-        let mut per_instance = BTreeMap::new();
-        let mut h = Fnv64::default();
-        for name in self.instance_names() {
-            let s = self.state_hash(&name)?;
-            h.write(name.as_bytes());
-            h.write(&s.to_le_bytes());
-            per_instance.insert(name, s);
-        }
-        for (bits, state) in &self.stealth {
-            if let Some(actor) = Entity::from_bits(*bits) {
-                state.hash_into(actor, &mut h);
-            }
-        }
-        Ok((h.finish(), per_instance))
     }
 
     /// The inputs the backend would get for a full recompute of `name` now
@@ -88,15 +60,5 @@ impl FogSubsystem {
             StageData::U16(v) => Ok(v),
             other => Err(MurkError::Backend { backend: self.backend.name(), message: format!("final mask has type {other:?}") }),
         }
-    }
-
-    /// Lockstep state hash of an instance: final mask, explored memory and
-    /// composed mask, FNV-1a 64.
-    pub fn state_hash(&mut self, name: &str) -> Result<u64> {
-        let mut h = Fnv64::default();
-        for stage in [Stage::Final, Stage::Memory, Stage::Compose] {
-            h.write(&self.read_stage(name, stage)?.bytes());
-        }
-        Ok(h.finish())
     }
 }

@@ -104,7 +104,8 @@ impl FogSubsystem {
             .collect::<Result<_>>()?;
         let mut reveals: Vec<(u64, u32)> = world.query::<&TransientReveal>().iter().map(|(e, r)| (e.to_bits().get(), r.remaining_ticks)).collect();
         reveals.sort_unstable();
-        FogBody { tick: self.tick, next_query: self.next_query, queries, instances, stealth, stealth_samples, reveals }.encode()
+        let lockstep = self.land_pending_hashes()?;
+        FogBody { tick: self.tick, next_query: self.next_query, queries, instances, stealth, stealth_samples, reveals, lockstep }.encode()
     }
 
     /// Restores a snapshot written by [`Self::snapshot`], and its ghosts and
@@ -125,7 +126,7 @@ impl FogSubsystem {
     /// state names it. Transient-reveal countdowns are restored
     /// only on entities that hold a `TransientReveal` already.
     pub fn restore(&mut self, world: &mut World, bytes: &[u8]) -> Result<()> {
-        let FogBody { tick, next_query, queries, instances, stealth: saved_stealth, stealth_samples, reveals: saved_reveals } =
+        let FogBody { tick, next_query, queries, instances, stealth: saved_stealth, stealth_samples, reveals: saved_reveals, lockstep } =
             FogBody::decode(bytes)?;
         if let Some((&h, _)) = queries.range(next_query..).next() {
             return Err(MurkError::invalid("snapshot.queries", h, format!("is a pending handle at or past the next handle {next_query}")));
@@ -239,6 +240,7 @@ impl FogSubsystem {
                 return Err(MurkError::invalid("snapshot.reveals", e.id(), "is listed twice"));
             }
         }
+        let lockstep = Self::restored_hashes(lockstep, &names)?;
         let last_key = u64::from(self.next_key) + slots.len() as u64;
         if last_key > u64::from(u32::MAX) {
             return Err(MurkError::invalid("instance keys", self.next_key, "are used up: every key up to u32::MAX was given out"));
@@ -272,6 +274,7 @@ impl FogSubsystem {
                 self.backend.forget_readback(t);
             }
         }
+        self.adopt_hashes(lockstep);
         self.next_key = key;
         self.tick = tick;
         self.next_query = next_query;
