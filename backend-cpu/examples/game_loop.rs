@@ -32,6 +32,9 @@ fn main() -> Result<(), murk_core::MurkError> {
     // A sound ping: reveals for 5 ticks, then murk removes it.
     world.spawn((Position(Vec3::new(10.0, 50.0, 0.0)), VisionSource::new(6.0), TransientReveal { remaining_ticks: 5 }));
 
+    // Lockstep peers compare a hash of every tick: murk hashes each tick's
+    // state and hands the hash over two ticks later, without waiting.
+    fog.set_hash_every_tick(true);
     let mut pending = None;
     for tick in 0..60 {
         // The game moves its entities...
@@ -64,9 +67,9 @@ fn main() -> Result<(), murk_core::MurkError> {
                 None => pending = Some(handle),
             },
         }
-        // Lockstep peers compare this every tick.
-        if tick % 20 == 0 {
-            println!("tick {tick}: lockstep hash {:016x}", fog.lockstep_hash()?);
+        // Sent to the peers, who compare it with theirs for the same tick count.
+        if let Some(landed) = report.lockstep.filter(|h| h.ticks % 20 == 0) {
+            println!("tick {tick}: lockstep hash of tick count {}: {:016x}", landed.ticks, landed.hash);
         }
     }
     // Save and restore everything (e.g. for a replay or a reconnect).

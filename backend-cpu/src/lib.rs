@@ -83,6 +83,13 @@ struct CpuInstance {
 
 impl CpuInstance {
     fn new(dims: InstanceDims) -> Self {
+        let mut inst = Self::blank(dims);
+        inst.accel = passes::visibility::Accel::new(&inst.coverage, &inst.height, dims.width, dims.height);
+        inst
+    }
+
+    /// Every texture zero (heights at the floor), and no tables yet.
+    fn blank(dims: InstanceDims) -> Self {
         let n = (dims.width * dims.height) as usize;
         let on = (dims.out_width * dims.out_height) as usize;
         let (n_w, n_h) = (dims.width as usize, dims.height as usize);
@@ -92,7 +99,7 @@ impl CpuInstance {
             height: vec![HEIGHT_FLOOR; n],
             mips: Vec::new(),
             distance_field: Grid::default(),
-            accel: passes::visibility::Accel::new(&vec![0; n], &vec![HEIGHT_FLOOR; n], dims.width, dims.height),
+            accel: passes::visibility::Accel::default(),
             windows: passes::visibility::WindowCache::default(),
             visibility: vec![0; n],
             blurred: vec![0; n],
@@ -342,7 +349,7 @@ impl Backend for CpuBackend {
     fn write_textures(&mut self, key: InstanceKey, set: &TextureSet) -> Result<()> {
         let (_, inst) = self.parts(key)?;
         let d = inst.dims;
-        let mut next = CpuInstance::new(d);
+        let mut next = CpuInstance::blank(d);
         for (texture, image) in set.textures() {
             let grid_size = (image.width, image.height);
             let expected = match texture {
@@ -377,7 +384,13 @@ impl Backend for CpuBackend {
                 (t, data) => return Err(backend_error(format!("texture `{}` holds {} texels", t.name(), data.kind().name()))),
             }
         }
-        next.accel = passes::visibility::Accel::new(&next.coverage, &next.height, d.width, d.height);
+        // The tables are a function of coverage and height: a restore of the
+        // occlusion the instance holds (a rollback) keeps them.
+        next.accel = if (&next.coverage, &next.height) == (&inst.coverage, &inst.height) {
+            std::mem::take(&mut inst.accel)
+        } else {
+            passes::visibility::Accel::new(&next.coverage, &next.height, d.width, d.height)
+        };
         *inst = next;
         Ok(())
     }

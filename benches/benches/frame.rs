@@ -2,19 +2,23 @@
 
 //! Whole frames, backends side by side: `frame/<workload>/<backend>/<threads>`,
 //! and steady ticks: `tick/rts-static/...` (nothing moves while a fade runs:
-//! visibility and blur are kept, memory, compose, upscale and blend run) and
+//! visibility and blur are kept, memory, compose, upscale and blend run),
 //! `tick/rts-steady/...` (every tenth source walks each tick, the others
-//! stand: a typical RTS tick).
+//! stand: a typical RTS tick), `tick/rts-build/...` and `tick/rts-door/...`
+//! (the walkers, and a building placed or a door toggled every tick), and
+//! what a lockstep or rollback game asks beside the tick: `hash/rts/...`,
+//! `save/rts/...`, `restore/rts/...`.
 //!
 //! `cargo bench -p murk-benches --bench frame`. The GPU rows appear when an
 //! adapter exists (figures on lavapipe are not performance figures).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use murk_conformance::workloads::{self, Workload};
+use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
 use murk_core::{
-    Backend, BackendChoice, FogSubsystem, InstanceDims, InstanceKey, MurkError, OcclusionInput, Position, RecomputeInput, RecomputeReport, Result,
-    SampleRequest, Stage, StageImage, VisionSource,
+    Backend, BackendChoice, Blocker, BlockerShape, FogSubsystem, InstanceDims, InstanceKey, MurkError, OcclusionInput, Position, RecomputeInput,
+    RecomputeReport, Result, SampleRequest, Stage, StageImage, VisionSource,
 };
 
 /// One full recompute (occlusion, visibility .. upscale, blend) per iteration.
@@ -43,47 +47,124 @@ fn bench_frames(c: &mut Criterion, w: &mut Workload, backends: Vec<(String, Box<
     group.finish();
 }
 
-/// Steady ticks of `rts`: with `walkers`, every tenth source steps along a
-/// short back-and-forth path each tick; without, nothing moves and each tick
-/// re-opens the fade so that the transition never settles.
-fn bench_ticks(c: &mut Criterion, walkers: bool, backends: Vec<(String, Box<dyn Backend>)>) {
-    let mut group = c.benchmark_group("tick");
-    group.sample_size(10);
-    let label = if walkers { "rts-steady" } else { "rts-static" };
-    for (backend_label, backend) in backends {
+/// What changes in each tick of an `rts` tick row.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Change {
+    /// Nothing moves; the profile is applied again so the fade never settles (`rts-static`).
+    Nothing,
+    /// Every tenth source walks (`rts-steady`).
+    Walkers,
+    /// The walkers, and one 3x3 building placed (`rts-build`).
+    Building,
+    /// The walkers, and a 1x4 door that opens or closes (`rts-door`).
+    Door,
+}
+
+impl Change {
+    fn label(self) -> &'static str {
+        match self {
+            Change::Nothing => "rts-static",
+            Change::Walkers => "rts-steady",
+            Change::Building => "rts-build",
+            Change::Door => "rts-door",
+        }
+    }
+}
+
+/// An `rts` subsystem after the cold frame and four ticks of `change`, and
+/// the step that runs one more tick.
+struct RtsTicks {
+    fog: FogSubsystem,
+    world: World,
+    change: Change,
+    moving: Vec<Entity>,
+    door: Entity,
+    tick: u32,
+    profile: (String, murk_core::Profile),
+}
+
+impl RtsTicks {
+    fn new(backend: Box<dyn Backend>, change: Change) -> Self {
         let mut w = workloads::rts();
         let mut fog = FogSubsystem::new(backend);
         fog.create_instance(w.desc.clone()).expect("valid workload");
-        let (name, profile) = (w.desc.name.clone(), w.desc.profile.clone());
         let mut sources: Vec<Entity> = w.world.query::<&VisionSource>().iter().map(|(e, _)| e).collect();
         sources.sort();
-        let moving: Vec<Entity> = sources.into_iter().step_by(10).collect();
-        // Warm-up: the cold frame, then a few steady ticks.
-        let mut tick = 0u32;
-        let mut step = |fog: &mut FogSubsystem, world: &mut World| {
-            if walkers {
-                // Eight ticks east, eight back, a quarter unit per tick.
-                let dx = if tick % 16 < 8 { 0.25 } else { -0.25 };
-                for &e in &moving {
-                    world.get::<&mut Position>(e).expect("source").0.x += dx;
-                }
-            } else {
-                fog.apply_profile(&name, profile.clone()).expect("profile");
-            }
-            tick += 1;
-            fog.tick(world, 33_333).expect("tick")
-        };
+        let moving = sources.into_iter().step_by(10).collect();
+        let door = w.world.spawn((Position(Vec3::new(500.5, 500.5, 0.0)),));
+        let profile = (w.desc.name.clone(), w.desc.profile.clone());
+        let mut t = Self { fog, world: w.world, change, moving, door, tick: 0, profile };
         for _ in 0..4 {
-            step(&mut fog, &mut w.world);
+            t.step();
         }
-        let timed = fog.enable_timings().is_ok();
-        let id = format!("{label}/{backend_label}");
-        group.bench_function(BenchmarkId::new(&id, ""), |b| b.iter(|| step(&mut fog, &mut w.world)));
+        t
+    }
+
+    fn step(&mut self) -> murk_core::TickReport {
+        let tick = self.tick;
+        if self.change == Change::Nothing {
+            self.fog.apply_profile(&self.profile.0, self.profile.1.clone()).expect("profile");
+        } else {
+            // Eight ticks east, eight back, a quarter unit per tick.
+            let dx = if tick % 16 < 8 { 0.25 } else { -0.25 };
+            for &e in &self.moving {
+                self.world.get::<&mut Position>(e).expect("source").0.x += dx;
+            }
+        }
+        match self.change {
+            Change::Building => {
+                // Spread over the map, one more each tick, as a build order places them.
+                let at = Vec3::new(64.5 + (tick * 37 % 896) as f32, 64.5 + (tick * 53 % 896) as f32, 0.0);
+                self.world.spawn((Position(at), Blocker::wall(BlockerShape::Rect { size: Vec2::new(3.0, 3.0), yaw_degrees: 0.0 })));
+            }
+            Change::Door if tick.is_multiple_of(2) => {
+                let shape = BlockerShape::Rect { size: Vec2::new(1.0, 4.0), yaw_degrees: 0.0 };
+                self.world.insert_one(self.door, Blocker::wall(shape)).expect("the door");
+            }
+            Change::Door => {
+                self.world.remove_one::<Blocker>(self.door).expect("a closed door");
+            }
+            _ => {}
+        }
+        self.tick += 1;
+        self.fog.tick(&mut self.world, 33_333).expect("tick")
+    }
+}
+
+/// Ticks of `rts` where `change` happens each tick, one row per backend.
+fn bench_ticks(c: &mut Criterion, change: Change, backends: Vec<(String, Box<dyn Backend>)>) {
+    let mut group = c.benchmark_group("tick");
+    group.sample_size(10);
+    for (backend_label, backend) in backends {
+        let mut t = RtsTicks::new(backend, change);
+        let timed = t.fog.enable_timings().is_ok();
+        let id = format!("{}/{backend_label}", change.label());
+        group.bench_function(BenchmarkId::new(&id, ""), |b| b.iter(|| t.step()));
         if timed {
-            report_device_time(&id, &mut fog);
+            report_device_time(&id, &mut t.fog);
         }
     }
     group.finish();
+}
+
+/// What a lockstep or rollback game does beside ticking, on the
+/// `rts-steady` state: `hash/rts` (the lockstep hash, asked for now),
+/// `save/rts` (a snapshot, its size printed) and `restore/rts`.
+fn bench_state(c: &mut Criterion, backends: Vec<(String, Box<dyn Backend>)>) {
+    for (backend_label, backend) in backends {
+        let mut t = RtsTicks::new(backend, Change::Walkers);
+        c.benchmark_group("hash")
+            .sample_size(10)
+            .bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| b.iter(|| t.fog.lockstep_hash().expect("hash")));
+        let bytes = t.fog.snapshot(&t.world).expect("snapshot");
+        eprintln!("snapshot rts/{backend_label}: {} bytes", bytes.len());
+        c.benchmark_group("save")
+            .sample_size(10)
+            .bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| b.iter(|| t.fog.snapshot(&t.world).expect("snapshot")));
+        c.benchmark_group("restore").sample_size(10).bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| {
+            b.iter(|| t.fog.restore(&mut t.world, &bytes).expect("restore"))
+        });
+    }
 }
 
 /// The device time per tick of each pass over every tick the bench ran
@@ -130,8 +211,11 @@ fn frame(c: &mut Criterion) {
     bench_frames(c, &mut workloads::rts(), with_gpu(vec![cpu(1), cpu(2)]));
     bench_frames(c, &mut workloads::rts_sparse(), with_gpu(vec![cpu(2)]));
     bench_frames(c, &mut workloads::long_sight(), vec![cpu(2)]);
-    bench_ticks(c, false, with_gpu(vec![cpu(1), cpu(2)]));
-    bench_ticks(c, true, with_gpu(vec![cpu(1), cpu(2)]));
+    bench_ticks(c, Change::Nothing, with_gpu(vec![cpu(1), cpu(2)]));
+    bench_ticks(c, Change::Walkers, with_gpu(vec![cpu(1), cpu(2)]));
+    bench_ticks(c, Change::Building, with_gpu(vec![cpu(2)]));
+    bench_ticks(c, Change::Door, with_gpu(vec![cpu(2)]));
+    bench_state(c, with_gpu(vec![cpu(2)]));
     if std::env::var_os("MURK_BENCH_HUGE").is_some() {
         bench_frames(c, &mut workloads::huge(), with_gpu(vec![cpu(2)]));
     }

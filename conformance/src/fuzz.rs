@@ -98,14 +98,17 @@ pub fn seed_world() -> (World, FogSubsystem) {
     (world, fog)
 }
 
-/// Snapshot restore: `data` is a snapshot (any bytes). When its container is
-/// valid but its checksum is not, the checksum is fixed up so that the body
-/// parser is reached. The restore must fail without changing anything, or
-/// succeed and leave a subsystem that ticks and snapshots again.
+/// Snapshot restore: `data` is a snapshot (any bytes). When it starts as a
+/// snapshot but its container does not check (most mutations), the bytes
+/// between the header and the checksum are taken as an uncompressed body
+/// and framed properly, so that the body parser is reached: the fuzzer
+/// mutates bodies in the form of [`raw_snapshot`]. The restore must fail
+/// without changing anything, or succeed and leave a subsystem that ticks
+/// and snapshots again.
 pub fn snapshot(data: &[u8]) {
     let fixed;
-    let bytes = if data.len() >= 28 && data.starts_with(FOG_MAGIC) && unframe(FOG_MAGIC, data).is_err() {
-        fixed = frame(FOG_MAGIC, &data[20..data.len() - 8]);
+    let bytes = if data.len() >= 36 && data.starts_with(FOG_MAGIC) && unframe(FOG_MAGIC, data).is_err() {
+        fixed = frame(FOG_MAGIC, &data[28..data.len() - 8]);
         &fixed[..]
     } else {
         data
@@ -322,11 +325,14 @@ pub fn api(data: &[u8]) {
             13 => {
                 if !snapshots.is_empty() {
                     let mut s = snapshots[usize::from(b.u8()) % snapshots.len()].clone();
-                    // Sometimes damage the body, with the checksum fixed up.
-                    if b.u8() % 2 == 0 && s.len() > 28 {
-                        let at = 20 + b.u32() as usize % (s.len() - 28);
-                        s[at] ^= b.u8() | 1;
-                        s = frame(FOG_MAGIC, &s[20..s.len() - 8]);
+                    // Sometimes damage the body, framed again so that it is parsed.
+                    if b.u8() % 2 == 0 {
+                        let mut body = unframe(FOG_MAGIC, &s).expect("murk wrote it");
+                        if !body.is_empty() {
+                            let at = b.u32() as usize % body.len();
+                            body[at] ^= b.u8() | 1;
+                        }
+                        s = frame(FOG_MAGIC, &body);
                     }
                     let _ = unchanged_on_error(&mut fog, &mut world, "restore", |f, w| f.restore(w, &s));
                 }
@@ -408,6 +414,20 @@ pub fn mutate(seed: &[u8], rng: &mut Rng) -> Vec<u8> {
 }
 
 /// The seeds of a target: real inputs the mutations start from.
+/// A snapshot in the form the snapshot target mutates: the container with
+/// the body uncompressed in place of the payload and no valid checksum (the
+/// target frames the body itself).
+pub fn raw_snapshot(snapshot: &[u8]) -> Vec<u8> {
+    let body = unframe(FOG_MAGIC, snapshot).expect("a snapshot murk wrote");
+    let mut out = snapshot[..28].to_vec();
+    out[12..20].copy_from_slice(&(body.len() as u64).to_le_bytes());
+    out[20..28].copy_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&body);
+    out.extend_from_slice(&[0; 8]);
+    out
+}
+
+/// The seed inputs of a fuzz target.
 pub fn seeds(name: &str, repo: &std::path::Path) -> Vec<Vec<u8>> {
     let files = |dir: &str, ext: &str| -> Vec<Vec<u8>> {
         let mut paths: Vec<_> = std::fs::read_dir(repo.join(dir))
@@ -419,7 +439,8 @@ pub fn seeds(name: &str, repo: &std::path::Path) -> Vec<Vec<u8>> {
     match name {
         "snapshot" => {
             let (world, mut fog) = seed_world();
-            vec![fog.snapshot(&world).expect("snapshots")]
+            let snapshot = fog.snapshot(&world).expect("snapshots");
+            vec![raw_snapshot(&snapshot), snapshot]
         }
         "profile" => {
             let mut s = files("scenarios", ".toml");

@@ -68,14 +68,19 @@ pub fn leaf(texels: &[u16]) -> u64 {
     fmix(texels.chunks(4).fold(LEAF_SEED, |a, c| step(a, word(c))))
 }
 
-/// The root fold over leaf values, in order.
-fn root(width: u32, height: u32, leaves: impl IntoIterator<Item = u64>) -> u64 {
-    fmix(leaves.into_iter().fold(step(ROOT_SEED, u64::from(width) | u64::from(height) << 32), step))
+/// The root fold over leaf values, in order, after the size word.
+fn root(size: u64, leaves: impl IntoIterator<Item = u64>) -> u64 {
+    fmix(leaves.into_iter().fold(step(ROOT_SEED, size), step))
+}
+
+/// The size word of a texture.
+fn size_word(width: u32, height: u32) -> u64 {
+    u64::from(width) | u64::from(height) << 32
 }
 
 /// The hash of a texture, leaf by leaf on one thread: the definition.
 pub fn texture_hash_reference(width: u32, height: u32, texels: &[u16]) -> u64 {
-    root(width, height, texels.chunks(LEAF_TEXELS).map(leaf))
+    root(size_word(width, height), texels.chunks(LEAF_TEXELS).map(leaf))
 }
 
 /// Leaves hashed four at a time: four independent folds interleaved, so
@@ -110,7 +115,28 @@ pub fn texture_hash(width: u32, height: u32, texels: &[u16]) -> u64 {
             four_leaves(texels, out);
         }
     });
-    root(width, height, leaves)
+    root(size_word(width, height), leaves)
+}
+
+/// The hash of a byte string: the texture hash of its bytes read as
+/// little-endian 16-bit texels (a last odd byte padded with 0), with the byte
+/// count as the size word (for fewer than 2^32 bytes, the texture of width
+/// the byte count and height 0). Snapshots use it as their checksum.
+pub fn bytes_hash(bytes: &[u8]) -> u64 {
+    /// Bytes per leaf: 256 texels of 2 bytes.
+    const LEAF_BYTES: usize = 2 * LEAF_TEXELS;
+    let word = |c: &[u8]| {
+        let mut w = [0u8; 8];
+        w[..c.len()].copy_from_slice(c);
+        u64::from_le_bytes(w)
+    };
+    let mut leaves = vec![0u64; bytes.len().div_ceil(LEAF_BYTES)];
+    leaves.par_chunks_mut(64).zip(bytes.par_chunks(64 * LEAF_BYTES)).for_each(|(out, bytes)| {
+        for (out, leaf) in out.iter_mut().zip(bytes.chunks(LEAF_BYTES)) {
+            *out = fmix(leaf.chunks(8).fold(LEAF_SEED, |a, c| step(a, word(c))));
+        }
+    });
+    root(bytes.len() as u64, leaves)
 }
 
 /// An instance's state hash from the hashes of its final mask, explored
@@ -170,6 +196,15 @@ mod tests {
         assert_eq!(leaf(&[1, 2, 3, 4]), four);
         // Pinned: the values of this definition.
         assert_eq!(format!("{:016x}", texture_hash_reference(2, 2, &[0, 1, 65535, 300])), "d8d16d200ed02ea4");
+    }
+
+    #[test]
+    fn bytes_hash_as_texels_of_two_bytes() {
+        for n in [0usize, 1, 2, 7, 8, 9, 511, 512, 513, 40_000] {
+            let bytes: Vec<u8> = texels(n.div_ceil(2), 3).iter().flat_map(|t| t.to_le_bytes()).take(n).collect();
+            let as_texels: Vec<u16> = bytes.chunks(2).map(|c| u16::from(c[0]) | c.get(1).map_or(0, |&b| u16::from(b) << 8)).collect();
+            assert_eq!(bytes_hash(&bytes), texture_hash_reference(n as u32, 0, &as_texels), "{n} bytes");
+        }
     }
 
     #[test]

@@ -1,23 +1,24 @@
-//! The snapshot container: versioned, checksummed binary.
+//! The snapshot container: versioned, compressed, checksummed binary.
 //!
 //! ```text
 //! offset  size  field
 //! 0       8     magic (`MURKSNAP` for the fog state, `MURKRUN\0` for a scenario run)
 //! 8       4     format version (little-endian u32)
-//! 12      8     payload length in bytes (u64)
-//! 20      n     payload
-//! 20+n    8     FNV-1a 64 of the payload (u64)
+//! 12      8     payload length n in bytes (u64)
+//! 20      8     body length in bytes (u64): the payload decompressed
+//! 28      n     payload: the body as one LZ4 block
+//! 28+n    8     checksum: `crate::hash::bytes_hash` of the payload (u64)
 //! ```
 //!
-//! The payload is a serde body encoded with postcard (compact and
+//! The body is a serde structure encoded with postcard (compact and
 //! deterministic: the same state gives the same bytes): [`FogBody`] for the
 //! fog state, the scenario runner's own body for a run. Textures travel as
-//! raw little-endian bytes. Nothing is applied until a whole snapshot has
-//! been decoded and checked.
+//! raw little-endian bytes; LZ4 (`lz4_flex`, pure Rust) packs the masks'
+//! long runs. Nothing is applied until a whole snapshot has been checked,
+//! decompressed and decoded.
 
 use crate::backend::{StageData, StageImage};
 use crate::error::{MurkError, Result};
-use crate::fixed::Fnv64;
 use crate::query::MaskAnswer;
 use crate::stealth::StealthSample;
 use crate::subsystem::{InstanceDesc, InstanceState};
@@ -34,23 +35,34 @@ use std::collections::BTreeMap;
 /// fields written one by one. 5: the per-tick lockstep hashes in flight
 /// (the hash itself became the block hash of `crate::hash`). Older
 /// snapshots would continue under other rules or do not decode, so they are
-/// refused by version.
+/// refused by version. 5 also compresses the body
+/// with LZ4 and checks the payload with `crate::hash::bytes_hash` instead of
+/// FNV-1a 64.
 pub const VERSION: u32 = 5;
 /// Magic of a fog-state snapshot.
 pub const FOG_MAGIC: &[u8; 8] = b"MURKSNAP";
 /// Magic of a scenario-run snapshot (`murk run --snapshot-at`).
 pub const RUN_MAGIC: &[u8; 8] = b"MURKRUN\0";
 
-/// Wraps a payload in the container.
-pub fn frame(magic: &[u8; 8], payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(payload.len() + 28);
+/// Bytes in the container around the payload.
+const FRAMING: usize = 36;
+/// The most bytes an LZ4 block of `n` bytes decompresses to (a match
+/// extends by at most 255 bytes per byte of the block), with slack for
+/// the last literals.
+fn lz4_reach(n: u64) -> u64 {
+    n.saturating_mul(255).saturating_add(64)
+}
+
+/// Compresses a body and wraps it in the container.
+pub fn frame(magic: &[u8; 8], body: &[u8]) -> Vec<u8> {
+    let payload = lz4_flex::block::compress(body);
+    let mut out = Vec::with_capacity(payload.len() + FRAMING);
     out.extend_from_slice(magic);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(payload);
-    let mut h = Fnv64::default();
-    h.write(payload);
-    out.extend_from_slice(&h.finish().to_le_bytes());
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&payload);
+    out.extend_from_slice(&crate::hash::bytes_hash(&payload).to_le_bytes());
     out
 }
 
@@ -58,10 +70,10 @@ fn corrupt(message: impl Into<String>) -> MurkError {
     MurkError::Parse { what: "snapshot".into(), message: message.into() }
 }
 
-/// Checks the container and returns the payload.
-pub fn unframe<'a>(magic: &[u8; 8], bytes: &'a [u8]) -> Result<&'a [u8]> {
-    if bytes.len() < 28 {
-        return Err(corrupt(format!("truncated: {} bytes, a snapshot has at least 28", bytes.len())));
+/// Checks the container and returns the body, decompressed.
+pub fn unframe(magic: &[u8; 8], bytes: &[u8]) -> Result<Vec<u8>> {
+    if bytes.len() < 12 {
+        return Err(corrupt(format!("truncated: {} bytes, a snapshot has at least {FRAMING}", bytes.len())));
     }
     if &bytes[..8] != magic {
         return Err(corrupt(format!("magic {:?} is not {:?}", String::from_utf8_lossy(&bytes[..8]), String::from_utf8_lossy(magic))));
@@ -75,18 +87,25 @@ pub fn unframe<'a>(magic: &[u8; 8], bytes: &'a [u8]) -> Result<&'a [u8]> {
     if version != VERSION {
         return Err(corrupt(format!("format version {version} is not supported (this build reads version {VERSION})")));
     }
+    if bytes.len() < FRAMING {
+        return Err(corrupt(format!("truncated: {} bytes, a snapshot has at least {FRAMING}", bytes.len())));
+    }
     let len = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
-    if len != (bytes.len() - 28) as u64 {
-        return Err(corrupt(format!("truncated or padded: the header says {len} payload bytes, the file holds {}", bytes.len() - 28)));
+    if len != (bytes.len() - FRAMING) as u64 {
+        return Err(corrupt(format!("truncated or padded: the header says {len} payload bytes, the file holds {}", bytes.len() - FRAMING)));
     }
-    let payload = &bytes[20..bytes.len() - 8];
+    let body_len = u64::from_le_bytes(bytes[20..28].try_into().expect("8 bytes"));
+    let payload = &bytes[28..bytes.len() - 8];
     let stored = u64::from_le_bytes(bytes[bytes.len() - 8..].try_into().expect("8 bytes"));
-    let mut h = Fnv64::default();
-    h.write(payload);
-    if h.finish() != stored {
-        return Err(corrupt(format!("checksum {:016x} does not match the payload's {:016x}: the file is corrupted", stored, h.finish())));
+    let actual = crate::hash::bytes_hash(payload);
+    if actual != stored {
+        return Err(corrupt(format!("checksum {stored:016x} does not match the payload's {actual:016x}: the file is corrupted")));
     }
-    Ok(payload)
+    if body_len > lz4_reach(len) {
+        return Err(corrupt(format!("the header says the body is {body_len} bytes, more than {len} compressed bytes can hold")));
+    }
+    let body_len = usize::try_from(body_len).map_err(|_| corrupt(format!("a body of {body_len} bytes does not fit this machine")))?;
+    lz4_flex::block::decompress(payload, body_len).map_err(|e| corrupt(format!("the payload does not decompress to {body_len} bytes: {e}")))
 }
 
 /// The body of a fog-state snapshot: the whole state of a
@@ -231,15 +250,15 @@ impl TextureBody {
 
 /// Encodes a body with postcard and wraps it in the container.
 pub fn encode<T: Serialize>(magic: &[u8; 8], body: &T) -> Result<Vec<u8>> {
-    let payload = postcard::to_allocvec(body).map_err(|e| corrupt(format!("cannot encode: {e}")))?;
-    Ok(frame(magic, &payload))
+    let body = postcard::to_allocvec(body).map_err(|e| corrupt(format!("cannot encode: {e}")))?;
+    Ok(frame(magic, &body))
 }
 
 /// Checks the container and decodes its body; bytes left over after the
 /// body are an error.
 pub fn decode<T: DeserializeOwned>(magic: &[u8; 8], bytes: &[u8]) -> Result<T> {
     let payload = unframe(magic, bytes)?;
-    let (body, rest) = postcard::take_from_bytes(payload).map_err(|e| corrupt(format!("cannot decode the body: {e}")))?;
+    let (body, rest) = postcard::take_from_bytes(&payload).map_err(|e| corrupt(format!("cannot decode the body: {e}")))?;
     if !rest.is_empty() {
         return Err(corrupt(format!("{} bytes left over after the last field", rest.len())));
     }
@@ -288,9 +307,9 @@ mod tests {
         let body = (7u64, "x".to_string(), vec![1u16, 2]);
         let bytes = encode(RUN_MAGIC, &body).unwrap();
         assert_eq!(decode::<(u64, String, Vec<u16>)>(RUN_MAGIC, &bytes).unwrap(), body);
-        let mut payload = postcard::to_allocvec(&body).unwrap();
-        payload.push(0);
-        let e = decode::<(u64, String, Vec<u16>)>(RUN_MAGIC, &frame(RUN_MAGIC, &payload)).unwrap_err().to_string();
+        let mut encoded = postcard::to_allocvec(&body).unwrap();
+        encoded.push(0);
+        let e = decode::<(u64, String, Vec<u16>)>(RUN_MAGIC, &frame(RUN_MAGIC, &encoded)).unwrap_err().to_string();
         assert!(e.contains("1 bytes left over"), "{e}");
     }
 
@@ -301,8 +320,13 @@ mod tests {
         assert!(unframe(RUN_MAGIC, &framed).unwrap_err().to_string().contains("magic"));
         assert!(unframe(FOG_MAGIC, &framed[..framed.len() - 1]).unwrap_err().to_string().contains("truncated"));
         let mut bad = framed.clone();
-        bad[21] ^= 1;
+        bad[29] ^= 1;
         assert!(unframe(FOG_MAGIC, &bad).unwrap_err().to_string().contains("checksum"));
+        // Long runs compress: a mask of zeros is a few bytes.
+        let zeros = vec![0u8; 1 << 20];
+        let packed = frame(FOG_MAGIC, &zeros);
+        assert!(packed.len() < 8 << 10, "{} bytes", packed.len());
+        assert_eq!(unframe(FOG_MAGIC, &packed).unwrap(), zeros);
         // A snapshot of an older format (version 4) is refused by name.
         let mut old = framed.clone();
         old[8] = 4;
@@ -311,5 +335,28 @@ mod tests {
         newer[8] = 6;
         assert!(unframe(FOG_MAGIC, &newer).unwrap_err().to_string().contains("version 6 is not supported (this build reads version 5)"));
         assert!(unframe(FOG_MAGIC, b"short").is_err());
+    }
+
+    /// Rewrites a container's header field and its checksum stays right:
+    /// what a hostile file can do.
+    fn with_body_len(framed: &[u8], body_len: u64) -> Vec<u8> {
+        let mut out = framed.to_vec();
+        out[20..28].copy_from_slice(&body_len.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn a_body_length_the_payload_cannot_hold_is_refused_before_any_allocation() {
+        let framed = frame(FOG_MAGIC, &vec![7u8; 4096]);
+        let e = unframe(FOG_MAGIC, &with_body_len(&framed, u64::MAX)).unwrap_err().to_string();
+        assert!(e.contains("more than") && e.contains("compressed bytes can hold"), "{e}");
+        let e = unframe(FOG_MAGIC, &with_body_len(&framed, 4095)).unwrap_err().to_string();
+        assert!(e.contains("does not decompress to 4095 bytes"), "{e}");
+        // A payload that is not LZ4 at all, with a right checksum.
+        let mut junk = framed[..28].to_vec();
+        junk[12..20].copy_from_slice(&5u64.to_le_bytes());
+        junk.extend_from_slice(&[0xff; 5]);
+        junk.extend_from_slice(&crate::hash::bytes_hash(&[0xff; 5]).to_le_bytes());
+        assert!(unframe(FOG_MAGIC, &junk).unwrap_err().to_string().contains("does not decompress"), "corrupt LZ4 is an error");
     }
 }

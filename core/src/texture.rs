@@ -51,8 +51,17 @@ pub struct StageImage {
 }
 
 impl StageImage {
-    /// Little-endian bytes of the texels (what goldens and hashes use).
+    /// Little-endian bytes of the texels (what goldens and snapshots use).
     pub fn bytes(&self) -> Vec<u8> {
+        // On a little-endian machine the texels are their bytes already.
+        #[cfg(target_endian = "little")]
+        return match &self.data {
+            StageData::U8(v) => v.clone(),
+            StageData::U16(v) => bytemuck::cast_slice(v).to_vec(),
+            StageData::I32(v) => bytemuck::cast_slice(v).to_vec(),
+            StageData::U32(v) => bytemuck::cast_slice(v).to_vec(),
+        };
+        #[cfg(target_endian = "big")]
         match &self.data {
             StageData::U8(v) => v.clone(),
             StageData::U16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
