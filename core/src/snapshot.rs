@@ -355,6 +355,7 @@ mod tests {
         // A payload that is not LZ4 at all, with a right checksum.
         let mut junk = framed[..28].to_vec();
         junk[12..20].copy_from_slice(&5u64.to_le_bytes());
+        junk[20..28].copy_from_slice(&100u64.to_le_bytes());
         junk.extend_from_slice(&[0xff; 5]);
         junk.extend_from_slice(&crate::hash::bytes_hash(&[0xff; 5]).to_le_bytes());
         assert!(unframe(FOG_MAGIC, &junk).unwrap_err().to_string().contains("does not decompress"), "corrupt LZ4 is an error");
