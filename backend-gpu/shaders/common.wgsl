@@ -69,6 +69,7 @@ const HEIGHT_FLOOR: i32 = 0;
 const CAPTURE_EMPTY: i32 = -2147483647 - 1;
 const SOURCE_HAS_CONE: u32 = 1u;
 const SOURCE_ANTI: u32 = 2u;
+const SOURCE_SEE_THROUGH: u32 = 4u;
 const FAR: u32 = 4294967295u;
 
 // Largest r with r * r <= v (bit by bit, as fixed::isqrt).

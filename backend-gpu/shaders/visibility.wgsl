@@ -228,8 +228,9 @@ fn falloff_value(s: SourceTexel, x: u32, y: u32) -> u32 {
 
 fn source_value(s: SourceTexel, x: u32, y: u32) -> u32 {
     let v = falloff_value(s, x, y);
-    if (v == 0u) {
-        return 0u;
+    // A source that sees through occlusion reveals by its falloff alone.
+    if (v == 0u || (s.flags & SOURCE_SEE_THROUGH) != 0u) {
+        return v;
     }
     let sx = s.x >> 3u;
     let sy = s.y >> 3u;

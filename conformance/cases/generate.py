@@ -137,6 +137,15 @@ case("cone-narrow", 3, [inst(profile=FAST)], [src("eye", 32.375, 32.125, 28.0, s
 case("cone-wide", 3, [inst(profile=FAST)], [src("eye", 32.375, 32.125, 28.0, source={"cone": {"yaw_degrees": 250.0, "half_angle_degrees": 120.0}})],
      room(False), desc="a 240 degree cone")
 
+# 3b. Where a source sees from, and what it sees through.
+case("source-eye-offset", 3, [inst(profile=FAST)],
+     [src("turret", 30.375, 34.125, 26.0, source={"cone": {"yaw_degrees": 30.0, "half_angle_degrees": 50.0}, "eye_offset": [5.0, -1.0, 3.0]}),
+      src("mast", 12.125, 50.375, 18.0, source={"eye_offset": [-2.5, 4.0, 6.0]})],
+     room(False), desc="eye offsets: one turned with its cone's yaw, one in world axes, both raised")
+case("source-see-through", 3, [inst("dda", profile=FAST), inst("hdda", profile=dict(FAST, ray_method="hierarchical_dda"))],
+     [src("scan", 32.375, 32.125, 24.0, source={"see_through": True}), src("eye", 12.125, 14.375, 16.0)],
+     room(False), desc="a scan that sees through every wall beside a source that does not")
+
 # 4. Teams.
 case("teams", 8, [inst("team0", profile=FAST, teams=[0]), inst("team1", profile=FAST, teams=[1]), inst("allies", profile=FAST, teams=[0, 1])],
      [src("red", 16.375, 16.125, 18.0, source={"team": 0}), src("blue", 46.125, 46.375, 18.0, source={"team": 1}),

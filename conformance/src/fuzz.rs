@@ -286,7 +286,8 @@ pub fn api(data: &[u8]) {
                 let _ = unchanged_on_error(&mut fog, &mut world, "apply_profile", |f, _| f.apply_profile(name, p));
             }
             7 => {
-                let source = VisionSource { radius: b.f32(), falloff: None, eye_height: 1.5, cone: None, team: b.u8() % 40, height_layer: None };
+                let radius = b.f32();
+                let source = VisionSource { team: b.u8() % 40, ..VisionSource::new(radius) };
                 entities.push(world.spawn((Position(b.vec3()), source)));
             }
             8 => {

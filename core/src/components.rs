@@ -50,6 +50,17 @@ pub struct VisionSource {
     /// Height-layer participation; `None` behaves as 2D (always participates).
     #[serde(default)]
     pub height_layer: Option<HeightLayer>,
+    /// Where the eye sits relative to the position (world units): an eye on
+    /// a mast, a turret ahead of the hull. X and Y turn with the cone's yaw
+    /// when the source has a cone (X along the cone's direction), and are
+    /// world axes otherwise; Z adds to `eye_height`. The source sees from
+    /// there; its team, Z layer and slab are the entity's.
+    #[serde(default)]
+    pub eye_offset: Vec3,
+    /// Sees through every blocker and height (a scan, a spell): its reveal
+    /// is its radius, cone and falloff alone, whatever the ray method.
+    #[serde(default)]
+    pub see_through: bool,
 }
 
 fn default_eye_height() -> f32 {
@@ -59,7 +70,31 @@ fn default_eye_height() -> f32 {
 impl VisionSource {
     /// A source of `radius` with the default falloff and eye height.
     pub fn new(radius: f32) -> Self {
-        Self { radius, falloff: None, eye_height: default_eye_height(), cone: None, team: 0, height_layer: None }
+        Self {
+            radius,
+            falloff: None,
+            eye_height: default_eye_height(),
+            cone: None,
+            team: 0,
+            height_layer: None,
+            eye_offset: Vec3::ZERO,
+            see_through: false,
+        }
+    }
+
+    /// Where the source sees from in the ground plane, in `f64`: the
+    /// position moved by the eye offset's X and Y (turned by the cone's yaw
+    /// when there is a cone).
+    pub fn eye_ground(&self, position: Vec3) -> (f64, f64) {
+        let (ox, oy) = (f64::from(self.eye_offset.x), f64::from(self.eye_offset.y));
+        let (ox, oy) = match self.cone {
+            Some(c) => {
+                let (s, c) = crate::transform::sin_cos_degrees(f64::from(c.yaw_degrees));
+                (ox * c - oy * s, ox * s + oy * c)
+            }
+            None => (ox, oy),
+        };
+        (f64::from(position.x) + ox, f64::from(position.y) + oy)
     }
 
     /// The checks that do not depend on an instance (the tick also measures
@@ -73,6 +108,9 @@ impl VisionSource {
             in_range(|| format!("{label}.source.falloff"), f, 0.0, 1.0)?;
         }
         finite(|| format!("{label}.source.eye_height"), self.eye_height)?;
+        for (axis, v) in ["x", "y", "z"].into_iter().zip(self.eye_offset.to_array()) {
+            finite(|| format!("{label}.source.eye_offset.{axis}"), v)?;
+        }
         if self.team >= 32 {
             return Err(MurkError::invalid(format!("{label}.source.team"), self.team, "must be within 0..=31"));
         }

@@ -30,7 +30,7 @@ pub struct SourceTexel {
     pub cone_cos: i32,
     /// Reveal strength (Z-overlap factor), mask scale.
     pub strength: u32,
-    /// Bit flags ([`SOURCE_HAS_CONE`]).
+    /// Bit flags ([`SOURCE_HAS_CONE`], [`SOURCE_ANTI`], [`SOURCE_SEE_THROUGH`]).
     pub flags: u32,
 }
 
@@ -38,6 +38,8 @@ pub struct SourceTexel {
 pub const SOURCE_HAS_CONE: u32 = 1;
 /// [`SourceTexel::flags`]: anti-vision: conceals instead of revealing.
 pub const SOURCE_ANTI: u32 = 2;
+/// [`SourceTexel::flags`]: sees through occlusion (its reveal ignores the ray method).
+pub const SOURCE_SEE_THROUGH: u32 = 4;
 
 impl SourceTexel {
     /// Feeds the source into a hash (field by field, little-endian).

@@ -46,11 +46,23 @@ pub const MAX_QUERY_COORD: f64 = (1u64 << 54) as f64;
 pub const MAX_QUERY_RADIUS: f64 = (1u64 << 40) as f64;
 
 fn quantize(field: &str, v: f32, limit: f64) -> Result<i64> {
-    let x = finite(field, v)?;
+    quantize_shown(field, finite(field, v)?, v, limit)
+}
+
+/// [`quantize`] of a coordinate murk computed (a source's eye).
+fn quantize_f64(field: &str, x: f64, limit: f64) -> Result<i64> {
+    if !x.is_finite() {
+        return Err(MurkError::invalid(field, x, "must be a finite number"));
+    }
+    quantize_shown(field, x, x, limit)
+}
+
+/// A finite coordinate `x` to 1/256 units; an error shows it as `shown`.
+fn quantize_shown(field: &str, x: f64, shown: impl std::fmt::Display, limit: f64) -> Result<i64> {
     if x.abs() > limit {
         return Err(MurkError::invalid(
             field,
-            v,
+            shown,
             format!("is beyond ±{limit} world units, where the immediate query's 1/256-unit integers would overflow"),
         ));
     }
@@ -71,8 +83,15 @@ pub fn immediate(world: &World, point: Vec3, teams: TeamMask) -> Result<bool> {
             continue;
         }
         let label = format!("entity {}", e.id());
-        let sx = quantize(&format!("{label}.position.x"), pos.0.x, MAX_QUERY_COORD)?;
-        let sy = quantize(&format!("{label}.position.y"), pos.0.y, MAX_QUERY_COORD)?;
+        quantize(&format!("{label}.position.x"), pos.0.x, MAX_QUERY_COORD)?;
+        quantize(&format!("{label}.position.y"), pos.0.y, MAX_QUERY_COORD)?;
+        for (axis, v) in ["x", "y"].into_iter().zip([s.eye_offset.x, s.eye_offset.y]) {
+            finite(&format!("{label}.source.eye_offset.{axis}"), v)?;
+        }
+        // From the eye, as the masks see it.
+        let (ex, ey) = s.eye_ground(pos.0);
+        let sx = quantize_f64(&format!("{label}.position.x"), ex, MAX_QUERY_COORD)?;
+        let sy = quantize_f64(&format!("{label}.position.y"), ey, MAX_QUERY_COORD)?;
         let r = finite(&format!("{label}.source.radius"), s.radius)?;
         if r < 0.0 {
             return Err(MurkError::invalid(format!("{label}.source.radius"), r, "must not be negative"));

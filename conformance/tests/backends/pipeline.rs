@@ -354,7 +354,68 @@ pub fn lod_upscales_bilinearly_to_the_output(make: &Make) {
 }
 
 /// Every test of this suite, by name.
+/// The room these tests look through: a wall between x 30 and 32 across the
+/// middle, and a pillar.
+fn walled(world: &mut World) {
+    world.spawn((Position(Vec3::new(31.0, 32.0, 0.0)), Blocker::wall(BlockerShape::Rect { size: Vec2::new(2.0, 40.0), yaw_degrees: 0.0 })));
+    world.spawn((Position(Vec3::new(20.0, 44.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: 3.0 })));
+}
+
+/// One tick of instance `i` with `method` over the walled room and `source`
+/// at `at`: its raw visibility.
+fn seen(make: &Make, method: RayMethod, at: Vec3, source: VisionSource) -> Vec<u16> {
+    let mut fog = fog_on(make(), Profile { ray_method: method, ..raw_profile() });
+    let mut world = World::new();
+    walled(&mut world);
+    world.spawn((Position(at), source));
+    fog.tick(&mut world, 50_000).unwrap();
+    vis(&mut fog)
+}
+
+/// A source that sees through occlusion reveals, on every ray method, what
+/// the same source reveals with no ray method at all (radius, cone and
+/// falloff alone); the others still stop at the wall.
+pub fn a_see_through_source_ignores_every_blocker(make: &Make) {
+    let eye = Vec3::new(20.375, 30.125, 0.0);
+    let cone = Some(Cone { yaw_degrees: 10.0, half_angle_degrees: 70.0 });
+    let plain = VisionSource { cone, ..VisionSource::new(24.0) };
+    let unblocked = seen(make, RayMethod::None, eye, plain);
+    for method in [RayMethod::StepScan, RayMethod::Dda, RayMethod::HierarchicalDda, RayMethod::DistanceField] {
+        assert_eq!(seen(make, method, eye, VisionSource { see_through: true, ..plain }), unblocked, "{method:?}");
+        let blocked = seen(make, method, eye, plain);
+        assert!(at(&blocked, 40, 30) == 0 && at(&unblocked, 40, 30) > 0, "{method:?}: the wall hides (40, 30) from an ordinary source");
+    }
+}
+
+/// An eye offset sees from the offset point: the same bytes as a source
+/// standing there with the offset's Z added to its eye, in world axes
+/// without a cone and turned with the cone's yaw with one.
+pub fn an_eye_offset_sees_from_the_offset_point(make: &Make) {
+    let offset = Vec3::new(4.5, -2.25, 1.0);
+    let at = Vec3::new(16.125, 30.375, 0.0);
+    let moved = VisionSource { eye_height: 2.5, ..VisionSource::new(20.0) };
+    let offset_source = VisionSource { eye_offset: offset, ..VisionSource::new(20.0) };
+    assert_eq!(seen(make, RayMethod::Dda, at, offset_source), seen(make, RayMethod::Dda, at + Vec3::new(4.5, -2.25, 0.0), moved));
+    // Facing +Y: the offset's X (forward) is world +Y, its Y (left) world -X.
+    let cone = Some(Cone { yaw_degrees: 90.0, half_angle_degrees: 60.0 });
+    let turned = seen(make, RayMethod::Dda, at, VisionSource { cone, ..offset_source });
+    assert_eq!(turned, seen(make, RayMethod::Dda, at + Vec3::new(2.25, 4.5, 0.0), VisionSource { cone, ..moved }));
+    // The immediate query asks from the eye too.
+    let mut world = World::new();
+    world.spawn((Position(at), VisionSource { eye_offset: Vec3::new(10.0, 0.0, 0.0), ..VisionSource::new(4.0) }));
+    let fog = fog_on(make(), raw_profile());
+    assert!(fog.query_immediate(&world, at + Vec3::new(12.0, 0.0, 0.0), TeamMask::ALL).unwrap());
+    assert!(!fog.query_immediate(&world, at, TeamMask::ALL).unwrap());
+    // A NaN offset is named.
+    world.spawn((Position(at), VisionSource { eye_offset: Vec3::new(0.0, f32::NAN, 0.0), ..VisionSource::new(4.0) }));
+    let mut fog = fog_on(make(), raw_profile());
+    let e = fog.tick(&mut world, 50_000).unwrap_err().to_string();
+    assert!(e.contains("source.eye_offset.y = NaN"), "{e}");
+}
+
 pub const TESTS: &[Test] = &[
+    ("a_see_through_source_ignores_every_blocker", a_see_through_source_ignores_every_blocker),
+    ("an_eye_offset_sees_from_the_offset_point", an_eye_offset_sees_from_the_offset_point),
     ("lone_source_on_empty_map_is_a_disk_with_linear_falloff", lone_source_on_empty_map_is_a_disk_with_linear_falloff),
     ("a_wall_casts_the_expected_shadow_and_is_itself_lit", a_wall_casts_the_expected_shadow_and_is_itself_lit),
     ("an_eye_above_a_low_wall_sees_over_it_but_not_over_a_tall_one", an_eye_above_a_low_wall_sees_over_it_but_not_over_a_tall_one),

@@ -55,8 +55,7 @@ pub(super) fn check_placements(s: &Scenario, fog: &FogSubsystem) -> Result<()> {
     }
     for (i, a) in s.anti_vision.iter().enumerate() {
         let label = format!("anti_vision[{i}] (id `{}`)", a.id);
-        let as_source =
-            VisionSource { radius: a.component.radius, falloff: Some(a.component.falloff), eye_height: 0.0, cone: None, team: 0, height_layer: None };
+        let as_source = VisionSource { falloff: Some(a.component.falloff), eye_height: 0.0, ..VisionSource::new(a.component.radius) };
         for p in places(a.position, &a.motion, &a.id) {
             fog.check_source(&label, p, &as_source, Some(a.component.targets))?;
         }

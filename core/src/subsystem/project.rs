@@ -8,7 +8,7 @@ use super::{entity_label, Slot};
 use crate::components::{AntiVision, Blocker, BlockerShape, Position, TeamMask, VisionSource};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::{Fnv64, HEIGHT_WALL, MAX_RADIUS_TEXELS, TEXEL_ONE, UNIT_ONE};
-use crate::frame::{CircleTexel, OcclusionInput, PolygonTexel, SourceTexel, SOURCE_ANTI, SOURCE_HAS_CONE};
+use crate::frame::{CircleTexel, OcclusionInput, PolygonTexel, SourceTexel, SOURCE_ANTI, SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
 use crate::transform::{sin_cos_degrees, AreaTransform};
 use crate::zlayer::Slab;
 use hecs::{Entity, World};
@@ -108,7 +108,7 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
         }
         // Projected as a source (the same checks and bounds), then marked.
         let label = format!("{}.anti_vision", entity_label(*e));
-        let as_source = VisionSource { radius: a.radius, falloff: Some(a.falloff), eye_height: 0.0, cone: None, team: 0, height_layer: None };
+        let as_source = VisionSource { falloff: Some(a.falloff), eye_height: 0.0, ..VisionSource::new(a.radius) };
         if let Some(mut src) = project_source(&label, pos, &as_source, slot, &slab, TeamMask::ALL)? {
             src.flags |= SOURCE_ANTI;
             sources.push(src);
@@ -156,16 +156,17 @@ pub(super) fn project_source(
 ) -> Result<Option<SourceTexel>> {
     let t = &slot.transform;
     let profile = &slot.desc.profile;
-    let x = finite(|| format!("{label}.position.x"), pos.0.x)?;
-    let y = finite(|| format!("{label}.position.y"), pos.0.y)?;
+    finite(|| format!("{label}.position.x"), pos.0.x)?;
+    finite(|| format!("{label}.position.y"), pos.0.y)?;
     let z = finite(|| format!("{label}.position.z"), pos.0.z)?;
     // What is wrong for every instance (`VisionSource::check`); a radius
     // too long for this instance's texels is judged only if the source can
     // touch it.
     s.check(label)?;
+    let (x, y) = s.eye_ground(pos.0);
     let radius_q = t.length_q(|| format!("{label}.source.radius"), s.radius);
     let falloff = s.falloff.map_or(f64::from(profile.smooth_falloff), f64::from);
-    let eye_offset = f64::from(s.eye_height);
+    let eye_offset = f64::from(s.eye_height) + f64::from(s.eye_offset.z);
     let cone = s.cone.map(|c| (f64::from(c.yaw_degrees), f64::from(c.half_angle_degrees)));
     let mut strength = u32::from(u16::MAX);
     if let Some(layer) = s.height_layer {
@@ -214,6 +215,9 @@ pub(super) fn project_source(
             src.cone_cos = (sin_cos_degrees(half).1 * unit).round() as i32;
             src.flags |= SOURCE_HAS_CONE;
         }
+    }
+    if s.see_through {
+        src.flags |= SOURCE_SEE_THROUGH;
     }
     Ok(Some(src))
 }

@@ -8,7 +8,7 @@ use super::occlusion::Occlusion;
 use super::shadowcast::RayBits;
 use crate::passes::rasterize::centre_q;
 use murk_core::fixed::{isqrt, mask_mul};
-use murk_core::frame::SOURCE_HAS_CONE;
+use murk_core::frame::{SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
 use murk_core::{RayMethod, RecomputeInput, SourceTexel};
 
 /// The reveal of one source at one texel.
@@ -24,8 +24,8 @@ pub(super) fn source_value_with(input: &RecomputeInput, occ: &Occlusion, s: &Sou
 
 /// Step 5 applied to `v`, the source's falloff at the texel.
 pub(super) fn occluded_value(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, bits: Option<&RayBits>, x: u32, y: u32, v: u16) -> u16 {
-    if v == 0 {
-        return 0;
+    if v == 0 || s.flags & SOURCE_SEE_THROUGH != 0 {
+        return v;
     }
     let (sx, sy) = (s.x >> 3, s.y >> 3);
     let (tx, ty) = (x as i32, y as i32);

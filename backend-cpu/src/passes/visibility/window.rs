@@ -5,7 +5,7 @@ use super::occlusion::Occlusion;
 use super::shadowcast::RayBits;
 use super::source::{falloff_at, falloff_value, occluded_value};
 use murk_core::fixed::TEXEL_ONE;
-use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE};
+use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
 use murk_core::{RayMethod, RecomputeInput, SourceTexel};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -75,9 +75,9 @@ pub(super) struct Shadow {
 
 impl Shadow {
     /// Whether the window of `s` asks the shadowcast (DDA and Hierarchical
-    /// DDA, not anti-vision).
+    /// DDA, not anti-vision, not a source that sees through occlusion).
     pub(super) fn applies(input: &RecomputeInput, s: &SourceTexel) -> bool {
-        s.flags & SOURCE_ANTI == 0 && matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda)
+        s.flags & (SOURCE_ANTI | SOURCE_SEE_THROUGH) == 0 && matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda)
     }
 
     pub(super) fn key(s: &SourceTexel) -> ShadowKey {
@@ -197,7 +197,9 @@ impl Window {
                     }
                 }
             }
-            if anti {
+            // Anti-vision, and a source that sees through occlusion, reveal
+            // by their falloff alone.
+            if anti || s.flags & SOURCE_SEE_THROUGH != 0 {
                 return;
             }
             let occluded = |x: i32, v: u16| occluded_value(input, occ, s, bits, x as u32, y as u32, v);
