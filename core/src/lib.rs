@@ -74,6 +74,8 @@ pub use hecs;
 pub use profile::{Profile, ProfileQ, RayMethod};
 pub use query::{MaskAnswer, QueryHandle};
 pub use stealth::{StealthEvent, StealthState};
-pub use subsystem::{CaptureBytes, FogSubsystem, InstanceDesc, InstanceState, InstanceStats, InstanceTick, LandedHash, TickReport};
+pub use subsystem::{
+    CaptureBytes, FogSubsystem, InstanceDesc, InstanceState, InstanceStats, InstanceTick, LandedHash, MemoryBody, TickReport, MEMORY_MAGIC,
+};
 pub use texture::{instance_textures, mip_atlas, Grid, OcclusionBuild, TexelKind, Texture, TextureSet, TextureSpec};
 pub use transform::{Area, AreaTransform};

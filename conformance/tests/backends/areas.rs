@@ -141,7 +141,54 @@ pub fn a_rejected_area_changes_nothing(make: &Make) {
 }
 
 /// Every test of this suite, by name.
+/// A save game keeps a player's explored memory alone: exported, the area
+/// changed (without resampling, so the masks start over), imported, and
+/// every texel explored before is explored again where it was in the world.
+pub fn saved_memory_comes_back_where_it_was_after_the_area_changed(make: &Make) {
+    let profile = Profile { resample_on_area_change: false, ..resampling() };
+    let (mut world, mut fog) = explored(make, profile);
+    let (_, _, before) = mask(&mut fog, Stage::Memory);
+    assert!(before.iter().filter(|&&v| v > 0).count() > 200, "the source explored an area");
+    let blob = fog.export_memory("i").unwrap();
+    assert!(blob.len() < before.len() / 4, "{} bytes for {} texels", blob.len(), before.len());
+    // The area moves by (+8, +4) units (whole texels); without resampling
+    // the memory stays in texel space, in the wrong place for the world.
+    let moved = Area { center: Vec3::new(40.0, 36.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 };
+    fog.set_area("i", moved).unwrap();
+    fog.tick(&mut world, 50_000).unwrap();
+    let misplaced = mask(&mut fog, Stage::Memory).2;
+    fog.import_memory("i", &blob).unwrap();
+    let (_, _, after) = mask(&mut fog, Stage::Memory);
+    for y in 0..64usize {
+        for x in 0..64usize {
+            let old = (x + 8 < 64 && y + 4 < 64).then(|| before[(y + 4) * 64 + x + 8]).unwrap_or(0);
+            assert_eq!(after[y * 64 + x], old, "texel ({x}, {y})");
+        }
+    }
+    assert_ne!(after, misplaced, "the import put the memory back in place");
+    // Explored stays explored on screen once the instance recomputed.
+    fog.tick(&mut world, 50_000).unwrap();
+    let (_, _, composed) = mask(&mut fog, Stage::Compose);
+    assert!(after.iter().zip(&composed).all(|(m, c)| *m == 0 || *c > 0), "every explored texel shows as explored");
+    // Damaged or wrong blobs are named and change nothing.
+    let hash = fog.lockstep_hash().unwrap();
+    let e = fog.import_memory("i", &blob[..blob.len() - 1]).unwrap_err().to_string();
+    assert!(e.contains("truncated or padded"), "{e}");
+    let nan = murk_core::MemoryBody { area: Area { center: Vec3::new(f32::NAN, 0.0, 0.0), ..moved }, width: 2, height: 2, memory: vec![0; 8] };
+    let e = fog.import_memory("i", &murk_core::snapshot::encode(murk_core::MEMORY_MAGIC, &nan).unwrap()).unwrap_err().to_string();
+    assert!(e.contains("memory.area.center.x = NaN"), "{e}");
+    let short = murk_core::MemoryBody { area: moved, width: 4, height: 4, memory: vec![0; 10] };
+    let e = fog.import_memory("i", &murk_core::snapshot::encode(murk_core::MEMORY_MAGIC, &short).unwrap()).unwrap_err().to_string();
+    assert!(e.contains("memory.memory = 10 bytes: must hold 4x4 texels of 2 bytes = 32 bytes"), "{e}");
+    let snapshot = fog.snapshot(&world).unwrap();
+    let e = fog.import_memory("i", &snapshot).unwrap_err().to_string();
+    assert!(e.contains("magic"), "a snapshot is not a memory blob: {e}");
+    assert!(fog.import_memory("nowhere", &blob).is_err());
+    assert_eq!(fog.lockstep_hash().unwrap(), hash, "a rejected blob changes nothing");
+}
+
 pub const TESTS: &[Test] = &[
+    ("saved_memory_comes_back_where_it_was_after_the_area_changed", saved_memory_comes_back_where_it_was_after_the_area_changed),
     ("a_move_by_whole_texels_shifts_every_mask_exactly", a_move_by_whole_texels_shifts_every_mask_exactly),
     ("without_resampling_the_old_texel_space_rule_holds", without_resampling_the_old_texel_space_rule_holds),
     ("growing_the_area_keeps_what_was_explored_where_it_was", growing_the_area_keeps_what_was_explored_where_it_was),

@@ -20,6 +20,7 @@ mod actors;
 mod area;
 mod capture;
 mod lockstep;
+mod memory;
 mod project;
 mod queries;
 mod readout;
@@ -28,6 +29,7 @@ mod snapshot;
 
 pub use area::resample_mask;
 pub use lockstep::LandedHash;
+pub use memory::{MemoryBody, MEMORY_MAGIC};
 
 use self::project::{gather, project_source, Gathered};
 use self::rules::{apply, PendingFlag};

@@ -1,0 +1,93 @@
+//! Explored memory as save data: one instance's memory in a small,
+//! versioned, compressed blob that names the area and resolution it was
+//! taken at, and its import into an instance's current area in world space.
+
+use super::area::resample_mask;
+use super::FogSubsystem;
+use crate::error::{MurkError, Result};
+use crate::snapshot::{decode, encode};
+use crate::texture::{instance_textures, Grid, Texture, TextureSet};
+use crate::transform::{Area, AreaTransform};
+use serde::{Deserialize, Serialize};
+
+/// Magic of an explored-memory blob (in the snapshot container, so
+/// versioned, compressed and checksummed like a snapshot).
+pub const MEMORY_MAGIC: &[u8; 8] = b"MURKMEM\0";
+
+/// Most texels a side of a memory blob may have.
+const MAX_SIDE: u32 = 1 << 16;
+
+/// The body of an explored-memory blob.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemoryBody {
+    /// The area the memory covered.
+    pub area: Area,
+    /// Its width in texels.
+    pub width: u32,
+    /// Its height in texels.
+    pub height: u32,
+    /// The explored memory, little-endian `u16`, row by row.
+    #[serde(with = "serde_bytes")]
+    pub memory: Vec<u8>,
+}
+
+impl FogSubsystem {
+    /// The explored memory of instance `name` as save data: what a save
+    /// game keeps per player (the full fog state is [`Self::snapshot`]).
+    /// The blob names the area and internal resolution it was taken at;
+    /// the masks LZ4 packs small (mostly unexplored or explored areas).
+    pub fn export_memory(&mut self, name: &str) -> Result<Vec<u8>> {
+        let (key, area, dims) = {
+            let slot = self.slot(name)?;
+            (slot.key, slot.desc.area, slot.dims)
+        };
+        let memory = Grid::<u16>::from_image(&self.backend.read_texture(key, Texture::Memory)?)
+            .ok_or_else(|| MurkError::Backend { backend: self.backend.name(), message: "the memory texture is not a u16 grid".into() })?;
+        let bytes = memory.texels.iter().flat_map(|v| v.to_le_bytes()).collect();
+        encode(MEMORY_MAGIC, &MemoryBody { area, width: dims.width, height: dims.height, memory: bytes })
+    }
+
+    /// Replaces the explored memory of instance `name` with a blob of
+    /// [`Self::export_memory`], resampled into the instance's current area
+    /// in world space as [`Self::set_area`] resamples (each texel takes the
+    /// saved texel under its centre; texels the saved area did not cover
+    /// are unexplored). Everything else is kept; the instance recomputes on
+    /// its next tick. A damaged blob, or one whose area or size is wrong, is
+    /// an error naming the field, and changes nothing.
+    pub fn import_memory(&mut self, name: &str, blob: &[u8]) -> Result<()> {
+        let MemoryBody { area, width, height, memory } = decode(MEMORY_MAGIC, blob)?;
+        area.validate("memory.area")?;
+        for (field, side) in [("memory.width", width), ("memory.height", height)] {
+            if side == 0 || side > MAX_SIDE {
+                return Err(MurkError::invalid(field, side, format!("must be within 1..={MAX_SIDE}")));
+            }
+        }
+        let texels = u64::from(width) * u64::from(height);
+        if memory.len() as u64 != texels * 2 {
+            return Err(MurkError::invalid(
+                "memory.memory",
+                format!("{} bytes", memory.len()),
+                format!("must hold {width}x{height} texels of 2 bytes = {} bytes", texels * 2),
+            ));
+        }
+        let saved: Vec<u16> = memory.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+        let slot = self.slot(name)?;
+        let (key, dims, build) = (slot.key, slot.dims, slot.state.built_for);
+        let resampled = resample_mask(&saved, &AreaTransform::new(&area, width, height), &slot.transform);
+        let mut textures = Vec::new();
+        for spec in instance_textures(dims, build) {
+            let image = match spec.texture {
+                Texture::Memory => Grid { width: dims.width, height: dims.height, texels: resampled.clone() }.image(),
+                other => self.backend.read_texture(key, other)?,
+            };
+            textures.push((spec.texture, image));
+        }
+        let set = TextureSet::new(dims, build, textures, &format!("instance `{name}`"))?;
+        self.backend.write_textures(key, &set)?;
+        let slot = self.slot_mut(name)?;
+        // The textures were reloaded: what the last recompute kept is gone.
+        slot.last_input = None;
+        slot.unsettle();
+        Ok(())
+    }
+}
