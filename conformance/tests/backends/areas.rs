@@ -161,7 +161,7 @@ pub fn saved_memory_comes_back_where_it_was_after_the_area_changed(make: &Make) 
     let (_, _, after) = mask(&mut fog, Stage::Memory);
     for y in 0..64usize {
         for x in 0..64usize {
-            let old = (x + 8 < 64 && y + 4 < 64).then(|| before[(y + 4) * 64 + x + 8]).unwrap_or(0);
+            let old = if x + 8 < 64 && y + 4 < 64 { before[(y + 4) * 64 + x + 8] } else { 0 };
             assert_eq!(after[y * 64 + x], old, "texel ({x}, {y})");
         }
     }
