@@ -16,9 +16,9 @@ use crate::MurkSet;
 use bevy::prelude::*;
 use bevy::transform::systems::{mark_dirty_trees, propagate_parent_transforms, sync_simple_transforms, StaticTransformOptimizations};
 use murk_core::{
-    AntiVision, Blocker, BlockerShape, CaptureMode, Ghost, HeightCapture, MurkError, Position, StealthActor, TransientReveal, VisionSource,
+    AntiVision, Blocker, BlockerShape, CaptureMode, Ghost, HeightCapture, MurkError, Pose, Position, StealthActor, TransientReveal, VisionSource,
 };
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// How Bevy's axes map onto murk's, whose ground is the X/Y plane with Z
 /// up.
@@ -161,6 +161,8 @@ struct Mirrored {
     stealth: Option<StealthActor>,
     anti: Option<AntiVision>,
     reveal: Option<TransientReveal>,
+    /// The rotation and scale of a capture member (murk recaptures when they change).
+    pose: Option<Pose>,
 }
 
 type MurkParts<'a> = (
@@ -192,7 +194,7 @@ type ChangedMurk = (
     )>,
 );
 
-fn parts(axes: FogAxes, (_, t, vision, blocker, capture, stealth, anti, reveal): MurkParts<'_>) -> Mirrored {
+fn parts(axes: FogAxes, members: &BTreeSet<Entity>, (e, t, vision, blocker, capture, stealth, anti, reveal): MurkParts<'_>) -> Mirrored {
     let (scale, rotation, translation) = t.to_scale_rotation_translation();
     let vision = vision.map(|v| {
         let mut s = v.source;
@@ -211,6 +213,8 @@ fn parts(axes: FogAxes, (_, t, vision, blocker, capture, stealth, anti, reveal):
         stealth: stealth.map(|s| s.0.clone()),
         anti: anti.map(|a| a.0),
         reveal: reveal.map(|r| r.0),
+        // Bevy's own rotation and scale: murk only compares them.
+        pose: members.contains(&e).then_some(Pose { rotation, scale }),
     }
 }
 
@@ -254,9 +258,11 @@ pub fn mirror_entities(
     changed: Query<MurkParts, ChangedMurk>,
     all: Query<MurkParts, AnyMurk>,
     mut removed: RemovedMurk,
+    captures: Query<&FogCapture>,
     mut errors: MessageWriter<FogError>,
 ) {
     let axes = mirror.axes;
+    let members: BTreeSet<Entity> = captures.iter().flat_map(|c| c.members.iter().copied()).collect();
     // Entities that lost a murk component: gone, or to be written again.
     // This frame's and the last one's removals are read here, older ones
     // were kept by `remember_removals`.
@@ -272,11 +278,11 @@ pub fn mirror_entities(
             let _ = mirror.world.despawn(h);
         }
     }
-    let mut updates: Vec<(Entity, Mirrored)> = changed.iter().map(|p| (p.0, parts(axes, p))).collect();
+    let mut updates: Vec<(Entity, Mirrored)> = changed.iter().map(|p| (p.0, parts(axes, &members, p))).collect();
     for e in touched {
         if !updates.iter().any(|(u, _)| *u == e) {
             if let Ok(p) = all.get(e) {
-                updates.push((e, parts(axes, p)));
+                updates.push((e, parts(axes, &members, p)));
             }
         }
     }
@@ -309,6 +315,7 @@ pub fn mirror_entities(
         set(w, h, m.stealth);
         set(w, h, m.anti);
         set(w, h, m.reveal);
+        set(w, h, m.pose);
     }
 }
 

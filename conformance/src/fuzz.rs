@@ -80,7 +80,7 @@ pub fn seed_world() -> (World, FogSubsystem) {
     let mut cells = vec![f32::NAN; 16 * 16];
     cells[5 * 16 + 9] = 2.0;
     let mode = murk_core::CaptureMode::ShowOnly { members: Vec::new(), update_only_if_transform_changed: true };
-    world.spawn((murk_core::HeightCapture { origin: Vec2::ZERO, cell_size: 1.0, width: 16, height: 16, cells, mode },));
+    world.spawn((murk_core::HeightCapture { origin: Vec2::ZERO, cell_size: 1.0, width: 16, height: 16, cells, mode, enabled: true },));
     world.spawn((Position(Vec3::new(4.5, 4.5, 0.0)), VisionSource::new(5.0)));
     world.spawn((Position(Vec3::new(9.0, 9.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: 1.0 })));
     let actor = StealthActor { hide_mode: murk_core::HideMode::FreezeWithGhost, ..StealthActor::default() };

@@ -243,10 +243,11 @@ pub enum CaptureMode {
     FullScene,
     /// Only the registered member entities contribute.
     ShowOnly {
-        /// Registered entities (their [`Position`] is watched).
+        /// Registered entities (their [`Position`] and [`Pose`] are watched).
         #[serde(skip)]
         members: Vec<hecs::Entity>,
-        /// Recapture only when a member moved or the member list changed.
+        /// Recapture only when a member moved, turned or was scaled, or the
+        /// member list changed.
         update_only_if_transform_changed: bool,
     },
 }
@@ -270,6 +271,22 @@ pub struct HeightCapture {
     pub cells: Vec<f32>,
     /// Recapture policy.
     pub mode: CaptureMode,
+    /// Whether the capture counts. A disabled capture is left out as if
+    /// it were not there (its heights leave the occlusion) until enabled.
+    pub enabled: bool,
+}
+
+/// The rotation and scale of an entity, beside its [`Position`]: murk reads
+/// them from the members of a `ShowOnly` height capture, which it recaptures
+/// when a member turns or is scaled as when it moves (what the engine
+/// renders into the capture changed). Engines with transforms mirror them
+/// here (the Bevy plugin does, for capture members).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pose {
+    /// Rotation.
+    pub rotation: glam::Quat,
+    /// Scale per axis.
+    pub scale: Vec3,
 }
 
 /// Teams an instance observes, as a bit set of team ids 0..=31.

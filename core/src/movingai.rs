@@ -88,7 +88,7 @@ impl MovingAiMap {
                 _ => f32::NAN,
             })
             .collect();
-        HeightCapture { origin, cell_size, width: self.width, height: self.height, cells, mode }
+        HeightCapture { origin, cell_size, width: self.width, height: self.height, cells, mode, enabled: true }
     }
 }
 

@@ -404,6 +404,7 @@ mod tests {
                     height: ch,
                     cells,
                     mode: CaptureMode::FullScene,
+                    enabled: true,
                 })
             },
         )
@@ -450,6 +451,7 @@ mod tests {
             height: 2,
             cells: vec![0.0, 4.0, f32::INFINITY, f32::NAN, 1.5, 1.5, 4.0, 0.0],
             mode: CaptureMode::FullScene,
+            enabled: true,
         };
         let area = Area { center: Vec3::new(3.0, 1.5, 1.0), extents: Vec3::new(6.0, 3.0, 10.0), yaw_degrees: 0.0 };
         let t = AreaTransform::new(&area, 6, 3);

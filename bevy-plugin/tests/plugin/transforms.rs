@@ -191,3 +191,37 @@ fn a_child_blocker_follows_its_parent_within_the_tick() {
     step(&mut app);
     assert_eq!(mirrored(&app), Vec3::new(32.0, 20.0, 0.0), "the tick after the parent moved, murk has the child where it is now");
 }
+
+/// A `ShowOnly` capture recaptures when a member turns or is scaled, not
+/// only when it moves: the mirror hands murk the members' rotation and scale.
+#[test]
+fn a_capture_recaptures_when_a_member_turns_or_is_scaled() {
+    let mut app = App::new();
+    let dt = Duration::from_micros(u64::from(DT_US));
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(Time::<Fixed>::from_duration(dt))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(dt))
+        .add_plugins(MurkPlugin::new(BackendChoice::Cpu).instance(FogInstance::new(desc())));
+    app.world_mut().spawn((Transform::from_xyz(20.0, 20.0, 0.0), FogVision::new(10.0)));
+    let member = app.world_mut().spawn((Transform::from_xyz(30.0, 20.0, 0.0), FogBlocker(tower()))).id();
+    let mut cells = vec![f32::NAN; 64 * 64];
+    cells[20 * 64 + 30] = 3.0;
+    let mode = murk_core::CaptureMode::ShowOnly { members: Vec::new(), update_only_if_transform_changed: true };
+    let capture = murk_core::HeightCapture { origin: Vec2::ZERO, cell_size: 1.0, width: 64, height: 64, cells, mode, enabled: true };
+    app.world_mut().spawn((Transform::default(), FogCapture { capture, members: vec![member] }));
+    let recaptures = |app: &mut App| app.world_mut().resource_mut::<MurkFog>().subsystem().unwrap().stats("ground").unwrap().recaptures;
+    for _ in 0..3 {
+        step(&mut app);
+    }
+    let settled = recaptures(&mut app);
+    step(&mut app);
+    assert_eq!(recaptures(&mut app), settled, "nothing changed, nothing recaptured");
+    app.world_mut().get_mut::<Transform>(member).unwrap().rotation = Quat::from_rotation_z(0.7);
+    step(&mut app);
+    assert_eq!(recaptures(&mut app), settled + 1, "the member turned");
+    step(&mut app);
+    assert_eq!(recaptures(&mut app), settled + 1);
+    app.world_mut().get_mut::<Transform>(member).unwrap().scale = Vec3::new(2.0, 1.0, 1.0);
+    step(&mut app);
+    assert_eq!(recaptures(&mut app), settled + 2, "the member was scaled");
+}

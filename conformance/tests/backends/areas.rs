@@ -120,7 +120,7 @@ pub fn a_snapshot_right_after_a_resize_restores(make: &Make) {
     for profile in [resampling(), Profile { resample_on_area_change: false, ..resampling() }] {
         let (mut world, mut fog) = explored(make, profile);
         let mode = CaptureMode::ShowOnly { members: Vec::new(), update_only_if_transform_changed: true };
-        world.spawn((HeightCapture { origin: Vec2::ZERO, cell_size: 1.0, width: 4, height: 4, cells: vec![1.0; 16], mode },));
+        world.spawn((HeightCapture { origin: Vec2::ZERO, cell_size: 1.0, width: 4, height: 4, cells: vec![1.0; 16], mode, enabled: true },));
         fog.tick(&mut world, 50_000).unwrap();
         fog.expand_area_to_include("i", Vec3::new(128.0, 20.0, 0.0)).unwrap();
         let bytes = fog.snapshot(&world).unwrap();

@@ -101,7 +101,8 @@ fn scene(backend: Box<dyn Backend>, m: Motion, method: RayMethod, base_yaw: f32)
             *c = 3.0;
         }
     }
-    let capture = HeightCapture { origin: Vec2::new(10.0, 40.0), cell_size: 1.0, width: 16, height: 12, cells, mode: CaptureMode::FullScene };
+    let capture =
+        HeightCapture { origin: Vec2::new(10.0, 40.0), cell_size: 1.0, width: 16, height: 12, cells, mode: CaptureMode::FullScene, enabled: true };
     world.spawn((m.capture(&capture),));
     for _ in 0..3 {
         fog.tick(&mut world, 50_000).unwrap();

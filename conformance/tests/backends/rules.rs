@@ -2,10 +2,12 @@
 
 use super::{Make, Test};
 use murk_conformance::scene::{desc, fog as fog_on};
-use murk_core::glam::{Vec2, Vec3};
+use murk_core::glam::{Quat, Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
-use murk_core::{Blocker, BlockerShape, CaptureMode, HeightCapture, MurkError, Position, Profile, Stage, TransientReveal, VisionSource};
+use murk_core::{
+    Blocker, BlockerShape, CaptureMode, FogSubsystem, HeightCapture, MurkError, Pose, Position, Profile, Stage, TransientReveal, VisionSource,
+};
 
 fn fast() -> Profile {
     Profile { fade_in_rate: 1.0e4, relax_rate: 1.0e4, ..Profile::default() }
@@ -96,7 +98,7 @@ pub fn moving_a_blocker_rebuilds_occlusion_and_moving_a_source_does_not(make: &M
 fn capture(mode: CaptureMode) -> HeightCapture {
     let mut cells = vec![f32::NAN; 64 * 64];
     cells[20 * 64 + 30] = 3.0;
-    HeightCapture { origin: Vec2::ZERO, cell_size: 1.0, width: 64, height: 64, cells, mode }
+    HeightCapture { origin: Vec2::ZERO, cell_size: 1.0, width: 64, height: 64, cells, mode, enabled: true }
 }
 
 pub fn show_only_capture_recaptures_only_when_a_member_moves(make: &Make) {
@@ -120,6 +122,43 @@ pub fn show_only_capture_recaptures_only_when_a_member_moves(make: &Make) {
     assert_eq!(fog.stats("i").unwrap().recaptures, 3);
     let cov = fog.read_stage("i", Stage::Coverage).unwrap().bytes();
     assert_eq!(cov[20 * 64 + 30], 1);
+    // Turning or scaling a member recaptures as moving it does.
+    let pose = Pose { rotation: Quat::IDENTITY, scale: Vec3::ONE };
+    world.insert_one(member, pose).unwrap();
+    fog.tick(&mut world, 33_333).unwrap();
+    assert_eq!(fog.stats("i").unwrap().recaptures, 4, "a pose given");
+    fog.tick(&mut world, 33_333).unwrap();
+    assert_eq!(fog.stats("i").unwrap().recaptures, 4, "nothing changed");
+    world.get::<&mut Pose>(member).unwrap().rotation = Quat::from_rotation_z(0.5);
+    fog.tick(&mut world, 33_333).unwrap();
+    assert_eq!(fog.stats("i").unwrap().recaptures, 5, "turned");
+    world.get::<&mut Pose>(member).unwrap().scale = Vec3::new(2.0, 1.0, 1.0);
+    fog.tick(&mut world, 33_333).unwrap();
+    assert_eq!(fog.stats("i").unwrap().recaptures, 6, "scaled");
+    fog.tick(&mut world, 33_333).unwrap();
+    assert_eq!(fog.stats("i").unwrap().recaptures, 6);
+}
+
+/// A disabled capture counts as absent: its heights leave the occlusion,
+/// and come back when it is enabled again.
+pub fn a_disabled_capture_leaves_the_occlusion_until_enabled(make: &Make) {
+    let mut fog = fog_on(make(), fast());
+    let mut world = World::new();
+    world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
+    let c = world.spawn((capture(CaptureMode::FullScene),));
+    let covered = |fog: &mut FogSubsystem| fog.read_stage("i", Stage::Coverage).unwrap().bytes()[20 * 64 + 30];
+    fog.tick(&mut world, 33_333).unwrap();
+    assert_eq!(covered(&mut fog), 1);
+    world.get::<&mut HeightCapture>(c).unwrap().enabled = false;
+    let r = fog.tick(&mut world, 33_333).unwrap();
+    assert!(r.instances["i"].occlusion_built);
+    assert_eq!(covered(&mut fog), 0, "disabled: as if absent");
+    let recaptures = fog.stats("i").unwrap().recaptures;
+    fog.tick(&mut world, 33_333).unwrap();
+    assert_eq!(fog.stats("i").unwrap().recaptures, recaptures, "a disabled capture is not resampled");
+    world.get::<&mut HeightCapture>(c).unwrap().enabled = true;
+    fog.tick(&mut world, 33_333).unwrap();
+    assert_eq!(covered(&mut fog), 1, "enabled again");
 }
 
 pub fn full_scene_capture_recaptures_every_recompute(make: &Make) {
@@ -253,7 +292,7 @@ pub fn shader_params_carry_the_material_block(make: &Make) {
 }
 
 /// The composed mask at texel (20, 20), where the tests put their source.
-fn composed_at_source(fog: &mut murk_core::FogSubsystem) -> u16 {
+fn composed_at_source(fog: &mut FogSubsystem) -> u16 {
     match fog.read_stage("i", Stage::Compose).unwrap().data {
         murk_core::StageData::U16(v) => v[20 * 64 + 20],
         other => panic!("composed mask has type {other:?}"),
@@ -436,6 +475,7 @@ pub const TESTS: &[Test] = &[
     ("a_fade_over_a_static_scene_keeps_visibility_and_gives_the_same_bytes", a_fade_over_a_static_scene_keeps_visibility_and_gives_the_same_bytes),
     ("moving_a_blocker_rebuilds_occlusion_and_moving_a_source_does_not", moving_a_blocker_rebuilds_occlusion_and_moving_a_source_does_not),
     ("show_only_capture_recaptures_only_when_a_member_moves", show_only_capture_recaptures_only_when_a_member_moves),
+    ("a_disabled_capture_leaves_the_occlusion_until_enabled", a_disabled_capture_leaves_the_occlusion_until_enabled),
     ("full_scene_capture_recaptures_every_recompute", full_scene_capture_recaptures_every_recompute),
     ("transient_reveals_expire_after_their_ticks", transient_reveals_expire_after_their_ticks),
     ("bad_world_input_is_an_error_naming_the_field_and_loses_nothing", bad_world_input_is_an_error_naming_the_field_and_loses_nothing),

@@ -37,7 +37,7 @@ fn world_and_fog(make: &Make) -> (World, FogSubsystem) {
     let mut cells = vec![f32::NAN; 64 * 64];
     cells[20 * 64 + 26] = 3.0;
     let mode = CaptureMode::ShowOnly { members: Vec::new(), update_only_if_transform_changed: true };
-    world.spawn((HeightCapture { origin: Vec2::ZERO, cell_size: 1.0, width: 64, height: 64, cells, mode },));
+    world.spawn((HeightCapture { origin: Vec2::ZERO, cell_size: 1.0, width: 64, height: 64, cells, mode, enabled: true },));
     for _ in 0..3 {
         fog.tick(&mut world, 33_333).unwrap();
     }

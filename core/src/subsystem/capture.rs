@@ -2,7 +2,7 @@
 //! and the resample of the captured cells onto the instance's texel grid.
 
 use super::{entity_label, Slot};
-use crate::components::{CaptureMode, HeightCapture, Position};
+use crate::components::{CaptureMode, HeightCapture, Pose, Position};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::Fnv64;
 use crate::transform::AreaTransform;
@@ -23,7 +23,7 @@ pub(super) struct CaptureUpdate {
 pub(super) fn gather_capture(slot: &Slot, world: &World, slab: &Slab) -> Result<Option<CaptureUpdate>> {
     let (t, profile, w, h) = (&slot.transform, &slot.desc.profile, slot.dims.width, slot.dims.height);
     let mut capture_query = world.query::<&HeightCapture>();
-    let mut captures: Vec<(Entity, &HeightCapture)> = capture_query.iter().collect();
+    let mut captures: Vec<(Entity, &HeightCapture)> = capture_query.iter().filter(|(_, c)| c.enabled).collect();
     captures.sort_by_key(|(e, _)| e.to_bits());
     if captures.is_empty() {
         return Ok(None);
@@ -55,6 +55,16 @@ fn capture_signature(world: &World, captures: &[(Entity, &HeightCapture)]) -> Re
                         .map_err(|_| MurkError::UnknownEntity(format!("{} (capture member of {})", entity_label(*m), entity_label(*e))))?;
                     for f in [pos.0.x, pos.0.y, pos.0.z] {
                         h.write(&f.to_bits().to_le_bytes());
+                    }
+                    // A member that turns or is scaled changes the capture too.
+                    match world.get::<&Pose>(*m) {
+                        Ok(pose) => {
+                            h.write(&[1]);
+                            for f in pose.rotation.to_array().into_iter().chain(pose.scale.to_array()) {
+                                h.write(&f.to_bits().to_le_bytes());
+                            }
+                        }
+                        Err(_) => h.write(&[0]),
                     }
                 }
             }
