@@ -15,7 +15,7 @@
 
 use super::lanes::{load, narrow, store, LANES};
 use rayon::prelude::*;
-use wide::{u16x8, u32x8};
+use wide::u32x8;
 
 /// Taps and the weight of the second (in units of `1 / 2 scale`) along one
 /// axis for output index `o`.
