@@ -12,18 +12,20 @@ use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
 use murk_core::snapshot::{frame, unframe, FOG_MAGIC};
+use murk_core::MEMORY_MAGIC;
 use murk_core::{
     Area, Blocker, BlockerShape, FogSubsystem, InstanceDesc, InstanceStats, Position, Profile, RayMethod, StealthActor, TeamMask, VisionSource,
 };
 use murk_cpu::CpuBackend;
 
 /// The targets, by name (the folder names under `fuzz/regressions/`).
-pub const TARGETS: [&str; 5] = ["snapshot", "profile", "scenario", "api", "map"];
+pub const TARGETS: [&str; 6] = ["snapshot", "memory", "profile", "scenario", "api", "map"];
 
 /// Runs the target `name` on `data`.
 pub fn run(name: &str, data: &[u8]) {
     match name {
         "snapshot" => snapshot(data),
+        "memory" => memory(data),
         "profile" => profile(data),
         "scenario" => scenario(data),
         "api" => api(data),
@@ -120,6 +122,24 @@ pub fn snapshot(data: &[u8]) {
         let again = fog.snapshot(&world).expect("a restored state snapshots");
         let (mut world2, mut fog2) = seed_world();
         fog2.restore(&mut world2, &again).expect("a snapshot murk wrote restores");
+    }
+}
+
+/// Explored-memory import: `data` is a memory blob (any bytes), framed as
+/// the snapshot target frames its input (the fuzzer mutates the body in the
+/// form of [`raw_container`]). The import into instance `a` must fail
+/// without changing anything, or succeed and leave a subsystem that ticks.
+pub fn memory(data: &[u8]) {
+    let fixed;
+    let bytes = if data.len() >= 36 && data.starts_with(MEMORY_MAGIC) && unframe(MEMORY_MAGIC, data).is_err() {
+        fixed = frame(MEMORY_MAGIC, &data[28..data.len() - 8]);
+        &fixed[..]
+    } else {
+        data
+    };
+    let (mut world, mut fog) = seed_world();
+    if unchanged_on_error(&mut fog, &mut world, "import_memory", |f, _| f.import_memory("a", bytes)).is_some() {
+        let _ = unchanged_on_error(&mut fog, &mut world, "tick after import", |f, w| f.tick(w, 50_000));
     }
 }
 
@@ -419,7 +439,13 @@ pub fn mutate(seed: &[u8], rng: &mut Rng) -> Vec<u8> {
 /// the body uncompressed in place of the payload and no valid checksum (the
 /// target frames the body itself).
 pub fn raw_snapshot(snapshot: &[u8]) -> Vec<u8> {
-    let body = unframe(FOG_MAGIC, snapshot).expect("a snapshot murk wrote");
+    raw_container(FOG_MAGIC, snapshot)
+}
+
+/// A container of `magic` murk wrote, with its body uncompressed in place of
+/// the payload and no valid checksum: the form the fuzz targets mutate.
+pub fn raw_container(magic: &[u8; 8], snapshot: &[u8]) -> Vec<u8> {
+    let body = unframe(magic, snapshot).expect("a container murk wrote");
     let mut out = snapshot[..28].to_vec();
     out[12..20].copy_from_slice(&(body.len() as u64).to_le_bytes());
     out[20..28].copy_from_slice(&(body.len() as u64).to_le_bytes());
@@ -442,6 +468,11 @@ pub fn seeds(name: &str, repo: &std::path::Path) -> Vec<Vec<u8>> {
             let (world, mut fog) = seed_world();
             let snapshot = fog.snapshot(&world).expect("snapshots");
             vec![raw_snapshot(&snapshot), snapshot]
+        }
+        "memory" => {
+            let (_, mut fog) = seed_world();
+            let blob = fog.export_memory("b").expect("exports");
+            vec![raw_container(MEMORY_MAGIC, &blob), blob]
         }
         "profile" => {
             let mut s = files("scenarios", ".toml");

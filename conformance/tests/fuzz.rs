@@ -120,6 +120,11 @@ fn fuzz_snapshot_restore() {
 }
 
 #[test]
+fn fuzz_memory_import() {
+    fuzz_target("memory");
+}
+
+#[test]
 fn fuzz_profile_files() {
     fuzz_target("profile");
 }
