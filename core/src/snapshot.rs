@@ -21,6 +21,7 @@ use crate::backend::{StageData, StageImage};
 use crate::error::{MurkError, Result};
 use crate::query::MaskAnswer;
 use crate::stealth::StealthSample;
+pub use crate::subsystem::HashBody;
 use crate::subsystem::{InstanceDesc, InstanceState};
 use crate::texture::{TexelKind, Texture};
 use serde::de::DeserializeOwned;
@@ -131,19 +132,6 @@ pub struct FogBody {
     pub reveals: Vec<(u64, u32)>,
     /// Per-tick lockstep hashes not yet delivered, oldest first.
     pub lockstep: Vec<HashBody>,
-}
-
-/// A per-tick lockstep hash taken and not yet delivered, landed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HashBody {
-    /// Tick count of the state it hashes.
-    pub ticks: u64,
-    /// The tick whose report delivers it.
-    pub due: u64,
-    /// Each instance's final, memory and composed hashes, by name.
-    pub instances: Vec<(String, Vec<u64>)>,
-    /// The hash of the stealth states then.
-    pub stealth: u64,
 }
 
 /// One instance of a [`FogBody`].

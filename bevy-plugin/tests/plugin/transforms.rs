@@ -169,14 +169,20 @@ fn the_same_in_y_up_axes_with_an_unevenly_scaled_tower() {
     check(FogAxes::YUp, Vec2::new(2.0, 0.75));
 }
 
-#[test]
-fn a_child_blocker_follows_its_parent_within_the_tick() {
+/// A headless app on the CPU with the standard instance, one tick per frame.
+fn cpu_app() -> App {
     let mut app = App::new();
     let dt = Duration::from_micros(u64::from(DT_US));
     app.add_plugins(MinimalPlugins)
         .insert_resource(Time::<Fixed>::from_duration(dt))
         .insert_resource(TimeUpdateStrategy::ManualDuration(dt))
         .add_plugins(MurkPlugin::new(BackendChoice::Cpu).instance(FogInstance::new(desc())));
+    app
+}
+
+#[test]
+fn a_child_blocker_follows_its_parent_within_the_tick() {
+    let mut app = cpu_app();
     let parent = app.world_mut().spawn(Transform::from_xyz(10.0, 10.0, 0.0)).id();
     let child = app.world_mut().spawn((ChildOf(parent), Transform::from_xyz(2.0, 0.0, 0.0), FogBlocker(tower()))).id();
     step(&mut app);
@@ -196,12 +202,7 @@ fn a_child_blocker_follows_its_parent_within_the_tick() {
 /// only when it moves: the mirror hands murk the members' rotation and scale.
 #[test]
 fn a_capture_recaptures_when_a_member_turns_or_is_scaled() {
-    let mut app = App::new();
-    let dt = Duration::from_micros(u64::from(DT_US));
-    app.add_plugins(MinimalPlugins)
-        .insert_resource(Time::<Fixed>::from_duration(dt))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(dt))
-        .add_plugins(MurkPlugin::new(BackendChoice::Cpu).instance(FogInstance::new(desc())));
+    let mut app = cpu_app();
     app.world_mut().spawn((Transform::from_xyz(20.0, 20.0, 0.0), FogVision::new(10.0)));
     let member = app.world_mut().spawn((Transform::from_xyz(30.0, 20.0, 0.0), FogBlocker(tower()))).id();
     let mut cells = vec![f32::NAN; 64 * 64];

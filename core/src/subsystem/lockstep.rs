@@ -9,9 +9,9 @@ use crate::error::{MurkError, Result};
 use crate::fixed::Fnv64;
 use crate::frame::READBACK_LATENCY_TICKS;
 use crate::hash;
-use crate::snapshot::HashBody;
 use crate::texture::Texture;
 use hecs::Entity;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 
 /// The textures of an instance's state hash, in order.
@@ -24,6 +24,19 @@ pub struct LandedHash {
     pub ticks: u64,
     /// The hash, equal to what [`FogSubsystem::lockstep_hash`] returned then.
     pub hash: u64,
+}
+
+/// A per-tick lockstep hash taken and not yet delivered, landed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HashBody {
+    /// Tick count of the state it hashes.
+    pub ticks: u64,
+    /// The tick whose report delivers it.
+    pub due: u64,
+    /// Each instance's final, memory and composed hashes, by name.
+    pub instances: Vec<(String, Vec<u64>)>,
+    /// The hash of the stealth states then.
+    pub stealth: u64,
 }
 
 /// A per-tick hash whose instance values are still in flight.

@@ -28,7 +28,7 @@ mod rules;
 mod snapshot;
 
 pub use area::resample_mask;
-pub use lockstep::LandedHash;
+pub use lockstep::{HashBody, LandedHash};
 pub use memory::{MemoryBody, MEMORY_MAGIC};
 
 use self::project::{gather, project_source, Gathered};
