@@ -100,6 +100,18 @@ pub fn seed_world() -> (World, FogSubsystem) {
     (world, fog)
 }
 
+/// A fuzz input for a container of `magic`: as it is, unless it starts as
+/// one but does not check (most mutations), when the bytes between the
+/// header and the checksum are taken as an uncompressed body and framed
+/// properly, so that the body parser is reached.
+fn framed<'a>(magic: &[u8; 8], data: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+    if data.len() >= 36 && data.starts_with(magic) && unframe(magic, data).is_err() {
+        std::borrow::Cow::Owned(frame(magic, &data[28..data.len() - 8]))
+    } else {
+        std::borrow::Cow::Borrowed(data)
+    }
+}
+
 /// Snapshot restore: `data` is a snapshot (any bytes). When it starts as a
 /// snapshot but its container does not check (most mutations), the bytes
 /// between the header and the checksum are taken as an uncompressed body
@@ -108,15 +120,9 @@ pub fn seed_world() -> (World, FogSubsystem) {
 /// without changing anything, or succeed and leave a subsystem that ticks
 /// and snapshots again.
 pub fn snapshot(data: &[u8]) {
-    let fixed;
-    let bytes = if data.len() >= 36 && data.starts_with(FOG_MAGIC) && unframe(FOG_MAGIC, data).is_err() {
-        fixed = frame(FOG_MAGIC, &data[28..data.len() - 8]);
-        &fixed[..]
-    } else {
-        data
-    };
+    let bytes = framed(FOG_MAGIC, data);
     let (mut world, mut fog) = seed_world();
-    if unchanged_on_error(&mut fog, &mut world, "restore", |f, w| f.restore(w, bytes)).is_some() {
+    if unchanged_on_error(&mut fog, &mut world, "restore", |f, w| f.restore(w, &bytes)).is_some() {
         // Accepted: it must run on, and round-trip.
         let _ = unchanged_on_error(&mut fog, &mut world, "tick after restore", |f, w| f.tick(w, 50_000));
         let again = fog.snapshot(&world).expect("a restored state snapshots");
@@ -130,15 +136,9 @@ pub fn snapshot(data: &[u8]) {
 /// form of [`raw_container`]). The import into instance `a` must fail
 /// without changing anything, or succeed and leave a subsystem that ticks.
 pub fn memory(data: &[u8]) {
-    let fixed;
-    let bytes = if data.len() >= 36 && data.starts_with(MEMORY_MAGIC) && unframe(MEMORY_MAGIC, data).is_err() {
-        fixed = frame(MEMORY_MAGIC, &data[28..data.len() - 8]);
-        &fixed[..]
-    } else {
-        data
-    };
+    let bytes = framed(MEMORY_MAGIC, data);
     let (mut world, mut fog) = seed_world();
-    if unchanged_on_error(&mut fog, &mut world, "import_memory", |f, _| f.import_memory("a", bytes)).is_some() {
+    if unchanged_on_error(&mut fog, &mut world, "import_memory", |f, _| f.import_memory("a", &bytes)).is_some() {
         let _ = unchanged_on_error(&mut fog, &mut world, "tick after import", |f, w| f.tick(w, 50_000));
     }
 }
