@@ -48,7 +48,7 @@ impl Terrain {
         let (s, c) = a.sin_cos();
         let half = [0.5 * (area.size[0] * c.abs() + area.size[1] * s.abs()), 0.5 * (area.size[0] * s.abs() + area.size[1] * c.abs())];
         let origin = [area.center[0] - half[0], area.center[1] - half[1]];
-        let cell = map.map_or(half[0].max(half[1]) / 64.0, |(_, spec)| spec.cell_size);
+        let cell = map.map_or(half[0].max(half[1]) / 64.0, |(_, settings)| settings.cell_size);
         let step = cell.max(2.0 * half[0].max(half[1]) / max_side as f32);
         let (cols, rows) = ((2.0 * half[0] / step).ceil() as u32 + 1, (2.0 * half[1] / step).ceil() as u32 + 1);
         let (mut heights, mut colours) = (Vec::new(), Vec::new());
@@ -56,15 +56,15 @@ impl Terrain {
             for i in 0..cols {
                 let (x, y) = (origin[0] + i as f32 * step, origin[1] + j as f32 * step);
                 let (ch, h) = match map {
-                    Some((m, spec)) => {
-                        let cx = ((x - spec.origin.x) / spec.cell_size).floor();
-                        let cy = ((y - spec.origin.y) / spec.cell_size).floor();
+                    Some((m, settings)) => {
+                        let cx = ((x - settings.origin.x) / settings.cell_size).floor();
+                        let cy = ((y - settings.origin.y) / settings.cell_size).floor();
                         let ch = if cx >= 0.0 && cy >= 0.0 && (cx as u32) < m.width && (cy as u32) < m.height {
                             m.cells[(cy as u32 * m.width + cx as u32) as usize]
                         } else {
                             b'@'
                         };
-                        (ch, spec.ground_z + cell_height(ch, spec.tree_height))
+                        (ch, settings.ground_z + cell_height(ch, settings.tree_height))
                     }
                     None => (b'.', 0.0),
                 };

@@ -363,20 +363,20 @@ pub fn mip_sizes(width: u32, height: u32) -> Vec<(u32, u32)> {
 /// `build` (`None`: nothing built yet), in the order snapshots list them.
 pub fn instance_textures(dims: InstanceDims, build: Option<OcclusionBuild>) -> Vec<TextureSpec> {
     let (w, h) = (dims.width, dims.height);
-    let spec = |texture, width, height| TextureSpec { texture, width, height };
-    let mut out = vec![spec(Texture::Coverage, w, h), spec(Texture::Height, w, h)];
+    let entry = |texture, width, height| TextureSpec { texture, width, height };
+    let mut out = vec![entry(Texture::Coverage, w, h), entry(Texture::Height, w, h)];
     let build = build.unwrap_or_default();
     if build.mips {
-        out.extend(mip_sizes(w, h).into_iter().zip(1..).map(|((lw, lh), level)| spec(Texture::Mip(level), lw, lh)));
+        out.extend(mip_sizes(w, h).into_iter().zip(1..).map(|((lw, lh), level)| entry(Texture::Mip(level), lw, lh)));
     }
     let scale = build.distance_field_scale;
     let (dw, dh) = if scale > 0 { (w.div_ceil(scale), h.div_ceil(scale)) } else { (0, 0) };
-    out.push(spec(Texture::DistanceField, dw, dh));
+    out.push(entry(Texture::DistanceField, dw, dh));
     for t in [Texture::Visibility, Texture::Blur, Texture::Memory, Texture::Compose] {
-        out.push(spec(t, w, h));
+        out.push(entry(t, w, h));
     }
     for t in [Texture::Upscale, Texture::Start, Texture::Final] {
-        out.push(spec(t, dims.out_width, dims.out_height));
+        out.push(entry(t, dims.out_width, dims.out_height));
     }
     out
 }
@@ -423,15 +423,15 @@ impl TextureSet {
                 format!("must be exactly {} for its size and occlusion build", wanted.join(", ")),
             ));
         }
-        for ((texture, img), spec) in textures.iter().zip(&expected) {
+        for ((texture, img), entry) in textures.iter().zip(&expected) {
             let field = format!("{prefix}.textures.{}", texture.name());
             let (kind, want) = (img.data.kind(), texture.kind());
             let count_ok = img.data.len() as u64 == u64::from(img.width) * u64::from(img.height);
-            if (img.width, img.height, kind) != (spec.width, spec.height, want) || !count_ok {
+            if (img.width, img.height, kind) != (entry.width, entry.height, want) || !count_ok {
                 return Err(MurkError::invalid(
                     field,
                     format!("{}x{} of {} {} texels", img.width, img.height, img.data.len(), kind.name()),
-                    format!("must be {}x{} of {}", spec.width, spec.height, want.name()),
+                    format!("must be {}x{} of {}", entry.width, entry.height, want.name()),
                 ));
             }
             let bad = match &img.data {
@@ -485,8 +485,8 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_reject_what_no_texture_is_called() {
-        for spec in instance_textures(dims(), Some(OcclusionBuild { mips: true, distance_field_scale: 2 })) {
-            assert_eq!(Texture::parse(&spec.texture.name()), Some(spec.texture));
+        for entry in instance_textures(dims(), Some(OcclusionBuild { mips: true, distance_field_scale: 2 })) {
+            assert_eq!(Texture::parse(&entry.texture.name()), Some(entry.texture));
         }
         for bad in ["mip0", "mip01", "mip", "mips", "Final", ""] {
             assert_eq!(Texture::parse(bad), None, "{bad}");

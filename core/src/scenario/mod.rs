@@ -38,8 +38,8 @@ impl ScenarioFiles {
     /// Loads what `scenario` refers to, relative to `base`.
     pub fn load(scenario: &Scenario, base: &Path) -> Result<Self> {
         let mut files = ScenarioFiles::default();
-        if let Some(spec) = &scenario.map {
-            let (path, text) = read_relative(base, &spec.file)?;
+        if let Some(settings) = &scenario.map {
+            let (path, text) = read_relative(base, &settings.file)?;
             files.map = Some(MovingAiMap::parse(&text, &path.display().to_string())?);
         }
         for inst in &scenario.instances {

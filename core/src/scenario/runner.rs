@@ -127,12 +127,12 @@ impl ScenarioRunner {
         }
         check_placements(&scenario, &fog)?;
         let mut world = World::new();
-        if let (Some(spec), Some(map)) = (&scenario.map, &files.map) {
+        if let (Some(settings), Some(map)) = (&scenario.map, &files.map) {
             let capture = map.to_capture(
-                spec.origin,
-                spec.cell_size,
-                spec.ground_z,
-                spec.tree_height,
+                settings.origin,
+                settings.cell_size,
+                settings.ground_z,
+                settings.tree_height,
                 CaptureMode::ShowOnly { members: Vec::new(), update_only_if_transform_changed: true },
             );
             world.spawn((capture,));

@@ -84,10 +84,10 @@ impl FogSubsystem {
         let output =
             (AreaTransform::new(old_area, old_dims.out_width, old_dims.out_height), AreaTransform::new(area, dims.out_width, dims.out_height));
         let mut out = Vec::new();
-        for spec in instance_textures(dims, None) {
-            let image = match spec.texture {
-                Texture::Coverage => Grid::filled(spec.width, spec.height, 0u8).image(),
-                Texture::Height => Grid::filled(spec.width, spec.height, HEIGHT_FLOOR).image(),
+        for entry in instance_textures(dims, None) {
+            let image = match entry.texture {
+                Texture::Coverage => Grid::filled(entry.width, entry.height, 0u8).image(),
+                Texture::Height => Grid::filled(entry.width, entry.height, HEIGHT_FLOOR).image(),
                 Texture::DistanceField => Grid::<u32>::default().image(),
                 mask => {
                     let (from, to) = if matches!(mask, Texture::Upscale | Texture::Start | Texture::Final) { &output } else { &internal };
@@ -101,7 +101,7 @@ impl FogSubsystem {
                     Grid { width: to.width(), height: to.height(), texels: resample_mask(&old.texels, from, to) }.image()
                 }
             };
-            out.push((spec.texture, image));
+            out.push((entry.texture, image));
         }
         TextureSet::new(dims, None, out, "resampled instance")
     }

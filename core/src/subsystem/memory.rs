@@ -75,12 +75,12 @@ impl FogSubsystem {
         let (key, dims, build) = (slot.key, slot.dims, slot.state.built_for);
         let resampled = resample_mask(&saved, &AreaTransform::new(&area, width, height), &slot.transform);
         let mut textures = Vec::new();
-        for spec in instance_textures(dims, build) {
-            let image = match spec.texture {
+        for entry in instance_textures(dims, build) {
+            let image = match entry.texture {
                 Texture::Memory => Grid { width: dims.width, height: dims.height, texels: resampled.clone() }.image(),
                 other => self.backend.read_texture(key, other)?,
             };
-            textures.push((spec.texture, image));
+            textures.push((entry.texture, image));
         }
         let set = TextureSet::new(dims, build, textures, &format!("instance `{name}`"))?;
         self.backend.write_textures(key, &set)?;

@@ -64,8 +64,8 @@ impl FogSubsystem {
         let mut instances = Vec::with_capacity(self.instances.len());
         for slot in self.instances.values() {
             let mut textures = Vec::new();
-            for spec in instance_textures(slot.dims, slot.state.built_for) {
-                textures.push(TextureBody::of(spec.texture, &self.backend.read_texture(slot.key, spec.texture)?));
+            for entry in instance_textures(slot.dims, slot.state.built_for) {
+                textures.push(TextureBody::of(entry.texture, &self.backend.read_texture(slot.key, entry.texture)?));
             }
             let capture = slot.state.capture.as_ref().map(|c| CaptureBytes(c.iter().flat_map(|v| v.to_le_bytes()).collect()));
             instances.push(InstanceBody {
