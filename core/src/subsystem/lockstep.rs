@@ -86,9 +86,7 @@ impl FogSubsystem {
         let keys: Vec<(String, InstanceKey)> = self.instances.iter().map(|(n, s)| (n.clone(), s.key)).collect();
         let mut per_instance = BTreeMap::new();
         for (name, key) in keys {
-            let values = self.backend.hash_textures(key, &HASHED)?;
-            let values = self.landed_hashes(values, false)?;
-            per_instance.insert(name, hash::state_hash(values));
+            per_instance.insert(name, self.state_hash_now(key)?);
         }
         let lockstep = hash::lockstep_hash(per_instance.iter().map(|(n, h)| (n.as_str(), *h)), self.stealth_hash());
         Ok((lockstep, per_instance))
@@ -99,6 +97,11 @@ impl FogSubsystem {
     /// that instance).
     pub fn state_hash(&mut self, name: &str) -> Result<u64> {
         let key = self.slot(name)?.key;
+        self.state_hash_now(key)
+    }
+
+    /// The state hash of the instance of `key`, waiting for the backend.
+    fn state_hash_now(&mut self, key: InstanceKey) -> Result<u64> {
         let values = self.backend.hash_textures(key, &HASHED)?;
         Ok(hash::state_hash(self.landed_hashes(values, false)?))
     }
