@@ -65,6 +65,9 @@ struct CpuInstance {
     visibility: Vec<u16>,
     blurred: Vec<u16>,
     memory: Vec<u16>,
+    mapped: Vec<u16>,
+    /// The scripted reveals memory and compose read (`None`: none).
+    reveals: Option<murk_core::RevealLayer>,
     composed: Vec<u16>,
     upscaled: Vec<u16>,
     start: Vec<u16>,
@@ -104,6 +107,8 @@ impl CpuInstance {
             visibility: vec![0; n],
             blurred: vec![0; n],
             memory: vec![0; n],
+            mapped: vec![0; n],
+            reveals: None,
             composed: vec![0; n],
             upscaled: vec![0; on],
             start: vec![0; on],
@@ -242,6 +247,7 @@ impl Backend for CpuBackend {
                 fade_in_step: input.fade_in_step,
                 relax_step: input.relax_step,
                 explored_value: input.explored_value,
+                mapped_value: input.mapped_value,
                 show_memory_alpha: input.show_memory_alpha,
             };
             // Memory and compose where blurred changed or a block has not
@@ -258,9 +264,10 @@ impl Backend for CpuBackend {
             let changed = passes::settle::memory_compose_marked(
                 &inst.blurred,
                 &mut inst.memory,
+                &mut inst.mapped,
                 &mut inst.composed,
-                input.forget_step,
-                input.freeze_memory,
+                inst.reveals.as_ref().map(passes::settle::Planes::of),
+                (input.forget_step, input.freeze_memory),
                 params,
                 &todo,
                 &mut inst.unsettled,
@@ -286,6 +293,31 @@ impl Backend for CpuBackend {
             changed
         });
         Ok(RecomputeReport { changed: Readback::Ready(changed) })
+    }
+
+    fn set_reveals(&mut self, key: InstanceKey, layer: Option<&murk_core::RevealLayer>) -> Result<()> {
+        let (_, inst) = self.parts(key)?;
+        let (w, h) = (inst.dims.width as usize, inst.dims.height as usize);
+        if let Some(l) = layer {
+            for (name, plane) in [("sight", &l.sight), ("kept", &l.kept), ("map", &l.map)] {
+                if plane.len() != w * h {
+                    return Err(backend_error(format!("reveal plane `{name}` holds {} texels, the instance {w}x{h}", plane.len())));
+                }
+            }
+        }
+        // Memory and compose run again where the planes changed.
+        let old = inst.reveals.take();
+        let plane = |l: Option<&murk_core::RevealLayer>, i: usize| l.map_or((0, 0, 0), |l| (l.sight[i], l.kept[i], l.map[i]));
+        for y in 0..h {
+            for b in 0..w.div_ceil(passes::dirty::BLOCK) {
+                let span = y * w + b * passes::dirty::BLOCK..y * w + ((b + 1) * passes::dirty::BLOCK).min(w);
+                if span.clone().any(|i| plane(old.as_ref(), i) != plane(layer, i)) {
+                    inst.unsettled.marks[y * inst.unsettled.per_row + b] = true;
+                }
+            }
+        }
+        inst.reveals = layer.cloned();
+        Ok(())
     }
 
     fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()> {
@@ -339,6 +371,7 @@ impl Backend for CpuBackend {
             Texture::Visibility => internal(&inst.visibility),
             Texture::Blur => internal(&inst.blurred),
             Texture::Memory => internal(&inst.memory),
+            Texture::Mapped => internal(&inst.mapped),
             Texture::Compose => internal(&inst.composed),
             Texture::Upscale => output(&inst.upscaled),
             Texture::Start => output(&inst.start),
@@ -377,6 +410,7 @@ impl Backend for CpuBackend {
                 (Texture::Visibility, StageData::U16(v)) => next.visibility.clone_from(v),
                 (Texture::Blur, StageData::U16(v)) => next.blurred.clone_from(v),
                 (Texture::Memory, StageData::U16(v)) => next.memory.clone_from(v),
+                (Texture::Mapped, StageData::U16(v)) => next.mapped.clone_from(v),
                 (Texture::Compose, StageData::U16(v)) => next.composed.clone_from(v),
                 (Texture::Upscale, StageData::U16(v)) => next.upscaled.clone_from(v),
                 (Texture::Start, StageData::U16(v)) => next.start.clone_from(v),
@@ -391,6 +425,8 @@ impl Backend for CpuBackend {
         } else {
             passes::visibility::Accel::new(&next.coverage, &next.height, d.width, d.height)
         };
+        // The reveals are an input, not a texture: they stay.
+        next.reveals = inst.reveals.take();
         *inst = next;
         Ok(())
     }
@@ -404,6 +440,7 @@ impl Backend for CpuBackend {
                 Texture::Visibility => ((d.width, d.height), &inst.visibility),
                 Texture::Blur => ((d.width, d.height), &inst.blurred),
                 Texture::Memory => ((d.width, d.height), &inst.memory),
+                Texture::Mapped => ((d.width, d.height), &inst.mapped),
                 Texture::Compose => ((d.width, d.height), &inst.composed),
                 Texture::Upscale => ((d.out_width, d.out_height), &inst.upscaled),
                 Texture::Start => ((d.out_width, d.out_height), &inst.start),

@@ -36,6 +36,7 @@ fn input(method: RayMethod) -> RecomputeInput {
         fade_in_step: 0,
         relax_step: 0,
         explored_value: 0,
+        mapped_value: 0,
         show_memory_alpha: 0,
         reveal_walls: true,
         reuse_visibility: false,

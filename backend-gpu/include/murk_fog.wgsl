@@ -16,7 +16,7 @@ struct MurkFogParams {
     visibility_cutoff: f32,
     use_z_layering: f32,
     explored_value: f32,
-    pad: f32,
+    mapped_value: f32,
 }
 
 // The area transform of core/src/transform.rs: local = rotate(-yaw) *
@@ -59,6 +59,24 @@ fn murk_fog_three_state(mask_value: f32, p: MurkFogParams, haze: f32, dark: f32)
     // Below explored: from dark to haze, squared so the edge reads crisply.
     let t = clamp(mask_value / e, 0.0, 1.0);
     return mix(dark, haze, t * t);
+}
+
+// Four-state composite (clear / explored / mapped / unexplored): as the
+// three-state one, with the mapped state (known from a map, never seen) at
+// `mapped` opacity: the mask rises from 0 (unexplored, `dark`) to
+// `mapped_value` (mapped), then to `explored_value` (explored, `haze`), then
+// to 1 (visible, clear). With a mapped value of 0 it is the three-state one.
+fn murk_fog_four_state(mask_value: f32, p: MurkFogParams, haze: f32, mapped: f32, dark: f32) -> f32 {
+    let m = p.mapped_value;
+    if (m <= 0.0 || mask_value >= p.explored_value) {
+        return murk_fog_three_state(mask_value, p, haze, dark);
+    }
+    if (mask_value >= m) {
+        let t = clamp((mask_value - m) / max(p.explored_value - m, 1e-4), 0.0, 1.0);
+        return mix(mapped, haze, t * t);
+    }
+    let t = clamp(mask_value / m, 0.0, 1.0);
+    return mix(dark, mapped, t * t);
 }
 
 // Whether an actor at this mask value counts as visible (the instance cutoff).

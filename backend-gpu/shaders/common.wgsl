@@ -60,7 +60,7 @@ struct FrameParams {
     has_capture: u32,
     lod_scale: u32,
     reveal_walls: u32,
-    pad1: u32,
+    mapped_value: u32,
 }
 
 

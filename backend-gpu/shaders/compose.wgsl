@@ -1,12 +1,15 @@
-// Pass 8, compose: the composed mask moves toward max(visibility, explored *
-// memory * alpha) by at most the fade-in step (up) or relax step (down).
-// Sets flags[0] when a texel changed. Twin: backend-cpu/src/passes/compose.rs.
+// Pass 8, compose: the composed mask moves toward max(visibility, scripted
+// sight, mapped * mapped value * alpha, memory * explored * alpha) by at most
+// the fade-in step (up) or relax step (down). Sets flags[0] when a texel
+// changed. Twin: backend-cpu/src/passes/settle.rs (memory_compose_span).
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
 @group(0) @binding(1) var<storage, read> blurred: array<u32>;
 @group(0) @binding(2) var<storage, read> memory: array<u32>;
 @group(0) @binding(3) var<storage, read_write> composed: array<u32>;
 @group(0) @binding(4) var<storage, read_write> flags: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read> reveal: array<u32>;
+@group(0) @binding(6) var<storage, read> mapped: array<u32>;
 
 @compute @workgroup_size(8, 8)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -14,8 +17,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let i = id.y * params.width + id.x;
-    let baseline = mask_mul(mask_mul(params.explored_value, memory[i]), params.show_memory_alpha);
-    let t = max(blurred[i], baseline);
+    let explored = mask_mul(mask_mul(params.explored_value, memory[i]), params.show_memory_alpha);
+    let known = mask_mul(mask_mul(params.mapped_value, mapped[i]), params.show_memory_alpha);
+    let t = max(max(blurred[i], reveal[i] & 0xffffu), max(explored, known));
     let cur = composed[i];
     var next: u32;
     if (t > cur) {

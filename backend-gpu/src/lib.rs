@@ -267,6 +267,10 @@ impl Backend for GpuBackend {
     fn poll_changed(&mut self, ticket: u64, wait: bool) -> Result<Option<bool>> {
         self.lock().poll_changed(ticket, wait)
     }
+    fn set_reveals(&mut self, key: InstanceKey, layer: Option<&murk_core::RevealLayer>) -> Result<()> {
+        let r = self.lock().set_reveals(self.key(key), layer);
+        self.in_world(r)
+    }
     fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()> {
         let r = self.lock().blend(self.key(key), t);
         self.in_world(r)

@@ -24,6 +24,7 @@ struct OverlayUniform {
     shading: [f32; 8],
     unexplored: [f32; 4],
     haze: [f32; 4],
+    mapped: [f32; 4],
 }
 
 /// `VolumeParams` of `shaders/looks/volume.wgsl`.
@@ -74,12 +75,13 @@ fn overlay(ctx: &mut Context, mask: &MaskView, tint: Option<&[[u8; 3]]>, time_s:
     let tint_words: Vec<u32> = tint.map_or(vec![0], |t| t.iter().map(|c| u32::from(c[0]) | u32::from(c[1]) << 8 | u32::from(c[2]) << 16).collect());
     let tint_buf = ctx.upload(bytemuck::cast_slice(&tint_words));
     let out = ctx.take(u64::from(ow * oh) * 4);
-    let shading = [mask.explored, time_s, style.haze_alpha, style.breathing, style.period_s, 0.0, 0.0, 0.0];
+    let shading = [mask.explored, time_s, style.haze_alpha, style.breathing, style.period_s, mask.mapped, style.mapped_alpha, 0.0];
     let uniform = OverlayUniform {
         size: [w, h, s, u32::from(tint.is_some())],
         shading,
         unexplored: [f32::from(style.unexplored[0]), f32::from(style.unexplored[1]), f32::from(style.unexplored[2]), 0.0],
         haze: [f32::from(style.haze[0]), f32::from(style.haze[1]), f32::from(style.haze[2]), 0.0],
+        mapped: [f32::from(style.mapped[0]), f32::from(style.mapped[1]), f32::from(style.mapped[2]), 0.0],
     };
     let shade_params = ctx.uniform(bytemuck::bytes_of(&uniform));
     let mut enc = ctx.encoder();

@@ -64,7 +64,7 @@ fn wgsl_structs_match_the_rust_layouts() {
             has_capture,
             lod_scale,
             reveal_walls,
-            pad1
+            mapped_value
         ]
     );
 }
@@ -131,7 +131,7 @@ fn the_engine_include_validates_and_mirrors_shader_params() {
         ("visibility_cutoff", offset_of!(murk_core::ShaderParams, visibility_cutoff)),
         ("use_z_layering", offset_of!(murk_core::ShaderParams, use_z_layering)),
         ("explored_value", offset_of!(murk_core::ShaderParams, explored_value)),
-        ("pad", offset_of!(murk_core::ShaderParams, pad)),
+        ("mapped_value", offset_of!(murk_core::ShaderParams, mapped_value)),
     ]
     .iter()
     .map(|(n, o)| (n.to_string(), *o as u32))

@@ -249,6 +249,9 @@ impl Backend for Finished {
     fn poll_changed(&mut self, ticket: u64, wait: bool) -> Result<Option<bool>> {
         self.0.poll_changed(ticket, wait)
     }
+    fn set_reveals(&mut self, key: InstanceKey, layer: Option<&murk_core::RevealLayer>) -> Result<()> {
+        self.0.set_reveals(key, layer)
+    }
     fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()> {
         self.0.blend(key, t)?;
         self.0.finish()

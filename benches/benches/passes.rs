@@ -52,12 +52,26 @@ fn passes_rts(c: &mut Criterion) {
             })
         });
         g.bench_function(id("blur"), |bch| bch.iter(|| pool.install(|| passes::blur::blur(&p.recompute.blur, wd, ht, &vis, &mut b))));
-        let params = ComposeParams { fade_in_step: 5000, relax_step: 2000, explored_value: 32768, show_memory_alpha: 65535 };
+        let params = ComposeParams { fade_in_step: 5000, relax_step: 2000, explored_value: 32768, mapped_value: 0, show_memory_alpha: 65535 };
         let all = Blocks::new(wd as usize, ht as usize, true);
         let (mut unsettled, mut moved) = (all.clone(), all.clone());
+        let mut mapped = vec![0u16; vis.len()];
         g.bench_function(id("memory_compose"), |bch| {
             bch.iter(|| {
-                pool.install(|| passes::settle::memory_compose_marked(&vis, &mut t, &mut b, 100, false, params, &all, &mut unsettled, &mut moved))
+                pool.install(|| {
+                    passes::settle::memory_compose_marked(
+                        &vis,
+                        &mut t,
+                        &mut mapped,
+                        &mut b,
+                        None,
+                        (100, false),
+                        params,
+                        &all,
+                        &mut unsettled,
+                        &mut moved,
+                    )
+                })
             })
         });
         g.bench_function(id("upscale"), |bch| bch.iter(|| pool.install(|| passes::upscale::upscale(&vis, wd / 2, ht / 2, 2, &mut b))));

@@ -39,8 +39,8 @@ pub struct FogParamsUniform {
     pub use_z_layering: f32,
     /// Explored value, for the three-state look.
     pub explored_value: f32,
-    /// Padding.
-    pub pad: f32,
+    /// Mapped value, for the fourth state (known from a map, never seen).
+    pub mapped_value: f32,
 }
 
 impl From<ShaderParams> for FogParamsUniform {
@@ -53,26 +53,29 @@ impl From<ShaderParams> for FogParamsUniform {
             visibility_cutoff: p.visibility_cutoff,
             use_z_layering: p.use_z_layering,
             explored_value: p.explored_value,
-            pad: 0.0,
+            mapped_value: p.mapped_value,
         }
     }
 }
 
-/// The three-state look: fog colour, and its opacity over explored ground
-/// (`haze`) and where nothing was ever seen (`dark`).
+/// The look: fog colour, and its opacity over explored ground (`haze`),
+/// over mapped ground (known from a map, never seen: `mapped`) and where
+/// nothing was ever seen or mapped (`dark`).
 #[derive(ShaderType, Clone, Copy, Debug, PartialEq)]
 pub struct FogLook {
     /// Fog colour (linear RGB); alpha scales the opacity.
     pub color: Vec4,
     /// Opacity over explored ground.
     pub haze: f32,
+    /// Opacity over mapped ground.
+    pub mapped: f32,
     /// Opacity where nothing was ever seen.
     pub dark: f32,
 }
 
 impl Default for FogLook {
     fn default() -> Self {
-        Self { color: Vec4::new(0.02, 0.02, 0.04, 1.0), haze: 0.6, dark: 1.0 }
+        Self { color: Vec4::new(0.02, 0.02, 0.04, 1.0), haze: 0.6, mapped: 0.8, dark: 1.0 }
     }
 }
 

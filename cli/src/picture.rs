@@ -84,10 +84,11 @@ fn shortest<T: serde::Serialize>(v: &T) -> Result<Value, String> {
     serde_json::from_str(&text).map_err(|e| e.to_string())
 }
 
-/// The `summary.json` format: 2 since the lockstep and state hashes are the
-/// block hash of `murk_core::hash` (1, without the field, was FNV-1a 64 over
-/// the mask bytes).
-pub const SUMMARY_FORMAT: u32 = 2;
+/// The `summary.json` format: 3 since each instance's state hash takes in
+/// its mapped texture; 2 made the lockstep and state hashes the block hash
+/// of `murk_core::hash` (1, without the field, was FNV-1a 64 over the mask
+/// bytes).
+pub const SUMMARY_FORMAT: u32 = 3;
 
 /// The `summary.json` document.
 pub fn summary(runner: &mut ScenarioRunner, threads: usize, records: &[TickRecord]) -> Result<Value, String> {

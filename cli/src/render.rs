@@ -63,7 +63,7 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
             let area = runner.fog().shader_params(&name).map_err(|e| e.to_string())?;
             let img = runner.fog().read_stage(&name, Stage::Final).map_err(|e| e.to_string())?;
             let StageData::U16(texels) = &img.data else { return Err("the final mask is u16".into()) };
-            let mask = MaskView { width: img.width, height: img.height, texels, explored: area.explored_value };
+            let mask = MaskView { width: img.width, height: img.height, texels, explored: area.explored_value, mapped: area.mapped_value };
             let camera = camera_for(&area, w, h);
             let mut frame = Frame::new(camera);
             let track = tracks.entry(name.clone()).or_default();

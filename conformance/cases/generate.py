@@ -146,6 +146,39 @@ case("source-see-through", 3, [inst("dda", profile=FAST), inst("hdda", profile=d
      [src("scan", 32.375, 32.125, 24.0, source={"see_through": True}), src("eye", 12.125, 14.375, 16.0)],
      room(False), desc="a scan that sees through every wall beside a source that does not")
 
+# 3c. Scripted reveals and hides (a scan, a bought map, a forgotten area).
+def at(x, y, shape):
+    return {"shape": {"at": [x, y], "shape": shape}}
+
+
+def reveal(tick, target, where, kind, fade=0, ticks=None):
+    r = {"area": where, "kind": kind, "fade_ticks": fade}
+    if ticks is not None:
+        r["ticks"] = ticks
+    return {"tick": tick, "action": {"reveal": {"target": target, "reveal": r}}}
+
+
+def hide(tick, target, where):
+    return {"tick": tick, "action": {"hide": {"target": target, "area": where}}}
+
+
+MAIN = {"instance": "main"}
+case("reveal-sight-fade", 12, [inst(profile=dict(FAST, forget_rate=0.5))], [src("eye", 12.125, 14.375, 14.0)], room(False),
+     events=[reveal(1, MAIN, at(40.375, 36.125, circle(9.0)), {"sight": {"remember": True}}, fade=4, ticks=6),
+             reveal(2, MAIN, at(20.125, 46.375, rect(12.0, 6.0, 30.0)), {"sight": {"remember": False}}, ticks=4),
+             reveal(8, MAIN, "everywhere", {"sight": {"remember": False}}, fade=3),
+             hide(10, MAIN, "everywhere")],
+     stage_ticks=[2, 4, 7, 9, 11],
+     desc="a remembered scan fading in over 4 ticks, a forgotten glimpse, reveal all, then hide all")
+case("reveal-map-hide", 10, [inst("team0", profile=FAST, teams=[0]), inst("team1", profile=FAST, teams=[1])],
+     [src("red", 16.375, 16.125, 14.0, source={"team": 0})], room(False),
+     events=[reveal(1, {"team": 0}, at(30.125, 40.375, poly([[0, 0], [20, 2], [14, 14], [2, 12]])), "map", fade=3),
+             reveal(1, {"team": 1}, at(44.375, 20.125, circle(12.0)), "map"),
+             hide(6, {"team": 0}, at(30.125, 46.375, rect(30.0, 6.0))),
+             hide(7, {"instance": "team1"}, at(16.375, 16.125, circle(30.0)))],
+     stage_ticks=[1, 3, 6, 9],
+     desc="bought maps per team (one fading in), then part of one hidden and the other forgotten")
+
 # 4. Teams.
 case("teams", 8, [inst("team0", profile=FAST, teams=[0]), inst("team1", profile=FAST, teams=[1]), inst("allies", profile=FAST, teams=[0, 1])],
      [src("red", 16.375, 16.125, 18.0, source={"team": 0}), src("blue", 46.125, 46.375, 18.0, source={"team": 1}),

@@ -14,12 +14,13 @@ use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
 use murk_core::snapshot::{frame, unframe, FOG_MAGIC};
 use murk_core::MEMORY_MAGIC;
 use murk_core::{
-    Area, Blocker, BlockerShape, FogSubsystem, InstanceDesc, InstanceStats, Position, Profile, RayMethod, StealthActor, TeamMask, VisionSource,
+    ActiveReveal, Area, Blocker, BlockerShape, FogSubsystem, FogTarget, InstanceDesc, InstanceStats, Position, Profile, RayMethod, Reveal,
+    RevealArea, RevealId, RevealKind, StealthActor, TeamMask, VisionSource,
 };
 use murk_cpu::CpuBackend;
 
 /// The targets, by name (the folder names under `fuzz/regressions/`).
-pub const TARGETS: [&str; 6] = ["snapshot", "memory", "profile", "scenario", "api", "map"];
+pub const TARGETS: [&str; 7] = ["snapshot", "memory", "profile", "scenario", "api", "map", "reveal"];
 
 /// Runs the target `name` on `data`.
 pub fn run(name: &str, data: &[u8]) {
@@ -30,6 +31,7 @@ pub fn run(name: &str, data: &[u8]) {
         "scenario" => scenario(data),
         "api" => api(data),
         "map" => map(data),
+        "reveal" => reveal(data),
         other => panic!("no fuzz target `{other}`"),
     }
 }
@@ -41,13 +43,15 @@ struct Observed {
     names: Vec<String>,
     tick: u64,
     stats: Vec<InstanceStats>,
+    reveals: Vec<Vec<ActiveReveal>>,
     entities: u32,
 }
 
 fn observe(fog: &mut FogSubsystem, world: &World) -> Observed {
     let names = fog.instance_names();
     let stats = names.iter().map(|n| fog.stats(n).expect("listed")).collect();
-    Observed { hash: fog.lockstep_hash().expect("the CPU backend reads back"), names, tick: fog.tick_count(), stats, entities: world.len() }
+    let reveals = names.iter().map(|n| fog.reveals(n).expect("listed").to_vec()).collect();
+    Observed { hash: fog.lockstep_hash().expect("the CPU backend reads back"), names, tick: fog.tick_count(), stats, reveals, entities: world.len() }
 }
 
 /// Runs `call`; if it fails, asserts that nothing observable changed.
@@ -93,6 +97,15 @@ pub fn seed_world() -> (World, FogSubsystem) {
     }
     world.despawn(lamp).expect("spawned");
     world.spawn((Position(Vec3::new(2.5, 12.5, 0.0)), VisionSource::new(2.0), murk_core::TransientReveal { remaining_ticks: 5 }));
+    let scan = Reveal {
+        area: RevealArea::Shape { at: Vec2::new(11.0, 4.0), shape: BlockerShape::Circle { radius: 3.0 } },
+        kind: RevealKind::Sight { remember: true },
+        fade_ticks: 6,
+        ticks: Some(20),
+    };
+    fog.reveal(&FogTarget::Team(0), scan).expect("valid");
+    let map = Reveal { area: RevealArea::Everywhere, kind: RevealKind::Map, fade_ticks: 9, ticks: None };
+    fog.reveal(&FogTarget::Instance("b".into()), map).expect("valid");
     for _ in 0..3 {
         fog.tick(&mut world, 50_000).expect("valid");
     }
@@ -369,6 +382,83 @@ pub fn api(data: &[u8]) {
     }
 }
 
+fn shape_from(b: &mut Bytes) -> BlockerShape {
+    match b.u8() % 3 {
+        0 => BlockerShape::Circle { radius: b.f32() },
+        1 => BlockerShape::Rect { size: Vec2::new(b.f32(), b.f32()), yaw_degrees: b.f32() },
+        _ => BlockerShape::Polygon { points: (0..b.u8() % 6).map(|_| Vec2::new(b.f32(), b.f32())).collect() },
+    }
+}
+
+fn reveal_area_from(b: &mut Bytes) -> RevealArea {
+    if b.u8().is_multiple_of(4) {
+        RevealArea::Everywhere
+    } else {
+        RevealArea::Shape { at: Vec2::new(b.f32(), b.f32()), shape: shape_from(b) }
+    }
+}
+
+fn target_from(b: &mut Bytes) -> FogTarget {
+    match b.u8() % 4 {
+        0 => FogTarget::Team(b.u8() % 40),
+        1 => FogTarget::Instance("a".into()),
+        2 => FogTarget::Instance("b".into()),
+        _ => FogTarget::Instance("nowhere".into()),
+    }
+}
+
+/// Scripted reveals and hides on the seed world (which holds two reveals):
+/// each byte picks a call, the following bytes its arguments, among
+/// reveals, ends, hides, ticks, area changes, memory export and import, and
+/// snapshot round trips. Every call that fails must change nothing; an
+/// accepted state must snapshot and restore to the same hash.
+pub fn reveal(data: &[u8]) {
+    let mut b = Bytes(data);
+    let (mut world, mut fog) = seed_world();
+    let mut steps = 0;
+    while !b.done() && steps < 48 {
+        steps += 1;
+        match b.u8() % 8 {
+            0 | 1 => {
+                let target = target_from(&mut b);
+                let area = reveal_area_from(&mut b);
+                let kind = if b.u8().is_multiple_of(3) { RevealKind::Map } else { RevealKind::Sight { remember: b.u8().is_multiple_of(2) } };
+                let fade_ticks = [0, 1, 3, 1000, u32::MAX][usize::from(b.u8() % 5)];
+                let ticks = [None, Some(0), Some(1), Some(5), Some(u32::MAX)][usize::from(b.u8() % 5)];
+                let r = Reveal { area, kind, fade_ticks, ticks };
+                let _ = unchanged_on_error(&mut fog, &mut world, "reveal", |f, _| f.reveal(&target, r));
+            }
+            2 => {
+                let id = RevealId(u64::from(b.u8() % 8));
+                let _ = unchanged_on_error(&mut fog, &mut world, "end_reveal", |f, _| f.end_reveal(id));
+            }
+            3 => {
+                let (target, area) = (target_from(&mut b), reveal_area_from(&mut b));
+                let _ = unchanged_on_error(&mut fog, &mut world, "hide", |f, _| f.hide(&target, &area));
+            }
+            4 | 5 => {
+                let dt = [0, 33_333, u32::MAX][usize::from(b.u8() % 3)];
+                let _ = unchanged_on_error(&mut fog, &mut world, "tick", |f, w| f.tick(w, dt));
+            }
+            6 => {
+                let name = ["a", "b"][usize::from(b.u8() % 2)];
+                let area = area_from(&mut b);
+                let _ = unchanged_on_error(&mut fog, &mut world, "set_area", |f, _| f.set_area(name, area));
+            }
+            _ => {
+                if let Some(blob) = unchanged_on_error(&mut fog, &mut world, "export_memory", |f, _| f.export_memory("a")) {
+                    let _ = unchanged_on_error(&mut fog, &mut world, "import_memory", |f, _| f.import_memory("b", &blob));
+                }
+                let bytes = fog.snapshot(&world).expect("snapshots");
+                let hash = fog.lockstep_hash().expect("hashes");
+                let (mut world2, mut fog2) = seed_world();
+                fog2.restore(&mut world2, &bytes).expect("a snapshot murk wrote restores");
+                assert_eq!(fog2.lockstep_hash().expect("hashes"), hash, "a restore gives back the state");
+            }
+        }
+    }
+}
+
 /// A small deterministic generator (SplitMix64) for the seeded random runs.
 pub struct Rng(pub u64);
 
@@ -483,9 +573,12 @@ pub fn seeds(name: &str, repo: &std::path::Path) -> Vec<Vec<u8>> {
         "scenario" => {
             let mut s = files("scenarios", ".json");
             s.extend(files("conformance/cases", ".json").into_iter().take(12));
+            for case in ["reveal-sight-fade", "reveal-map-hide"] {
+                s.extend(std::fs::read(repo.join(format!("conformance/cases/{case}.json"))));
+            }
             s
         }
-        "api" => vec![Vec::new()],
+        "api" | "reveal" => vec![Vec::new()],
         "map" => vec![b"type octile\nheight 2\nwidth 3\nmap\n.T@\nGWS\n".to_vec()],
         _ => Vec::new(),
     }

@@ -73,13 +73,23 @@ impl Fixture {
                     65535
                 } else if x < 30 {
                     32768
+                } else if x < 38 {
+                    // Mapped: known from a map, never seen.
+                    16384
                 } else {
                     0
                 });
                 tint.push(if y < 16 { [170, 150, 120] } else { [120, 150, 190] });
             }
         }
-        let area = ShaderParams { center: [48.0, 32.0, 4.0], enabled: 1.0, size: [96.0, 64.0, 8.0], explored_value: 0.5, ..Default::default() };
+        let area = ShaderParams {
+            center: [48.0, 32.0, 4.0],
+            enabled: 1.0,
+            size: [96.0, 64.0, 8.0],
+            explored_value: 0.5,
+            mapped_value: 0.25,
+            ..Default::default()
+        };
         let mut surface = SurfaceParams::over([48.0, 32.0], [96.0, 64.0], 49, 33, 3.0);
         surface.time_s = 2.5;
         let ground = (0..surface.rows)
@@ -96,7 +106,7 @@ impl Fixture {
 
     /// The mask as a view.
     pub fn view(&self) -> MaskView<'_> {
-        MaskView { width: self.width, height: self.height, texels: &self.mask, explored: 0.5 }
+        MaskView { width: self.width, height: self.height, texels: &self.mask, explored: 0.5, mapped: 0.25 }
     }
 
     /// The volume settings of the fixture at frame `frame`.

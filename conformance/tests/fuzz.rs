@@ -17,7 +17,7 @@ fn every_target_has_seeds_and_a_test() {
     // names every target in a `fuzz_target("...")` call.
     let this = include_str!("fuzz.rs");
     for target in TARGETS {
-        assert!(target == "api" || !seeds(target, &repo()).is_empty(), "fuzz target `{target}` has no seed");
+        assert!(matches!(target, "api" | "reveal") || !seeds(target, &repo()).is_empty(), "fuzz target `{target}` has no seed");
         assert!(this.contains(&format!("fuzz_target(\"{target}\")")), "fuzz target `{target}` has no test");
     }
 }
@@ -87,7 +87,7 @@ fn fuzz_target(target: &str) {
     let started = Instant::now();
     let mut cases = 0u64;
     while started.elapsed() < budget && crashes.len() < 5 {
-        let input = if target == "api" {
+        let input = if matches!(target, "api" | "reveal") {
             let n = rng.below(300);
             rng.bytes(n)
         } else {
@@ -142,4 +142,9 @@ fn fuzz_api_sequences() {
 #[test]
 fn fuzz_map_files() {
     fuzz_target("map");
+}
+
+#[test]
+fn fuzz_reveal_sequences() {
+    fuzz_target("reveal");
 }

@@ -8,7 +8,7 @@
 
 use crate::error::Result;
 pub use crate::frame::Readback;
-use crate::frame::{OcclusionInput, RecomputeInput, RecomputeReport};
+use crate::frame::{OcclusionInput, RecomputeInput, RecomputeReport, RevealLayer};
 pub use crate::texture::{InstanceDims, StageData, StageImage};
 use crate::texture::{Texture, TextureSet};
 
@@ -88,6 +88,8 @@ pub enum Stage {
     Blur,
     /// memory: explored memory.
     Memory,
+    /// memory: the mapped state (known from a map, never seen).
+    Mapped,
     /// compose: composed mask (internal resolution).
     Compose,
     /// upscale: composed mask at output resolution.
@@ -108,6 +110,7 @@ impl Stage {
             Stage::Visibility => Some(Texture::Visibility),
             Stage::Blur => Some(Texture::Blur),
             Stage::Memory => Some(Texture::Memory),
+            Stage::Mapped => Some(Texture::Mapped),
             Stage::Compose => Some(Texture::Compose),
             Stage::Upscale => Some(Texture::Upscale),
             Stage::Final => Some(Texture::Final),
@@ -115,7 +118,7 @@ impl Stage {
     }
 
     /// Every stage, in pipeline order.
-    pub const ALL: [Stage; 10] = [
+    pub const ALL: [Stage; 11] = [
         Stage::Coverage,
         Stage::Height,
         Stage::Mips,
@@ -123,6 +126,7 @@ impl Stage {
         Stage::Visibility,
         Stage::Blur,
         Stage::Memory,
+        Stage::Mapped,
         Stage::Compose,
         Stage::Upscale,
         Stage::Final,
@@ -137,6 +141,7 @@ impl Stage {
             Stage::Visibility => "visibility",
             Stage::Blur => "blur",
             Stage::Memory => "memory",
+            Stage::Mapped => "mapped",
             Stage::Compose => "compose",
             Stage::Upscale => "upscale",
             Stage::Final => "final",
@@ -178,6 +183,10 @@ pub trait Backend: Send {
         let _ = wait;
         Err(crate::error::MurkError::UnknownTicket { backend: self.name(), what: "changed-flag", ticket })
     }
+    /// Replaces the scripted reveals an instance's memory and compose passes
+    /// read from its next recompute on (`None`: no reveal, every plane 0).
+    /// The planes must hold one value per internal texel.
+    fn set_reveals(&mut self, key: InstanceKey, layer: Option<&RevealLayer>) -> Result<()>;
     /// Pass 10: `final = lerp(start, upscaled, t / 65536)`.
     fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()>;
     /// Reads a stage back (for conformance, pictures and snapshots).
@@ -226,7 +235,8 @@ pub trait Backend: Send {
     /// Replaces every texture of an instance with a checked set (a restore,
     /// a resample into a new area); the set is checked against the
     /// instance's size by [`TextureSet::new`], so a backend only loads it.
-    /// An error leaves the instance as it was.
+    /// An error leaves the instance as it was. The reveals of
+    /// [`Backend::set_reveals`] are not textures: they stay.
     fn write_textures(&mut self, key: InstanceKey, set: &TextureSet) -> Result<()>;
     /// Hashes 16-bit textures of an instance with
     /// [`crate::hash::texture_hash`], as they stand once the work recorded so

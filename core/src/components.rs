@@ -205,29 +205,37 @@ impl Blocker {
                 return Err(MurkError::invalid(format!("{label}.blocker.height"), v, "must not be negative"));
             }
         }
-        match &self.shape {
+        self.shape.check(&format!("{label}.blocker.shape"))
+    }
+}
+
+impl BlockerShape {
+    /// Checks the outline (finite numbers, a radius not negative, a
+    /// positive size, at least three points); errors name `{field}.*`.
+    pub fn check(&self, field: &str) -> Result<()> {
+        match self {
             BlockerShape::Circle { radius } => {
-                let r = finite(|| format!("{label}.blocker.shape.circle.radius"), *radius)?;
+                let r = finite(|| format!("{field}.circle.radius"), *radius)?;
                 if r < 0.0 {
-                    return Err(MurkError::invalid(format!("{label}.blocker.shape.circle.radius"), radius, "must not be negative"));
+                    return Err(MurkError::invalid(format!("{field}.circle.radius"), radius, "must not be negative"));
                 }
             }
             BlockerShape::Rect { size, yaw_degrees } => {
-                let sx = finite(|| format!("{label}.blocker.shape.rect.size.x"), size.x)?;
-                let sy = finite(|| format!("{label}.blocker.shape.rect.size.y"), size.y)?;
+                let sx = finite(|| format!("{field}.rect.size.x"), size.x)?;
+                let sy = finite(|| format!("{field}.rect.size.y"), size.y)?;
                 if sx <= 0.0 || sy <= 0.0 {
                     let v = if sx <= 0.0 { size.x } else { size.y };
-                    return Err(MurkError::invalid(format!("{label}.blocker.shape.rect.size"), v, "must be positive"));
+                    return Err(MurkError::invalid(format!("{field}.rect.size"), v, "must be positive"));
                 }
-                finite(|| format!("{label}.blocker.shape.rect.yaw_degrees"), *yaw_degrees)?;
+                finite(|| format!("{field}.rect.yaw_degrees"), *yaw_degrees)?;
             }
             BlockerShape::Polygon { points } => {
                 if points.len() < 3 {
-                    return Err(MurkError::invalid(format!("{label}.blocker.shape.polygon.points"), points.len(), "needs at least 3 points"));
+                    return Err(MurkError::invalid(format!("{field}.polygon.points"), points.len(), "needs at least 3 points"));
                 }
                 for (i, p) in points.iter().enumerate() {
-                    finite(|| format!("{label}.blocker.shape.polygon.points[{i}].x"), p.x)?;
-                    finite(|| format!("{label}.blocker.shape.polygon.points[{i}].y"), p.y)?;
+                    finite(|| format!("{field}.polygon.points[{i}].x"), p.x)?;
+                    finite(|| format!("{field}.polygon.points[{i}].y"), p.y)?;
                 }
             }
         }

@@ -176,6 +176,8 @@ pub struct RecomputeInput {
     pub relax_step: u32,
     /// Explored value, mask scale.
     pub explored_value: u16,
+    /// Mapped value, mask scale (`<= explored_value`).
+    pub mapped_value: u16,
     /// Memory contribution, mask scale.
     pub show_memory_alpha: u16,
     /// Covered texels take the strongest reveal of their uncovered
@@ -214,6 +216,7 @@ impl RecomputeInput {
             fade_in_step: _,
             relax_step: _,
             explored_value: _,
+            mapped_value: _,
             show_memory_alpha: _,
             reuse_visibility: _,
         } = self;
@@ -338,8 +341,8 @@ pub struct FrameParams {
     pub lod_scale: u32,
     /// 1 when covered texels take the reveal of their uncovered neighbours.
     pub reveal_walls: u32,
-    /// Padding to a multiple of 16 bytes.
-    pub pad1: u32,
+    /// Mapped value, mask scale.
+    pub mapped_value: u32,
 }
 
 /// What engine materials need to sample an instance's final mask in world
@@ -366,8 +369,24 @@ pub struct ShaderParams {
     pub use_z_layering: f32,
     /// Explored value (0..1), for three-state looks.
     pub explored_value: f32,
-    /// Padding to 16 bytes.
-    pub pad: f32,
+    /// Mapped value (0..1, at most the explored value), for the fourth
+    /// state: known from a map, never seen.
+    pub mapped_value: f32,
+}
+
+/// The scripted reveals of one instance at its internal resolution, as core
+/// hands them to a backend ([`crate::Backend::set_reveals`]): three planes
+/// of mask values, row by row. `sight` shows as visible while it lasts,
+/// `kept` is the part of it that explored memory takes in (at most
+/// `sight`), `map` raises the mapped texture.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RevealLayer {
+    /// Scripted sight, mask scale.
+    pub sight: Vec<u16>,
+    /// Sight that memory remembers, mask scale.
+    pub kept: Vec<u16>,
+    /// Mapped knowledge to add, mask scale.
+    pub map: Vec<u16>,
 }
 
 /// Sources per tile, in source order.

@@ -140,8 +140,9 @@ pub fn bytes_hash(bytes: &[u8]) -> u64 {
 }
 
 /// An instance's state hash from the hashes of its final mask, explored
-/// memory and composed mask: `fmix(fold(ROOT_SEED, final, memory, composed))`.
-pub fn state_hash(textures: [u64; 3]) -> u64 {
+/// memory, mapped state and composed mask:
+/// `fmix(fold(ROOT_SEED, final, memory, mapped, composed))`.
+pub fn state_hash(textures: [u64; 4]) -> u64 {
     fmix(textures.into_iter().fold(ROOT_SEED, step))
 }
 

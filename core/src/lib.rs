@@ -47,6 +47,7 @@ pub mod hash;
 pub mod movingai;
 pub mod profile;
 pub mod query;
+pub mod raster;
 mod resample;
 pub mod scenario;
 pub mod snapshot;
@@ -66,7 +67,7 @@ pub use components::{
 };
 pub use error::{MurkError, Result};
 pub use frame::{
-    BlurKernel, CircleTexel, FrameParams, OcclusionInput, PolygonTexel, RecomputeInput, RecomputeReport, ShaderParams, SourceTexel,
+    BlurKernel, CircleTexel, FrameParams, OcclusionInput, PolygonTexel, RecomputeInput, RecomputeReport, RevealLayer, ShaderParams, SourceTexel,
     READBACK_LATENCY_TICKS,
 };
 pub use glam;
@@ -75,7 +76,8 @@ pub use profile::{Profile, ProfileQ, RayMethod};
 pub use query::{MaskAnswer, QueryHandle};
 pub use stealth::{StealthEvent, StealthState};
 pub use subsystem::{
-    CaptureBytes, FogSubsystem, InstanceDesc, InstanceState, InstanceStats, InstanceTick, LandedHash, MemoryBody, TickReport, MEMORY_MAGIC,
+    ActiveReveal, CaptureBytes, FogSubsystem, FogTarget, InstanceDesc, InstanceState, InstanceStats, InstanceTick, LandedHash, MemoryBody, Reveal,
+    RevealArea, RevealId, RevealKind, TickReport, MEMORY_MAGIC,
 };
 pub use texture::{instance_textures, mip_atlas, Grid, OcclusionBuild, TexelKind, Texture, TextureSet, TextureSpec};
 pub use transform::{Area, AreaTransform};

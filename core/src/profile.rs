@@ -69,6 +69,10 @@ pub struct Profile {
     pub freeze_memory: bool,
     /// Brightness of explored, unseen areas (`0..=1`).
     pub explored_value: f32,
+    /// Brightness of mapped areas (known from a map, never seen) as a share
+    /// of [`Self::explored_value`] (`0..=1`), so the mapped state always
+    /// lies between unexplored and explored.
+    pub mapped_fraction: f32,
     /// Default edge softness for sources that do not set their own (`0..=1`).
     pub smooth_falloff: f32,
     /// Blur passes (each is X then Y).
@@ -127,6 +131,7 @@ impl Default for Profile {
             show_memory: true,
             freeze_memory: false,
             explored_value: 0.5,
+            mapped_fraction: 0.5,
             smooth_falloff: 0.2,
             blur_iterations: 1,
             blur_radius: 1,
@@ -157,6 +162,9 @@ impl Default for Profile {
 pub struct ProfileQ {
     /// See [`Profile::explored_value`], mask scale.
     pub explored_value: u16,
+    /// The mapped value ([`Profile::mapped_fraction`] of the explored
+    /// value), mask scale.
+    pub mapped_value: u16,
     /// See [`Profile::visibility_cutoff`], mask scale.
     pub visibility_cutoff: u16,
     /// See [`Profile::show_memory_alpha`] (0 when memory is hidden), mask scale.
@@ -183,6 +191,7 @@ impl Profile {
     pub fn quantize(&self, prefix: &str) -> Result<ProfileQ> {
         let f = |name: &str| format!("{prefix}.{name}");
         let explored = in_range(&f("explored_value"), self.explored_value, 0.0, 1.0)?;
+        let mapped = in_range(&f("mapped_fraction"), self.mapped_fraction, 0.0, 1.0)?;
         let cutoff = in_range(&f("visibility_cutoff"), self.visibility_cutoff, 0.0, 1.0)?;
         let alpha = in_range(&f("show_memory_alpha"), self.show_memory_alpha, 0.0, 1.0)?;
         let falloff = in_range(&f("smooth_falloff"), self.smooth_falloff, 0.0, 1.0)?;
@@ -213,6 +222,7 @@ impl Profile {
         in_range(&f("z_layering_area_scale"), self.z_layering_area_scale, 1.0, 1.0e3)?;
         Ok(ProfileQ {
             explored_value: unit_to_mask(explored),
+            mapped_value: crate::fixed::mask_mul(unit_to_mask(explored), unit_to_mask(mapped)),
             visibility_cutoff: unit_to_mask(cutoff),
             show_memory_alpha: if self.show_memory { unit_to_mask(alpha) } else { 0 },
             smooth_falloff: unit_to_mask(falloff),

@@ -22,7 +22,7 @@ use crate::error::{MurkError, Result};
 use crate::query::MaskAnswer;
 use crate::stealth::StealthSample;
 pub use crate::subsystem::HashBody;
-use crate::subsystem::{InstanceDesc, InstanceState};
+use crate::subsystem::{ActiveReveal, InstanceDesc, InstanceState};
 use crate::texture::{TexelKind, Texture};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -38,8 +38,9 @@ use std::collections::BTreeMap;
 /// snapshots would continue under other rules or do not decode, so they are
 /// refused by version. 5 also compresses the body
 /// with LZ4 and checks the payload with `crate::hash::bytes_hash` instead of
-/// FNV-1a 64.
-pub const VERSION: u32 = 5;
+/// FNV-1a 64. 6: the mapped texture, scripted reveals per instance and
+/// the next reveal id (explored-memory blobs carry the mapped state too).
+pub const VERSION: u32 = 6;
 /// Magic of a fog-state snapshot.
 pub const FOG_MAGIC: &[u8; 8] = b"MURKSNAP";
 /// Magic of a scenario-run snapshot (`murk run --snapshot-at`).
@@ -132,6 +133,8 @@ pub struct FogBody {
     pub reveals: Vec<(u64, u32)>,
     /// Per-tick lockstep hashes not yet delivered, oldest first.
     pub lockstep: Vec<HashBody>,
+    /// The id the next scripted reveal gets.
+    pub next_reveal: u64,
 }
 
 /// One instance of a [`FogBody`].
@@ -145,6 +148,10 @@ pub struct InstanceBody {
     pub flags: Vec<FlagBody>,
     /// Every texture, in the order of [`crate::texture::instance_textures`].
     pub textures: Vec<TextureBody>,
+    /// Scripted reveals, oldest first.
+    pub reveals: Vec<ActiveReveal>,
+    /// The signature of the reveals the last recompute was set up for.
+    pub reveal_signature: Option<u64>,
 }
 
 /// A recompute's "changed" flag, landed.
@@ -315,13 +322,13 @@ mod tests {
         let packed = frame(FOG_MAGIC, &zeros);
         assert!(packed.len() < 8 << 10, "{} bytes", packed.len());
         assert_eq!(unframe(FOG_MAGIC, &packed).unwrap(), zeros);
-        // A snapshot of an older format (version 4) is refused by name.
+        // A snapshot of an older format (version 5) is refused by name.
         let mut old = framed.clone();
-        old[8] = 4;
-        assert!(unframe(FOG_MAGIC, &old).unwrap_err().to_string().contains("format version 4 is older than this build's version 5"));
+        old[8] = 5;
+        assert!(unframe(FOG_MAGIC, &old).unwrap_err().to_string().contains("format version 5 is older than this build's version 6"));
         let mut newer = framed;
-        newer[8] = 6;
-        assert!(unframe(FOG_MAGIC, &newer).unwrap_err().to_string().contains("version 6 is not supported (this build reads version 5)"));
+        newer[8] = 7;
+        assert!(unframe(FOG_MAGIC, &newer).unwrap_err().to_string().contains("version 7 is not supported (this build reads version 6)"));
         assert!(unframe(FOG_MAGIC, b"short").is_err());
     }
 

@@ -254,6 +254,8 @@ pub enum Texture {
     Blur,
     /// Explored memory, internal resolution.
     Memory,
+    /// Mapped knowledge (known from a map, never seen), internal resolution.
+    Mapped,
     /// The composed mask, internal resolution.
     Compose,
     /// The composed mask at the output resolution.
@@ -282,6 +284,7 @@ impl Texture {
             Texture::Visibility => "visibility",
             Texture::Blur => "blur",
             Texture::Memory => "memory",
+            Texture::Mapped => "mapped",
             Texture::Compose => "compose",
             Texture::Upscale => "upscale",
             Texture::Start => "start",
@@ -302,6 +305,7 @@ impl Texture {
             Texture::Visibility,
             Texture::Blur,
             Texture::Memory,
+            Texture::Mapped,
             Texture::Compose,
             Texture::Upscale,
             Texture::Start,
@@ -372,7 +376,7 @@ pub fn instance_textures(dims: InstanceDims, build: Option<OcclusionBuild>) -> V
     let scale = build.distance_field_scale;
     let (dw, dh) = if scale > 0 { (w.div_ceil(scale), h.div_ceil(scale)) } else { (0, 0) };
     out.push(entry(Texture::DistanceField, dw, dh));
-    for t in [Texture::Visibility, Texture::Blur, Texture::Memory, Texture::Compose] {
+    for t in [Texture::Visibility, Texture::Blur, Texture::Memory, Texture::Mapped, Texture::Compose] {
         out.push(entry(t, w, h));
     }
     for t in [Texture::Upscale, Texture::Start, Texture::Final] {
@@ -500,10 +504,10 @@ mod tests {
     #[test]
     fn the_list_follows_the_build() {
         let names = |build| instance_textures(dims(), build).iter().map(|s| s.texture.name()).collect::<Vec<_>>().join(" ");
-        assert_eq!(names(None), "coverage height distance_field visibility blur memory compose upscale start final");
+        assert_eq!(names(None), "coverage height distance_field visibility blur memory mapped compose upscale start final");
         assert_eq!(
             names(Some(OcclusionBuild { mips: true, distance_field_scale: 0 })),
-            "coverage height mip1 mip2 mip3 distance_field visibility blur memory compose upscale start final"
+            "coverage height mip1 mip2 mip3 distance_field visibility blur memory mapped compose upscale start final"
         );
         let specs = instance_textures(dims(), Some(OcclusionBuild { mips: false, distance_field_scale: 2 }));
         let df = specs.iter().find(|s| s.texture == Texture::DistanceField).unwrap();

@@ -8,7 +8,7 @@
 //!
 //! // A 2 x 1 final mask: never seen, visible.
 //! let texels = [0u16, 65535];
-//! let mask = MaskView { width: 2, height: 1, texels: &texels, explored: 0.5 };
+//! let mask = MaskView { width: 2, height: 1, texels: &texels, explored: 0.5, mapped: 0.0 };
 //! // The CPU reference of the looks (`murk-gpu` has the same on the GPU).
 //! let layer = murk_cpu::looks::CpuLooks.overlay(&mask, None, 0.0, &OverlayStyle::default())?;
 //! assert_eq!(layer.pixels.len(), (layer.width * layer.height * 4) as usize);
@@ -20,8 +20,9 @@
 //! Three looks, each computed by a backend through the [`Looks`] trait (the
 //! CPU reference in `murk-cpu`, WGSL compute in `murk-gpu`):
 //!
-//! * **overlay** — the three-state overlay: clear where visible, a breathing
-//!   tinted haze over explored ground, near-black where never seen
+//! * **overlay** — the state overlay: clear where visible, a breathing
+//!   tinted haze over explored ground, a map tint over mapped ground (known
+//!   from a map, never seen), near-black where never seen
 //!   ([`OverlayStyle`], an RGBA8 layer over the area).
 //! * **surface** — the 3D fog surface: a heightfield sheet floating above the
 //!   ground that sinks to the ground where the mask is explored
@@ -59,6 +60,9 @@ pub struct MaskView<'a> {
     pub texels: &'a [u16],
     /// The explored value in `0..1` (the profile's `explored_value`).
     pub explored: f32,
+    /// The mapped value in `0..explored` (known from a map, never seen:
+    /// the shader parameters' `mapped_value`); 0 draws no mapped state.
+    pub mapped: f32,
 }
 
 impl MaskView<'_> {
@@ -73,6 +77,9 @@ impl MaskView<'_> {
         }
         if !(self.explored > 0.0 && self.explored <= 1.0) {
             return Err(MurkError::invalid("mask explored", self.explored, "must be in (0, 1]"));
+        }
+        if !(self.mapped >= 0.0 && self.mapped <= self.explored) {
+            return Err(MurkError::invalid("mask mapped", self.mapped, format!("must be in [0, {}] (at most the explored value)", self.explored)));
         }
         Ok(())
     }
@@ -139,13 +146,27 @@ pub struct OverlayStyle {
     pub unexplored: [u8; 3],
     /// Haze colour where no tint is given.
     pub haze: [u8; 3],
+    /// Colour of mapped ground, known from a map and never seen (default
+    /// #3c4150).
+    pub mapped: [u8; 3],
+    /// Opacity over mapped ground (default 0.75).
+    pub mapped_alpha: f32,
     /// Output pixels per mask texel (default 4).
     pub upscale: u32,
 }
 
 impl Default for OverlayStyle {
     fn default() -> Self {
-        Self { haze_alpha: 0.30, breathing: 0.05, period_s: 9.0, unexplored: [0x12, 0x14, 0x1a], haze: [150, 160, 175], upscale: 4 }
+        Self {
+            haze_alpha: 0.30,
+            breathing: 0.05,
+            period_s: 9.0,
+            unexplored: [0x12, 0x14, 0x1a],
+            haze: [150, 160, 175],
+            mapped: [0x3c, 0x41, 0x50],
+            mapped_alpha: 0.75,
+            upscale: 4,
+        }
     }
 }
 
@@ -160,6 +181,7 @@ impl OverlayStyle {
     pub fn validate(&self) -> Result<()> {
         murk_core::error::in_range("overlay haze_alpha", self.haze_alpha, 0.0, 1.0)?;
         murk_core::error::in_range("overlay breathing", self.breathing, 0.0, 1.0)?;
+        murk_core::error::in_range("overlay mapped_alpha", self.mapped_alpha, 0.0, 1.0)?;
         murk_core::error::in_range("overlay period_s", self.period_s, 0.1, 1.0e6)?;
         if !(1..=16).contains(&self.upscale) {
             return Err(MurkError::invalid("overlay upscale", self.upscale, "must be within 1..=16"));
@@ -349,7 +371,7 @@ mod tests {
     #[test]
     fn known_is_the_mask_over_explored_and_one_outside() {
         let texels = [0u16, 32768, 65535, 65535];
-        let m = MaskView { width: 4, height: 1, texels: &texels, explored: 0.5 };
+        let m = MaskView { width: 4, height: 1, texels: &texels, explored: 0.5, mapped: 0.0 };
         let a = area();
         // Texel centres at x = -5, 5, 15, 25 in world.
         assert_eq!(m.known_at([-5.0, 20.0, 0.0], &a), 0.0);

@@ -49,7 +49,7 @@ mod tests {
     fn explored_ground_sinks_and_unexplored_floats() {
         // Left half explored (mask = explored value), right half never seen.
         let mask: Vec<u16> = (0..64 * 32).map(|i| if i % 64 < 32 { 32768 } else { 0 }).collect();
-        let view = MaskView { width: 64, height: 32, texels: &mask, explored: 0.5 };
+        let view = MaskView { width: 64, height: 32, texels: &mask, explored: 0.5, mapped: 0.0 };
         let area = ShaderParams { center: [32.0, 16.0, 0.0], enabled: 1.0, size: [64.0, 32.0, 8.0], explored_value: 0.5, ..Default::default() };
         let params = SurfaceParams::over([32.0, 16.0], [64.0, 32.0], 65, 33, 3.0);
         let ground = vec![0.5; 65 * 33];

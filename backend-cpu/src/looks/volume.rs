@@ -198,7 +198,7 @@ mod tests {
     #[test]
     fn explored_ground_is_clear_and_unexplored_ground_is_fogged() {
         let (cam, depth, mask, area) = scene();
-        let view = MaskView { width: 64, height: 64, texels: &mask, explored: 0.5 };
+        let view = MaskView { width: 64, height: 64, texels: &mask, explored: 0.5, mapped: 0.0 };
         let params = VolumeParams::ground_fog(4.0);
         let (_, full) = render(&view, &area, &VolumeScene { camera: &cam, depth: &depth, history: None }, &params).unwrap();
         // Compare pixels whose whole ray stays over one half of the area.
@@ -222,7 +222,7 @@ mod tests {
     #[test]
     fn low_tier_and_temporal_blend() {
         let (cam, depth, mask, area) = scene();
-        let view = MaskView { width: 64, height: 64, texels: &mask, explored: 0.5 };
+        let view = MaskView { width: 64, height: 64, texels: &mask, explored: 0.5, mapped: 0.0 };
         let scene = VolumeScene { camera: &cam, depth: &depth, history: None };
         let marched = VolumeParams::ground_fog(4.0);
         let analytic = VolumeParams { steps: 0, ..marched };

@@ -23,6 +23,9 @@ pub struct ComposeParams {
     pub relax_step: u32,
     /// Explored baseline.
     pub explored_value: u16,
+    /// Mapped baseline (read by [`super::settle`], which folds the mapped
+    /// state into the visibility compose is given).
+    pub mapped_value: u16,
     /// Memory's weight.
     pub show_memory_alpha: u16,
 }
@@ -80,7 +83,7 @@ mod tests {
 
     #[test]
     fn fades_in_and_relaxes_to_the_explored_baseline() {
-        let p = ComposeParams { fade_in_step: 20000, relax_step: 10000, explored_value: 32768, show_memory_alpha: 65535 };
+        let p = ComposeParams { fade_in_step: 20000, relax_step: 10000, explored_value: 32768, mapped_value: 0, show_memory_alpha: 65535 };
         let mut c = [0u16];
         compose(&[65535], &[65535], &mut c, p);
         assert_eq!(c[0], 20000);
@@ -105,7 +108,7 @@ mod tests {
             relax_step in prop_oneof![Just(0u32), Just(u32::MAX), 0u32..70000],
             explored_value in any::<u16>(), show_memory_alpha in any::<u16>(), settle in any::<bool>(),
         ) {
-            let p = ComposeParams { fade_in_step, relax_step, explored_value, show_memory_alpha };
+            let p = ComposeParams { fade_in_step, relax_step, explored_value, mapped_value: 0, show_memory_alpha };
             let v: Vec<u16> = texels.iter().map(|t| t.0).collect();
             let m: Vec<u16> = texels.iter().map(|t| t.1).collect();
             let mut s: Vec<u16> = texels.iter().map(|t| t.2).collect();

@@ -13,6 +13,7 @@
 use super::compose::{compose_simd, ComposeParams};
 use super::dirty::{Blocks, BLOCK};
 use super::memory::memory_simd;
+use murk_core::fixed::mask_mul;
 use rayon::prelude::*;
 
 /// What decides the fixed points of memory and compose besides the blurred
@@ -26,6 +27,7 @@ pub struct SettleKey {
     fades_in: bool,
     relaxes: bool,
     explored_value: u16,
+    mapped_value: u16,
     show_memory_alpha: u16,
 }
 
@@ -38,25 +40,92 @@ impl SettleKey {
             fades_in: p.fade_in_step > 0,
             relaxes: p.relax_step > 0,
             explored_value: p.explored_value,
+            mapped_value: p.mapped_value,
             show_memory_alpha: p.show_memory_alpha,
         }
     }
 }
 
+/// The scripted reveal planes of a grid ([`murk_core::RevealLayer`]), or of
+/// one span of it.
+#[derive(Clone, Copy, Debug)]
+pub struct Planes<'a> {
+    /// Scripted sight.
+    pub sight: &'a [u16],
+    /// Sight memory takes in.
+    pub kept: &'a [u16],
+    /// Mapped knowledge to add.
+    pub map: &'a [u16],
+}
+
+impl<'a> Planes<'a> {
+    /// The planes of `layer`.
+    pub fn of(layer: &'a murk_core::RevealLayer) -> Self {
+        Self { sight: &layer.sight, kept: &layer.kept, map: &layer.map }
+    }
+
+    fn span(&self, span: std::ops::Range<usize>) -> Self {
+        Self { sight: &self.sight[span.clone()], kept: &self.kept[span.clone()], map: &self.map[span] }
+    }
+}
+
+/// Memory then compose over one span of texels (at most [`BLOCK`]), with
+/// the reveal planes when given and the mapped state: memory takes in
+/// `max(blurred, kept)`, the mapped state rises to `map`, and compose moves
+/// toward `max(blurred, sight, mapped * mapped_value * alpha, memory *
+/// explored * alpha)`. Returns whether memory or the mapped state changed,
+/// and whether composed did. Without planes and with no mapped texel it is
+/// the memory and compose kernels as they are.
+#[allow(clippy::too_many_arguments, reason = "the planes of one span")]
+pub fn memory_compose_span(
+    v: &[u16],
+    m: &mut [u16],
+    mapped: &mut [u16],
+    c: &mut [u16],
+    planes: Option<Planes>,
+    step: u16,
+    freeze: bool,
+    p: ComposeParams,
+) -> (bool, bool) {
+    if planes.is_none() && mapped.iter().all(|&x| x == 0) {
+        let memory_changed = !freeze && memory_simd(v, m, step);
+        return (memory_changed, compose_simd(v, m, c, p));
+    }
+    let mut buffer = [0u16; BLOCK];
+    let seen = &mut buffer[..v.len()];
+    match planes {
+        Some(pl) => seen.iter_mut().zip(v.iter().zip(pl.kept)).for_each(|(s, (&a, &b))| *s = a.max(b)),
+        None => seen.copy_from_slice(v),
+    }
+    let mut changed = !freeze && memory_simd(seen, m, step);
+    if let Some(pl) = planes {
+        for (x, &add) in mapped.iter_mut().zip(pl.map) {
+            changed |= add > *x;
+            *x = (*x).max(add);
+        }
+    }
+    for (i, s) in seen.iter_mut().enumerate() {
+        let base = mask_mul(mask_mul(p.mapped_value, mapped[i]), p.show_memory_alpha);
+        *s = v[i].max(planes.map_or(0, |pl| pl.sight[i])).max(base);
+    }
+    (changed, compose_simd(seen, m, c, p))
+}
+
 /// Memory then compose over the blocks marked in `todo` (those whose blurred
 /// visibility may have changed, and those not known settled); `unsettled`
-/// becomes the blocks where memory or composed changed, `moved` those where
-/// composed changed. Returns whether any texel of memory or composed
+/// becomes the blocks where memory, the mapped state or composed changed,
+/// `moved` those where composed changed. Returns whether any texel of them
 /// changed. Unmarked blocks must be settled (at the fixed point): there the
-/// bytes and the answer are those of [`super::memory::memory`] and
-/// [`super::compose::compose`] over the whole grid.
+/// bytes and the answer are those of [`memory_compose_span`] over the whole
+/// grid.
 #[allow(clippy::too_many_arguments, reason = "the grids and marks of one pass")]
 pub fn memory_compose_marked(
     blurred: &[u16],
     memory: &mut [u16],
+    mapped: &mut [u16],
     composed: &mut [u16],
-    forget_step: u32,
-    freeze: bool,
+    planes: Option<Planes>,
+    (forget_step, freeze): (u32, bool),
     p: ComposeParams,
     todo: &Blocks,
     unsettled: &mut Blocks,
@@ -66,11 +135,12 @@ pub fn memory_compose_marked(
     let step = forget_step.min(u32::from(u16::MAX)) as u16;
     memory
         .par_chunks_mut(w)
-        .zip(composed.par_chunks_mut(w))
+        .zip(composed.par_chunks_mut(w).zip(mapped.par_chunks_mut(w)))
         .zip(blurred.par_chunks(w))
         .zip(todo.marks.par_chunks(per_row))
         .zip(unsettled.marks.par_chunks_mut(per_row).zip(moved.marks.par_chunks_mut(per_row)))
-        .map(|((((m, c), v), todo), (unsettled, moved))| {
+        .enumerate()
+        .map(|(row, ((((m, (c, mp)), v), todo), (unsettled, moved)))| {
             let mut any = false;
             for (b, &marked) in todo.iter().enumerate() {
                 if !marked {
@@ -79,8 +149,10 @@ pub fn memory_compose_marked(
                     continue;
                 }
                 let span = b * BLOCK..((b + 1) * BLOCK).min(w);
-                let memory_changed = !freeze && memory_simd(&v[span.clone()], &mut m[span.clone()], step);
-                let composed_changed = compose_simd(&v[span.clone()], &m[span.clone()], &mut c[span], p);
+                let at = row * w + span.start..row * w + span.end;
+                let pl = planes.map(|pl| pl.span(at));
+                let (memory_changed, composed_changed) =
+                    memory_compose_span(&v[span.clone()], &mut m[span.clone()], &mut mp[span.clone()], &mut c[span], pl, step, freeze, p);
                 unsettled[b] = memory_changed || composed_changed;
                 moved[b] = composed_changed;
                 any |= memory_changed || composed_changed;
@@ -138,7 +210,7 @@ mod tests {
             explored_value in any::<u16>(), ticks in 1u32..3, threads in 1usize..4,
         ) {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
-            let p = ComposeParams { fade_in_step, relax_step, explored_value, show_memory_alpha: 65535 };
+            let p = ComposeParams { fade_in_step, relax_step, explored_value, mapped_value: 0, show_memory_alpha: 65535 };
             let mut rng = seed;
             let mut next = || { rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407); (rng >> 33) as usize };
             let n = w * h;
@@ -157,7 +229,8 @@ mod tests {
                 todo.add(&unsettled);
                 first = false;
                 let want = memory(&blurred, &mut m_full, forget_step, freeze) | compose(&blurred, &m_full, &mut c_full, p);
-                let got = pool.install(|| memory_compose_marked(&blurred, &mut m, &mut c, forget_step, freeze, p, &todo, &mut unsettled, &mut moved));
+                let mut mapped = vec![0u16; n];
+                let got = pool.install(|| memory_compose_marked(&blurred, &mut m, &mut mapped, &mut c, None, (forget_step, freeze), p, &todo, &mut unsettled, &mut moved));
                 prop_assert_eq!(got, want, "step {}: changed", step);
                 prop_assert_eq!(&m, &m_full, "step {}: memory", step);
                 prop_assert_eq!(&c, &c_full, "step {}: composed", step);
@@ -174,6 +247,58 @@ mod tests {
                 }
                 prop_assert_eq!(&s, &s_full, "step {}: start", step);
             }
+        }
+
+        /// With reveal planes and a mapped state, the marked passes over
+        /// every block give what the rule gives texel by texel, one texel
+        /// at a time in scalar integers, on 1 and 3 threads.
+        #[test]
+        fn reveal_planes_and_the_mapped_state_follow_the_rule(
+            w in 1usize..40, h in 1usize..6, seed in any::<u64>(), planes_on in any::<bool>(), freeze in any::<bool>(),
+            forget_step in prop_oneof![Just(0u32), 1u32..9000], fade_in_step in prop_oneof![Just(0u32), 1u32..30000, Just(u32::MAX)],
+            relax_step in 0u32..30000, explored_value in any::<u16>(), mapped_value in any::<u16>(), alpha in any::<u16>(), threads in 1usize..4,
+        ) {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+            let p = ComposeParams { fade_in_step, relax_step, explored_value, mapped_value, show_memory_alpha: alpha };
+            let mut rng = seed;
+            let mut next = || { rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407); [0u16, 65535, (rng >> 40) as u16][(rng >> 33) as usize % 3] };
+            let n = w * h;
+            let mut grid = || (0..n).map(|_| next()).collect::<Vec<u16>>();
+            let (v, m0, mapped0, c0) = (grid(), grid(), grid(), grid());
+            let (sight, kept, map) = (grid(), grid(), grid());
+            let layer = murk_core::RevealLayer { sight, kept, map };
+            let planes = planes_on.then(|| Planes::of(&layer));
+            // The rule, texel by texel.
+            let (mut m1, mut mapped1, mut c1) = (m0.clone(), mapped0.clone(), c0.clone());
+            let mut want = false;
+            for i in 0..n {
+                let (sight, kept, map) = if planes_on { (layer.sight[i], layer.kept[i], layer.map[i]) } else { (0, 0, 0) };
+                let seen = v[i].max(kept);
+                if !freeze {
+                    let next = if seen > 0 { m1[i].max(seen) } else { m1[i].saturating_sub(forget_step.min(65535) as u16) };
+                    want |= next != m1[i];
+                    m1[i] = next;
+                }
+                want |= map > mapped1[i];
+                mapped1[i] = mapped1[i].max(map);
+                let explored = mask_mul(mask_mul(explored_value, m1[i]), alpha);
+                let known = mask_mul(mask_mul(mapped_value, mapped1[i]), alpha);
+                let target = u32::from(v[i].max(sight).max(explored).max(known));
+                let cur = u32::from(c1[i]);
+                let next = if target > cur { cur + (target - cur).min(fade_in_step) } else { cur - (cur - target).min(relax_step) };
+                want |= next != cur;
+                c1[i] = next as u16;
+            }
+            let (mut m, mut mapped, mut c) = (m0, mapped0, c0);
+            let all = Blocks::new(w, h, true);
+            let (mut unsettled, mut moved) = (Blocks::new(w, h, false), Blocks::new(w, h, false));
+            let got = pool.install(|| {
+                memory_compose_marked(&v, &mut m, &mut mapped, &mut c, planes, (forget_step, freeze), p, &all, &mut unsettled, &mut moved)
+            });
+            prop_assert_eq!(got, want);
+            prop_assert_eq!(m, m1);
+            prop_assert_eq!(mapped, mapped1);
+            prop_assert_eq!(c, c1);
         }
     }
 }

@@ -1,7 +1,7 @@
 // The three-state overlay's shading, after the blur and upscale passes ran
 // on the mask (the same integer pipelines as the fog pipeline, so the
 // smoothed mask is exact). Floats from here on; packs RGBA8 per pixel.
-// Twin: backend-cpu/src/variants/overlay.rs (shade, breathing).
+// Twin: backend-cpu/src/looks/overlay.rs (shade, breathing).
 
 struct OverlayParams {
     width: u32,
@@ -13,11 +13,12 @@ struct OverlayParams {
     haze_alpha: f32,
     breathing: f32,
     period_s: f32,
+    mapped: f32,
+    mapped_alpha: f32,
     pad0: f32,
-    pad1: f32,
-    pad2: f32,
     unexplored: vec4<f32>,
     haze: vec4<f32>,
+    mapped_rgb: vec4<f32>,
 }
 
 @group(0) @binding(0) var<uniform> overlay: OverlayParams;
@@ -29,6 +30,13 @@ const TAU: f32 = 6.2831853;
 
 fn smoothstep_(e0: f32, e1: f32, x: f32) -> f32 {
     return smooth01((x - e0) / (e1 - e0));
+}
+
+// From the state below to the one above, squared across the boundary.
+fn fade(a: vec4<f32>, b: vec4<f32>, t: f32) -> vec4<f32> {
+    let c = clamp(t, 0.0, 1.0);
+    let k = c * c;
+    return a + (b - a) * k;
 }
 
 @compute @workgroup_size(8, 8)
@@ -52,14 +60,21 @@ fn shade(@builtin(global_invocation_id) id: vec3<u32>) {
 
     let e = max(overlay.explored, 1e-4);
     let vis = clamp((m - e) / max(1.0 - e, 1e-4), 0.0, 1.0);
-    let known = clamp(m / e, 0.0, 1.0);
     let haze_alpha = overlay.haze_alpha + (noise * 2.0 - 1.0) * overlay.breathing;
     let clarity = smoothstep_(0.0, 0.85, vis);
-    let alpha_light = haze_alpha * (1.0 - clarity);
-    let light = colour * (1.0 - clarity);
-    let k = known * known;
-    let alpha = 1.0 + (alpha_light - 1.0) * k;
-    let rgb = overlay.unexplored.rgb + (light - overlay.unexplored.rgb) * k;
+    let lit = vec4<f32>(colour * (1.0 - clarity), haze_alpha * (1.0 - clarity));
+    let dark = vec4<f32>(overlay.unexplored.rgb, 1.0);
+    let map = vec4<f32>(overlay.mapped_rgb.rgb, overlay.mapped_alpha);
+    var shaded: vec4<f32>;
+    if (overlay.mapped <= 0.0 || m >= e) {
+        shaded = fade(dark, lit, m / e);
+    } else if (m < overlay.mapped) {
+        shaded = fade(dark, map, m / overlay.mapped);
+    } else {
+        shaded = fade(map, lit, (m - overlay.mapped) / max(e - overlay.mapped, 1e-4));
+    }
+    let rgb = shaded.rgb;
+    let alpha = shaded.a;
     let v = vec4<u32>(clamp(floor(vec4<f32>(rgb, alpha * 255.0) + 0.5), vec4<f32>(0.0), vec4<f32>(255.0)));
     pixels[id.y * ow + id.x] = v.x | (v.y << 8u) | (v.z << 16u) | (v.w << 24u);
 }

@@ -134,6 +134,7 @@ pub(super) fn import_all(ctx: &mut Context, t: &mut Textures, set: &TextureSet) 
             Texture::Visibility => &t.visibility,
             Texture::Blur => &t.blurred,
             Texture::Memory => &t.memory,
+            Texture::Mapped => &t.mapped,
             Texture::Compose => &t.composed,
             Texture::Upscale => &t.upscaled,
             Texture::Start => &t.start,

@@ -37,6 +37,11 @@ pub struct Textures {
     pub(crate) blurred: wgpu::Buffer,
     pub(crate) scratch: wgpu::Buffer,
     pub(crate) memory: wgpu::Buffer,
+    pub(crate) mapped: wgpu::Buffer,
+    /// Scripted reveals: sight | kept << 16 per texel.
+    pub(crate) reveal: wgpu::Buffer,
+    /// Scripted reveals: mapped knowledge to add per texel.
+    pub(crate) reveal_map: wgpu::Buffer,
     pub(crate) composed: wgpu::Buffer,
     pub(crate) upscaled: wgpu::Buffer,
     pub(crate) start: wgpu::Buffer,
@@ -70,6 +75,9 @@ impl Textures {
             self.blurred,
             self.scratch,
             self.memory,
+            self.mapped,
+            self.reveal,
+            self.reveal_map,
             self.composed,
             self.upscaled,
             self.start,
@@ -356,6 +364,9 @@ impl Backend for Gpu {
             blurred: zeroed(ctx, &mut enc, n),
             scratch: zeroed(ctx, &mut enc, n),
             memory: zeroed(ctx, &mut enc, n),
+            mapped: zeroed(ctx, &mut enc, n),
+            reveal: zeroed(ctx, &mut enc, n),
+            reveal_map: zeroed(ctx, &mut enc, n),
             composed: zeroed(ctx, &mut enc, n),
             upscaled: zeroed(ctx, &mut enc, on),
             start: zeroed(ctx, &mut enc, on),
@@ -435,6 +446,7 @@ impl Backend for Gpu {
         f.fade_in_step = input.fade_in_step;
         f.relax_step = input.relax_step;
         f.explored_value = u32::from(input.explored_value);
+        f.mapped_value = u32::from(input.mapped_value);
         f.show_memory_alpha = u32::from(input.show_memory_alpha);
         f.reveal_walls = u32::from(input.reveal_walls);
         ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
@@ -469,6 +481,32 @@ impl Backend for Gpu {
             self.changed.remove(&ticket);
             b.iter().any(|&x| x != 0)
         }))
+    }
+
+    fn set_reveals(&mut self, key: InstanceKey, layer: Option<&murk_core::RevealLayer>) -> Result<()> {
+        // Work already recorded reads the reveals it was recorded with.
+        self.flush()?;
+        let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
+        let n = t.texels() as usize;
+        match layer {
+            Some(l) => {
+                for (name, plane) in [("sight", &l.sight), ("kept", &l.kept), ("map", &l.map)] {
+                    if plane.len() != n {
+                        return Err(gpu_error(format!("reveal plane `{name}` holds {} texels, the instance {n}", plane.len())));
+                    }
+                }
+                let packed: Vec<u32> = l.sight.iter().zip(&l.kept).map(|(&s, &k)| u32::from(s) | u32::from(k) << 16).collect();
+                let map: Vec<u32> = l.map.iter().map(|&v| u32::from(v)).collect();
+                self.ctx.queue.write_buffer(&t.reveal, 0, bytemuck::cast_slice(&packed));
+                self.ctx.queue.write_buffer(&t.reveal_map, 0, bytemuck::cast_slice(&map));
+            }
+            None => {
+                let zeros = vec![0u32; n];
+                self.ctx.queue.write_buffer(&t.reveal, 0, bytemuck::cast_slice(&zeros));
+                self.ctx.queue.write_buffer(&t.reveal_map, 0, bytemuck::cast_slice(&zeros));
+            }
+        }
+        Ok(())
     }
 
     fn blend(&mut self, key: InstanceKey, t_q16: u32) -> Result<()> {
@@ -566,6 +604,7 @@ impl Backend for Gpu {
                 Texture::Visibility => (&t.visibility, (d.width, d.height)),
                 Texture::Blur => (&t.blurred, (d.width, d.height)),
                 Texture::Memory => (&t.memory, (d.width, d.height)),
+                Texture::Mapped => (&t.mapped, (d.width, d.height)),
                 Texture::Compose => (&t.composed, (d.width, d.height)),
                 Texture::Upscale => (&t.upscaled, (d.out_width, d.out_height)),
                 Texture::Start => (&t.start, (d.out_width, d.out_height)),
@@ -649,6 +688,7 @@ impl Backend for Gpu {
             Texture::Visibility => internal(read_u16(ctx, &t.visibility, n)?),
             Texture::Blur => internal(read_u16(ctx, &t.blurred, n)?),
             Texture::Memory => internal(read_u16(ctx, &t.memory, n)?),
+            Texture::Mapped => internal(read_u16(ctx, &t.mapped, n)?),
             Texture::Compose => internal(read_u16(ctx, &t.composed, n)?),
             Texture::Upscale => output(read_u16(ctx, &t.upscaled, on)?),
             Texture::Start => output(read_u16(ctx, &t.start, on)?),

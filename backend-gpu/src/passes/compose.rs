@@ -6,6 +6,6 @@ use crate::Textures;
 
 /// Records the compose dispatch.
 pub fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &Textures) {
-    let g = ctx.bind(Kernel::Compose, &[&t.params, &t.blurred, &t.memory, &t.composed, &t.flags]);
+    let g = ctx.bind(Kernel::Compose, &[&t.params, &t.blurred, &t.memory, &t.composed, &t.flags, &t.reveal, &t.mapped]);
     ctx.dispatch(enc, Kernel::Compose, &g, groups(t.dims.width, 8), groups(t.dims.height, 8));
 }

@@ -5,7 +5,10 @@ use super::{Make, Test};
 use murk_conformance::scene::fog as fog_on;
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
-use murk_core::{Area, CaptureMode, FogSubsystem, HeightCapture, Position, Profile, Stage, StageData, VisionSource};
+use murk_core::{
+    Area, BlockerShape, CaptureMode, FogSubsystem, FogTarget, HeightCapture, Position, Profile, Reveal, RevealArea, RevealKind, Stage, StageData,
+    VisionSource,
+};
 
 fn resampling() -> Profile {
     Profile { fade_in_rate: 20.0, relax_rate: 20.0, resample_on_area_change: true, ..Profile::default() }
@@ -140,13 +143,23 @@ pub fn a_rejected_area_changes_nothing(make: &Make) {
     assert_eq!(before, after);
 }
 
-/// Every test of this suite, by name.
 /// A save game keeps a player's explored memory alone: exported, the area
 /// changed (without resampling, so the masks start over), imported, and
-/// every texel explored before is explored again where it was in the world.
+/// every texel explored before is explored again where it was in the world;
+/// so is every texel a bought map made known.
 pub fn saved_memory_comes_back_where_it_was_after_the_area_changed(make: &Make) {
     let profile = Profile { resample_on_area_change: false, ..resampling() };
     let (mut world, mut fog) = explored(make, profile);
+    let map = Reveal {
+        area: RevealArea::Shape { at: Vec2::new(50.0, 50.0), shape: BlockerShape::Rect { size: Vec2::new(10.0, 6.0), yaw_degrees: 0.0 } },
+        kind: RevealKind::Map,
+        fade_ticks: 0,
+        ticks: None,
+    };
+    fog.reveal(&FogTarget::Instance("i".into()), map).unwrap();
+    fog.tick(&mut world, 50_000).unwrap();
+    let (_, _, mapped_before) = mask(&mut fog, Stage::Mapped);
+    assert!(mapped_before.iter().filter(|&&v| v == 65535).count() >= 50, "the map is known");
     let (_, _, before) = mask(&mut fog, Stage::Memory);
     assert!(before.iter().filter(|&&v| v > 0).count() > 200, "the source explored an area");
     let blob = fog.export_memory("i").unwrap();
@@ -166,6 +179,13 @@ pub fn saved_memory_comes_back_where_it_was_after_the_area_changed(make: &Make) 
         }
     }
     assert_ne!(after, misplaced, "the import put the memory back in place");
+    let (_, _, mapped_after) = mask(&mut fog, Stage::Mapped);
+    for y in 0..64usize {
+        for x in 0..64usize {
+            let old = if x + 8 < 64 && y + 4 < 64 { mapped_before[(y + 4) * 64 + x + 8] } else { 0 };
+            assert_eq!(mapped_after[y * 64 + x], old, "mapped texel ({x}, {y})");
+        }
+    }
     // Explored stays explored on screen once the instance recomputed.
     fog.tick(&mut world, 50_000).unwrap();
     let (_, _, composed) = mask(&mut fog, Stage::Compose);
@@ -174,12 +194,21 @@ pub fn saved_memory_comes_back_where_it_was_after_the_area_changed(make: &Make) 
     let hash = fog.lockstep_hash().unwrap();
     let e = fog.import_memory("i", &blob[..blob.len() - 1]).unwrap_err().to_string();
     assert!(e.contains("truncated or padded"), "{e}");
-    let nan = murk_core::MemoryBody { area: Area { center: Vec3::new(f32::NAN, 0.0, 0.0), ..moved }, width: 2, height: 2, memory: vec![0; 8] };
+    let nan = murk_core::MemoryBody {
+        area: Area { center: Vec3::new(f32::NAN, 0.0, 0.0), ..moved },
+        width: 2,
+        height: 2,
+        memory: vec![0; 8],
+        mapped: vec![0; 8],
+    };
     let e = fog.import_memory("i", &murk_core::snapshot::encode(murk_core::MEMORY_MAGIC, &nan).unwrap()).unwrap_err().to_string();
     assert!(e.contains("memory.area.center.x = NaN"), "{e}");
-    let short = murk_core::MemoryBody { area: moved, width: 4, height: 4, memory: vec![0; 10] };
+    let short = murk_core::MemoryBody { area: moved, width: 4, height: 4, memory: vec![0; 10], mapped: vec![0; 32] };
     let e = fog.import_memory("i", &murk_core::snapshot::encode(murk_core::MEMORY_MAGIC, &short).unwrap()).unwrap_err().to_string();
     assert!(e.contains("memory.memory = 10 bytes: must hold 4x4 texels of 2 bytes = 32 bytes"), "{e}");
+    let short = murk_core::MemoryBody { area: moved, width: 4, height: 4, memory: vec![0; 32], mapped: vec![0; 3] };
+    let e = fog.import_memory("i", &murk_core::snapshot::encode(murk_core::MEMORY_MAGIC, &short).unwrap()).unwrap_err().to_string();
+    assert!(e.contains("memory.mapped = 3 bytes"), "{e}");
     let snapshot = fog.snapshot(&world).unwrap();
     let e = fog.import_memory("i", &snapshot).unwrap_err().to_string();
     assert!(e.contains("magic"), "a snapshot is not a memory blob: {e}");
@@ -187,6 +216,7 @@ pub fn saved_memory_comes_back_where_it_was_after_the_area_changed(make: &Make) 
     assert_eq!(fog.lockstep_hash().unwrap(), hash, "a rejected blob changes nothing");
 }
 
+/// Every test of this suite, by name.
 pub const TESTS: &[Test] = &[
     ("saved_memory_comes_back_where_it_was_after_the_area_changed", saved_memory_comes_back_where_it_was_after_the_area_changed),
     ("a_move_by_whole_texels_shifts_every_mask_exactly", a_move_by_whole_texels_shifts_every_mask_exactly),

@@ -14,6 +14,7 @@ mod gameplay;
 mod metamorphic;
 mod pipeline;
 mod properties;
+mod reveals;
 mod robustness;
 mod rules;
 mod snapshots;
@@ -38,6 +39,7 @@ const SUITES: &[(&str, &[Test])] = &[
     ("snapshots", snapshots::TESTS),
     ("metamorphic", metamorphic::TESTS),
     ("properties", properties::TESTS),
+    ("reveals", reveals::TESTS),
     ("robustness", robustness::TESTS),
 ];
 

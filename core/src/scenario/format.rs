@@ -4,6 +4,7 @@
 use crate::components::{AntiVision, Blocker, StealthActor, VisionSource};
 use crate::error::{read_document, MurkError, Result};
 use crate::profile::{Profile, RayMethod};
+use crate::subsystem::{FogTarget, Reveal, RevealArea};
 use crate::transform::Area;
 use glam::{Vec2, Vec3};
 use serde::de::{self, DeserializeOwned, MapAccess, SeqAccess, Visitor};
@@ -416,6 +417,22 @@ pub enum Action {
     },
     /// Force a recapture of the map capture.
     MarkCaptureDirty,
+    /// Start a scripted reveal ([`crate::FogSubsystem::reveal`]); it lasts
+    /// its `ticks` (or until a hide of everything).
+    Reveal {
+        /// An instance or a team.
+        target: FogTarget,
+        /// The area, kind, fade and duration.
+        reveal: Reveal,
+    },
+    /// Forget an area ([`crate::FogSubsystem::hide`]); `everywhere` also ends
+    /// the target's reveals.
+    Hide {
+        /// An instance or a team.
+        target: FogTarget,
+        /// The area.
+        area: RevealArea,
+    },
 }
 
 impl Scenario {

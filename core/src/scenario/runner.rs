@@ -368,6 +368,8 @@ impl ScenarioRunner {
                 self.fog.mark_capture_dirty();
                 Ok(())
             }
+            Action::Reveal { target, reveal } => self.fog.reveal(&target, reveal).map(drop),
+            Action::Hide { target, area } => self.fog.hide(&target, &area),
         }
     }
 }

@@ -7,10 +7,10 @@ use super::ScenarioFiles;
 use crate::components::{TeamMask, VisionSource};
 use crate::error::{finite, MurkError, Result};
 use crate::profile::Profile;
-use crate::subsystem::{FogSubsystem, InstanceDesc};
+use crate::subsystem::{FogSubsystem, FogTarget, InstanceDesc, Reveal, RevealKind};
 use crate::transform::Area;
 use glam::Vec3;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 fn check_vec3(field: &str, v: Vec3) -> Result<()> {
     finite(&format!("{field}.x"), v.x)?;
@@ -135,7 +135,7 @@ pub(super) fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
             return Err(MurkError::invalid("map.file", &m.file, "was not loaded"));
         }
     }
-    let mut names = std::collections::BTreeSet::new();
+    let mut names = BTreeSet::new();
     for (i, inst) in s.instances.iter().enumerate() {
         if !names.insert(inst.name.as_str()) {
             return Err(MurkError::invalid(format!("instances[{i}].name"), &inst.name, "is used twice"));
@@ -254,7 +254,27 @@ pub(super) fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
                 }
             }
             Action::MarkCaptureDirty => {}
+            Action::Reveal { target, reveal } => {
+                check_target(target, &names, &f)?;
+                reveal.check(&format!("{f}.reveal"))?;
+            }
+            Action::Hide { target, area } => {
+                check_target(target, &names, &f)?;
+                let probe = Reveal { area: area.clone(), kind: RevealKind::Map, fade_ticks: 0, ticks: None };
+                probe.check(&format!("{f}.hide"))?;
+            }
         }
     }
     Ok(())
+}
+
+/// A reveal's or hide's target: an instance of the scenario, or a team id.
+fn check_target(target: &FogTarget, names: &BTreeSet<&str>, f: &str) -> Result<()> {
+    match target {
+        FogTarget::Instance(name) if !names.contains(name.as_str()) => {
+            Err(MurkError::invalid(format!("{f}.target.instance"), name, "names no instance"))
+        }
+        FogTarget::Team(team) if *team >= 32 => Err(MurkError::invalid(format!("{f}.target.team"), team, "must be within 0..=31")),
+        _ => Ok(()),
+    }
 }

@@ -26,6 +26,7 @@ impl FogSubsystem {
         let mut desc = slot.desc.clone();
         desc.area = area;
         let (_, transform, dims) = Self::validate_desc(&desc, &format!("instance `{name}`"))?;
+        super::reveal::check_reveals(&slot.reveals, &transform)?;
         let (key, old_area, old_dims) = (slot.key, slot.desc.area, slot.dims);
         let resample = slot.desc.profile.resample_on_area_change && old_area != area;
         if resample {
@@ -60,6 +61,8 @@ impl FogSubsystem {
         slot.dims = dims;
         slot.state.capture_dirty = true;
         slot.state.occlusion_dirty = true;
+        // The reveals are measured again in the new grid.
+        slot.reveal_stale = true;
         slot.unsettle();
         Ok(())
     }

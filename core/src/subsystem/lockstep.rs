@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 
 /// The textures of an instance's state hash, in order.
-const HASHED: [Texture; 3] = [Texture::Final, Texture::Memory, Texture::Compose];
+const HASHED: [Texture; 4] = [Texture::Final, Texture::Memory, Texture::Mapped, Texture::Compose];
 
 /// The lockstep hash of the state after a tick, delivered by a later tick's report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub struct HashBody {
     pub ticks: u64,
     /// The tick whose report delivers it.
     pub due: u64,
-    /// Each instance's final, memory and composed hashes, by name.
+    /// Each instance's final, memory, mapped and composed hashes, by name.
     pub instances: Vec<(String, Vec<u64>)>,
     /// The hash of the stealth states then.
     pub stealth: u64,
@@ -72,8 +72,8 @@ impl FogSubsystem {
         self.hash_every_tick
     }
 
-    /// Lockstep hash of everything: every instance's final mask, memory and
-    /// composed mask, and every stealth state, as `docs/determinism.md`
+    /// Lockstep hash of everything: every instance's final mask, memory,
+    /// mapped state and composed mask, and every stealth state, as `docs/determinism.md`
     /// defines it. Equal on every peer that ran the same inputs, whatever
     /// its backend or thread count. On the GPU this waits for the device;
     /// [`Self::set_hash_every_tick`] gets the same values without waiting.
@@ -93,7 +93,7 @@ impl FogSubsystem {
     }
 
     /// One instance's state hash: [`hash::state_hash`] of its final mask,
-    /// explored memory and composed mask (what a peer must agree on for
+    /// explored memory, mapped state and composed mask (what a peer must agree on for
     /// that instance).
     pub fn state_hash(&mut self, name: &str) -> Result<u64> {
         let key = self.slot(name)?.key;
@@ -117,11 +117,11 @@ impl FogSubsystem {
         h.finish()
     }
 
-    /// The three texture hashes of a readback. Asked for now (`due` false),
+    /// The texture hashes of a readback, one per [`HASHED`] texture. Asked for now (`due` false),
     /// a ticket is waited for: a sync point with the device. Fallen due in a
     /// tick (`due` true), it is first polled without waiting, so a device
     /// that kept up costs no wait.
-    fn landed_hashes(&mut self, values: Readback<Vec<u64>>, due: bool) -> Result<[u64; 3]> {
+    fn landed_hashes(&mut self, values: Readback<Vec<u64>>, due: bool) -> Result<[u64; HASHED.len()]> {
         let values = match values {
             Readback::Ready(v) => Some(v),
             Readback::Ticket(t) if due => match self.backend.poll_hashes(t, false)? {
@@ -131,7 +131,7 @@ impl FogSubsystem {
             Readback::Ticket(t) => self.backend.poll_hashes(t, true)?,
         };
         let lost = || MurkError::ReadbackLost { backend: self.backend.name(), what: "state hash" };
-        values.and_then(|v| <[u64; 3]>::try_from(v).ok()).ok_or_else(lost)
+        values.and_then(|v| <[u64; HASHED.len()]>::try_from(v).ok()).ok_or_else(lost)
     }
 
     /// At the end of a tick: delivers the hash that falls due now, and
@@ -182,8 +182,8 @@ impl FogSubsystem {
         result.map(|()| out)
     }
 
-    /// The per-tick hashes of a restored snapshot, checked: three texture
-    /// hashes per instance named by the snapshot.
+    /// The per-tick hashes of a restored snapshot, checked: one texture
+    /// hash per [`HASHED`] texture for each instance named by the snapshot.
     pub(crate) fn restored_hashes(bodies: Vec<HashBody>, names: &std::collections::BTreeSet<String>) -> Result<PendingHashes> {
         let mut out = PendingHashes::new();
         for (i, b) in bodies.into_iter().enumerate() {
@@ -193,7 +193,11 @@ impl FogSubsystem {
                     return Err(MurkError::invalid(format!("snapshot.lockstep[{i}].instances"), name, "names no instance of the snapshot"));
                 }
                 if values.len() != HASHED.len() {
-                    return Err(MurkError::invalid(format!("snapshot.lockstep[{i}].instances.{name}"), values.len(), "must hold 3 texture hashes"));
+                    return Err(MurkError::invalid(
+                        format!("snapshot.lockstep[{i}].instances.{name}"),
+                        values.len(),
+                        format!("must hold {} texture hashes", HASHED.len()),
+                    ));
                 }
                 parts.push((name, Readback::Ready(values)));
             }

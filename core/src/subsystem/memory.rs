@@ -6,7 +6,7 @@ use super::area::resample_mask;
 use super::FogSubsystem;
 use crate::error::{MurkError, Result};
 use crate::snapshot::{decode, encode};
-use crate::texture::{instance_textures, Grid, Texture, TextureSet};
+use crate::texture::{Grid, Texture};
 use crate::transform::{Area, AreaTransform};
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +29,9 @@ pub struct MemoryBody {
     /// The explored memory, little-endian `u16`, row by row.
     #[serde(with = "serde_bytes")]
     pub memory: Vec<u8>,
+    /// The mapped state (known from a map), the same way.
+    #[serde(with = "serde_bytes")]
+    pub mapped: Vec<u8>,
 }
 
 impl FogSubsystem {
@@ -41,10 +44,17 @@ impl FogSubsystem {
             let slot = self.slot(name)?;
             (slot.key, slot.desc.area, slot.dims)
         };
-        let memory = Grid::<u16>::from_image(&self.backend.read_texture(key, Texture::Memory)?)
-            .ok_or_else(|| MurkError::Backend { backend: self.backend.name(), message: "the memory texture is not a u16 grid".into() })?;
-        let bytes = memory.texels.iter().flat_map(|v| v.to_le_bytes()).collect();
-        encode(MEMORY_MAGIC, &MemoryBody { area, width: dims.width, height: dims.height, memory: bytes })
+        let mut planes = Vec::new();
+        for texture in [Texture::Memory, Texture::Mapped] {
+            let grid = Grid::<u16>::from_image(&self.backend.read_texture(key, texture)?).ok_or_else(|| MurkError::Backend {
+                backend: self.backend.name(),
+                message: format!("the {} texture is not a u16 grid", texture.name()),
+            })?;
+            planes.push(grid.texels.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+        }
+        let mapped = planes.pop().expect("two planes");
+        let memory = planes.pop().expect("two planes");
+        encode(MEMORY_MAGIC, &MemoryBody { area, width: dims.width, height: dims.height, memory, mapped })
     }
 
     /// Replaces the explored memory of instance `name` with a blob of
@@ -55,7 +65,7 @@ impl FogSubsystem {
     /// its next tick. A damaged blob, or one whose area or size is wrong, is
     /// an error naming the field, and changes nothing.
     pub fn import_memory(&mut self, name: &str, blob: &[u8]) -> Result<()> {
-        let MemoryBody { area, width, height, memory } = decode(MEMORY_MAGIC, blob)?;
+        let MemoryBody { area, width, height, memory, mapped } = decode(MEMORY_MAGIC, blob)?;
         area.validate("memory.area")?;
         for (field, side) in [("memory.width", width), ("memory.height", height)] {
             if side == 0 || side > MAX_SIDE {
@@ -63,31 +73,23 @@ impl FogSubsystem {
             }
         }
         let texels = u64::from(width) * u64::from(height);
-        if memory.len() as u64 != texels * 2 {
-            return Err(MurkError::invalid(
-                "memory.memory",
-                format!("{} bytes", memory.len()),
-                format!("must hold {width}x{height} texels of 2 bytes = {} bytes", texels * 2),
-            ));
+        let from = AreaTransform::new(&area, width, height);
+        let to = self.slot(name)?.transform;
+        let mut resampled = Vec::new();
+        for (field, plane) in [("memory.memory", &memory), ("memory.mapped", &mapped)] {
+            if plane.len() as u64 != texels * 2 {
+                return Err(MurkError::invalid(
+                    field,
+                    format!("{} bytes", plane.len()),
+                    format!("must hold {width}x{height} texels of 2 bytes = {} bytes", texels * 2),
+                ));
+            }
+            let saved: Vec<u16> = plane.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+            resampled.push(resample_mask(&saved, &from, &to));
         }
-        let saved: Vec<u16> = memory.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
-        let slot = self.slot(name)?;
-        let (key, dims, build) = (slot.key, slot.dims, slot.state.built_for);
-        let resampled = resample_mask(&saved, &AreaTransform::new(&area, width, height), &slot.transform);
-        let mut textures = Vec::new();
-        for entry in instance_textures(dims, build) {
-            let image = match entry.texture {
-                Texture::Memory => Grid { width: dims.width, height: dims.height, texels: resampled.clone() }.image(),
-                other => self.backend.read_texture(key, other)?,
-            };
-            textures.push((entry.texture, image));
-        }
-        let set = TextureSet::new(dims, build, textures, &format!("instance `{name}`"))?;
-        self.backend.write_textures(key, &set)?;
-        let slot = self.slot_mut(name)?;
-        // The textures were reloaded: what the last recompute kept is gone.
-        slot.last_input = None;
-        slot.unsettle();
+        self.rewrite_masks(name, &[Texture::Memory, Texture::Mapped], |texture, texels| {
+            *texels = if texture == Texture::Memory { resampled[0].clone() } else { resampled[1].clone() };
+        })?;
         Ok(())
     }
 }

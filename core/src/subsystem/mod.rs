@@ -24,12 +24,14 @@ mod memory;
 mod project;
 mod queries;
 mod readout;
+mod reveal;
 mod rules;
 mod snapshot;
 
 pub use area::resample_mask;
 pub use lockstep::{HashBody, LandedHash};
 pub use memory::{MemoryBody, MEMORY_MAGIC};
+pub use reveal::{ActiveReveal, FogTarget, Reveal, RevealArea, RevealId, RevealKind};
 
 use self::project::{gather, project_source, Gathered};
 use self::rules::{apply, PendingFlag};
@@ -209,6 +211,14 @@ pub(crate) struct Slot {
     /// "Changed" flags of recent recomputes, oldest first, each used
     /// [`READBACK_LATENCY_TICKS`] after its recompute.
     pub(crate) flags: VecDeque<PendingFlag>,
+    /// Scripted reveals, oldest first.
+    pub(crate) reveals: Vec<ActiveReveal>,
+    /// The signature of the reveals the last recompute was set up for
+    /// (`None`: none).
+    pub(crate) reveal_uploaded: Option<u64>,
+    /// The backend does not hold that layer (a restore, a new grid): it is
+    /// handed over again on the next tick.
+    pub(crate) reveal_stale: bool,
 }
 
 impl Slot {
@@ -258,6 +268,8 @@ pub struct FogSubsystem {
     /// Whether every tick hashes its state (see [`FogSubsystem::set_hash_every_tick`]).
     hash_every_tick: bool,
     pending_hashes: lockstep::PendingHashes,
+    /// The id the next reveal gets.
+    pub(crate) next_reveal: u64,
 }
 
 impl FogSubsystem {
@@ -274,6 +286,7 @@ impl FogSubsystem {
             next_query: 0,
             hash_every_tick: false,
             pending_hashes: lockstep::PendingHashes::new(),
+            next_reveal: 0,
         }
     }
 
@@ -304,7 +317,19 @@ impl FogSubsystem {
             key.checked_add(1).ok_or_else(|| MurkError::invalid("instance keys", key, "are used up: every key up to u32::MAX was given out"))?;
         self.backend.create_instance(key, dims)?;
         self.next_key = next_key;
-        let slot = Slot { key, desc, q, transform, dims, state: InstanceState::fresh(), last_input: None, flags: VecDeque::new() };
+        let slot = Slot {
+            key,
+            desc,
+            q,
+            transform,
+            dims,
+            state: InstanceState::fresh(),
+            last_input: None,
+            flags: VecDeque::new(),
+            reveals: Vec::new(),
+            reveal_uploaded: None,
+            reveal_stale: false,
+        };
         self.instances.insert(slot.desc.name.clone(), slot);
         Ok(())
     }
@@ -495,6 +520,16 @@ impl FogSubsystem {
                 gathered.insert(name.clone(), g.map_err(|e| in_instance(e, name))?);
             }
         }
+        // Scripted reveals whose layer changed (checked here: a reveal too
+        // long for an instance fails before anything changes).
+        let mut layers = BTreeMap::new();
+        for (name, slot) in &self.instances {
+            if slot.desc.profile.enabled {
+                if let Some(update) = slot.reveal_update().map_err(|e| in_instance(e, name))? {
+                    layers.insert(name.clone(), update);
+                }
+            }
+        }
         let actors = self.gather_actors(world)?;
         // Phase 2: apply.
         let mut report = TickReport::default();
@@ -505,9 +540,22 @@ impl FogSubsystem {
                 continue;
             }
             slot.state.stats.ticks = slot.state.stats.ticks.saturating_add(1);
+            if let Some((signature, layer)) = layers.remove(name) {
+                self.backend.set_reveals(slot.key, layer.as_ref())?;
+                if slot.reveal_uploaded != signature {
+                    slot.unsettle();
+                }
+                slot.reveal_uploaded = signature;
+                slot.reveal_stale = false;
+            }
             let mut outcome = InstanceTick::default();
             if let Some(g) = gathered.remove(name) {
                 outcome = apply(self.backend.as_mut(), slot, g, dt, self.tick, &mut built, share)?;
+            }
+            if outcome.recomputed {
+                for r in slot.reveals.iter_mut().filter(|r| r.reveal.kind == RevealKind::Map && r.strength() == crate::fixed::MASK_MAX) {
+                    r.applied = true;
+                }
             }
             // Counters and timers saturate: a snapshot may bring them near
             // u64::MAX, and a saturated timer means "due" and "blend done".
@@ -519,6 +567,9 @@ impl FogSubsystem {
                 self.backend.blend(slot.key, t)?;
             }
             report.instances.insert(name.clone(), outcome);
+        }
+        for slot in self.instances.values_mut() {
+            slot.age_reveals();
         }
         report.events = self.update_stealth(world, &actors, dt)?;
         self.submit_stealth(&actors)?;

@@ -58,35 +58,7 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
             None => HEIGHT_WALL,
             Some(v) => t.height_q(|| format!("{label}.blocker.height"), z + v)?,
         };
-        match &b.shape {
-            BlockerShape::Circle { radius } => {
-                let r = t.length_q(|| format!("{label}.blocker.shape.circle.radius"), *radius)?;
-                let (tx, ty) = t.world_to_texel(x, y);
-                let rt = f64::from(r) / f64::from(TEXEL_ONE);
-                if tx + rt < 0.0 || ty + rt < 0.0 || tx - rt > f64::from(w) || ty - rt > f64::from(h) {
-                    continue;
-                }
-                let [cx, cy] = AreaTransform::texel_q(tx, ty);
-                let c = CircleTexel { x: cx, y: cy, radius: r, height: top };
-                occlusion.circles.push(c);
-            }
-            BlockerShape::Rect { size, yaw_degrees } => {
-                let (sx, sy, yaw) = (f64::from(size.x), f64::from(size.y), f64::from(*yaw_degrees));
-                let (s, c) = sin_cos_degrees(yaw);
-                let corners: Vec<(f64, f64)> = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
-                    .iter()
-                    .map(|(u, v)| {
-                        let (lx, ly) = (u * sx / 2.0, v * sy / 2.0);
-                        t.world_to_texel(x + lx * c - ly * s, y + lx * s + ly * c)
-                    })
-                    .collect();
-                push_polygon(&mut polygons, &corners, top, w, h);
-            }
-            BlockerShape::Polygon { points } => {
-                let corners: Vec<(f64, f64)> = points.iter().map(|p| t.world_to_texel(x + f64::from(p.x), y + f64::from(p.y))).collect();
-                push_polygon(&mut polygons, &corners, top, w, h);
-            }
-        }
+        project_shape(t, (x, y), &b.shape, top, &format!("{label}.blocker.shape"), &mut occlusion.circles, &mut polygons)?;
     }
 
     // Sources.
@@ -220,6 +192,50 @@ pub(super) fn project_source(
         src.flags |= SOURCE_SEE_THROUGH;
     }
     Ok(Some(src))
+}
+
+/// Projects a shape at world `(x, y)` into the instance's texel space, as a
+/// circle or clipped polygons of top `top`; `field` names the shape in
+/// errors. Shapes that cannot touch the grid add nothing.
+pub(super) fn project_shape(
+    t: &AreaTransform,
+    (x, y): (f64, f64),
+    shape: &BlockerShape,
+    top: i32,
+    field: &str,
+    circles: &mut Vec<CircleTexel>,
+    polygons: &mut Vec<(Vec<[i32; 2]>, i32)>,
+) -> Result<()> {
+    let (w, h) = (t.width(), t.height());
+    match shape {
+        BlockerShape::Circle { radius } => {
+            let r = t.length_q(|| format!("{field}.circle.radius"), *radius)?;
+            let (tx, ty) = t.world_to_texel(x, y);
+            let rt = f64::from(r) / f64::from(TEXEL_ONE);
+            if tx + rt < 0.0 || ty + rt < 0.0 || tx - rt > f64::from(w) || ty - rt > f64::from(h) {
+                return Ok(());
+            }
+            let [cx, cy] = AreaTransform::texel_q(tx, ty);
+            circles.push(CircleTexel { x: cx, y: cy, radius: r, height: top });
+        }
+        BlockerShape::Rect { size, yaw_degrees } => {
+            let (sx, sy, yaw) = (f64::from(size.x), f64::from(size.y), f64::from(*yaw_degrees));
+            let (s, c) = sin_cos_degrees(yaw);
+            let corners: Vec<(f64, f64)> = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
+                .iter()
+                .map(|(u, v)| {
+                    let (lx, ly) = (u * sx / 2.0, v * sy / 2.0);
+                    t.world_to_texel(x + lx * c - ly * s, y + lx * s + ly * c)
+                })
+                .collect();
+            push_polygon(polygons, &corners, top, w, h);
+        }
+        BlockerShape::Polygon { points } => {
+            let corners: Vec<(f64, f64)> = points.iter().map(|p| t.world_to_texel(x + f64::from(p.x), y + f64::from(p.y))).collect();
+            push_polygon(polygons, &corners, top, w, h);
+        }
+    }
+    Ok(())
 }
 
 fn push_polygon(polygons: &mut Vec<(Vec<[i32; 2]>, i32)>, corners: &[(f64, f64)], top: i32, w: u32, h: u32) {

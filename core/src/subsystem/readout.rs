@@ -27,7 +27,7 @@ impl FogSubsystem {
             visibility_cutoff: p.visibility_cutoff,
             use_z_layering: flag(p.z_layering),
             explored_value: p.explored_value,
-            pad: 0.0,
+            mapped_value: p.explored_value * p.mapped_fraction,
         })
     }
 

@@ -55,6 +55,7 @@ pub(super) fn recompute_input(slot: &Slot, sources: Vec<SourceTexel>, elapsed_us
         fade_in_step: step(slot.q.fade_in_per_s),
         relax_step: step(slot.q.relax_per_s),
         explored_value: slot.q.explored_value,
+        mapped_value: slot.q.mapped_value,
         show_memory_alpha: slot.q.show_memory_alpha,
         reveal_walls: p.reveal_walls,
         reuse_visibility: false,

@@ -77,6 +77,8 @@ impl FogSubsystem {
                     .map(|f| Ok(FlagBody { due: f.due, changed: landed(f.changed)?, starved: f.starved, epoch: f.epoch }))
                     .collect::<Result<_>>()?,
                 textures,
+                reveals: slot.reveals.clone(),
+                reveal_signature: slot.reveal_uploaded,
             });
         }
         let stealth = self
@@ -105,7 +107,18 @@ impl FogSubsystem {
         let mut reveals: Vec<(u64, u32)> = world.query::<&TransientReveal>().iter().map(|(e, r)| (e.to_bits().get(), r.remaining_ticks)).collect();
         reveals.sort_unstable();
         let lockstep = self.land_pending_hashes()?;
-        FogBody { tick: self.tick, next_query: self.next_query, queries, instances, stealth, stealth_samples, reveals, lockstep }.encode()
+        FogBody {
+            tick: self.tick,
+            next_query: self.next_query,
+            queries,
+            instances,
+            stealth,
+            stealth_samples,
+            reveals,
+            lockstep,
+            next_reveal: self.next_reveal,
+        }
+        .encode()
     }
 
     /// Restores a snapshot written by [`Self::snapshot`], and its ghosts and
@@ -126,7 +139,7 @@ impl FogSubsystem {
     /// state names it. Transient-reveal countdowns are restored
     /// only on entities that hold a `TransientReveal` already.
     pub fn restore(&mut self, world: &mut World, bytes: &[u8]) -> Result<()> {
-        let FogBody { tick, next_query, queries, instances, stealth: saved_stealth, stealth_samples, reveals: saved_reveals, lockstep } =
+        let FogBody { tick, next_query, queries, instances, stealth: saved_stealth, stealth_samples, reveals: saved_reveals, lockstep, next_reveal } =
             FogBody::decode(bytes)?;
         if let Some((&h, _)) = queries.range(next_query..).next() {
             return Err(MurkError::invalid("snapshot.queries", h, format!("is a pending handle at or past the next handle {next_query}")));
@@ -155,7 +168,31 @@ impl FogSubsystem {
             let flags =
                 inst.flags.iter().map(|f| PendingFlag { due: f.due, changed: Readback::Ready(f.changed), starved: f.starved, epoch: f.epoch });
             let state = inst.state.with_capture(capture);
-            let slot = Slot { key: 0, desc, q, transform, dims, state, last_input: None, flags: flags.collect() };
+            for (i, r) in inst.reveals.iter().enumerate() {
+                let field = format!("{prefix}.reveals[{i}]");
+                r.reveal.check(&field)?;
+                if r.id.0 >= next_reveal {
+                    return Err(MurkError::invalid(format!("{field}.id"), r.id.0, format!("must be below the next reveal id {next_reveal}")));
+                }
+                if inst.reveals[..i].iter().any(|o| o.id == r.id) {
+                    return Err(MurkError::invalid(format!("{field}.id"), r.id.0, "is listed twice"));
+                }
+            }
+            super::reveal::check_reveals(&inst.reveals, &transform).map_err(|e| super::prefix_error(e, &prefix))?;
+            let slot = Slot {
+                key: 0,
+                desc,
+                q,
+                transform,
+                dims,
+                state,
+                last_input: None,
+                flags: flags.collect(),
+                reveals: inst.reveals,
+                reveal_uploaded: inst.reveal_signature,
+                // The new backend instance holds no layer yet.
+                reveal_stale: true,
+            };
             slots.push((slot, textures));
         }
         for (h, answers) in &queries {
@@ -276,6 +313,7 @@ impl FogSubsystem {
         }
         self.adopt_hashes(lockstep);
         self.next_key = key;
+        self.next_reveal = next_reveal;
         self.tick = tick;
         self.next_query = next_query;
         self.queries = queries.into_iter().map(|(h, answers)| (h, PendingQuery { answers, in_flight: None })).collect();

@@ -433,6 +433,7 @@ mod tests {
             fade_in_step: 0,
             relax_step: 0,
             explored_value: 32768,
+            mapped_value: 0,
             show_memory_alpha: 65535,
             reveal_walls,
             reuse_visibility: false,
