@@ -214,10 +214,39 @@ pub fn saved_memory_comes_back_where_it_was_after_the_area_changed(make: &Make) 
     assert!(e.contains("magic"), "a snapshot is not a memory blob: {e}");
     assert!(fog.import_memory("nowhere", &blob).is_err());
     assert_eq!(fog.lockstep_hash().unwrap(), hash, "a rejected blob changes nothing");
+    assert!(fog.import_memory_as_map("i", &blob[..blob.len() - 1]).is_err());
+    assert_eq!(fog.lockstep_hash().unwrap(), hash, "nor as a map");
+}
+
+/// An ally's explored memory, imported as a map: what it explored becomes
+/// mapped (known, never seen) where it was in the world, the instance's own
+/// memory stays, and the final mask shows the mapped value there.
+pub fn an_allys_memory_imported_as_a_map_becomes_the_mapped_state(make: &Make) {
+    let (_, mut ally) = explored(make, resampling());
+    let blob = ally.export_memory("i").unwrap();
+    let (_, _, theirs) = mask(&mut ally, Stage::Memory);
+    let mut fog = fog_on(make(), Profile { resample_on_area_change: false, ..resampling() });
+    let mut world = World::new();
+    let s = world.spawn((Position(Vec3::new(50.5, 50.5, 0.0)), VisionSource::new(6.0)));
+    for _ in 0..4 {
+        fog.tick(&mut world, 50_000).unwrap();
+    }
+    world.despawn(s).unwrap();
+    let (_, _, own) = mask(&mut fog, Stage::Memory);
+    fog.import_memory_as_map("i", &blob).unwrap();
+    assert_eq!(mask(&mut fog, Stage::Memory).2, own, "its own memory is kept");
+    assert_eq!(mask(&mut fog, Stage::Mapped).2, theirs, "the ally's explored ground is mapped");
+    for _ in 0..4 {
+        fog.tick(&mut world, 50_000).unwrap();
+    }
+    let (_, _, fin) = mask(&mut fog, Stage::Final);
+    let centre = 20 * 64 + 20;
+    assert_eq!((theirs[centre], own[centre], fin[centre]), (65535, 0, 16384), "mapped, never seen by this player");
 }
 
 /// Every test of this suite, by name.
 pub const TESTS: &[Test] = &[
+    ("an_allys_memory_imported_as_a_map_becomes_the_mapped_state", an_allys_memory_imported_as_a_map_becomes_the_mapped_state),
     ("saved_memory_comes_back_where_it_was_after_the_area_changed", saved_memory_comes_back_where_it_was_after_the_area_changed),
     ("a_move_by_whole_texels_shifts_every_mask_exactly", a_move_by_whole_texels_shifts_every_mask_exactly),
     ("without_resampling_the_old_texel_space_rule_holds", without_resampling_the_old_texel_space_rule_holds),

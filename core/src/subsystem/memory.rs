@@ -57,14 +57,39 @@ impl FogSubsystem {
         encode(MEMORY_MAGIC, &MemoryBody { area, width: dims.width, height: dims.height, memory, mapped })
     }
 
-    /// Replaces the explored memory of instance `name` with a blob of
-    /// [`Self::export_memory`], resampled into the instance's current area
-    /// in world space as [`Self::set_area`] resamples (each texel takes the
-    /// saved texel under its centre; texels the saved area did not cover
-    /// are unexplored). Everything else is kept; the instance recomputes on
-    /// its next tick. A damaged blob, or one whose area or size is wrong, is
-    /// an error naming the field, and changes nothing.
+    /// Replaces the explored memory and the mapped state of instance `name`
+    /// with a blob of [`Self::export_memory`], resampled into the
+    /// instance's current area in world space as [`Self::set_area`]
+    /// resamples (each texel takes the saved texel under its centre; texels
+    /// the saved area did not cover are unexplored). Everything else is
+    /// kept; the instance recomputes on its next tick. A damaged blob, or
+    /// one whose area or size is wrong, is an error naming the field, and
+    /// changes nothing.
     pub fn import_memory(&mut self, name: &str, blob: &[u8]) -> Result<()> {
+        let [memory, mapped] = self.resampled_memory(name, blob)?;
+        self.rewrite_masks(name, &[Texture::Memory, Texture::Mapped], |texture, texels| {
+            *texels = if texture == Texture::Memory { memory.clone() } else { mapped.clone() };
+        })
+    }
+
+    /// Adds what a blob of [`Self::export_memory`] knew (explored or mapped)
+    /// to the mapped state of instance `name`, resampled as
+    /// [`Self::import_memory`] resamples: an ally's map, bought or shared.
+    /// Each texel's mapped state becomes the largest of its own and the
+    /// blob's memory and mapped state there; explored memory is kept. The
+    /// same checks as [`Self::import_memory`]; an error changes nothing.
+    pub fn import_memory_as_map(&mut self, name: &str, blob: &[u8]) -> Result<()> {
+        let [memory, mapped] = self.resampled_memory(name, blob)?;
+        self.rewrite_masks(name, &[Texture::Mapped], |_, texels| {
+            for (i, v) in texels.iter_mut().enumerate() {
+                *v = (*v).max(memory[i]).max(mapped[i]);
+            }
+        })
+    }
+
+    /// A blob's explored memory and mapped state, checked and resampled into
+    /// instance `name`'s grid.
+    fn resampled_memory(&self, name: &str, blob: &[u8]) -> Result<[Vec<u16>; 2]> {
         let MemoryBody { area, width, height, memory, mapped } = decode(MEMORY_MAGIC, blob)?;
         area.validate("memory.area")?;
         for (field, side) in [("memory.width", width), ("memory.height", height)] {
@@ -87,9 +112,8 @@ impl FogSubsystem {
             let saved: Vec<u16> = plane.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
             resampled.push(resample_mask(&saved, &from, &to));
         }
-        self.rewrite_masks(name, &[Texture::Memory, Texture::Mapped], |texture, texels| {
-            *texels = if texture == Texture::Memory { resampled[0].clone() } else { resampled[1].clone() };
-        })?;
-        Ok(())
+        let mapped = resampled.pop().expect("two planes");
+        let memory = resampled.pop().expect("two planes");
+        Ok([memory, mapped])
     }
 }
