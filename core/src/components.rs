@@ -400,3 +400,16 @@ pub struct Ghost {
     /// The actor it stands in for.
     pub actor: hecs::Entity,
 }
+
+/// Marks an entity whose visibility matters to the game's players (a unit,
+/// a building, a projectile): each instance is an observer, and every tick
+/// murk works out which tracked entities each observer sees (see
+/// `FogSubsystem::visible_to`). It is seen when any output texel of its
+/// footprint shows at least the instance's visibility cutoff.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tracked {
+    /// Footprint radius around its [`Position`] in world units (0: the
+    /// texel under it only). Texels whose centre lies within it count, as
+    /// for a circle blocker, and the texel under the position always does.
+    pub footprint: f32,
+}

@@ -22,7 +22,7 @@ use crate::error::{MurkError, Result};
 use crate::query::MaskAnswer;
 use crate::stealth::StealthSample;
 pub use crate::subsystem::HashBody;
-use crate::subsystem::{ActiveReveal, InstanceDesc, InstanceState};
+use crate::subsystem::{ActiveReveal, InstanceDesc, InstanceState, SightSample};
 use crate::texture::{TexelKind, Texture};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -135,6 +135,25 @@ pub struct FogBody {
     pub lockstep: Vec<HashBody>,
     /// The id the next scripted reveal gets.
     pub next_reveal: u64,
+    /// Each observer's tracked entities in sight (entity bits, ascending).
+    pub sight: Vec<(String, Vec<u64>)>,
+    /// The entities tracked at the last tick (bits, ascending).
+    pub tracked: Vec<u64>,
+    /// Footprint samples taken and not yet used, oldest first.
+    pub sight_samples: Vec<SightBatchBody>,
+}
+
+/// Footprint samples in flight, landed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SightBatchBody {
+    /// The tick whose sight update uses them.
+    pub due: u64,
+    /// The observers when they were taken, in name order.
+    pub observers: Vec<String>,
+    /// One per footprint, by observer then entity.
+    pub samples: Vec<SightSample>,
+    /// The sampled values, in the order of the samples.
+    pub values: Vec<u16>,
 }
 
 /// One instance of a [`FogBody`].

@@ -105,7 +105,7 @@ pub enum StealthEvent {
     },
 }
 
-fn entity_bits<S: serde::Serializer>(e: &Entity, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn entity_bits<S: serde::Serializer>(e: &Entity, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(e.to_bits().get())
 }
 

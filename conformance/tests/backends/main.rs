@@ -17,6 +17,7 @@ mod properties;
 mod reveals;
 mod robustness;
 mod rules;
+mod sight;
 mod snapshots;
 
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -41,6 +42,7 @@ const SUITES: &[(&str, &[Test])] = &[
     ("properties", properties::TESTS),
     ("reveals", reveals::TESTS),
     ("robustness", robustness::TESTS),
+    ("sight", sight::TESTS),
 ];
 
 /// The trials of one variant: every corpus case, then every suite test.

@@ -106,7 +106,8 @@ impl FogSubsystem {
         Ok(hash::state_hash(self.landed_hashes(values, false)?))
     }
 
-    /// FNV-1a 64 over every stealth state, in actor order.
+    /// FNV-1a 64 over every stealth state, in actor order, then every
+    /// observer's set of tracked entities in sight, in observer order.
     fn stealth_hash(&self) -> u64 {
         let mut h = Fnv64::default();
         for (bits, state) in &self.stealth {
@@ -114,6 +115,7 @@ impl FogSubsystem {
                 state.hash_into(actor, &mut h);
             }
         }
+        self.hash_sight(&mut h);
         h.finish()
     }
 

@@ -26,12 +26,14 @@ mod queries;
 mod readout;
 mod reveal;
 mod rules;
+mod sight;
 mod snapshot;
 
 pub use area::resample_mask;
 pub use lockstep::{HashBody, LandedHash};
 pub use memory::{MemoryBody, MEMORY_MAGIC};
 pub use reveal::{ActiveReveal, FogTarget, Reveal, RevealArea, RevealId, RevealKind};
+pub use sight::{SightEvent, SightSample, MAX_FOOTPRINT_TEXELS, MAX_OBSERVERS};
 
 use self::project::{gather, project_source, Gathered};
 use self::rules::{apply, PendingFlag};
@@ -249,6 +251,9 @@ pub struct TickReport {
     pub instances: BTreeMap<String, InstanceTick>,
     /// Stealth transitions, in actor order.
     pub events: Vec<StealthEvent>,
+    /// Tracked entities entering and leaving each observer's sight, in
+    /// observer order, then entity order (see [`FogSubsystem::visible_to`]).
+    pub sight: Vec<SightEvent>,
     /// With [`FogSubsystem::set_hash_every_tick`]: the lockstep hash of the
     /// state [`READBACK_LATENCY_TICKS`] ticks ago, landed this tick.
     pub lockstep: Option<LandedHash>,
@@ -270,6 +275,13 @@ pub struct FogSubsystem {
     pending_hashes: lockstep::PendingHashes,
     /// The id the next reveal gets.
     pub(crate) next_reveal: u64,
+    /// Each observer's tracked entities in sight (entity bits), observers
+    /// with none left out.
+    pub(crate) sight: BTreeMap<String, std::collections::BTreeSet<u64>>,
+    /// The entities tracked at the last tick.
+    pub(crate) tracked: std::collections::BTreeSet<u64>,
+    /// Footprint samples in flight, oldest first.
+    pub(crate) sight_batches: VecDeque<sight::SightBatch>,
 }
 
 impl FogSubsystem {
@@ -287,6 +299,9 @@ impl FogSubsystem {
             hash_every_tick: false,
             pending_hashes: lockstep::PendingHashes::new(),
             next_reveal: 0,
+            sight: BTreeMap::new(),
+            tracked: std::collections::BTreeSet::new(),
+            sight_batches: VecDeque::new(),
         }
     }
 
@@ -531,6 +546,7 @@ impl FogSubsystem {
             }
         }
         let actors = self.gather_actors(world)?;
+        let tracked = self.gather_tracked(world)?;
         // Phase 2: apply.
         let mut report = TickReport::default();
         let mut built: BTreeMap<u64, InstanceKey> = BTreeMap::new();
@@ -573,6 +589,8 @@ impl FogSubsystem {
         }
         report.events = self.update_stealth(world, &actors, dt)?;
         self.submit_stealth(&actors)?;
+        report.sight = self.update_sight(&tracked.entities)?;
+        self.submit_sight(tracked)?;
         // Transient reveals count down after they revealed this tick.
         let mut expired = Vec::new();
         for (e, reveal) in world.query_mut::<&mut TransientReveal>() {

@@ -11,7 +11,7 @@ use crate::error::{finite, MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
 use crate::frame::CAPTURE_EMPTY;
 use crate::query::{MaskAnswer, PendingQuery, QueryHandle};
-use crate::snapshot::{FlagBody, FogBody, InstanceBody, SampleBatchBody, StealthBody, TextureBody};
+use crate::snapshot::{FlagBody, FogBody, InstanceBody, SampleBatchBody, SightBatchBody, StealthBody, TextureBody};
 use crate::stealth::{StealthBatch, StealthState};
 use crate::texture::{instance_textures, TextureSet};
 use hecs::{Entity, World};
@@ -39,6 +39,13 @@ impl FogSubsystem {
                 let values = self.backend.poll_samples(t, true)?;
                 batch.values =
                     Readback::Ready(values.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "stealth readback" })?);
+            }
+        }
+        for batch in &mut self.sight_batches {
+            if let Readback::Ticket(t) = batch.values {
+                let values = self.backend.poll_samples(t, true)?;
+                batch.values =
+                    Readback::Ready(values.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "sight readback" })?);
             }
         }
         Ok(())
@@ -117,6 +124,16 @@ impl FogSubsystem {
             reveals,
             lockstep,
             next_reveal: self.next_reveal,
+            sight: self.sight.iter().map(|(n, s)| (n.clone(), s.iter().copied().collect())).collect(),
+            tracked: self.tracked.iter().copied().collect(),
+            sight_samples: self
+                .sight_batches
+                .iter()
+                .map(|b| {
+                    let values = landed(b.values.clone())?;
+                    Ok(SightBatchBody { due: b.due, observers: b.observers.clone(), samples: b.samples.clone(), values })
+                })
+                .collect::<Result<_>>()?,
         }
         .encode()
     }
@@ -139,8 +156,20 @@ impl FogSubsystem {
     /// state names it. Transient-reveal countdowns are restored
     /// only on entities that hold a `TransientReveal` already.
     pub fn restore(&mut self, world: &mut World, bytes: &[u8]) -> Result<()> {
-        let FogBody { tick, next_query, queries, instances, stealth: saved_stealth, stealth_samples, reveals: saved_reveals, lockstep, next_reveal } =
-            FogBody::decode(bytes)?;
+        let FogBody {
+            tick,
+            next_query,
+            queries,
+            instances,
+            stealth: saved_stealth,
+            stealth_samples,
+            reveals: saved_reveals,
+            lockstep,
+            next_reveal,
+            sight,
+            tracked,
+            sight_samples,
+        } = FogBody::decode(bytes)?;
         if let Some((&h, _)) = queries.range(next_query..).next() {
             return Err(MurkError::invalid("snapshot.queries", h, format!("is a pending handle at or past the next handle {next_query}")));
         }
@@ -278,6 +307,7 @@ impl FogSubsystem {
             }
         }
         let lockstep = Self::restored_hashes(lockstep, &names)?;
+        let (sight, tracked, sight_batches) = restored_sight(sight, tracked, sight_samples, &names)?;
         let last_key = u64::from(self.next_key) + slots.len() as u64;
         if last_key > u64::from(u32::MAX) {
             return Err(MurkError::invalid("instance keys", self.next_key, "are used up: every key up to u32::MAX was given out"));
@@ -318,6 +348,14 @@ impl FogSubsystem {
         self.next_query = next_query;
         self.queries = queries.into_iter().map(|(h, answers)| (h, PendingQuery { answers, in_flight: None })).collect();
         self.stealth_batches = stealth_batches;
+        for batch in &self.sight_batches {
+            if let Readback::Ticket(t) = batch.values {
+                self.backend.forget_readback(t);
+            }
+        }
+        self.sight = sight;
+        self.tracked = tracked;
+        self.sight_batches = sight_batches;
         // The old ghosts are murk's: despawn those that are still ghosts.
         for old in self.stealth.values() {
             if let Some(g) = old.ghost {
@@ -377,4 +415,60 @@ fn read_capture(blob: &[u8], dims: InstanceDims, prefix: &str) -> Result<Vec<i32
         return Err(MurkError::invalid(format!("{prefix}.capture[{i}]"), v, format!("must be empty or within -{HEIGHT_LIMIT}..={HEIGHT_WALL}")));
     }
     Ok(texels)
+}
+
+/// The sight state of a snapshot, checked against the rest: sets and
+/// batches name instances of the snapshot, sets hold tracked entities only,
+/// in ascending order, and every sample's values lie in its batch.
+#[allow(clippy::type_complexity, reason = "the three parts of the sight state")]
+fn restored_sight(
+    sight: Vec<(String, Vec<u64>)>,
+    tracked: Vec<u64>,
+    batches: Vec<SightBatchBody>,
+    names: &BTreeSet<String>,
+) -> Result<(BTreeMap<String, BTreeSet<u64>>, BTreeSet<u64>, VecDeque<super::sight::SightBatch>)> {
+    let ascending = |v: &[u64]| v.windows(2).all(|w| w[0] < w[1]);
+    if !ascending(&tracked) {
+        return Err(MurkError::invalid("snapshot.tracked", tracked.len(), "must list entities once each, in ascending order"));
+    }
+    let tracked_set: BTreeSet<u64> = tracked.into_iter().collect();
+    let mut sets = BTreeMap::new();
+    for (name, set) in sight {
+        if !names.contains(&name) {
+            return Err(MurkError::invalid("snapshot.sight", name, "names no instance of the snapshot"));
+        }
+        if !ascending(&set) {
+            return Err(MurkError::invalid(format!("snapshot.sight.{name}"), set.len(), "must list entities once each, in ascending order"));
+        }
+        if let Some(e) = set.iter().find(|e| !tracked_set.contains(e)) {
+            return Err(MurkError::invalid(format!("snapshot.sight.{name}"), e, "is not a tracked entity"));
+        }
+        if sets.insert(name.clone(), set.into_iter().collect::<BTreeSet<u64>>()).is_some() {
+            return Err(MurkError::invalid("snapshot.sight", name, "is listed twice"));
+        }
+    }
+    let mut out = VecDeque::new();
+    for (b, batch) in batches.into_iter().enumerate() {
+        let field = format!("snapshot.sight_samples[{b}]");
+        if let Some(o) = batch.observers.iter().find(|o| !names.contains(*o)) {
+            return Err(MurkError::invalid(format!("{field}.observers"), o, "names no instance of the snapshot"));
+        }
+        for (i, s) in batch.samples.iter().enumerate() {
+            let end = u64::from(s.first) + u64::from(s.count);
+            if !batch.observers.contains(&s.observer) || s.count == 0 || end > batch.values.len() as u64 {
+                return Err(MurkError::invalid(
+                    format!("{field}.samples[{i}]"),
+                    format!("{}: {}..{end}", s.observer, s.first),
+                    format!("must name one of the batch's observers and lie within its {} values", batch.values.len()),
+                ));
+            }
+        }
+        out.push_back(super::sight::SightBatch {
+            due: batch.due,
+            observers: batch.observers,
+            samples: batch.samples,
+            values: Readback::Ready(batch.values),
+        });
+    }
+    Ok((sets, tracked_set, out))
 }

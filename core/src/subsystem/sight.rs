@@ -1,0 +1,308 @@
+//! Who sees what: the tracked entities each observer sees, for a server
+//! that sends a client only what its team may know.
+//!
+//! An observer is an instance: an instance is already one team's view (the
+//! teams it observes, its area, its profile), and its final mask is what
+//! that team's players are shown. Each tick, after the blend, murk samples
+//! every tracked entity's footprint in every instance's final mask, in one
+//! batch over all instances; [`READBACK_LATENCY_TICKS`] ticks later the
+//! largest value of each footprint is compared with the instance's
+//! visibility cutoff (`value >= cutoff` is seen), and the observer's set and
+//! its entered/left events follow. Integer throughout: the footprint is the
+//! circle blockers' texel rule in Q3 texels, the values are the final mask's.
+
+use super::{entity_label, FogSubsystem};
+use crate::backend::{Readback, SampleRequest};
+use crate::components::{Position, Tracked};
+use crate::error::{finite, MurkError, Result};
+use crate::fixed::{Fnv64, TEXEL_ONE};
+use crate::frame::READBACK_LATENCY_TICKS;
+use crate::query::texel_of;
+use crate::raster::centre_q;
+use crate::transform::AreaTransform;
+use hecs::{Entity, World};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Most instances that observe tracked entities: a tick with tracked
+/// entities and more instances is refused.
+pub const MAX_OBSERVERS: usize = 64;
+
+/// Largest footprint radius, in output texels of an instance.
+pub const MAX_FOOTPRINT_TEXELS: i32 = 64;
+
+/// An observer gained or lost sight of a tracked entity.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "event")]
+pub enum SightEvent {
+    /// `observer` sees `entity` from this tick on.
+    Entered {
+        /// The observing instance.
+        observer: String,
+        /// The tracked entity.
+        #[serde(serialize_with = "super::super::stealth::entity_bits")]
+        entity: Entity,
+    },
+    /// `observer` no longer sees `entity` (out of sight, no longer tracked,
+    /// or despawned).
+    Left {
+        /// The observing instance.
+        observer: String,
+        /// The tracked entity.
+        #[serde(serialize_with = "super::super::stealth::entity_bits")]
+        entity: Entity,
+    },
+}
+
+/// One entity's footprint in one observer's samples.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SightSample {
+    /// The entity's bits.
+    pub entity: u64,
+    /// The observing instance.
+    pub observer: String,
+    /// Its first value in the batch.
+    pub first: u32,
+    /// How many values its footprint has.
+    pub count: u32,
+    /// The observer's visibility cutoff when the sample was taken.
+    pub cutoff: u16,
+}
+
+/// Footprint samples taken after a tick and used a fixed number of ticks
+/// later (kept in snapshots while in flight).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SightBatch {
+    /// The tick whose update uses them.
+    pub(crate) due: u64,
+    /// The observers when it was taken, in name order.
+    pub(crate) observers: Vec<String>,
+    /// Footprints, by observer then entity.
+    pub(crate) samples: Vec<SightSample>,
+    /// The sampled values, in the order of the samples.
+    pub(crate) values: Readback<Vec<u16>>,
+}
+
+/// One tracked entity's footprint in one instance: its bits and output texels.
+pub(crate) type Footprint = (u64, Vec<[u32; 2]>);
+
+/// A tick's tracked entities with each instance's footprint texels,
+/// gathered (and checked) before the tick changes anything.
+pub(crate) struct TrackedTick {
+    /// Tracked entities, by bits.
+    pub(crate) entities: BTreeSet<u64>,
+    /// Per instance, by name: each entity's footprint texels (entities
+    /// whose footprint misses the instance are left out).
+    pub(crate) footprints: BTreeMap<String, Vec<Footprint>>,
+}
+
+/// The output texels of a footprint of radius `footprint` at `pos` in the
+/// grid of `out`: the circle rule of the rasterizer in Q3 texels, and the
+/// texel under the position. Empty when the footprint misses the grid.
+fn footprint_texels(out: &AreaTransform, pos: glam::Vec3, footprint: f32, label: &str) -> Result<Vec<[u32; 2]>> {
+    let r = out.length_q(|| format!("{label}.tracked.footprint"), footprint)?;
+    if r > MAX_FOOTPRINT_TEXELS * TEXEL_ONE {
+        return Err(MurkError::invalid(
+            format!("{label}.tracked.footprint"),
+            footprint,
+            format!("is {} output texels of this instance; at most {MAX_FOOTPRINT_TEXELS}", f64::from(r) / f64::from(TEXEL_ONE)),
+        ));
+    }
+    let (tx, ty) = out.world_to_texel(f64::from(pos.x), f64::from(pos.y));
+    let (w, h) = (out.width(), out.height());
+    let rt = f64::from(r) / f64::from(TEXEL_ONE);
+    if tx + rt < 0.0 || ty + rt < 0.0 || tx - rt > f64::from(w) || ty - rt > f64::from(h) {
+        return Ok(Vec::new());
+    }
+    let [cx, cy] = AreaTransform::texel_q(tx, ty);
+    let mut texels = Vec::new();
+    if let (Some((x0, x1)), Some((y0, y1))) = (crate::binning::texel_span(cx, r, w), crate::binning::texel_span(cy, r, h)) {
+        let r2 = i64::from(r) * i64::from(r);
+        for y in y0..=y1 {
+            let dy = centre_q(y) - i64::from(cy);
+            for x in x0..=x1 {
+                let dx = centre_q(x) - i64::from(cx);
+                if dx * dx + dy * dy <= r2 {
+                    texels.push([x, y]);
+                }
+            }
+        }
+    }
+    if let Some((under, _)) = texel_of(out, 0.0, pos) {
+        if !texels.contains(&under) {
+            texels.push(under);
+        }
+    }
+    Ok(texels)
+}
+
+impl FogSubsystem {
+    /// The tracked entities of `world` with their footprints in every
+    /// instance, checked: a NaN position, a negative or NaN footprint, one
+    /// too wide for an instance's texels, or more instances than
+    /// [`MAX_OBSERVERS`] is an error naming it.
+    pub(crate) fn gather_tracked(&self, world: &World) -> Result<TrackedTick> {
+        let mut tracked: Vec<(Entity, glam::Vec3, f32)> =
+            world.query::<(&Position, &Tracked)>().iter().map(|(e, (p, t))| (e, p.0, t.footprint)).collect();
+        tracked.sort_by_key(|(e, _, _)| e.to_bits());
+        let mut footprints: BTreeMap<String, Vec<Footprint>> = BTreeMap::new();
+        if !tracked.is_empty() && self.instances.len() > MAX_OBSERVERS {
+            return Err(MurkError::invalid(
+                "observers",
+                self.instances.len(),
+                format!("tracked entities are judged by at most {MAX_OBSERVERS} instances"),
+            ));
+        }
+        for (e, pos, footprint) in &tracked {
+            let label = entity_label(*e);
+            for (axis, v) in [("x", pos.x), ("y", pos.y), ("z", pos.z)] {
+                finite(|| format!("{label}.position.{axis}"), v)?;
+            }
+            let f = finite(|| format!("{label}.tracked.footprint"), *footprint)? as f32;
+            if f < 0.0 {
+                return Err(MurkError::invalid(format!("{label}.tracked.footprint"), f, "must not be negative"));
+            }
+            for (name, slot) in &self.instances {
+                let a = &slot.desc.area;
+                // With Z layering an instance sees only what stands in its slab.
+                if slot.desc.profile.z_layering && (pos.z - a.center.z).abs() > a.extents.z / 2.0 {
+                    continue;
+                }
+                let out = AreaTransform::new(a, slot.dims.out_width, slot.dims.out_height);
+                let texels = footprint_texels(&out, *pos, f, &label).map_err(|e| super::in_instance(e, name))?;
+                if !texels.is_empty() {
+                    footprints.entry(name.clone()).or_default().push((e.to_bits().get(), texels));
+                }
+            }
+        }
+        Ok(TrackedTick { entities: tracked.iter().map(|(e, _, _)| e.to_bits().get()).collect(), footprints })
+    }
+
+    /// Applies the footprint samples due this tick: each observer's set
+    /// becomes the entities whose footprint reached its cutoff, and the
+    /// differences come out as events (observers in name order, then
+    /// entities; those that left before those that entered). Entities no
+    /// longer tracked leave every set at once.
+    pub(crate) fn update_sight(&mut self, present: &BTreeSet<u64>) -> Result<Vec<SightEvent>> {
+        let mut next: BTreeMap<String, BTreeSet<u64>> = self.sight.clone();
+        for set in next.values_mut() {
+            set.retain(|e| present.contains(e));
+        }
+        while self.sight_batches.front().is_some_and(|b| b.due <= self.tick) {
+            let batch = self.sight_batches.pop_front().expect("checked above");
+            let values = match batch.values {
+                Readback::Ready(v) => v,
+                Readback::Ticket(t) => self
+                    .backend
+                    .poll_samples(t, true)?
+                    .ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "sight readback" })?,
+            };
+            let mut seen: BTreeMap<&str, BTreeSet<u64>> = batch.observers.iter().map(|o| (o.as_str(), BTreeSet::new())).collect();
+            for s in &batch.samples {
+                let range = s.first as usize..(s.first as usize + s.count as usize);
+                let top = values.get(range.clone()).and_then(|v| v.iter().max().copied()).ok_or_else(|| MurkError::Backend {
+                    backend: self.backend.name(),
+                    message: format!("the sight readback holds {} values, {range:?} was asked for", values.len()),
+                })?;
+                if top >= s.cutoff && present.contains(&s.entity) {
+                    seen.entry(s.observer.as_str()).or_default().insert(s.entity);
+                }
+            }
+            for (observer, set) in seen {
+                if self.instances.contains_key(observer) {
+                    next.insert(observer.to_string(), set);
+                }
+            }
+        }
+        next.retain(|name, _| self.instances.contains_key(name));
+        let mut events = Vec::new();
+        let empty = BTreeSet::new();
+        let names: BTreeSet<&String> = next.keys().chain(self.sight.keys()).collect();
+        for name in names {
+            let (old, new) = (self.sight.get(name).unwrap_or(&empty), next.get(name).unwrap_or(&empty));
+            let entity = |bits: &u64| Entity::from_bits(*bits);
+            for e in old.difference(new).filter_map(entity) {
+                events.push(SightEvent::Left { observer: name.clone(), entity: e });
+            }
+            for e in new.difference(old).filter_map(entity) {
+                events.push(SightEvent::Entered { observer: name.clone(), entity: e });
+            }
+        }
+        next.retain(|_, set| !set.is_empty());
+        self.sight = next;
+        self.tracked = present.clone();
+        Ok(events)
+    }
+
+    /// Samples every tracked entity's footprint in every instance's final
+    /// mask after this tick's blend, in one batch (one readback); used
+    /// [`READBACK_LATENCY_TICKS`] ticks later.
+    pub(crate) fn submit_sight(&mut self, tick: TrackedTick) -> Result<()> {
+        if tick.entities.is_empty() {
+            return Ok(());
+        }
+        let mut samples = Vec::new();
+        let mut requests = Vec::new();
+        let mut first = 0u32;
+        for (name, footprints) in tick.footprints {
+            let slot = self.slot(&name)?;
+            let (key, cutoff) = (slot.key, slot.q.visibility_cutoff);
+            let mut texels = Vec::new();
+            for (entity, fp) in footprints {
+                samples.push(SightSample { entity, observer: name.clone(), first, count: fp.len() as u32, cutoff });
+                first += fp.len() as u32;
+                texels.extend(fp);
+            }
+            requests.push(SampleRequest { key, texels });
+        }
+        let values = if requests.is_empty() { Readback::Ready(Vec::new()) } else { Readback::Ticket(self.backend.submit_samples(&requests)?) };
+        let observers = self.instances.keys().cloned().collect();
+        self.sight_batches.push_back(SightBatch { due: self.tick.saturating_add(READBACK_LATENCY_TICKS), observers, samples, values });
+        Ok(())
+    }
+
+    /// The tracked entities instance `observer` sees, in entity order (as
+    /// of the last tick's sight update).
+    pub fn visible_to(&self, observer: &str) -> Result<Vec<Entity>> {
+        self.slot(observer)?;
+        Ok(self.sight.get(observer).map_or_else(Vec::new, |s| s.iter().filter_map(|b| Entity::from_bits(*b)).collect()))
+    }
+
+    /// Whether instance `observer` sees tracked entity `entity`. An unknown
+    /// observer, or an entity that was not tracked at the last tick, is an
+    /// error.
+    pub fn sees(&self, observer: &str, entity: Entity) -> Result<bool> {
+        self.slot(observer)?;
+        let bits = self.tracked_bits(entity)?;
+        Ok(self.sight.get(observer).is_some_and(|s| s.contains(&bits)))
+    }
+
+    /// The instances that see tracked entity `entity`, in name order; an
+    /// entity that was not tracked at the last tick is an error.
+    pub fn observers_of(&self, entity: Entity) -> Result<Vec<String>> {
+        let bits = self.tracked_bits(entity)?;
+        Ok(self.sight.iter().filter(|(_, s)| s.contains(&bits)).map(|(n, _)| n.clone()).collect())
+    }
+
+    fn tracked_bits(&self, entity: Entity) -> Result<u64> {
+        let bits = entity.to_bits().get();
+        if self.tracked.contains(&bits) {
+            Ok(bits)
+        } else {
+            Err(MurkError::invalid("entity", entity.id(), "was not tracked at the last tick (it has no Position and Tracked)"))
+        }
+    }
+
+    /// Feeds the sight sets into the lockstep hash: each observer with a
+    /// set, in name order, its name and its entities.
+    pub(crate) fn hash_sight(&self, h: &mut Fnv64) {
+        for (name, set) in &self.sight {
+            h.write(&(name.len() as u64).to_le_bytes());
+            h.write(name.as_bytes());
+            h.write(&(set.len() as u64).to_le_bytes());
+            for bits in set {
+                h.write(&bits.to_le_bytes());
+            }
+        }
+    }
+}
