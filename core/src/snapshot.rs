@@ -39,7 +39,9 @@ use std::collections::BTreeMap;
 /// refused by version. 5 also compresses the body
 /// with LZ4 and checks the payload with `crate::hash::bytes_hash` instead of
 /// FNV-1a 64. 6: the mapped texture, scripted reveals per instance and
-/// the next reveal id (explored-memory blobs carry the mapped state too).
+/// the next reveal id (explored-memory blobs carry the mapped state too),
+/// and each observer's set of tracked entities in sight with the footprint
+/// samples in flight.
 pub const VERSION: u32 = 6;
 /// Magic of a fog-state snapshot.
 pub const FOG_MAGIC: &[u8; 8] = b"MURKSNAP";
