@@ -5,7 +5,10 @@
 //! visibility and blur are kept, memory, compose, upscale and blend run),
 //! `tick/rts-steady/...` (every tenth source walks each tick, the others
 //! stand: a typical RTS tick), `tick/rts-build/...` and `tick/rts-door/...`
-//! (the walkers, and a building placed or a door toggled every tick), and
+//! (the walkers, and a building placed or a door toggled every tick),
+//! `tick/rts-observed/...` and `tick/rts-tracked/...` (the walkers, four
+//! instances of one team each, and in the second every unit tracked: the
+//! difference is what the sight sets cost), and
 //! what a lockstep or rollback game asks beside the tick: `hash/rts/...`,
 //! `save/rts/...`, `restore/rts/...`.
 //!
@@ -58,6 +61,13 @@ enum Change {
     Building,
     /// The walkers, and a 1x4 door that opens or closes (`rts-door`).
     Door,
+    /// The walkers, with four instances over the map, one team each
+    /// (`rts-observed`).
+    Observed,
+    /// `Observed` with every unit tracked (footprint 1): what the four
+    /// observers' sight sets cost is this row less `rts-observed`
+    /// (`rts-tracked`).
+    Tracked,
 }
 
 impl Change {
@@ -67,6 +77,8 @@ impl Change {
             Change::Walkers => "rts-steady",
             Change::Building => "rts-build",
             Change::Door => "rts-door",
+            Change::Observed => "rts-observed",
+            Change::Tracked => "rts-tracked",
         }
     }
 }
@@ -90,6 +102,21 @@ impl RtsTicks {
         fog.create_instance(w.desc.clone()).expect("valid workload");
         let mut sources: Vec<Entity> = w.world.query::<&VisionSource>().iter().map(|(e, _)| e).collect();
         sources.sort();
+        if matches!(change, Change::Observed | Change::Tracked) {
+            // Four teams of 250 units, one instance each.
+            fog.set_observed_teams(&w.desc.name, murk_core::TeamMask::of(&[0])).expect("the instance");
+            for team in 1..4u8 {
+                let desc =
+                    murk_core::InstanceDesc { name: format!("team{team}"), observed_teams: murk_core::TeamMask::of(&[team]), ..w.desc.clone() };
+                fog.create_instance(desc).expect("valid workload");
+            }
+            for (i, &e) in sources.iter().enumerate() {
+                w.world.get::<&mut VisionSource>(e).expect("source").team = (i % 4) as u8;
+                if change == Change::Tracked {
+                    w.world.insert_one(e, murk_core::Tracked { footprint: 1.0 }).expect("a unit");
+                }
+            }
+        }
         let moving = sources.into_iter().step_by(10).collect();
         let door = w.world.spawn((Position(Vec3::new(500.5, 500.5, 0.0)),));
         let profile = (w.desc.name.clone(), w.desc.profile.clone());
@@ -215,6 +242,8 @@ fn frame(c: &mut Criterion) {
     bench_ticks(c, Change::Walkers, with_gpu(vec![cpu(1), cpu(2)]));
     bench_ticks(c, Change::Building, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Door, with_gpu(vec![cpu(2)]));
+    bench_ticks(c, Change::Observed, with_gpu(vec![cpu(2)]));
+    bench_ticks(c, Change::Tracked, with_gpu(vec![cpu(2)]));
     bench_state(c, with_gpu(vec![cpu(2)]));
     if std::env::var_os("MURK_BENCH_HUGE").is_some() {
         bench_frames(c, &mut workloads::huge(), with_gpu(vec![cpu(2)]));

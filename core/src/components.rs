@@ -381,6 +381,11 @@ pub struct StealthActor {
     /// in (overlapping in X/Y, closest in Z).
     #[serde(default)]
     pub instance: Option<String>,
+    /// A state per observer instead of one for everybody: every instance
+    /// judges the actor on its own final mask, with its own events and its
+    /// own ghost (`TickReport::observer_events`). Excludes `instance`.
+    #[serde(default)]
+    pub per_observer: bool,
 }
 
 fn cutoff_off() -> f32 {
@@ -389,7 +394,14 @@ fn cutoff_off() -> f32 {
 
 impl Default for StealthActor {
     fn default() -> Self {
-        Self { hide_mode: HideMode::Hide, policy: VisibilityPolicy::FogDriven, cutoff_override: -1.0, fade_seconds: 0.0, instance: None }
+        Self {
+            hide_mode: HideMode::Hide,
+            policy: VisibilityPolicy::FogDriven,
+            cutoff_override: -1.0,
+            fade_seconds: 0.0,
+            instance: None,
+            per_observer: false,
+        }
     }
 }
 
@@ -400,6 +412,11 @@ pub struct Ghost {
     /// The actor it stands in for.
     pub actor: hecs::Entity,
 }
+
+/// On a ghost of a per-observer stealth actor: the observer (instance) it
+/// stands in for; only that observer's players should be shown it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GhostObserver(pub String);
 
 /// Marks an entity whose visibility matters to the game's players (a unit,
 /// a building, a projectile): each instance is an observer, and every tick

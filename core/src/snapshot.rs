@@ -223,6 +223,10 @@ pub struct StealthBody {
     pub ghost_at: [u32; 3],
     /// The instance that answered for it.
     pub instance: Option<String>,
+    /// The observer of a per-observer state (`None`: the actor's one state).
+    pub observer: Option<String>,
+    /// The payload its ghost carries (name, postcard bytes).
+    pub payload: Vec<(String, Vec<u8>)>,
 }
 
 /// The stealth samples of one tick, landed.

@@ -41,6 +41,9 @@ pub struct StealthState {
     pub ghost: Option<Entity>,
     /// The instance that answered the last check.
     pub instance: Option<String>,
+    /// The registered payload components as they were when the actor was
+    /// last seen (name, postcard bytes), which its ghost carries.
+    pub payload: Vec<(String, Vec<u8>)>,
 }
 
 impl StealthState {
@@ -66,6 +69,13 @@ impl StealthState {
         }
         // Whether there is a ghost, not its id: ids are local handles.
         h.write(&[u8::from(self.ghost.is_some())]);
+        h.write(&(self.payload.len() as u64).to_le_bytes());
+        for (name, bytes) in &self.payload {
+            for part in [name.as_bytes(), bytes] {
+                h.write(&(part.len() as u64).to_le_bytes());
+                h.write(part);
+            }
+        }
     }
 }
 
@@ -132,6 +142,8 @@ pub struct StealthQ {
     pub fade_us: u64,
     /// Named instance.
     pub instance: Option<String>,
+    /// A state per observer.
+    pub per_observer: bool,
 }
 
 /// Validates an actor's settings; `label` names it in errors.
@@ -148,7 +160,15 @@ pub fn quantize(label: &str, a: &StealthActor) -> Result<StealthQ> {
     if !(0.0..=3600.0).contains(&fade) {
         return Err(MurkError::invalid(format!("{label}.stealth.fade_seconds"), a.fade_seconds, "must be within 0..=3600"));
     }
+    if a.per_observer && a.instance.is_some() {
+        return Err(MurkError::invalid(
+            format!("{label}.stealth.instance"),
+            a.instance.as_deref().unwrap_or_default(),
+            "cannot be set with per_observer (every instance observes the actor)",
+        ));
+    }
     Ok(StealthQ {
+        per_observer: a.per_observer,
         hide_mode: a.hide_mode,
         policy: a.policy,
         cutoff: (cutoff >= 0.0).then(|| crate::fixed::unit_to_mask(cutoff)),
@@ -225,4 +245,8 @@ pub struct StealthSample {
     pub hide_mode: HideMode,
     /// Its fade time in microseconds.
     pub fade_us: u64,
+    /// The observer whose state it updates (`None`: the actor's one state).
+    pub observer: Option<String>,
+    /// The registered payload components now (name, postcard bytes).
+    pub payload: Vec<(String, Vec<u8>)>,
 }

@@ -12,6 +12,7 @@
 mod areas;
 mod gameplay;
 mod metamorphic;
+mod observers;
 mod pipeline;
 mod properties;
 mod reveals;
@@ -39,6 +40,7 @@ const SUITES: &[(&str, &[Test])] = &[
     ("gameplay", gameplay::TESTS),
     ("snapshots", snapshots::TESTS),
     ("metamorphic", metamorphic::TESTS),
+    ("observers", observers::TESTS),
     ("properties", properties::TESTS),
     ("reveals", reveals::TESTS),
     ("robustness", robustness::TESTS),

@@ -1,11 +1,17 @@
 //! The subsystem's stealth actors: gathering them, sampling the final mask
 //! where they stand, and applying the samples when they are due (the state,
 //! events and rules are in `crate::stealth`).
+//!
+//! An actor has one state, decided by one instance (the one it names, or
+//! the one it stands in), or, with `per_observer`, a state per instance:
+//! each instance judges it on its own final mask, with its own events
+//! (`TickReport::observer_events`) and its own ghost.
 
 use super::entity_label;
+use super::payload::{insert_payload, PayloadKind};
 use super::FogSubsystem;
 use crate::backend::{Readback, SampleRequest};
-use crate::components::{Ghost, HideMode, Position, StealthActor, VisibilityPolicy};
+use crate::components::{Ghost, GhostObserver, HideMode, Position, StealthActor, VisibilityPolicy};
 use crate::error::{finite, MurkError, Result};
 use crate::frame::READBACK_LATENCY_TICKS;
 use crate::query::texel_of;
@@ -13,6 +19,75 @@ use crate::stealth::{quantize, step_fade, StealthBatch, StealthEvent, StealthQ, 
 use crate::transform::AreaTransform;
 use hecs::{Entity, World};
 use std::collections::{BTreeMap, BTreeSet};
+
+/// Stealth transitions of one tick: those of the actors' single states,
+/// and those of per-observer states, with their observer.
+#[derive(Default)]
+pub(crate) struct StealthEvents {
+    pub(crate) single: Vec<StealthEvent>,
+    pub(crate) per_observer: Vec<(String, StealthEvent)>,
+}
+
+impl StealthEvents {
+    fn push(&mut self, observer: &Option<String>, event: StealthEvent) {
+        match observer {
+            None => self.single.push(event),
+            Some(o) => self.per_observer.push((o.clone(), event)),
+        }
+    }
+}
+
+/// Who judges an actor (an observer, or `None` for its one state) and
+/// where it stands in that judge's instance (`None`: outside it).
+type Judge = (Option<String>, Option<(String, [u32; 2])>);
+
+/// One sample's transition of `state` (the rule of `crate::stealth`).
+#[allow(clippy::too_many_arguments, reason = "one transition and what it touches")]
+fn transition(
+    state: &mut StealthState,
+    sample: StealthSample,
+    actor: Entity,
+    value: u16,
+    dt: u64,
+    world: &mut World,
+    payloads: &[PayloadKind],
+    events: &mut StealthEvents,
+) {
+    let visible = match sample.policy {
+        VisibilityPolicy::FogDriven => sample.located.is_some() && value >= sample.cutoff,
+        VisibilityPolicy::AlwaysVisible => true,
+        VisibilityPolicy::AlwaysHidden => false,
+    };
+    let observer = sample.observer.clone();
+    if visible && !state.last_visible {
+        if let Some(ghost) = state.ghost.take() {
+            let _ = world.despawn(ghost);
+            events.push(&observer, StealthEvent::GhostRemoved { actor, ghost });
+        }
+        events.push(&observer, StealthEvent::Revealed { actor });
+    } else if !visible && state.last_visible {
+        events.push(&observer, StealthEvent::Hidden { actor });
+        if sample.hide_mode == HideMode::FreezeWithGhost {
+            if let Some(at) = state.last_known_position() {
+                let ghost = world.spawn((Position(at), Ghost { actor }));
+                if let Some(o) = &observer {
+                    let _ = world.insert_one(ghost, GhostObserver(o.clone()));
+                }
+                insert_payload(payloads, world, ghost, &state.payload);
+                state.ghost = Some(ghost);
+                events.push(&observer, StealthEvent::GhostSpawned { actor, ghost });
+            }
+        }
+    }
+    if visible {
+        state.last_known = Some(sample.position);
+        state.payload = sample.payload;
+    }
+    state.last_visible = visible;
+    state.last_value = value;
+    state.instance = sample.located.map(|(n, _)| n);
+    state.fade = step_fade(state.fade, visible, sample.fade_us, dt);
+}
 
 impl FogSubsystem {
     /// Stealth actors with their settings checked, sorted by entity.
@@ -35,17 +110,22 @@ impl FogSubsystem {
         Ok(actors)
     }
 
-    /// The stealth state of an actor.
+    /// The stealth state of an actor (its one state; see
+    /// [`Self::stealth_state_for`] for per-observer actors).
     pub fn stealth_state(&self, actor: Entity) -> Option<&StealthState> {
         self.stealth.get(&actor.to_bits().get())
     }
 
+    /// The state of a per-observer stealth actor for one observer.
+    pub fn stealth_state_for(&self, actor: Entity, observer: &str) -> Option<&StealthState> {
+        self.observer_stealth.get(&(actor.to_bits().get(), observer.to_string()))
+    }
+
     /// Applies the stealth samples that are due this tick (asked for
     /// [`READBACK_LATENCY_TICKS`] ticks ago) and removes the states of
-    /// actors that are gone.
-    pub(crate) fn update_stealth(&mut self, world: &mut World, actors: &[(Entity, glam::Vec3, StealthQ)], dt: u64) -> Result<Vec<StealthEvent>> {
-        let mut events = Vec::new();
-        // Actors that are gone take their ghosts with them.
+    /// actors (and observers) that are gone, with their ghosts.
+    pub(crate) fn update_stealth(&mut self, world: &mut World, actors: &[(Entity, glam::Vec3, StealthQ)], dt: u64) -> Result<StealthEvents> {
+        let mut events = StealthEvents::default();
         let present: BTreeSet<u64> = actors.iter().map(|(e, _, _)| e.to_bits().get()).collect();
         let gone: Vec<u64> = self.stealth.keys().filter(|k| !present.contains(k)).copied().collect();
         for bits in gone {
@@ -53,7 +133,17 @@ impl FogSubsystem {
                 if let (Some(ghost), Some(actor)) = (state.ghost, Entity::from_bits(bits)) {
                     // The game may have removed the ghost itself.
                     let _ = world.despawn(ghost);
-                    events.push(StealthEvent::GhostRemoved { actor, ghost });
+                    events.single.push(StealthEvent::GhostRemoved { actor, ghost });
+                }
+            }
+        }
+        let gone: Vec<(u64, String)> =
+            self.observer_stealth.keys().filter(|(a, o)| !present.contains(a) || !self.instances.contains_key(o)).cloned().collect();
+        for key in gone {
+            if let Some(state) = self.observer_stealth.remove(&key) {
+                if let (Some(ghost), Some(actor)) = (state.ghost, Entity::from_bits(key.0)) {
+                    let _ = world.despawn(ghost);
+                    events.per_observer.push((key.1, StealthEvent::GhostRemoved { actor, ghost }));
                 }
             }
         }
@@ -69,6 +159,9 @@ impl FogSubsystem {
             for sample in batch.samples {
                 // An actor removed since its sample was taken has no state any more.
                 let Some(actor) = Entity::from_bits(sample.actor).filter(|_| present.contains(&sample.actor)) else { continue };
+                if sample.observer.as_ref().is_some_and(|o| !self.instances.contains_key(o)) {
+                    continue;
+                }
                 let value = match &sample.located {
                     Some((_, i)) => values.get(*i).copied().ok_or_else(|| MurkError::Backend {
                         backend: self.backend.name(),
@@ -76,74 +169,70 @@ impl FogSubsystem {
                     })?,
                     None => 0,
                 };
-                let visible = match sample.policy {
-                    VisibilityPolicy::FogDriven => sample.located.is_some() && value >= sample.cutoff,
-                    VisibilityPolicy::AlwaysVisible => true,
-                    VisibilityPolicy::AlwaysHidden => false,
+                let state = match &sample.observer {
+                    None => self.stealth.entry(sample.actor).or_default(),
+                    Some(o) => self.observer_stealth.entry((sample.actor, o.clone())).or_default(),
                 };
-                let state = self.stealth.entry(sample.actor).or_default();
-                if visible && !state.last_visible {
-                    if let Some(ghost) = state.ghost.take() {
-                        let _ = world.despawn(ghost);
-                        events.push(StealthEvent::GhostRemoved { actor, ghost });
-                    }
-                    events.push(StealthEvent::Revealed { actor });
-                } else if !visible && state.last_visible {
-                    events.push(StealthEvent::Hidden { actor });
-                    if sample.hide_mode == HideMode::FreezeWithGhost {
-                        if let Some(at) = state.last_known_position() {
-                            let ghost = world.spawn((Position(at), Ghost { actor }));
-                            state.ghost = Some(ghost);
-                            events.push(StealthEvent::GhostSpawned { actor, ghost });
-                        }
-                    }
-                }
-                if visible {
-                    state.last_known = Some(sample.position);
-                }
-                state.last_visible = visible;
-                state.last_value = value;
-                state.instance = sample.located.map(|(n, _)| n);
-                state.fade = step_fade(state.fade, visible, sample.fade_us, dt);
+                transition(state, sample, actor, value, dt, world, &self.payloads, &mut events);
             }
         }
         Ok(events)
     }
 
     /// Asks the backend for every actor's final-mask value after this
-    /// tick's blend, in one batch over all instances; the answers are used
-    /// [`READBACK_LATENCY_TICKS`] ticks later.
-    pub(crate) fn submit_stealth(&mut self, actors: &[(Entity, glam::Vec3, StealthQ)]) -> Result<()> {
+    /// tick's blend, in one batch over all instances (a per-observer actor
+    /// in every instance); the answers are used [`READBACK_LATENCY_TICKS`]
+    /// ticks later. Actors that leave ghosts carry their registered payload.
+    pub(crate) fn submit_stealth(&mut self, world: &World, actors: &[(Entity, glam::Vec3, StealthQ)]) -> Result<()> {
         if actors.is_empty() {
             return Ok(());
         }
         let mut per_instance: BTreeMap<String, Vec<(usize, [u32; 2])>> = BTreeMap::new();
         let mut samples = Vec::with_capacity(actors.len());
-        for (i, (actor, pos, q)) in actors.iter().enumerate() {
-            let located = match &q.instance {
-                Some(name) => {
-                    let slot = self.slot(name)?;
-                    let out = AreaTransform::new(&slot.desc.area, slot.dims.out_width, slot.dims.out_height);
-                    texel_of(&out, slot.desc.area.center.z, *pos).map(|(t, _)| (name.clone(), t))
-                }
-                None => self.locate(*pos),
+        for (actor, pos, q) in actors {
+            let payload = if q.hide_mode == HideMode::FreezeWithGhost { self.capture_payload(world, *actor) } else { Vec::new() };
+            let judges: Vec<Judge> = if q.per_observer {
+                self.instances
+                    .iter()
+                    .map(|(name, slot)| {
+                        let a = &slot.desc.area;
+                        let in_slab = !slot.desc.profile.z_layering || (pos.z - a.center.z).abs() <= a.extents.z / 2.0;
+                        let out = AreaTransform::new(a, slot.dims.out_width, slot.dims.out_height);
+                        let located = texel_of(&out, a.center.z, *pos).filter(|_| in_slab).map(|(t, _)| (name.clone(), t));
+                        (Some(name.clone()), located)
+                    })
+                    .collect()
+            } else {
+                let located = match &q.instance {
+                    Some(name) => {
+                        let slot = self.slot(name)?;
+                        let out = AreaTransform::new(&slot.desc.area, slot.dims.out_width, slot.dims.out_height);
+                        texel_of(&out, slot.desc.area.center.z, *pos).map(|(t, _)| (name.clone(), t))
+                    }
+                    None => self.locate(*pos),
+                };
+                vec![(None, located)]
             };
-            let cutoff = match &located {
-                Some((name, texel)) => {
-                    per_instance.entry(name.clone()).or_default().push((i, *texel));
-                    q.cutoff.unwrap_or(self.slot(name)?.q.visibility_cutoff)
-                }
-                None => u16::MAX,
-            };
-            samples.push(StealthSample {
-                actor: actor.to_bits().get(),
-                position: [pos.x.to_bits(), pos.y.to_bits(), pos.z.to_bits()],
-                located: located.map(|(n, _)| (n, 0)),
-                cutoff,
-                policy: q.policy,
-                hide_mode: q.hide_mode,
-                fade_us: q.fade_us,
-            });
+            for (observer, located) in judges {
+                let cutoff = match &located {
+                    Some((name, texel)) => {
+                        per_instance.entry(name.clone()).or_default().push((samples.len(), *texel));
+                        q.cutoff.unwrap_or(self.slot(name)?.q.visibility_cutoff)
+                    }
+                    None => u16::MAX,
+                };
+                samples.push(StealthSample {
+                    actor: actor.to_bits().get(),
+                    position: [pos.x.to_bits(), pos.y.to_bits(), pos.z.to_bits()],
+                    located: located.map(|(n, _)| (n, 0)),
+                    cutoff,
+                    policy: q.policy,
+                    hide_mode: q.hide_mode,
+                    fade_us: q.fade_us,
+                    observer,
+                    payload: payload.clone(),
+                });
+            }
         }
         let mut requests = Vec::with_capacity(per_instance.len());
         let mut next = 0;

@@ -107,11 +107,20 @@ impl FogSubsystem {
     }
 
     /// FNV-1a 64 over every stealth state, in actor order, then every
-    /// observer's set of tracked entities in sight, in observer order.
+    /// per-observer state (actor order, then observer order, each after its
+    /// observer's name), then every observer's set of tracked entities in
+    /// sight, in observer order.
     fn stealth_hash(&self) -> u64 {
         let mut h = Fnv64::default();
         for (bits, state) in &self.stealth {
             if let Some(actor) = Entity::from_bits(*bits) {
+                state.hash_into(actor, &mut h);
+            }
+        }
+        for ((bits, observer), state) in &self.observer_stealth {
+            if let Some(actor) = Entity::from_bits(*bits) {
+                h.write(&(observer.len() as u64).to_le_bytes());
+                h.write(observer.as_bytes());
                 state.hash_into(actor, &mut h);
             }
         }

@@ -21,6 +21,7 @@ mod area;
 mod capture;
 mod lockstep;
 mod memory;
+mod payload;
 mod project;
 mod queries;
 mod readout;
@@ -251,6 +252,9 @@ pub struct TickReport {
     pub instances: BTreeMap<String, InstanceTick>,
     /// Stealth transitions, in actor order.
     pub events: Vec<StealthEvent>,
+    /// Transitions of per-observer stealth actors, each with its observer,
+    /// in actor order, then observer order.
+    pub observer_events: Vec<(String, StealthEvent)>,
     /// Tracked entities entering and leaving each observer's sight, in
     /// observer order, then entity order (see [`FogSubsystem::visible_to`]).
     pub sight: Vec<SightEvent>,
@@ -266,6 +270,10 @@ pub struct FogSubsystem {
     pub(crate) next_key: InstanceKey,
     pub(crate) tick: u64,
     pub(crate) stealth: BTreeMap<u64, StealthState>,
+    /// The states of per-observer actors, by actor bits and observer.
+    pub(crate) observer_stealth: BTreeMap<(u64, String), StealthState>,
+    /// The components ghosts carry, in registration order.
+    pub(crate) payloads: Vec<payload::PayloadKind>,
     /// Stealth samples in flight, oldest first (one batch per tick with actors).
     pub(crate) stealth_batches: VecDeque<StealthBatch>,
     pub(crate) queries: BTreeMap<u64, PendingQuery>,
@@ -293,6 +301,8 @@ impl FogSubsystem {
             next_key: 0,
             tick: 0,
             stealth: BTreeMap::new(),
+            observer_stealth: BTreeMap::new(),
+            payloads: Vec::new(),
             stealth_batches: VecDeque::new(),
             queries: BTreeMap::new(),
             next_query: 0,
@@ -587,8 +597,9 @@ impl FogSubsystem {
         for slot in self.instances.values_mut() {
             slot.age_reveals();
         }
-        report.events = self.update_stealth(world, &actors, dt)?;
-        self.submit_stealth(&actors)?;
+        let stealth = self.update_stealth(world, &actors, dt)?;
+        (report.events, report.observer_events) = (stealth.single, stealth.per_observer);
+        self.submit_stealth(world, &actors)?;
         report.sight = self.update_sight(&tracked.entities)?;
         self.submit_sight(tracked)?;
         // Transient reveals count down after they revealed this tick.

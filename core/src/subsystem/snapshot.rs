@@ -88,10 +88,11 @@ impl FogSubsystem {
                 reveal_signature: slot.reveal_uploaded,
             });
         }
-        let stealth = self
-            .stealth
-            .iter()
-            .map(|(bits, st)| {
+        let states = self.stealth.iter().map(|(bits, st)| (bits, None, st));
+        let observed = self.observer_stealth.iter().map(|((bits, o), st)| (bits, Some(o.clone()), st));
+        let stealth = states
+            .chain(observed)
+            .map(|(bits, observer, st)| {
                 let ghost_at =
                     st.ghost.and_then(|g| world.get::<&Position>(g).ok().map(|p| p.0)).or_else(|| st.last_known_position()).unwrap_or_default();
                 StealthBody {
@@ -103,6 +104,8 @@ impl FogSubsystem {
                     ghost: st.ghost.map(|g| g.to_bits().get()),
                     ghost_at: [ghost_at.x.to_bits(), ghost_at.y.to_bits(), ghost_at.z.to_bits()],
                     instance: st.instance.clone(),
+                    observer,
+                    payload: st.payload.clone(),
                 }
             })
             .collect();
@@ -234,6 +237,7 @@ impl FogSubsystem {
             }
         }
         let mut stealth = BTreeMap::new();
+        let mut observer_stealth = BTreeMap::new();
         let mut ghosts = Vec::new();
         let mut ghost_ids = BTreeSet::new();
         for saved in saved_stealth {
@@ -241,9 +245,17 @@ impl FogSubsystem {
             let actor = Entity::from_bits(bits)
                 .ok_or_else(|| MurkError::Parse { what: "snapshot".into(), message: format!("actor id {bits} is invalid") })?;
             let field = format!("snapshot.stealth[{}]", actor.id());
-            if stealth.contains_key(&bits) {
-                return Err(MurkError::invalid(format!("{field}.actor"), bits, "has two stealth states"));
+            let twice = match &saved.observer {
+                None => stealth.contains_key(&bits),
+                Some(o) => observer_stealth.contains_key(&(bits, o.clone())),
+            };
+            if twice {
+                return Err(MurkError::invalid(format!("{field}.actor"), bits, "has two stealth states for one observer"));
             }
+            if let Some(o) = saved.observer.as_ref().filter(|o| !names.contains(*o)) {
+                return Err(MurkError::invalid(format!("{field}.observer"), o, "names no instance of the snapshot"));
+            }
+            self.check_payload(&saved.payload, &field)?;
             if let Some(known) = saved.last_known.filter(|k| k.iter().any(|v| !f32::from_bits(*v).is_finite())) {
                 return Err(MurkError::invalid(format!("{field}.last_known"), format!("{known:?}"), "must be finite numbers"));
             }
@@ -264,7 +276,7 @@ impl FogSubsystem {
                 for (axis, v) in ["x", "y", "z"].into_iter().zip(at) {
                     finite(|| format!("{field}.ghost_position.{axis}"), v)?;
                 }
-                ghosts.push((bits, g, glam::Vec3::from(at), actor));
+                ghosts.push(((bits, saved.observer.clone()), g, glam::Vec3::from(at), actor, saved.payload.clone()));
             }
             let state = StealthState {
                 last_visible: saved.last_visible,
@@ -273,10 +285,14 @@ impl FogSubsystem {
                 fade: saved.fade,
                 ghost,
                 instance: saved.instance,
+                payload: saved.payload,
             };
-            stealth.insert(bits, state);
+            match saved.observer {
+                None => stealth.insert(bits, state),
+                Some(o) => observer_stealth.insert((bits, o), state),
+            };
         }
-        for bits in stealth.keys() {
+        for bits in stealth.keys().chain(observer_stealth.keys().map(|(b, _)| b)) {
             if let Some(id) = Entity::from_bits(*bits).map(|e| e.id()) {
                 if ghost_ids.contains(&id) {
                     return Err(MurkError::invalid("snapshot.stealth.ghost", id, "is also an actor"));
@@ -285,6 +301,10 @@ impl FogSubsystem {
         }
         for (b, batch) in stealth_samples.iter().enumerate() {
             for sample in &batch.samples {
+                if let Some(o) = sample.observer.as_ref().filter(|o| !names.contains(*o)) {
+                    return Err(MurkError::invalid(format!("snapshot.stealth_samples[{b}].observer"), o, "names no instance of the snapshot"));
+                }
+                self.check_payload(&sample.payload, &format!("snapshot.stealth_samples[{b}]"))?;
                 if let Some((name, i)) = &sample.located {
                     if !names.contains(name) || *i >= batch.values.len() {
                         return Err(MurkError::invalid(
@@ -357,7 +377,7 @@ impl FogSubsystem {
         self.tracked = tracked;
         self.sight_batches = sight_batches;
         // The old ghosts are murk's: despawn those that are still ghosts.
-        for old in self.stealth.values() {
+        for old in self.stealth.values().chain(self.observer_stealth.values()) {
             if let Some(g) = old.ghost {
                 if world.get::<&Ghost>(g).is_ok() {
                     let _ = world.despawn(g);
@@ -365,20 +385,31 @@ impl FogSubsystem {
             }
         }
         self.stealth = stealth;
+        self.observer_stealth = observer_stealth;
         let live: BTreeSet<u32> = world.iter().map(|e| e.entity().id()).collect();
         // hecs sizes its tables by the largest index: a saved id far beyond the
         // world's (a hostile 3 000 000 000) would allocate gigabytes.
         let reach = live.last().copied().unwrap_or(0).saturating_add(GHOST_ID_SLACK);
-        for (bits, ghost, at, actor) in ghosts {
+        for ((bits, observer), ghost, at, actor, payload) in ghosts {
             let components = (Position(at), Ghost { actor });
-            if live.contains(&ghost.id()) || ghost.id() > reach {
+            let spawned = if live.contains(&ghost.id()) || ghost.id() > reach {
                 let new = world.spawn(components);
-                if let Some(state) = self.stealth.get_mut(&bits) {
+                let state = match &observer {
+                    None => self.stealth.get_mut(&bits),
+                    Some(o) => self.observer_stealth.get_mut(&(bits, o.clone())),
+                };
+                if let Some(state) = state {
                     state.ghost = Some(new);
                 }
+                new
             } else {
                 world.spawn_at(ghost, components);
+                ghost
+            };
+            if let Some(o) = observer {
+                let _ = world.insert_one(spawned, crate::components::GhostObserver(o));
             }
+            super::payload::insert_payload(&self.payloads, world, spawned, &payload);
         }
         for (e, remaining) in reveals {
             // The game restores its own entities; murk restores their countdown.
