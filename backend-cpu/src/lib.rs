@@ -462,16 +462,10 @@ impl Backend for CpuBackend {
 
     fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
         let (_, inst) = self.parts(key)?;
-        let d = inst.dims;
-        texels
-            .iter()
-            .map(|&[x, y]| {
-                if x < d.out_width && y < d.out_height {
-                    Ok(inst.final_mask[(y * d.out_width + x) as usize])
-                } else {
-                    Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {}x{}", d.out_width, d.out_height)))
-                }
-            })
-            .collect()
+        let (w, h) = (inst.dims.out_width, inst.dims.out_height);
+        if let Some([x, y]) = texels.iter().find(|&&[x, y]| x >= w || y >= h) {
+            return Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {w}x{h}")));
+        }
+        Ok(texels.iter().map(|&[x, y]| inst.final_mask[(y * w + x) as usize]).collect())
     }
 }

@@ -5,7 +5,7 @@
 //! mirrors only entities that carry at least one of them.
 
 use bevy::prelude::*;
-use murk_core::{AntiVision, Blocker, HeightCapture, StealthActor, TransientReveal, VisionSource};
+use murk_core::{AntiVision, Blocker, HeightCapture, StealthActor, Tracked, TransientReveal, VisionSource};
 
 /// A vision source: reveals a disk (or cone) around the entity.
 #[derive(Component, Clone, Debug, PartialEq)]
@@ -96,3 +96,14 @@ pub struct FogGhost {
     /// The actor it stands in for.
     pub actor: Entity,
 }
+
+/// On the ghost of a per-observer actor (`StealthActor::per_observer`): the
+/// instance whose players it stands in for; show it to them only.
+#[derive(Component, Clone, Debug, PartialEq, Eq)]
+pub struct FogGhostObserver(pub String);
+
+/// An entity whose visibility per team matters (a unit, a building, a
+/// projectile): murk works out every tick which instances see it
+/// (`FogSubsystem::observers_of`; `docs/multiplayer.md`).
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+pub struct FogTracked(pub Tracked);

@@ -14,8 +14,8 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::render::renderer::{RenderAdapterInfo, RenderDevice, RenderQueue};
 use murk_core::{
-    Backend, BackendChoice, FogSubsystem, Ghost, InstanceDesc, MaskAnswer, MurkError, Profile, QueryHandle, Result, StealthEvent, StealthState,
-    TeamMask, TickReport,
+    Backend, BackendChoice, FogSubsystem, Ghost, GhostObserver, InstanceDesc, MaskAnswer, MurkError, Profile, QueryHandle, Result, StealthEvent,
+    StealthState, TeamMask, TickReport,
 };
 use murk_cpu::CpuBackend;
 use murk_gpu::GpuBackend;
@@ -353,13 +353,30 @@ impl RenderHandles<'_> {
     }
 }
 
-fn start(mut fog: ResMut<MurkFog>, render: RenderHandles, mut errors: MessageWriter<FogError>, mut started: Local<bool>) {
+/// What every subsystem the plugin opens is set up with before it ticks
+/// (the ghost payloads of `FogGhostPayloadPlugin`), in order.
+#[derive(Resource, Default)]
+pub(crate) struct FogSetup(pub(crate) Vec<SetupStep>);
+
+/// One step of [`FogSetup`].
+pub(crate) type SetupStep = Box<dyn Fn(&mut FogSubsystem) -> Result<()> + Send + Sync>;
+
+impl FogSetup {
+    fn apply(&self, fog: &mut FogSubsystem) -> Result<()> {
+        self.0.iter().try_for_each(|f| f(fog))
+    }
+}
+
+fn start(mut fog: ResMut<MurkFog>, setup: Res<FogSetup>, render: RenderHandles, mut errors: MessageWriter<FogError>, mut started: Local<bool>) {
     if std::mem::replace(&mut *started, true) {
         return;
     }
-    match render.backend(fog.choice) {
-        Ok((backend, gpu)) => {
-            let mut subsystem = FogSubsystem::new(backend);
+    match render.backend(fog.choice).and_then(|(backend, gpu)| {
+        let mut subsystem = FogSubsystem::new(backend);
+        setup.apply(&mut subsystem)?;
+        Ok((subsystem, gpu))
+    }) {
+        Ok((mut subsystem, gpu)) => {
             subsystem.set_hash_every_tick(fog.hash_each_tick);
             info!("murk runs on {}", subsystem.backend_name());
             *fog.fog.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(subsystem);
@@ -510,6 +527,7 @@ fn switch_backend(
     mut fog: ResMut<MurkFog>,
     mut mirror: ResMut<FogMirror>,
     render: RenderHandles,
+    setup: Res<FogSetup>,
     mut switch: MessageReader<SwitchBackend>,
     mut errors: MessageWriter<FogError>,
 ) {
@@ -520,6 +538,7 @@ fn switch_backend(
         let moved = (|| -> Result<(FogSubsystem, Option<GpuBackend>)> {
             let (backend, gpu) = render.backend(*choice)?;
             let mut next = FogSubsystem::new(backend);
+            setup.apply(&mut next)?;
             next.set_hash_every_tick(hash_each_tick);
             // murk never started (its backend was refused): start afresh.
             let Some(current) = fog.subsystem() else { return Ok((next, gpu)) };
@@ -531,9 +550,15 @@ fn switch_backend(
             // despawn the old subsystem's, which nothing refers to now.
             let orphans: Vec<hecs::Entity> = mirror
                 .world
-                .query::<&Ghost>()
+                .query::<(&Ghost, Option<&GhostObserver>)>()
                 .iter()
-                .filter(|(g, ghost)| next.stealth_state(ghost.actor).and_then(|s| s.ghost) != Some(*g))
+                .filter(|(g, (ghost, observer))| {
+                    let state = match observer {
+                        None => next.stealth_state(ghost.actor),
+                        Some(o) => next.stealth_state_for(ghost.actor, &o.0),
+                    };
+                    state.and_then(|s| s.ghost) != Some(*g)
+                })
                 .map(|(g, _)| g)
                 .collect();
             for g in orphans {
@@ -557,7 +582,7 @@ fn switch_backend(
 }
 
 pub(crate) fn build(app: &mut App, choice: BackendChoice, hash_each_tick: bool) {
-    app.insert_resource(MurkFog::new(choice, hash_each_tick));
+    app.insert_resource(MurkFog::new(choice, hash_each_tick)).init_resource::<FogSetup>();
     if app.world().contains_resource::<AssetServer>() {
         app.init_asset::<FogProfile>().register_asset_loader(FogProfileLoader);
     }

@@ -42,8 +42,13 @@ pub mod headless;
 mod mask;
 mod material;
 mod mirror;
+mod payload;
+#[cfg(feature = "replicon")]
+mod replicon;
 
-pub use components::{FogAntiVision, FogBlocker, FogCapture, FogFade, FogGhost, FogHideWhenUnseen, FogReveal, FogStealth, FogVision};
+pub use components::{
+    FogAntiVision, FogBlocker, FogCapture, FogFade, FogGhost, FogGhostObserver, FogHideWhenUnseen, FogReveal, FogStealth, FogTracked, FogVision,
+};
 pub use error::FogError;
 pub use fog::{
     FogHash, FogInstance, FogInstances, FogProfile, FogQueries, FogRestored, FogSaved, FogStealthEvent, MurkFog, RestoreFog, SaveFog, StealthChange,
@@ -54,6 +59,9 @@ pub use material::{FogLook, FogOverlayMaterial, FogParamsUniform, FogTerrainExte
 pub use mirror::{mirror_entities, world_blocker, FogAxes, FogMirror, RemovedMurk};
 /// murk's run-time choice of backend (from `murk-core`).
 pub use murk_core::BackendChoice;
+pub use payload::FogGhostPayloadPlugin;
+#[cfg(feature = "replicon")]
+pub use replicon::{FogObserver, FogSeenBy, MurkReplicationPlugin};
 
 use bevy::prelude::*;
 
@@ -61,11 +69,12 @@ use bevy::prelude::*;
 /// and messages, and the murk types that describe instances.
 pub mod prelude {
     pub use crate::{
-        FogAntiVision, FogAxes, FogBlocker, FogCapture, FogError, FogFade, FogGhost, FogHash, FogHideWhenUnseen, FogImages, FogInstance,
-        FogInstances, FogLook, FogMirror, FogOverlayMaterial, FogProfile, FogQueries, FogRestored, FogReveal, FogSaved, FogStealth, FogStealthEvent,
-        FogTerrainExtension, FogTerrainMaterial, FogVision, MurkFog, MurkPlugin, MurkSet, RestoreFog, SaveFog, StealthChange, SwitchBackend,
+        FogAntiVision, FogAxes, FogBlocker, FogCapture, FogError, FogFade, FogGhost, FogGhostObserver, FogHash, FogHideWhenUnseen, FogImages,
+        FogInstance, FogInstances, FogLook, FogMirror, FogOverlayMaterial, FogProfile, FogQueries, FogRestored, FogReveal, FogSaved, FogStealth,
+        FogStealthEvent, FogTerrainExtension, FogTerrainMaterial, FogTracked, FogVision, MurkFog, MurkPlugin, MurkSet, RestoreFog, SaveFog,
+        StealthChange, SwitchBackend,
     };
-    pub use murk_core::{Area, BackendChoice, Blocker, BlockerShape, InstanceDesc, Profile, StealthActor, TeamMask, VisionSource};
+    pub use murk_core::{Area, BackendChoice, Blocker, BlockerShape, InstanceDesc, Profile, StealthActor, TeamMask, Tracked, VisionSource};
 }
 
 /// The stages of murk's fixed tick, in order.

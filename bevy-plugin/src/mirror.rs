@@ -10,13 +10,14 @@
 //! and a blocker's rotation about the up axis and its scale reach its shape
 //! (see [`world_blocker`]).
 
-use crate::components::{FogAntiVision, FogBlocker, FogCapture, FogGhost, FogReveal, FogStealth, FogVision};
+use crate::components::{FogAntiVision, FogBlocker, FogCapture, FogGhost, FogGhostObserver, FogReveal, FogStealth, FogTracked, FogVision};
 use crate::error::FogError;
 use crate::MurkSet;
 use bevy::prelude::*;
 use bevy::transform::systems::{mark_dirty_trees, propagate_parent_transforms, sync_simple_transforms, StaticTransformOptimizations};
 use murk_core::{
-    AntiVision, Blocker, BlockerShape, CaptureMode, Ghost, HeightCapture, MurkError, Pose, Position, StealthActor, TransientReveal, VisionSource,
+    AntiVision, Blocker, BlockerShape, CaptureMode, Ghost, GhostObserver, HeightCapture, MurkError, Pose, Position, StealthActor, Tracked,
+    TransientReveal, VisionSource,
 };
 use std::collections::{BTreeSet, HashMap};
 
@@ -114,7 +115,7 @@ pub struct FogMirror {
     pub(crate) world: hecs::World,
     to_hecs: HashMap<Entity, hecs::Entity>,
     to_bevy: HashMap<hecs::Entity, Entity>,
-    ghosts: HashMap<hecs::Entity, Entity>,
+    pub(crate) ghosts: HashMap<hecs::Entity, Entity>,
     /// Removals seen by [`remember_removals`] between fixed ticks: Bevy
     /// keeps removal messages for two frames, and at a high frame rate
     /// several frames pass between two fixed ticks.
@@ -161,6 +162,7 @@ struct Mirrored {
     stealth: Option<StealthActor>,
     anti: Option<AntiVision>,
     reveal: Option<TransientReveal>,
+    tracked: Option<Tracked>,
     /// The rotation and scale of a capture member (murk recaptures when they change).
     pose: Option<Pose>,
 }
@@ -174,10 +176,11 @@ type MurkParts<'a> = (
     Option<&'a FogStealth>,
     Option<&'a FogAntiVision>,
     Option<&'a FogReveal>,
+    Option<&'a FogTracked>,
 );
 
 /// Entities with at least one murk component.
-type AnyMurk = Or<(With<FogVision>, With<FogBlocker>, With<FogCapture>, With<FogStealth>, With<FogAntiVision>, With<FogReveal>)>;
+type AnyMurk = Or<(With<FogVision>, With<FogBlocker>, With<FogCapture>, With<FogStealth>, With<FogAntiVision>, With<FogReveal>, With<FogTracked>)>;
 
 /// Those of them whose position or murk components changed (or that were
 /// just spawned).
@@ -191,10 +194,11 @@ type ChangedMurk = (
         Changed<FogStealth>,
         Changed<FogAntiVision>,
         Changed<FogReveal>,
+        Changed<FogTracked>,
     )>,
 );
 
-fn parts(axes: FogAxes, members: &BTreeSet<Entity>, (e, t, vision, blocker, capture, stealth, anti, reveal): MurkParts<'_>) -> Mirrored {
+fn parts(axes: FogAxes, members: &BTreeSet<Entity>, (e, t, vision, blocker, capture, stealth, anti, reveal, tracked): MurkParts<'_>) -> Mirrored {
     let (scale, rotation, translation) = t.to_scale_rotation_translation();
     let vision = vision.map(|v| {
         let mut s = v.source;
@@ -213,6 +217,7 @@ fn parts(axes: FogAxes, members: &BTreeSet<Entity>, (e, t, vision, blocker, capt
         stealth: stealth.map(|s| s.0.clone()),
         anti: anti.map(|a| a.0),
         reveal: reveal.map(|r| r.0),
+        tracked: tracked.map(|t| t.0),
         // Bevy's own rotation and scale: murk only compares them.
         pose: members.contains(&e).then_some(Pose { rotation, scale }),
     }
@@ -315,6 +320,7 @@ pub fn mirror_entities(
         set(w, h, m.stealth);
         set(w, h, m.anti);
         set(w, h, m.reveal);
+        set(w, h, m.tracked);
         set(w, h, m.pose);
     }
 }
@@ -328,6 +334,7 @@ pub struct RemovedMurk<'w, 's> {
     stealth: RemovedComponents<'w, 's, FogStealth>,
     anti: RemovedComponents<'w, 's, FogAntiVision>,
     reveal: RemovedComponents<'w, 's, FogReveal>,
+    tracked: RemovedComponents<'w, 's, FogTracked>,
 }
 
 impl RemovedMurk<'_, '_> {
@@ -338,6 +345,7 @@ impl RemovedMurk<'_, '_> {
         out.extend(self.stealth.read());
         out.extend(self.anti.read());
         out.extend(self.reveal.read());
+        out.extend(self.tracked.read());
         out
     }
 }
@@ -374,16 +382,20 @@ pub(crate) fn publish_entities(
         }
     }
     // Ghosts: one Bevy entity per murk ghost.
-    let murk_ghosts: Vec<(hecs::Entity, hecs::Entity, Vec3)> =
-        mirror.world.query::<(&Ghost, &Position)>().iter().map(|(g, (ghost, p))| (g, ghost.actor, p.0)).collect();
-    let alive: std::collections::HashSet<hecs::Entity> = murk_ghosts.iter().map(|(g, _, _)| *g).collect();
+    let murk_ghosts: Vec<(hecs::Entity, hecs::Entity, Vec3, Option<String>)> = mirror
+        .world
+        .query::<(&Ghost, &Position, Option<&GhostObserver>)>()
+        .iter()
+        .map(|(g, (ghost, p, observer))| (g, ghost.actor, p.0, observer.map(|o| o.0.clone())))
+        .collect();
+    let alive: std::collections::HashSet<hecs::Entity> = murk_ghosts.iter().map(|(g, _, _, _)| *g).collect();
     let stale: Vec<hecs::Entity> = mirror.ghosts.keys().copied().filter(|g| !alive.contains(g)).collect();
     for g in stale {
         if let Some(e) = mirror.ghosts.remove(&g) {
             commands.entity(e).despawn();
         }
     }
-    for (g, actor, p) in murk_ghosts {
+    for (g, actor, p, observer) in murk_ghosts {
         let at = Transform::from_translation(axes.to_bevy(p));
         match mirror.ghosts.get(&g) {
             Some(e) => {
@@ -393,7 +405,11 @@ pub(crate) fn publish_entities(
             }
             None => {
                 let Some(actor) = mirror.bevy_entity(actor) else { continue };
-                let e = commands.spawn((FogGhost { actor }, at)).id();
+                let mut ghost = commands.spawn((FogGhost { actor }, at));
+                if let Some(o) = observer {
+                    ghost.insert(FogGhostObserver(o));
+                }
+                let e = ghost.id();
                 mirror.ghosts.insert(g, e);
             }
         }

@@ -600,8 +600,9 @@ impl FogSubsystem {
         let stealth = self.update_stealth(world, &actors, dt)?;
         (report.events, report.observer_events) = (stealth.single, stealth.per_observer);
         self.submit_stealth(world, &actors)?;
-        report.sight = self.update_sight(&tracked.entities)?;
-        self.submit_sight(tracked)?;
+        let sight::TrackedTick { entities, footprints } = tracked;
+        report.sight = self.update_sight(entities)?;
+        self.submit_sight(footprints)?;
         // Transient reveals count down after they revealed this tick.
         let mut expired = Vec::new();
         for (e, reveal) in world.query_mut::<&mut TransientReveal>() {

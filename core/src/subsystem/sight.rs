@@ -17,7 +17,6 @@ use crate::components::{Position, Tracked};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::{Fnv64, TEXEL_ONE};
 use crate::frame::READBACK_LATENCY_TICKS;
-use crate::query::texel_of;
 use crate::raster::centre_q;
 use crate::transform::AreaTransform;
 use hecs::{Entity, World};
@@ -59,8 +58,8 @@ pub enum SightEvent {
 pub struct SightSample {
     /// The entity's bits.
     pub entity: u64,
-    /// The observing instance.
-    pub observer: String,
+    /// The observing instance: its index in the batch's observers.
+    pub observer: u32,
     /// Its first value in the batch.
     pub first: u32,
     /// How many values its footprint has.
@@ -83,39 +82,36 @@ pub(crate) struct SightBatch {
     pub(crate) values: Readback<Vec<u16>>,
 }
 
-/// One tracked entity's footprint in one instance: its bits and output texels.
-pub(crate) type Footprint = (u64, Vec<[u32; 2]>);
+/// One instance's footprints of a tick: for each entity whose footprint
+/// meets the instance, its bits and its range in `texels`.
+#[derive(Default)]
+pub(crate) struct Footprints {
+    pub(crate) entities: Vec<(u64, u32, u32)>,
+    pub(crate) texels: Vec<[u32; 2]>,
+}
 
 /// A tick's tracked entities with each instance's footprint texels,
 /// gathered (and checked) before the tick changes anything.
 pub(crate) struct TrackedTick {
-    /// Tracked entities, by bits.
-    pub(crate) entities: BTreeSet<u64>,
-    /// Per instance, by name: each entity's footprint texels (entities
-    /// whose footprint misses the instance are left out).
-    pub(crate) footprints: BTreeMap<String, Vec<Footprint>>,
+    /// Tracked entities, by bits, ascending.
+    pub(crate) entities: Vec<u64>,
+    /// Per instance, by name.
+    pub(crate) footprints: BTreeMap<String, Footprints>,
 }
 
-/// The output texels of a footprint of radius `footprint` at `pos` in the
-/// grid of `out`: the circle rule of the rasterizer in Q3 texels, and the
-/// texel under the position. Empty when the footprint misses the grid.
-fn footprint_texels(out: &AreaTransform, pos: glam::Vec3, footprint: f32, label: &str) -> Result<Vec<[u32; 2]>> {
-    let r = out.length_q(|| format!("{label}.tracked.footprint"), footprint)?;
-    if r > MAX_FOOTPRINT_TEXELS * TEXEL_ONE {
-        return Err(MurkError::invalid(
-            format!("{label}.tracked.footprint"),
-            footprint,
-            format!("is {} output texels of this instance; at most {MAX_FOOTPRINT_TEXELS}", f64::from(r) / f64::from(TEXEL_ONE)),
-        ));
-    }
+/// Appends to `texels` the output texels of a footprint of radius `r`
+/// (Q3 texels) at `pos` in the grid of `out`: the circle rule of the
+/// rasterizer in Q3 texels, and the texel under the position. Nothing when
+/// the footprint misses the grid.
+fn footprint_texels(out: &AreaTransform, pos: glam::Vec3, r: i32, texels: &mut Vec<[u32; 2]>) {
     let (tx, ty) = out.world_to_texel(f64::from(pos.x), f64::from(pos.y));
     let (w, h) = (out.width(), out.height());
     let rt = f64::from(r) / f64::from(TEXEL_ONE);
     if tx + rt < 0.0 || ty + rt < 0.0 || tx - rt > f64::from(w) || ty - rt > f64::from(h) {
-        return Ok(Vec::new());
+        return;
     }
     let [cx, cy] = AreaTransform::texel_q(tx, ty);
-    let mut texels = Vec::new();
+    let first = texels.len();
     if let (Some((x0, x1)), Some((y0, y1))) = (crate::binning::texel_span(cx, r, w), crate::binning::texel_span(cy, r, h)) {
         let r2 = i64::from(r) * i64::from(r);
         for y in y0..=y1 {
@@ -128,12 +124,26 @@ fn footprint_texels(out: &AreaTransform, pos: glam::Vec3, footprint: f32, label:
             }
         }
     }
-    if let Some((under, _)) = texel_of(out, 0.0, pos) {
-        if !texels.contains(&under) {
+    // The texel under the point, as `query::texel_of` finds it.
+    if (0.0..=f64::from(w)).contains(&tx) && (0.0..=f64::from(h)).contains(&ty) {
+        let under = [(tx.floor() as u32).min(w - 1), (ty.floor() as u32).min(h - 1)];
+        if !texels[first..].contains(&under) {
             texels.push(under);
         }
     }
-    Ok(texels)
+}
+
+/// A footprint's radius in Q3 output texels of `out`, within the bound.
+fn footprint_radius(out: &AreaTransform, footprint: f32, e: Entity) -> Result<i32> {
+    let r = out.length_q(|| format!("{}.tracked.footprint", entity_label(e)), footprint)?;
+    if r > MAX_FOOTPRINT_TEXELS * TEXEL_ONE {
+        return Err(MurkError::invalid(
+            format!("{}.tracked.footprint", entity_label(e)),
+            footprint,
+            format!("is {} output texels of this instance; at most {MAX_FOOTPRINT_TEXELS}", f64::from(r) / f64::from(TEXEL_ONE)),
+        ));
+    }
+    Ok(r)
 }
 
 impl FogSubsystem {
@@ -145,7 +155,6 @@ impl FogSubsystem {
         let mut tracked: Vec<(Entity, glam::Vec3, f32)> =
             world.query::<(&Position, &Tracked)>().iter().map(|(e, (p, t))| (e, p.0, t.footprint)).collect();
         tracked.sort_by_key(|(e, _, _)| e.to_bits());
-        let mut footprints: BTreeMap<String, Vec<Footprint>> = BTreeMap::new();
         if !tracked.is_empty() && self.instances.len() > MAX_OBSERVERS {
             return Err(MurkError::invalid(
                 "observers",
@@ -158,22 +167,38 @@ impl FogSubsystem {
             for (axis, v) in [("x", pos.x), ("y", pos.y), ("z", pos.z)] {
                 finite(|| format!("{label}.position.{axis}"), v)?;
             }
-            let f = finite(|| format!("{label}.tracked.footprint"), *footprint)? as f32;
+            let f = finite(|| format!("{label}.tracked.footprint"), *footprint)?;
             if f < 0.0 {
                 return Err(MurkError::invalid(format!("{label}.tracked.footprint"), f, "must not be negative"));
             }
-            for (name, slot) in &self.instances {
-                let a = &slot.desc.area;
+        }
+        let mut footprints = BTreeMap::new();
+        if tracked.is_empty() {
+            return Ok(TrackedTick { entities: Vec::new(), footprints });
+        }
+        for (name, slot) in &self.instances {
+            let a = &slot.desc.area;
+            let out = AreaTransform::new(a, slot.dims.out_width, slot.dims.out_height);
+            let mut fp = Footprints::default();
+            // Units share a few footprint sizes: each is measured once.
+            let mut measured: Option<(f32, i32)> = None;
+            for (e, pos, footprint) in &tracked {
                 // With Z layering an instance sees only what stands in its slab.
                 if slot.desc.profile.z_layering && (pos.z - a.center.z).abs() > a.extents.z / 2.0 {
                     continue;
                 }
-                let out = AreaTransform::new(a, slot.dims.out_width, slot.dims.out_height);
-                let texels = footprint_texels(&out, *pos, f, &label).map_err(|e| super::in_instance(e, name))?;
-                if !texels.is_empty() {
-                    footprints.entry(name.clone()).or_default().push((e.to_bits().get(), texels));
+                let first = fp.texels.len();
+                let r = match measured {
+                    Some((f, r)) if f.to_bits() == footprint.to_bits() => r,
+                    _ => footprint_radius(&out, *footprint, *e).map_err(|err| super::in_instance(err, name))?,
+                };
+                measured = Some((*footprint, r));
+                footprint_texels(&out, *pos, r, &mut fp.texels);
+                if fp.texels.len() > first {
+                    fp.entities.push((e.to_bits().get(), first as u32, (fp.texels.len() - first) as u32));
                 }
             }
+            footprints.insert(name.clone(), fp);
         }
         Ok(TrackedTick { entities: tracked.iter().map(|(e, _, _)| e.to_bits().get()).collect(), footprints })
     }
@@ -183,11 +208,9 @@ impl FogSubsystem {
     /// differences come out as events (observers in name order, then
     /// entities; those that left before those that entered). Entities no
     /// longer tracked leave every set at once.
-    pub(crate) fn update_sight(&mut self, present: &BTreeSet<u64>) -> Result<Vec<SightEvent>> {
-        let mut next: BTreeMap<String, BTreeSet<u64>> = self.sight.clone();
-        for set in next.values_mut() {
-            set.retain(|e| present.contains(e));
-        }
+    pub(crate) fn update_sight(&mut self, present: Vec<u64>) -> Result<Vec<SightEvent>> {
+        let tracked = |e: &u64| present.binary_search(e).is_ok();
+        let mut next: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
         while self.sight_batches.front().is_some_and(|b| b.due <= self.tick) {
             let batch = self.sight_batches.pop_front().expect("checked above");
             let values = match batch.values {
@@ -197,21 +220,26 @@ impl FogSubsystem {
                     .poll_samples(t, true)?
                     .ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "sight readback" })?,
             };
-            let mut seen: BTreeMap<&str, BTreeSet<u64>> = batch.observers.iter().map(|o| (o.as_str(), BTreeSet::new())).collect();
+            // Samples come by observer, then entity: each set is built in order.
+            let mut seen: Vec<Vec<u64>> = vec![Vec::new(); batch.observers.len()];
             for s in &batch.samples {
                 let range = s.first as usize..(s.first as usize + s.count as usize);
                 let top = values.get(range.clone()).and_then(|v| v.iter().max().copied()).ok_or_else(|| MurkError::Backend {
                     backend: self.backend.name(),
                     message: format!("the sight readback holds {} values, {range:?} was asked for", values.len()),
                 })?;
-                if top >= s.cutoff && present.contains(&s.entity) {
-                    seen.entry(s.observer.as_str()).or_default().insert(s.entity);
+                if top >= s.cutoff && tracked(&s.entity) {
+                    if let Some(set) = seen.get_mut(s.observer as usize) {
+                        set.push(s.entity);
+                    }
                 }
             }
-            for (observer, set) in seen {
-                if self.instances.contains_key(observer) {
-                    next.insert(observer.to_string(), set);
-                }
+            next.extend(batch.observers.into_iter().zip(seen).map(|(o, set)| (o, set.into_iter().collect())));
+        }
+        // Observers without a batch keep their sets, less what is gone.
+        for (name, old) in &self.sight {
+            if !next.contains_key(name) {
+                next.insert(name.clone(), old.iter().filter(|e| tracked(e)).copied().collect());
             }
         }
         next.retain(|name, _| self.instances.contains_key(name));
@@ -230,33 +258,35 @@ impl FogSubsystem {
         }
         next.retain(|_, set| !set.is_empty());
         self.sight = next;
-        self.tracked = present.clone();
+        self.tracked = present.into_iter().collect();
         Ok(events)
     }
 
     /// Samples every tracked entity's footprint in every instance's final
     /// mask after this tick's blend, in one batch (one readback); used
     /// [`READBACK_LATENCY_TICKS`] ticks later.
-    pub(crate) fn submit_sight(&mut self, tick: TrackedTick) -> Result<()> {
-        if tick.entities.is_empty() {
+    pub(crate) fn submit_sight(&mut self, footprints: BTreeMap<String, Footprints>) -> Result<()> {
+        if footprints.is_empty() {
             return Ok(());
         }
         let mut samples = Vec::new();
         let mut requests = Vec::new();
         let mut first = 0u32;
-        for (name, footprints) in tick.footprints {
+        let observers: Vec<String> = self.instances.keys().cloned().collect();
+        for (name, fp) in footprints {
+            if fp.entities.is_empty() {
+                continue;
+            }
+            let index = observers.iter().position(|o| *o == name).expect("footprints are gathered per instance") as u32;
             let slot = self.slot(&name)?;
             let (key, cutoff) = (slot.key, slot.q.visibility_cutoff);
-            let mut texels = Vec::new();
-            for (entity, fp) in footprints {
-                samples.push(SightSample { entity, observer: name.clone(), first, count: fp.len() as u32, cutoff });
-                first += fp.len() as u32;
-                texels.extend(fp);
+            for (entity, at, count) in fp.entities {
+                samples.push(SightSample { entity, observer: index, first: first + at, count, cutoff });
             }
-            requests.push(SampleRequest { key, texels });
+            first += fp.texels.len() as u32;
+            requests.push(SampleRequest { key, texels: fp.texels });
         }
         let values = if requests.is_empty() { Readback::Ready(Vec::new()) } else { Readback::Ticket(self.backend.submit_samples(&requests)?) };
-        let observers = self.instances.keys().cloned().collect();
         self.sight_batches.push_back(SightBatch { due: self.tick.saturating_add(READBACK_LATENCY_TICKS), observers, samples, values });
         Ok(())
     }
