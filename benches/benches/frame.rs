@@ -10,7 +10,8 @@
 //! instances of one team each, and in the second every unit tracked: the
 //! difference is what the sight sets cost), and
 //! what a lockstep or rollback game asks beside the tick: `hash/rts/...`,
-//! `save/rts/...`, `restore/rts/...`.
+//! `save/rts/...`, `restore/rts/...` (the portable snapshot) and
+//! `save-state/rts/...`, `load-state/rts/...` (the in-memory rollback state).
 //!
 //! `cargo bench -p murk-benches --bench frame`. The GPU rows appear when an
 //! adapter exists (figures on lavapipe are not performance figures).
@@ -190,6 +191,13 @@ fn bench_state(c: &mut Criterion, backends: Vec<(String, Box<dyn Backend>)>) {
             .bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| b.iter(|| t.fog.snapshot(&t.world).expect("snapshot")));
         c.benchmark_group("restore").sample_size(10).bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| {
             b.iter(|| t.fog.restore(&mut t.world, &bytes).expect("restore"))
+        });
+        c.benchmark_group("save-state")
+            .sample_size(10)
+            .bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| b.iter(|| t.fog.save_state(&t.world).expect("save")));
+        let state = t.fog.save_state(&t.world).expect("save");
+        c.benchmark_group("load-state").sample_size(10).bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| {
+            b.iter(|| t.fog.load_state(&mut t.world, &state).expect("load"))
         });
     }
 }

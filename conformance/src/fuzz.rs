@@ -410,7 +410,7 @@ fn target_from(b: &mut Bytes) -> FogTarget {
 /// Scripted reveals and hides on the seed world (which holds two reveals):
 /// each byte picks a call, the following bytes its arguments, among
 /// reveals, ends, hides, ticks, area changes, memory export and import, and
-/// snapshot round trips. Every call that fails must change nothing; an
+/// snapshot and in-memory state round trips. Every call that fails must change nothing; an
 /// accepted state must snapshot and restore to the same hash.
 pub fn reveal(data: &[u8]) {
     let mut b = Bytes(data);
@@ -454,6 +454,9 @@ pub fn reveal(data: &[u8]) {
                 let (mut world2, mut fog2) = seed_world();
                 fog2.restore(&mut world2, &bytes).expect("a snapshot murk wrote restores");
                 assert_eq!(fog2.lockstep_hash().expect("hashes"), hash, "a restore gives back the state");
+                let state = fog.save_state(&world).expect("saves");
+                fog2.load_state(&mut world2, &state).expect("a state murk saved loads");
+                assert_eq!(fog2.lockstep_hash().expect("hashes"), hash, "a loaded state is the state");
             }
         }
     }

@@ -6,14 +6,15 @@
 //! restore that misses something) fails the session.
 //!
 //! Each player walks their half of a workload's walking sources and places
-//! 3x3 buildings; the fog ticks every frame. A frame's state is the fog
-//! snapshot with the units' positions and the buildings placed.
+//! 3x3 buildings; the fog ticks every frame. A frame's state is the fog's
+//! in-memory save state (`FogSubsystem::save_state`) with the units'
+//! positions and the buildings placed.
 
 use crate::workloads::Workload;
 use ggrs::{Config, Frame, GgrsError, GgrsRequest, InputStatus, PredictRepeatLast, SessionBuilder};
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
-use murk_core::{Backend, Blocker, BlockerShape, FogSubsystem, MurkError, Position, VisionSource};
+use murk_core::{Backend, Blocker, BlockerShape, FogSubsystem, MurkError, Position, SaveState, VisionSource};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -34,8 +35,8 @@ pub struct Orders {
 /// What one frame of the game is, for ggrs to keep.
 #[derive(Clone, Debug)]
 pub struct Saved {
-    /// The fog snapshot.
-    pub fog: Arc<Vec<u8>>,
+    /// The fog state.
+    pub fog: Arc<SaveState>,
     /// Every unit's position (`f32` bits).
     pub units: Vec<[u32; 3]>,
     /// How many buildings stood.
@@ -124,7 +125,7 @@ impl RollbackGame {
     }
 
     fn save(&mut self) -> Result<(Saved, u128), RollbackError> {
-        let fog = Arc::new(self.fog.snapshot(&self.world)?);
+        let fog = Arc::new(self.fog.save_state(&self.world)?);
         let units = self
             .units
             .iter()
@@ -151,7 +152,7 @@ impl RollbackGame {
             let _ = self.world.despawn(e);
         }
         if self.restore_fog {
-            self.fog.restore(&mut self.world, &saved.fog)?;
+            self.fog.load_state(&mut self.world, &saved.fog)?;
         }
         Ok(())
     }

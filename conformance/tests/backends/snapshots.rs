@@ -211,8 +211,31 @@ pub fn a_ghost_id_in_the_billions_is_not_allocated_up_to(make: &Make) {
     assert_eq!(world.get::<&murk_core::Ghost>(ghost).unwrap().actor, spy);
 }
 
+/// A rollback's in-memory state: loaded back after more ticks, the state
+/// and its continuation are those of the snapshot of the same moment.
+pub fn a_saved_state_loads_back_as_its_snapshot_restores(make: &Make) {
+    let (mut world, mut fog) = world_and_fog(make);
+    let state = fog.save_state(&world).unwrap();
+    let bytes = fog.snapshot(&world).unwrap();
+    let hash = fog.lockstep_hash().unwrap();
+    let mut later = Vec::new();
+    for _ in 0..3 {
+        fog.tick(&mut world, 33_333).unwrap();
+        later.push(fog.lockstep_hash().unwrap());
+    }
+    for _ in 0..2 {
+        fog.load_state(&mut world, &state).unwrap();
+        assert_eq!(fog.lockstep_hash().unwrap(), hash, "loaded twice, the same state");
+        let again: Vec<u64> = (0..3).map(|_| fog.tick(&mut world, 33_333).and_then(|_| fog.lockstep_hash()).unwrap()).collect();
+        assert_eq!(again, later, "and the same ticks after it");
+    }
+    fog.restore(&mut world, &bytes).unwrap();
+    assert_eq!(fog.lockstep_hash().unwrap(), hash, "as the snapshot restores");
+}
+
 /// Every test of this suite, by name.
 pub const TESTS: &[Test] = &[
+    ("a_saved_state_loads_back_as_its_snapshot_restores", a_saved_state_loads_back_as_its_snapshot_restores),
     ("the_editor_reads_and_writes_a_snapshot_unchanged", the_editor_reads_and_writes_a_snapshot_unchanged),
     ("a_capture_of_the_wrong_length_is_named", a_capture_of_the_wrong_length_is_named),
     ("two_instances_with_one_name_are_named", two_instances_with_one_name_are_named),

@@ -35,6 +35,7 @@ pub use lockstep::{HashBody, LandedHash};
 pub use memory::{MemoryBody, MEMORY_MAGIC};
 pub use reveal::{ActiveReveal, FogTarget, Reveal, RevealArea, RevealId, RevealKind};
 pub use sight::{SightEvent, SightSample, MAX_FOOTPRINT_TEXELS, MAX_OBSERVERS};
+pub use snapshot::SaveState;
 
 use self::project::{gather, project_source, Gathered};
 use self::rules::{apply, PendingFlag};

@@ -56,6 +56,29 @@ impl FogSubsystem {
     /// ghosts, pending query answers and the transient reveals of `world`,
     /// as a [`FogBody`] in the snapshot container.
     pub fn snapshot(&mut self, world: &World) -> Result<Vec<u8>> {
+        self.save_body(world, None)?.encode()
+    }
+
+    /// The state as a rollback library keeps it every frame: the body of
+    /// [`Self::snapshot`] held in memory, neither encoded, compressed nor
+    /// checksummed ([`Self::load_state`] puts it back). It belongs to this
+    /// process only; send [`Self::snapshot`] across machines.
+    pub fn save_state(&mut self, world: &World) -> Result<SaveState> {
+        let mut images = Vec::new();
+        let body = self.save_body(world, Some(&mut images))?;
+        Ok(SaveState { body, images })
+    }
+
+    /// Puts back a [`Self::save_state`], with the checks of
+    /// [`Self::restore`] (a state of another subsystem whose instances or
+    /// sizes differ is an error naming the field, and changes nothing).
+    pub fn load_state(&mut self, world: &mut World, state: &SaveState) -> Result<()> {
+        self.restore_body(world, state.body.clone(), Some(state.images.clone()))
+    }
+
+    /// The body of a snapshot; with `images`, the textures are kept there,
+    /// as they are, instead of in the body.
+    fn save_body(&mut self, world: &World, mut images: Option<&mut Vec<InstanceImages>>) -> Result<FogBody> {
         // Pending queries are waited for: a snapshot holds their answers.
         let handles: Vec<u64> = self.queries.keys().copied().collect();
         let mut queries: BTreeMap<u64, Vec<MaskAnswer>> = BTreeMap::new();
@@ -71,8 +94,17 @@ impl FogSubsystem {
         let mut instances = Vec::with_capacity(self.instances.len());
         for slot in self.instances.values() {
             let mut textures = Vec::new();
+            let mut kept_images = Vec::new();
             for entry in instance_textures(slot.dims, slot.state.built_for) {
-                textures.push(TextureBody::of(entry.texture, &self.backend.read_texture(slot.key, entry.texture)?));
+                let image = self.backend.read_texture(slot.key, entry.texture)?;
+                if images.is_some() {
+                    kept_images.push((entry.texture, image));
+                } else {
+                    textures.push(TextureBody::of(entry.texture, &image));
+                }
+            }
+            if let Some(kept) = images.as_deref_mut() {
+                kept.push(kept_images);
             }
             let capture = slot.state.capture.as_ref().map(|c| CaptureBytes(c.iter().flat_map(|v| v.to_le_bytes()).collect()));
             instances.push(InstanceBody {
@@ -117,7 +149,7 @@ impl FogSubsystem {
         let mut reveals: Vec<(u64, u32)> = world.query::<&TransientReveal>().iter().map(|(e, r)| (e.to_bits().get(), r.remaining_ticks)).collect();
         reveals.sort_unstable();
         let lockstep = self.land_pending_hashes()?;
-        FogBody {
+        Ok(FogBody {
             tick: self.tick,
             next_query: self.next_query,
             queries,
@@ -137,8 +169,7 @@ impl FogSubsystem {
                     Ok(SightBatchBody { due: b.due, observers: b.observers.clone(), samples: b.samples.clone(), values })
                 })
                 .collect::<Result<_>>()?,
-        }
-        .encode()
+        })
     }
 
     /// Restores a snapshot written by [`Self::snapshot`], and its ghosts and
@@ -159,6 +190,13 @@ impl FogSubsystem {
     /// state names it. Transient-reveal countdowns are restored
     /// only on entities that hold a `TransientReveal` already.
     pub fn restore(&mut self, world: &mut World, bytes: &[u8]) -> Result<()> {
+        self.restore_body(world, FogBody::decode(bytes)?, None)
+    }
+
+    /// Restores a body; with `images`, each instance's textures come from
+    /// there (in instance order) instead of from the body.
+    fn restore_body(&mut self, world: &mut World, body: FogBody, images: Option<Vec<InstanceImages>>) -> Result<()> {
+        let mut images = images.map(Vec::into_iter);
         let FogBody {
             tick,
             next_query,
@@ -172,7 +210,7 @@ impl FogSubsystem {
             sight,
             tracked,
             sight_samples,
-        } = FogBody::decode(bytes)?;
+        } = body;
         if let Some((&h, _)) = queries.range(next_query..).next() {
             return Err(MurkError::invalid("snapshot.queries", h, format!("is a pending handle at or past the next handle {next_query}")));
         }
@@ -195,7 +233,10 @@ impl FogSubsystem {
                     ));
                 }
             }
-            let textures = inst.textures.iter().map(TextureBody::to_image).collect::<Result<Vec<_>>>()?;
+            let textures = match images.as_mut() {
+                Some(kept) => kept.next().ok_or_else(|| MurkError::invalid("state.images", names.len(), "hold fewer instances than the body"))?,
+                None => inst.textures.iter().map(TextureBody::to_image).collect::<Result<Vec<_>>>()?,
+            };
             let textures = TextureSet::new(dims, inst.state.built_for, textures, &prefix)?;
             let flags =
                 inst.flags.iter().map(|f| PendingFlag { due: f.due, changed: Readback::Ready(f.changed), starved: f.starved, epoch: f.epoch });
@@ -338,8 +379,15 @@ impl FogSubsystem {
         let mut fresh = BTreeMap::new();
         let mut key = self.next_key;
         for (mut slot, textures) in slots {
+            // An instance of the same name and size lends its occlusion first:
+            // a rollback loads the occlusion it holds, and the CPU then keeps
+            // its occlusion tables instead of building them again.
+            let lender = self.instances.get(&slot.desc.name).filter(|old| old.dims == slot.dims).map(|old| old.key);
             let loaded = self.backend.create_instance(key, slot.dims).and_then(|()| {
                 created.push(key);
+                if let Some(old) = lender {
+                    self.backend.copy_occlusion(old, key)?;
+                }
                 self.backend.write_textures(key, &textures)
             });
             if let Err(e) = loaded {
@@ -502,4 +550,15 @@ fn restored_sight(
         });
     }
     Ok((sets, tracked_set, out))
+}
+
+/// One instance's textures as a backend gave them.
+type InstanceImages = Vec<(crate::texture::Texture, crate::backend::StageImage)>;
+
+/// A fog state saved in memory for rollback ([`FogSubsystem::save_state`]):
+/// the snapshot's body, with the textures kept as the backend gave them.
+#[derive(Clone, Debug)]
+pub struct SaveState {
+    body: FogBody,
+    images: Vec<InstanceImages>,
 }
