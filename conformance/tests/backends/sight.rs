@@ -159,6 +159,33 @@ pub fn sight_travels_in_snapshots_and_bad_input_is_named(make: &Make) {
     };
     let straight = run(None);
     assert!(straight.iter().any(|(events, _, _)| !events.is_empty()));
+    // A snapshot whose sight state disagrees with the rest is refused by name.
+    {
+        let mut fog = observers(make);
+        let (mut world, _) = world(3);
+        for _ in 0..8 {
+            fog.tick(&mut world, 50_000).unwrap();
+        }
+        let bytes = fog.snapshot(&world).unwrap();
+        let body = murk_core::snapshot::FogBody::decode(&bytes).unwrap();
+        assert!(!body.sight.is_empty() && !body.sight_samples.is_empty(), "the snapshot holds sets and samples in flight");
+        let hash = fog.lockstep_hash().unwrap();
+        let mut bad = body.clone();
+        bad.sight[0].0 = "nowhere".into();
+        let mut bad2 = body.clone();
+        bad2.sight[0].1.push(u64::MAX);
+        let mut bad3 = body.clone();
+        bad3.sight_samples[0].samples[0].first = u32::MAX;
+        let mut bad4 = body.clone();
+        bad4.tracked.reverse();
+        for (b, needle) in
+            [(bad, "snapshot.sight = nowhere"), (bad2, "is not a tracked entity"), (bad3, "sight_samples[0].samples[0]"), (bad4, "snapshot.tracked")]
+        {
+            let e = fog.restore(&mut world, &b.encode().unwrap()).unwrap_err().to_string();
+            assert!(e.contains(needle), "`{e}` should name `{needle}`");
+        }
+        assert_eq!(fog.lockstep_hash().unwrap(), hash, "rejected snapshots changed nothing");
+    }
     for cut in [1, 2, 5] {
         assert_eq!(run(Some(cut)), straight, "restored before tick {cut}");
     }

@@ -121,6 +121,15 @@ impl FogSubsystem {
         self.observer_stealth.get(&(actor.to_bits().get(), observer.to_string()))
     }
 
+    /// The values of a sample readback, waiting for them if they are still
+    /// in flight (`what` names the readback if it was lost).
+    pub(crate) fn landed_samples(&mut self, values: Readback<Vec<u16>>, what: &'static str) -> Result<Vec<u16>> {
+        match values {
+            Readback::Ready(v) => Ok(v),
+            Readback::Ticket(t) => self.backend.poll_samples(t, true)?.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what }),
+        }
+    }
+
     /// Applies the stealth samples that are due this tick (asked for
     /// [`READBACK_LATENCY_TICKS`] ticks ago) and removes the states of
     /// actors (and observers) that are gone, with their ghosts.
@@ -149,13 +158,7 @@ impl FogSubsystem {
         }
         while self.stealth_batches.front().is_some_and(|b| b.due <= self.tick) {
             let batch = self.stealth_batches.pop_front().expect("checked above");
-            let values = match batch.values {
-                Readback::Ready(v) => v,
-                Readback::Ticket(t) => self
-                    .backend
-                    .poll_samples(t, true)?
-                    .ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "stealth readback" })?,
-            };
+            let values = self.landed_samples(batch.values, "stealth readback")?;
             for sample in batch.samples {
                 // An actor removed since its sample was taken has no state any more.
                 let Some(actor) = Entity::from_bits(sample.actor).filter(|_| present.contains(&sample.actor)) else { continue };

@@ -213,13 +213,7 @@ impl FogSubsystem {
         let mut next: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
         while self.sight_batches.front().is_some_and(|b| b.due <= self.tick) {
             let batch = self.sight_batches.pop_front().expect("checked above");
-            let values = match batch.values {
-                Readback::Ready(v) => v,
-                Readback::Ticket(t) => self
-                    .backend
-                    .poll_samples(t, true)?
-                    .ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "sight readback" })?,
-            };
+            let values = self.landed_samples(batch.values, "sight readback")?;
             // Samples come by observer, then entity: each set is built in order.
             let mut seen: Vec<Vec<u64>> = vec![Vec::new(); batch.observers.len()];
             for s in &batch.samples {

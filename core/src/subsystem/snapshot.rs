@@ -34,20 +34,20 @@ impl FogSubsystem {
                 }
             }
         }
-        for batch in &mut self.stealth_batches {
-            if let Readback::Ticket(t) = batch.values {
-                let values = self.backend.poll_samples(t, true)?;
-                batch.values =
-                    Readback::Ready(values.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "stealth readback" })?);
-            }
-        }
-        for batch in &mut self.sight_batches {
-            if let Readback::Ticket(t) = batch.values {
-                let values = self.backend.poll_samples(t, true)?;
-                batch.values =
-                    Readback::Ready(values.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "sight readback" })?);
-            }
-        }
+        let mut batches = std::mem::take(&mut self.stealth_batches);
+        let landed = batches.iter_mut().try_for_each(|b| {
+            b.values = Readback::Ready(self.landed_samples(b.values.clone(), "stealth readback")?);
+            Ok(())
+        });
+        self.stealth_batches = batches;
+        landed?;
+        let mut batches = std::mem::take(&mut self.sight_batches);
+        let landed = batches.iter_mut().try_for_each(|b| {
+            b.values = Readback::Ready(self.landed_samples(b.values.clone(), "sight readback")?);
+            Ok(())
+        });
+        self.sight_batches = batches;
+        landed?;
         Ok(())
     }
 
