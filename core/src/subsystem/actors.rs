@@ -10,7 +10,7 @@
 use super::entity_label;
 use super::payload::{insert_payload, PayloadKind};
 use super::FogSubsystem;
-use crate::backend::{Readback, SampleRequest};
+use crate::backend::{Backend, Readback, SampleRequest};
 use crate::components::{Ghost, GhostObserver, HideMode, Position, StealthActor, VisibilityPolicy};
 use crate::error::{finite, MurkError, Result};
 use crate::frame::READBACK_LATENCY_TICKS;
@@ -34,6 +34,15 @@ impl StealthEvents {
             None => self.single.push(event),
             Some(o) => self.per_observer.push((o.clone(), event)),
         }
+    }
+}
+
+/// The values of a sample readback, waiting for them if they are still
+/// in flight (`what` names the readback if it was lost).
+pub(crate) fn landed_samples(backend: &mut dyn Backend, values: Readback<Vec<u16>>, what: &'static str) -> Result<Vec<u16>> {
+    match values {
+        Readback::Ready(v) => Ok(v),
+        Readback::Ticket(t) => backend.poll_samples(t, true)?.ok_or_else(|| MurkError::ReadbackLost { backend: backend.name(), what }),
     }
 }
 
@@ -121,15 +130,6 @@ impl FogSubsystem {
         self.observer_stealth.get(&(actor.to_bits().get(), observer.to_string()))
     }
 
-    /// The values of a sample readback, waiting for them if they are still
-    /// in flight (`what` names the readback if it was lost).
-    pub(crate) fn landed_samples(&mut self, values: Readback<Vec<u16>>, what: &'static str) -> Result<Vec<u16>> {
-        match values {
-            Readback::Ready(v) => Ok(v),
-            Readback::Ticket(t) => self.backend.poll_samples(t, true)?.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what }),
-        }
-    }
-
     /// Applies the stealth samples that are due this tick (asked for
     /// [`READBACK_LATENCY_TICKS`] ticks ago) and removes the states of
     /// actors (and observers) that are gone, with their ghosts.
@@ -158,7 +158,7 @@ impl FogSubsystem {
         }
         while self.stealth_batches.front().is_some_and(|b| b.due <= self.tick) {
             let batch = self.stealth_batches.pop_front().expect("checked above");
-            let values = self.landed_samples(batch.values, "stealth readback")?;
+            let values = landed_samples(self.backend.as_mut(), batch.values, "stealth readback")?;
             for sample in batch.samples {
                 // An actor removed since its sample was taken has no state any more.
                 let Some(actor) = Entity::from_bits(sample.actor).filter(|_| present.contains(&sample.actor)) else { continue };

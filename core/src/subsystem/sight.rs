@@ -213,7 +213,7 @@ impl FogSubsystem {
         let mut next: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
         while self.sight_batches.front().is_some_and(|b| b.due <= self.tick) {
             let batch = self.sight_batches.pop_front().expect("checked above");
-            let values = self.landed_samples(batch.values, "sight readback")?;
+            let values = super::actors::landed_samples(self.backend.as_mut(), batch.values, "sight readback")?;
             // Samples come by observer, then entity: each set is built in order.
             let mut seen: Vec<Vec<u64>> = vec![Vec::new(); batch.observers.len()];
             for s in &batch.samples {

@@ -34,20 +34,15 @@ impl FogSubsystem {
                 }
             }
         }
-        let mut batches = std::mem::take(&mut self.stealth_batches);
-        let landed = batches.iter_mut().try_for_each(|b| {
-            b.values = Readback::Ready(self.landed_samples(b.values.clone(), "stealth readback")?);
-            Ok(())
-        });
-        self.stealth_batches = batches;
-        landed?;
-        let mut batches = std::mem::take(&mut self.sight_batches);
-        let landed = batches.iter_mut().try_for_each(|b| {
-            b.values = Readback::Ready(self.landed_samples(b.values.clone(), "sight readback")?);
-            Ok(())
-        });
-        self.sight_batches = batches;
-        landed?;
+        let backend = self.backend.as_mut();
+        let stealth = self.stealth_batches.iter_mut().map(|b| (&mut b.values, "stealth readback"));
+        let sight = self.sight_batches.iter_mut().map(|b| (&mut b.values, "sight readback"));
+        for (values, what) in stealth.chain(sight) {
+            if let Readback::Ticket(_) = values {
+                let ticket = std::mem::replace(values, Readback::Ready(Vec::new()));
+                *values = Readback::Ready(super::actors::landed_samples(backend, ticket, what)?);
+            }
+        }
         Ok(())
     }
 
