@@ -37,11 +37,12 @@ pub mod passes;
 
 use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
 use murk_core::fixed::HEIGHT_FLOOR;
-use murk_core::{Backend, Grid, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result, Texture, TextureSet};
+use murk_core::{Backend, Grid, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result, TexelRect, Texture, TextureSet};
 use passes::compose::ComposeParams;
 use passes::dirty::Blocks;
 use passes::settle::SettleKey;
 use passes::visibility::Occlusion;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 fn backend_error(message: String) -> MurkError {
@@ -59,6 +60,9 @@ struct CpuInstance {
     height: Vec<i32>,
     mips: Vec<Grid<u8>>,
     distance_field: Grid<u32>,
+    /// The distance field's column pass (empty: not known, an update
+    /// builds the field whole).
+    df_columns: Vec<u32>,
     accel: passes::visibility::Accel,
     /// Source windows over the current occlusion (cleared with `accel`).
     windows: passes::visibility::WindowCache,
@@ -102,6 +106,7 @@ impl CpuInstance {
             height: vec![HEIGHT_FLOOR; n],
             mips: Vec::new(),
             distance_field: Grid::default(),
+            df_columns: Vec::new(),
             accel: passes::visibility::Accel::default(),
             windows: passes::visibility::WindowCache::default(),
             visibility: vec![0; n],
@@ -184,19 +189,80 @@ impl Backend for CpuBackend {
             });
             inst.windows.clear();
             inst.mips = if input.build_mips { passes::mips::build_mips(&inst.coverage, input.width, input.height) } else { Vec::new() };
-            inst.distance_field = if input.distance_field_scale > 0 {
-                passes::distance_field::distance_field(&inst.coverage, input.width, input.height, input.distance_field_scale)
+            (inst.distance_field, inst.df_columns) = if input.distance_field_scale > 0 {
+                passes::distance_field::distance_field_kept(&inst.coverage, input.width, input.height, input.distance_field_scale)
             } else {
-                Grid::default()
+                (Grid::default(), Vec::new())
             };
+        });
+        Ok(())
+    }
+
+    fn update_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput, changed: &[TexelRect]) -> Result<()> {
+        let (pool, inst) = self.parts(key)?;
+        let (w, h) = (inst.dims.width, inst.dims.height);
+        if (input.width, input.height) != (w, h) {
+            return Err(backend_error(format!("occlusion input is {}x{}, instance is {w}x{h}", input.width, input.height)));
+        }
+        if let Some(r) = changed.iter().find(|r| r.is_empty() || r.x1 > w || r.y1 > h) {
+            return Err(MurkError::invalid("changed rectangle", format!("{r:?}"), format!("must be a non-empty part of the {w}x{h} grid")));
+        }
+        let mips_built = !inst.mips.is_empty() || (w, h) == (1, 1);
+        if input.build_mips != mips_built || (input.distance_field_scale > 0) != (inst.distance_field.width > 0) {
+            // What is built differs from what is asked: built whole.
+            return self.build_occlusion(key, input);
+        }
+        pool.install(|| {
+            let capture = input.capture.as_deref();
+            for r in changed {
+                let shapes = murk_core::raster::shapes_meeting(input, r);
+                let (x0, x1, wu) = (r.x0 as usize, r.x1 as usize, w as usize);
+                let rows = r.y0 as usize * wu..r.y1 as usize * wu;
+                inst.coverage[rows.clone()].par_chunks_mut(wu).zip(inst.height[rows].par_chunks_mut(wu)).enumerate().for_each(|(k, (cov, hgt))| {
+                    passes::rasterize::rasterize_span(&shapes, capture, r.y0 + k as u32, r.x0, &mut cov[x0..x1], &mut hgt[x0..x1]);
+                });
+            }
+            let same_classes = inst.accel.update(&inst.coverage, &inst.height, w, h, changed);
+            let mut forget: Vec<TexelRect> = changed.to_vec();
+            for r in changed {
+                passes::mips::update_mips(&mut inst.mips, &inst.coverage, w, h, r);
+            }
+            let scale = input.distance_field_scale;
+            if scale > 0 {
+                if inst.df_columns.len() == inst.distance_field.texels.len() {
+                    let moved = passes::distance_field::update_distance_field(
+                        &inst.coverage,
+                        w,
+                        h,
+                        scale,
+                        changed,
+                        &mut inst.distance_field,
+                        &mut inst.df_columns,
+                    );
+                    // A window reads the field inside its box: where the
+                    // field moved, windows go too.
+                    forget.extend((!moved.is_empty()).then_some(moved));
+                } else {
+                    (inst.distance_field, inst.df_columns) = passes::distance_field::distance_field_kept(&inst.coverage, w, h, scale);
+                    forget = vec![TexelRect::grid(w, h)];
+                }
+            }
+            inst.windows.forget(&forget, !same_classes);
         });
         Ok(())
     }
 
     fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
         let src = self.instances.get(&from).ok_or_else(|| unknown_key(from))?;
-        let (coverage, height, mips, df, accel, dims) =
-            (src.coverage.clone(), src.height.clone(), src.mips.clone(), src.distance_field.clone(), src.accel.clone(), src.dims);
+        let (coverage, height, mips, df, df_columns, accel, dims) = (
+            src.coverage.clone(),
+            src.height.clone(),
+            src.mips.clone(),
+            src.distance_field.clone(),
+            src.df_columns.clone(),
+            src.accel.clone(),
+            src.dims,
+        );
         let (_, dst) = self.parts(to)?;
         if (dst.dims.width, dst.dims.height) != (dims.width, dims.height) {
             return Err(backend_error(format!(
@@ -211,6 +277,7 @@ impl Backend for CpuBackend {
         dst.height = height;
         dst.mips = mips;
         dst.distance_field = df;
+        dst.df_columns = df_columns;
         Ok(())
     }
 

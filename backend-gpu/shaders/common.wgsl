@@ -55,8 +55,6 @@ struct FrameParams {
     show_memory_alpha: u32,
     freeze_memory: u32,
     blend_t: u32,
-    circle_count: u32,
-    polygon_count: u32,
     has_capture: u32,
     lod_scale: u32,
     reveal_walls: u32,

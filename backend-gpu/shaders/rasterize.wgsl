@@ -1,5 +1,7 @@
 // Pass 1, rasterize: blockers and the height capture -> coverage + height.
-// One invocation per internal texel. Twin: backend-cpu/src/passes/rasterize.rs
+// One invocation per internal texel of a region (the whole grid for a
+// build, a changed rectangle for a local update); `capture` holds the
+// region's captured heights, row by row. Twin: backend-cpu/src/passes/rasterize.rs
 // (closed shapes: a texel centre on an outline is covered).
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
@@ -9,6 +11,9 @@
 @group(0) @binding(4) var<storage, read> capture: array<i32>;
 @group(0) @binding(5) var<storage, read_write> coverage: array<u32>;
 @group(0) @binding(6) var<storage, read_write> heights: array<i32>;
+// The region (first column, first row, columns, rows) and how many
+// circles and polygons cover it.
+@group(0) @binding(7) var<storage, read> region: array<u32, 6>;
 
 fn polygon_contains(p: PolygonTexel, px: i32, py: i32) -> bool {
     var inside = false;
@@ -35,22 +40,24 @@ fn polygon_contains(p: PolygonTexel, px: i32, py: i32) -> bool {
 
 @compute @workgroup_size(8, 8)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    if (id.x >= params.width || id.y >= params.height) {
+    if (id.x >= region[2] || id.y >= region[3]) {
         return;
     }
-    let i = id.y * params.width + id.x;
-    let px = centre_q(i32(id.x));
-    let py = centre_q(i32(id.y));
+    let x = region[0] + id.x;
+    let y = region[1] + id.y;
+    let i = y * params.width + x;
+    let px = centre_q(i32(x));
+    let py = centre_q(i32(y));
     var covered = false;
     var top = HEIGHT_FLOOR;
     if (params.has_capture != 0u) {
-        let c = capture[i];
+        let c = capture[id.y * region[2] + id.x];
         if (c != CAPTURE_EMPTY) {
             covered = true;
             top = c;
         }
     }
-    for (var k = 0u; k < params.circle_count; k = k + 1u) {
+    for (var k = 0u; k < region[4]; k = k + 1u) {
         let c = circles[k];
         let dx = px - c.x;
         let dy = py - c.y;
@@ -64,7 +71,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
             covered = true;
         }
     }
-    for (var k = 0u; k < params.polygon_count; k = k + 1u) {
+    for (var k = 0u; k < region[5]; k = k + 1u) {
         let p = polygons[k];
         if (polygon_contains(p, px, py)) {
             if (!covered || top < p.height) {

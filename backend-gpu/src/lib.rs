@@ -256,6 +256,10 @@ impl Backend for GpuBackend {
         let r = self.lock().build_occlusion(self.key(key), input);
         self.in_world(r)
     }
+    fn update_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput, changed: &[murk_core::TexelRect]) -> Result<()> {
+        let r = self.lock().update_occlusion(self.key(key), input, changed);
+        self.in_world(r)
+    }
     fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
         let r = self.lock().copy_occlusion(self.key(from), self.key(to));
         self.in_world(r)

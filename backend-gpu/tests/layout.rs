@@ -59,8 +59,6 @@ fn wgsl_structs_match_the_rust_layouts() {
             show_memory_alpha,
             freeze_memory,
             blend_t,
-            circle_count,
-            polygon_count,
             has_capture,
             lod_scale,
             reveal_walls,
@@ -85,7 +83,7 @@ fn dispatch_parameters_match_their_wgsl_structs() {
         }};
     }
     check!("blur", BlurAxis, "BlurAxis", [along_y, pad0, pad1, pad2]);
-    check!("mips", MipStep, "MipStep", [source_offset, target_offset, source_width, source_height]);
+    check!("mips", MipStep, "MipStep", [source_offset, target_offset, source_width, source_height, region_x, region_y, region_width, region_rows]);
     check!("sample", SampleRange, "SampleRange", [first, count, pad]);
 }
 

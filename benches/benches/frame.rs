@@ -277,6 +277,9 @@ impl Backend for Finished {
     fn build_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput) -> Result<()> {
         self.0.build_occlusion(key, input)
     }
+    fn update_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput, changed: &[murk_core::TexelRect]) -> Result<()> {
+        self.0.update_occlusion(key, input, changed)
+    }
     fn copy_occlusion(&mut self, from: InstanceKey, to: InstanceKey) -> Result<()> {
         self.0.copy_occlusion(from, to)
     }

@@ -15,6 +15,92 @@ use crate::texture::{Texture, TextureSet};
 /// Identifies an instance's resources inside a backend.
 pub type InstanceKey = u32;
 
+/// A rectangle of an instance's internal texels: columns `x0..x1`, rows
+/// `y0..y1` (half open; empty when either range is).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TexelRect {
+    /// First column.
+    pub x0: u32,
+    /// First row.
+    pub y0: u32,
+    /// One past the last column.
+    pub x1: u32,
+    /// One past the last row.
+    pub y1: u32,
+}
+
+impl TexelRect {
+    /// The whole `width x height` grid.
+    pub fn grid(width: u32, height: u32) -> Self {
+        Self { x0: 0, y0: 0, x1: width, y1: height }
+    }
+
+    /// Whether it holds no texel.
+    pub fn is_empty(&self) -> bool {
+        self.x0 >= self.x1 || self.y0 >= self.y1
+    }
+
+    /// Texels held.
+    pub fn area(&self) -> u64 {
+        if self.is_empty() {
+            0
+        } else {
+            u64::from(self.x1 - self.x0) * u64::from(self.y1 - self.y0)
+        }
+    }
+
+    /// The smallest rectangle holding both (either may be empty).
+    pub fn union(&self, other: &Self) -> Self {
+        match (self.is_empty(), other.is_empty()) {
+            (true, _) => *other,
+            (_, true) => *self,
+            _ => Self { x0: self.x0.min(other.x0), y0: self.y0.min(other.y0), x1: self.x1.max(other.x1), y1: self.y1.max(other.y1) },
+        }
+    }
+
+    /// Whether the two share a texel.
+    pub fn meets(&self, other: &Self) -> bool {
+        self.x0.max(other.x0) < self.x1.min(other.x1) && self.y0.max(other.y0) < self.y1.min(other.y1)
+    }
+
+    /// Grown by `by` texels on every side, clipped to a `width x height` grid.
+    pub fn widened(&self, by: u32, width: u32, height: u32) -> Self {
+        Self { x0: self.x0.saturating_sub(by), y0: self.y0.saturating_sub(by), x1: (self.x1 + by).min(width), y1: (self.y1 + by).min(height) }
+    }
+
+    /// Merges rectangles that meet or touch into their union until none
+    /// do; empty ones are dropped. The result covers every texel of the
+    /// input and is sorted.
+    pub fn merged(rects: &[TexelRect]) -> Vec<TexelRect> {
+        let mut out: Vec<TexelRect> = rects.iter().copied().filter(|r| !r.is_empty()).collect();
+        loop {
+            let mut joined = false;
+            let mut i = 0;
+            while i < out.len() {
+                let mut j = i + 1;
+                while j < out.len() {
+                    let (a, b) = (out[i], out[j]);
+                    // Touching counts: a union of two adjacent rectangles
+                    // costs no more than both.
+                    if a.x0.max(b.x0) <= a.x1.min(b.x1) && a.y0.max(b.y0) <= a.y1.min(b.y1) {
+                        out[i] = a.union(&b);
+                        out.swap_remove(j);
+                        joined = true;
+                    } else {
+                        j += 1;
+                    }
+                }
+                i += 1;
+            }
+            if !joined {
+                break;
+            }
+        }
+        out.sort_unstable_by_key(|r| (r.y0, r.x0, r.y1, r.x1));
+        out
+    }
+}
+
 /// A pass of the pipeline, in order; both backends implement each one (the
 /// CPU in `backend-cpu/src/passes/<name>.rs`, the GPU in
 /// `backend-gpu/shaders/<name>.wgsl` set up by `backend-gpu/src/passes/<name>.rs`).
@@ -159,6 +245,15 @@ pub trait Backend: Send {
     fn destroy_instance(&mut self, key: InstanceKey);
     /// Passes 1-3: rasterize, mips (if asked), distance field (if asked).
     fn build_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput) -> Result<()>;
+    /// Passes 1-3 again where the occlusion may have changed since the last
+    /// build or update of `key`: `input` is the whole new input (as
+    /// [`Backend::build_occlusion`] takes it, with the same mips and
+    /// distance-field settings as the last build), and every texel whose
+    /// coverage or height differs lies in one of `changed`. The textures
+    /// must end byte for byte as a full build of `input` leaves them; what
+    /// the backend keeps across recomputes (source windows) is forgotten
+    /// only where the change reaches it.
+    fn update_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput, changed: &[TexelRect]) -> Result<()>;
     /// Copies the occlusion textures of `from` into `to` (instances over the
     /// same area with the same inputs share one build). Both must have the
     /// same internal size.

@@ -331,10 +331,6 @@ pub struct FrameParams {
     pub freeze_memory: u32,
     /// Blend factor, Q16.
     pub blend_t: u32,
-    /// Circle blockers.
-    pub circle_count: u32,
-    /// Polygon blockers.
-    pub polygon_count: u32,
     /// 1 when a capture is bound.
     pub has_capture: u32,
     /// Output texels per internal texel along each axis (`1 << lod`).

@@ -8,8 +8,9 @@
 //! Invariant: the result does not depend on shape order (OR and max).
 //! Twin: `backend-gpu/shaders/rasterize.wgsl`.
 
+use crate::backend::TexelRect;
 use crate::fixed::{HEIGHT_FLOOR, TEXEL_ONE};
-use crate::frame::{OcclusionInput, CAPTURE_EMPTY};
+use crate::frame::{CircleTexel, OcclusionInput, PolygonTexel, CAPTURE_EMPTY};
 use rayon::prelude::*;
 
 /// Q3 coordinate of the centre of texel `i`.
@@ -56,13 +57,22 @@ pub fn rasterize(input: &OcclusionInput, coverage: &mut [u8], height: &mut [i32]
 
 /// Row `row` of [`rasterize`]: `cov` and `hgt` are that row.
 pub fn rasterize_row(input: &OcclusionInput, row: u32, cov: &mut [u8], hgt: &mut [i32]) {
-    let w = input.width;
+    rasterize_span(input, input.capture.as_deref(), row, 0, cov, hgt);
+}
+
+/// Texels `x0..x0 + cov.len()` of row `row` of [`rasterize`], with the
+/// shapes of `shapes` and the captured heights `capture` (one per texel of
+/// the whole grid): the same bytes as the whole row gives there, when
+/// `shapes` holds every shape that may cover one of those texels.
+pub fn rasterize_span(shapes: &OcclusionInput, capture: Option<&[i32]>, row: u32, x0: u32, cov: &mut [u8], hgt: &mut [i32]) {
+    let w = shapes.width;
+    let (n, x_end) = (cov.len(), x0 + cov.len() as u32);
     let py = centre_q(row);
-    // The capture first, over an empty row: a texel with a captured height
-    // is covered that high (one pass over the row, no branch per texel).
-    if let Some(capture) = &input.capture {
-        let base = (row * w) as usize;
-        for ((c, h), &q) in cov.iter_mut().zip(hgt.iter_mut()).zip(&capture[base..base + w as usize]) {
+    // The capture first, over an empty span: a texel with a captured height
+    // is covered that high (one pass over the span, no branch per texel).
+    if let Some(capture) = capture {
+        let base = (row * w + x0) as usize;
+        for ((c, h), &q) in cov.iter_mut().zip(hgt.iter_mut()).zip(&capture[base..base + n]) {
             let held = q != CAPTURE_EMPTY;
             *c = u8::from(held);
             *h = if held { q } else { HEIGHT_FLOOR };
@@ -72,30 +82,30 @@ pub fn rasterize_row(input: &OcclusionInput, row: u32, cov: &mut [u8], hgt: &mut
         hgt.fill(HEIGHT_FLOOR);
     }
     let mut mark = |x: u32, top: i32| {
-        let i = x as usize;
+        let i = (x - x0) as usize;
         if cov[i] == 0 || hgt[i] < top {
             hgt[i] = if cov[i] == 0 { top } else { hgt[i].max(top) };
         }
         cov[i] = 1;
     };
-    for c in &input.circles {
+    for c in &shapes.circles {
         let (cx, cy, r) = (i64::from(c.x), i64::from(c.y), i64::from(c.radius));
         let dy = py - cy;
         if dy.abs() > r {
             continue;
         }
-        let Some((x0, x1)) = crate::binning::texel_span(c.x, c.radius, w) else {
+        let Some((lo, hi)) = crate::binning::texel_span(c.x, c.radius, w) else {
             continue;
         };
-        for x in x0..=x1 {
+        for x in lo.max(x0)..=hi.min(x_end.saturating_sub(1)) {
             let dx = centre_q(x) - cx;
             if dx * dx + dy * dy <= r * r {
                 mark(x, c.height);
             }
         }
     }
-    for p in &input.polygons {
-        let verts = &input.vertices[p.first as usize..(p.first + p.count) as usize];
+    for p in &shapes.polygons {
+        let verts = &shapes.vertices[p.first as usize..(p.first + p.count) as usize];
         let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (i32::MAX, i32::MIN, i32::MAX, i32::MIN);
         for v in verts {
             x_lo = x_lo.min(v[0]);
@@ -106,14 +116,71 @@ pub fn rasterize_row(input: &OcclusionInput, row: u32, cov: &mut [u8], hgt: &mut
         if py < i64::from(y_lo) || py > i64::from(y_hi) {
             continue;
         }
-        let x0 = ((x_lo - TEXEL_ONE / 2).div_euclid(TEXEL_ONE)).max(0);
-        let x1 = ((x_hi - TEXEL_ONE / 2).div_euclid(TEXEL_ONE) + 1).min(w as i32 - 1);
-        for x in x0..=x1 {
-            if polygon_contains(verts, centre_q(x as u32), py) {
-                mark(x as u32, p.height);
+        let Some((lo, hi)) = centre_span(i64::from(x_lo), i64::from(x_hi), w) else {
+            continue;
+        };
+        for x in lo.max(x0)..hi.min(x_end) {
+            if polygon_contains(verts, centre_q(x), py) {
+                mark(x, p.height);
             }
         }
     }
+}
+
+/// Texels `lo..hi` (clipped to `0..n`) whose centres may lie in `[a, b]`
+/// (Q3): every centre of the closed range, and one texel more on each side.
+fn centre_span(a: i64, b: i64, n: u32) -> Option<(u32, u32)> {
+    let one = i64::from(TEXEL_ONE);
+    let lo = (a - one / 2).div_euclid(one).max(0);
+    let hi = ((b - one / 2).div_euclid(one) + 2).min(i64::from(n));
+    (lo < hi).then_some((lo as u32, hi as u32))
+}
+
+/// The texels a circle may cover on a `width x height` grid: every texel
+/// [`rasterize_row`] can mark for it lies inside (`None`: none at all).
+pub fn circle_rect(c: &CircleTexel, width: u32, height: u32) -> Option<TexelRect> {
+    let (x, y, r) = (i64::from(c.x), i64::from(c.y), i64::from(c.radius));
+    let (x0, x1) = centre_span(x - r, x + r, width)?;
+    let (y0, y1) = centre_span(y - r, y + r, height)?;
+    Some(TexelRect { x0, y0, x1, y1 })
+}
+
+/// The texels a polygon (its vertices, Q3) may cover on a `width x height`
+/// grid, as [`circle_rect`].
+pub fn polygon_rect(vertices: &[[i32; 2]], width: u32, height: u32) -> Option<TexelRect> {
+    let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (i32::MAX, i32::MIN, i32::MAX, i32::MIN);
+    for v in vertices {
+        x_lo = x_lo.min(v[0]);
+        x_hi = x_hi.max(v[0]);
+        y_lo = y_lo.min(v[1]);
+        y_hi = y_hi.max(v[1]);
+    }
+    let (x0, x1) = centre_span(i64::from(x_lo), i64::from(x_hi), width)?;
+    let (y0, y1) = centre_span(i64::from(y_lo), i64::from(y_hi), height)?;
+    Some(TexelRect { x0, y0, x1, y1 })
+}
+
+/// `input` with only the shapes that may cover a texel of `rect`: what
+/// [`rasterize_row`] needs to redo the texels of `rect` (the capture, if
+/// any, is left out: the caller lends it).
+pub fn shapes_meeting(input: &OcclusionInput, rect: &TexelRect) -> OcclusionInput {
+    let (w, h) = (input.width, input.height);
+    let mut out = OcclusionInput {
+        width: w,
+        height: h,
+        build_mips: input.build_mips,
+        distance_field_scale: input.distance_field_scale,
+        ..OcclusionInput::default()
+    };
+    out.circles.extend(input.circles.iter().filter(|c| circle_rect(c, w, h).is_some_and(|r| r.meets(rect))));
+    for p in &input.polygons {
+        let verts = &input.vertices[p.first as usize..(p.first + p.count) as usize];
+        if polygon_rect(verts, w, h).is_some_and(|r| r.meets(rect)) {
+            out.polygons.push(PolygonTexel { first: out.vertices.len() as u32, ..*p });
+            out.vertices.extend_from_slice(verts);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ use crate::transform::AreaTransform;
 use crate::zlayer::Slab;
 use crate::HeightCapture;
 use rayon::prelude::*;
+use std::ops::Range;
 use wide::{i32x8, CmpEq};
 
 /// Rows per parallel task.
@@ -180,14 +181,25 @@ struct CaptureMemo {
     known: Known,
 }
 
-/// The captured height of every texel of a `w x h` grid over `t`, row by
+/// The captured height of every texel of a `w`-wide grid over `t`, row by
 /// row ([`CAPTURE_EMPTY`] where no capture has a cell): the highest of the
 /// captures' cells under the texel centre. The captures are validated
 /// already (positive finite cell size, finite origin, `width * height`
 /// cells). An error names the first out-of-range cell in texel order.
-pub(crate) fn resample_captures(captures: &[LabeledCapture], t: &AreaTransform, slab: &Slab, z_layering: bool, w: u32, h: u32) -> Result<Vec<i32>> {
+///
+/// Only rows `rows` are resampled (their texels, row by row): the same
+/// heights the whole grid gives there.
+pub(crate) fn resample_captures(
+    captures: &[LabeledCapture],
+    t: &AreaTransform,
+    slab: &Slab,
+    z_layering: bool,
+    w: u32,
+    rows: Range<u32>,
+) -> Result<Vec<i32>> {
     let width = w as usize;
-    let mut out = vec![CAPTURE_EMPTY; width * h as usize];
+    let first_row = rows.start as usize;
+    let mut out = vec![CAPTURE_EMPTY; width * rows.len()];
     if width == 0 {
         return Ok(out);
     }
@@ -231,7 +243,7 @@ pub(crate) fn resample_captures(captures: &[LabeledCapture], t: &AreaTransform, 
                 .map(|_| CaptureMemo { columns: Vec::new(), row: Memo::new(None), height: Memo2::new(CellHeight::Skip), known: Known::EMPTY })
                 .collect();
             for (k, row_out) in texels.chunks_mut(width).enumerate() {
-                let row = band * BAND_ROWS + k;
+                let row = first_row + band * BAND_ROWS + k;
                 let row_terms = t.texel_row_terms(row as f64 + 0.5);
                 if let Some(cell_columns) = aligned.as_ref().filter(|_| row_terms.0 == 0.0) {
                     let y = t.texel_terms_to_world((0.0, 0.0), row_terms).1;
@@ -434,7 +446,11 @@ mod tests {
             let expected = reference(&labeled, &t, &slab, z_layering, w, h).map_err(|e| e.to_string());
             for threads in [1, 3] {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
-                let got = pool.install(|| resample_captures(&labeled, &t, &slab, z_layering, w, h)).map_err(|e| e.to_string());
+                let got = pool.install(|| resample_captures(&labeled, &t, &slab, z_layering, w, 0..h)).map_err(|e| e.to_string());
+                // A band of rows alone gives those rows of the whole grid.
+                if let (Ok(all), Ok(part)) = (&expected, resample_captures(&labeled, &t, &slab, z_layering, w, h / 3..h)) {
+                    prop_assert_eq!(&part[..], &all[(h / 3 * w) as usize..]);
+                }
                 prop_assert_eq!(&got, &expected, "{} threads", threads);
             }
         }
@@ -457,7 +473,7 @@ mod tests {
         let t = AreaTransform::new(&area, 6, 3);
         let slab = Slab::logical(&area, 1.0);
         let labeled = vec![("entity 0".to_string(), &c)];
-        let got = resample_captures(&labeled, &t, &slab, false, 6, 3).expect("in range");
+        let got = resample_captures(&labeled, &t, &slab, false, 6, 0..3).expect("in range");
         let (h4, h15) = (t.height_units(4.0).expect("in range"), t.height_units(1.5).expect("in range"));
         let floor = t.height_units(0.0).expect("in range");
         let e = CAPTURE_EMPTY;

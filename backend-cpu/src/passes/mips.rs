@@ -6,7 +6,7 @@
 //! `[x << l, (x + 1) << l) x [y << l, (y + 1) << l)` is 0.
 //! Twin: `backend-gpu/shaders/mips.wgsl`.
 
-use murk_core::Grid;
+use murk_core::{Grid, TexelRect};
 
 /// Builds levels 1.. until a level is 1x1.
 pub fn build_mips(coverage: &[u8], width: u32, height: u32) -> Vec<Grid<u8>> {
@@ -37,9 +37,50 @@ pub fn build_mips(coverage: &[u8], width: u32, height: u32) -> Vec<Grid<u8>> {
     levels
 }
 
+/// Brings `levels` (built by [`build_mips`]) up to date with `coverage`
+/// where it changed, which is inside `rect`: each level redoes the texels
+/// over the changed ones below it.
+pub fn update_mips(levels: &mut [Grid<u8>], coverage: &[u8], width: u32, height: u32, rect: &TexelRect) {
+    let (mut w, mut h, mut r) = (width, height, *rect);
+    for l in 0..levels.len() {
+        let (below, above) = levels.split_at_mut(l);
+        let src: &[u8] = below.last().map_or(coverage, |g| &g.texels);
+        let level = &mut above[0];
+        r = TexelRect { x0: r.x0 / 2, y0: r.y0 / 2, x1: r.x1.div_ceil(2), y1: r.y1.div_ceil(2) };
+        for y in r.y0..r.y1 {
+            for x in r.x0..r.x1 {
+                let mut m = 0;
+                for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                    let (sx, sy) = (2 * x + dx, 2 * y + dy);
+                    if sx < w && sy < h {
+                        m |= src[(sy * w + sx) as usize];
+                    }
+                }
+                level.texels[(y * level.width + x) as usize] = m;
+            }
+        }
+        (w, h) = (level.width, level.height);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_update_equals_a_rebuild() {
+        let (w, h) = (37u32, 21u32);
+        let mut cov: Vec<u8> = (0..w * h).map(|i| u8::from(murk_core::fixed::hash2(i as i32, 9).is_multiple_of(7))).collect();
+        let mut levels = build_mips(&cov, w, h);
+        let rect = TexelRect { x0: 30, y0: 3, x1: 37, y1: 20 };
+        for y in rect.y0..rect.y1 {
+            for x in rect.x0..rect.x1 {
+                cov[(y * w + x) as usize] ^= 1;
+            }
+        }
+        update_mips(&mut levels, &cov, w, h, &rect);
+        assert_eq!(levels, build_mips(&cov, w, h));
+    }
 
     #[test]
     fn pyramid_is_max_of_children() {

@@ -4,43 +4,76 @@
 
 use super::*;
 
-/// Rasterize, then the mips and the distance field when asked.
+/// Rasterize, then the mips and the distance field when asked: over the
+/// whole grid (`changed` is `None`), or, for a local update, over the
+/// changed rectangles (the mips over their bounding box; the distance
+/// field, whose every texel may move, whole).
 pub(super) fn build_occlusion(
     ctx: &mut Context,
     enc: &mut wgpu::CommandEncoder,
     t: &mut Textures,
     input: &OcclusionInput,
+    changed: Option<&[TexelRect]>,
 ) -> Result<Vec<wgpu::Buffer>> {
-    if (input.width, input.height) != (t.dims.width, t.dims.height) {
-        return Err(gpu_error(format!("occlusion input is {}x{}, instance is {}x{}", input.width, input.height, t.dims.width, t.dims.height)));
+    let (w, h) = (t.dims.width, t.dims.height);
+    if (input.width, input.height) != (w, h) {
+        return Err(gpu_error(format!("occlusion input is {}x{}, instance is {w}x{h}", input.width, input.height)));
     }
-    t.frame.circle_count = input.circles.len() as u32;
-    t.frame.polygon_count = input.polygons.len() as u32;
+    let grid = TexelRect::grid(w, h);
+    let regions: &[TexelRect] = match changed {
+        Some(rects) => {
+            if let Some(r) = rects.iter().find(|r| r.is_empty() || r.x1 > w || r.y1 > h) {
+                return Err(MurkError::invalid("changed rectangle", format!("{r:?}"), format!("must be a non-empty part of the {w}x{h} grid")));
+            }
+            let built_as_asked = (input.build_mips == (t.frame.mip_levels > 0 || (w, h) == (1, 1)))
+                && (input.distance_field_scale > 0) == (t.frame.df_width > 0)
+                && t.frame.has_capture == u32::from(input.capture.is_some());
+            if !built_as_asked {
+                // What is built differs from what is asked: built whole.
+                return build_occlusion(ctx, enc, t, input, None);
+            }
+            rects
+        }
+        None => std::slice::from_ref(&grid),
+    };
     t.frame.has_capture = u32::from(input.capture.is_some());
-    let table = passes::mips::layout(t.dims.width, t.dims.height);
-    if input.build_mips {
-        let (o, w, h) = *table.last().expect("level 0 exists");
-        let levels = ctx.take(u64::from(o + w * h) * 4);
+    let table = passes::mips::layout(w, h);
+    if input.build_mips && changed.is_none() {
+        let (o, lw, lh) = *table.last().expect("level 0 exists");
+        let levels = ctx.take(u64::from(o + lw * lh) * 4);
         ctx.give(std::mem::replace(&mut t.levels, levels));
         let rows: Vec<[u32; 4]> = table.iter().map(|&(o, w, h)| [o, w, h, 0]).collect();
         let level_table = ctx.upload(bytemuck::cast_slice(&rows));
         ctx.give(std::mem::replace(&mut t.level_table, level_table));
         while t.mip_params.len() < table.len() {
-            t.mip_params.push(ctx.uniform(&[0u8; 16]));
+            t.mip_params.push(ctx.uniform(&[0u8; passes::mips::STEP_BYTES]));
         }
         t.frame.mip_levels = table.len() as u32 - 1;
-    } else {
+    } else if !input.build_mips {
         t.frame.mip_levels = 0;
     }
     let scale = input.distance_field_scale;
-    let (dw, dh) = if scale > 0 { (t.dims.width.div_ceil(scale), t.dims.height.div_ceil(scale)) } else { (0, 0) };
+    let (dw, dh) = if scale > 0 { (w.div_ceil(scale), h.div_ceil(scale)) } else { (0, 0) };
     t.frame.df_width = dw;
     t.frame.df_height = dh;
     t.frame.df_scale = scale.max(1);
     ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
-    let recycle = passes::rasterize::record(ctx, enc, t, input);
+    let mut recycle = Vec::new();
+    for region in regions {
+        // The shapes that may cover the region's texels (every shape for
+        // the whole grid).
+        let part;
+        let shapes = if changed.is_some() {
+            part = murk_core::raster::shapes_meeting(input, region);
+            &part
+        } else {
+            input
+        };
+        recycle.extend(passes::rasterize::record(ctx, enc, t, shapes, input.capture.as_deref(), region));
+    }
     if input.build_mips {
-        passes::mips::record(ctx, enc, t, &t.levels, &t.mip_params);
+        let bounds = regions.iter().fold(TexelRect::default(), |acc, r| acc.union(r));
+        passes::mips::record(ctx, enc, t, &t.levels, &t.mip_params, &bounds);
     }
     if scale > 0 {
         let n = u64::from(dw * dh) * 4;
@@ -81,7 +114,7 @@ pub(super) fn copy_occlusion(ctx: &mut Context, src: &Textures, dst: &mut Textur
     clone(ctx, &mut enc, &src.level_table, &mut dst.level_table);
     clone(ctx, &mut enc, &src.field, &mut dst.field);
     while dst.mip_params.len() < src.mip_params.len() {
-        dst.mip_params.push(ctx.uniform(&[0u8; 16]));
+        dst.mip_params.push(ctx.uniform(&[0u8; passes::mips::STEP_BYTES]));
     }
     let f = &mut dst.frame;
     f.mip_levels = src.frame.mip_levels;

@@ -14,7 +14,9 @@
 use crate::context::{gpu_error, unknown_key, Context, InFlight, Kernel, Wait, MASK_TEXTURE_FORMAT};
 use crate::passes;
 use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
-use murk_core::{Backend, FrameParams, Grid, MurkError, OcclusionInput, Pass, RecomputeInput, RecomputeReport, Result, Texture, TextureSet};
+use murk_core::{
+    Backend, FrameParams, Grid, MurkError, OcclusionInput, Pass, RecomputeInput, RecomputeReport, Result, TexelRect, Texture, TextureSet,
+};
 use passes::distance_field::FieldBuffers;
 use std::collections::BTreeMap;
 
@@ -244,9 +246,12 @@ impl Gpu {
         let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
         let mut enc = ctx.encoder();
         let recycle = match pass {
-            Pass::Rasterize => passes::rasterize::record(ctx, &mut enc, t, occlusion),
+            Pass::Rasterize => {
+                let grid = TexelRect::grid(t.dims.width, t.dims.height);
+                passes::rasterize::record(ctx, &mut enc, t, occlusion, occlusion.capture.as_deref(), &grid)
+            }
             Pass::Mips if t.frame.mip_levels > 0 => {
-                passes::mips::record(ctx, &mut enc, t, &t.levels, &t.mip_params);
+                passes::mips::record(ctx, &mut enc, t, &t.levels, &t.mip_params, &TexelRect::grid(t.dims.width, t.dims.height));
                 Vec::new()
             }
             Pass::DistanceField => match &t.field_scratch {
@@ -405,7 +410,17 @@ impl Backend for Gpu {
         self.flush()?;
         let mut t = self.instances.remove(&key).ok_or_else(|| unknown_key(key))?;
         let mut enc = self.ctx.encoder();
-        let result = build_occlusion(&mut self.ctx, &mut enc, &mut t, input);
+        let result = build_occlusion(&mut self.ctx, &mut enc, &mut t, input, None);
+        self.instances.insert(key, t);
+        self.pending = Some(Pending { encoder: enc, recycle: result?, maps: Vec::new() });
+        Ok(())
+    }
+
+    fn update_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput, changed: &[TexelRect]) -> Result<()> {
+        self.flush()?;
+        let mut t = self.instances.remove(&key).ok_or_else(|| unknown_key(key))?;
+        let mut enc = self.ctx.encoder();
+        let result = build_occlusion(&mut self.ctx, &mut enc, &mut t, input, Some(changed));
         self.instances.insert(key, t);
         self.pending = Some(Pending { encoder: enc, recycle: result?, maps: Vec::new() });
         Ok(())

@@ -4,15 +4,37 @@
 use super::groups;
 use crate::context::{Context, Kernel};
 use crate::Textures;
-use murk_core::OcclusionInput;
+use murk_core::{OcclusionInput, TexelRect};
 
-/// Records the rasterize dispatch; returns the upload buffers to recycle.
-pub fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &Textures, input: &OcclusionInput) -> Vec<wgpu::Buffer> {
-    let circles = ctx.upload(bytemuck::cast_slice(&input.circles));
-    let polygons = ctx.upload(bytemuck::cast_slice(&input.polygons));
-    let vertices = ctx.upload(bytemuck::cast_slice(&input.vertices));
-    let capture = ctx.upload(bytemuck::cast_slice(input.capture.as_deref().unwrap_or(&[])));
-    let group = ctx.bind(Kernel::Rasterize, &[&t.params, &circles, &polygons, &vertices, &capture, &t.coverage, &t.height]);
-    ctx.dispatch(enc, Kernel::Rasterize, &group, groups(t.dims.width, 8), groups(t.dims.height, 8));
-    vec![circles, polygons, vertices, capture]
+/// Records the rasterize dispatch over `region` of the grid, with the
+/// shapes of `shapes` (every one that may cover a texel of it) and the
+/// captured heights of `capture` (the whole grid's); returns the upload
+/// buffers to recycle.
+pub fn record(
+    ctx: &mut Context,
+    enc: &mut wgpu::CommandEncoder,
+    t: &Textures,
+    shapes: &OcclusionInput,
+    capture: Option<&[i32]>,
+    region: &TexelRect,
+) -> Vec<wgpu::Buffer> {
+    let circles = ctx.upload(bytemuck::cast_slice(&shapes.circles));
+    let polygons = ctx.upload(bytemuck::cast_slice(&shapes.polygons));
+    let vertices = ctx.upload(bytemuck::cast_slice(&shapes.vertices));
+    let (w, rw, rows) = (t.dims.width as usize, (region.x1 - region.x0) as usize, region.y1 - region.y0);
+    // The region's captured heights, row by row (the whole capture as it is
+    // for the whole grid).
+    let capture = match capture {
+        Some(all) if rw == w => ctx.upload(bytemuck::cast_slice(&all[region.y0 as usize * w..region.y1 as usize * w])),
+        Some(all) => {
+            let part: Vec<i32> = (region.y0 as usize..region.y1 as usize).flat_map(|y| &all[y * w + region.x0 as usize..][..rw]).copied().collect();
+            ctx.upload(bytemuck::cast_slice(&part))
+        }
+        None => ctx.upload(&[]),
+    };
+    let bounds =
+        ctx.upload(bytemuck::cast_slice(&[region.x0, region.y0, rw as u32, rows, shapes.circles.len() as u32, shapes.polygons.len() as u32]));
+    let group = ctx.bind(Kernel::Rasterize, &[&t.params, &circles, &polygons, &vertices, &capture, &t.coverage, &t.height, &bounds]);
+    ctx.dispatch(enc, Kernel::Rasterize, &group, groups(rw as u32, 8), groups(rows, 8));
+    vec![circles, polygons, vertices, capture, bounds]
 }

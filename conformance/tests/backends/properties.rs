@@ -9,8 +9,8 @@ use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::Backend;
 use murk_core::{
-    Area, Blocker, BlockerShape, Cone, FogSubsystem, HeightLayer, InstanceDesc, Position, Profile, RayMethod, Stage, StageData, TeamMask,
-    VisionSource,
+    Area, Blocker, BlockerShape, CaptureMode, Cone, FogSubsystem, HeightCapture, HeightLayer, InstanceDesc, Position, Profile, RayMethod, Stage,
+    StageData, TeamMask, VisionSource,
 };
 use murk_cpu::CpuBackend;
 use proptest::prelude::*;
@@ -374,9 +374,13 @@ pub fn reveal_walls_lights_only_covered_texels_beside_open_ones(make: &Make) {
     });
 }
 
+/// Marks the entity the incremental test opens and closes as a door.
+struct DoorTag;
+
 pub fn incremental_recompute_equals_full_recompute(make: &Make) {
+    let local = std::sync::atomic::AtomicU32::new(0);
     proptest!(config(), |(g in world_with(false, method().boxed()),
-        edits in prop::collection::vec((0u8..12, any::<u16>(), -30i32..30, -30i32..30), 1..10))| {
+        edits in prop::collection::vec((0u8..16, any::<u16>(), -30i32..30, -30i32..30), 1..10))| {
         // Two subsystems see the same edits. Before every tick the reference
         // is saved and restored into a new backend (so it keeps no source
         // window and no visibility) and invalidated (so it rebuilds
@@ -426,6 +430,57 @@ pub fn incremental_recompute_equals_full_recompute(make: &Make) {
                         }
                     }
                 }
+                11 if !blockers.is_empty() => {
+                    // A blocker changes shape where it stands.
+                    let shape = match pick % 3 {
+                        0 => BlockerShape::Circle { radius: 0.5 + f32::from(pick % 9) / 2.0 },
+                        1 => BlockerShape::Rect { size: Vec2::new(1.0 + f32::from(pick % 5), 0.5 + f32::from(pick % 3)), yaw_degrees: f32::from(pick % 90) },
+                        _ => BlockerShape::Polygon { points: vec![Vec2::new(0.0, 0.0), Vec2::new(eighths(dx), 2.5), Vec2::new(2.0, eighths(dy))] },
+                    };
+                    world.get::<&mut Blocker>(blockers[pick as usize % blockers.len()]).unwrap().shape = shape;
+                }
+                12 if !blockers.is_empty() => {
+                    // A blocker rises, sinks or becomes a wall.
+                    let height = (pick % 4 != 0).then(|| f32::from(pick % 9));
+                    world.get::<&mut Blocker>(blockers[pick as usize % blockers.len()]).unwrap().height = height;
+                }
+                13 if world.query::<&HeightCapture>().iter().next().is_none() => {
+                    // Terrain: one cell per texel over the grid, some cells high.
+                    let cells = (0..g.width * g.rows).map(|i| {
+                        let v = murk_core::fixed::hash2(i as i32, i32::from(pick));
+                        if v.is_multiple_of(5) { (v % 7) as f32 } else { f32::NAN }
+                    }).collect();
+                    let mode = CaptureMode::ShowOnly { members: Vec::new(), update_only_if_transform_changed: true };
+                    let origin = Vec2::new(-(g.width as f32) / 2.0, -(g.rows as f32) / 2.0);
+                    world.spawn((HeightCapture { origin, cell_size: 1.0, width: g.width, height: g.rows, cells, mode, enabled: true },));
+                }
+                14 => {
+                    // A terrain edit over a few cells, marked dirty there.
+                    let capture = world.query::<&HeightCapture>().iter().next().map(|(e, _)| e);
+                    if let Some(e) = capture {
+                        let (cx, cy) = ((dx + 30) as u32 % g.width, (dy + 30) as u32 % g.rows);
+                        let (cw, ch) = (u32::from(pick % 4) + 1, u32::from(pick / 4 % 4) + 1);
+                        let mut c = world.get::<&mut HeightCapture>(e).unwrap();
+                        let lo = c.origin + Vec2::new(cx as f32, cy as f32);
+                        if inc.mark_capture_dirty_in(lo, lo + Vec2::new(cw as f32, ch as f32)).is_ok() {
+                            for y in cy..(cy + ch).min(g.rows) {
+                                for x in cx..(cx + cw).min(g.width) {
+                                    let i = (y * g.width + x) as usize;
+                                    c.cells[i] = if c.cells[i].is_nan() { f32::from(pick % 6) } else { f32::NAN };
+                                }
+                            }
+                        }
+                    }
+                }
+                15 => {
+                    // A door: a wall that appears and vanishes on one entity.
+                    let door = world.query::<&DoorTag>().iter().next().map(|(e, _)| e);
+                    match door {
+                        Some(e) if world.get::<&Blocker>(e).is_ok() => drop(world.remove_one::<Blocker>(e).unwrap()),
+                        Some(e) => world.insert_one(e, Blocker::wall(BlockerShape::Rect { size: Vec2::new(1.0, 4.0), yaw_degrees: 0.0 })).unwrap(),
+                        None => drop(world.spawn((Position(Vec3::new(eighths(2 * dx + 1), eighths(2 * dy + 1), 0.0)), DoorTag))),
+                    }
+                }
                 10 => {
                     let area = Area { center: Vec3::new(f32::from(pick % 4) + eighths(dx) / 64.0, 0.0, 5.0), extents: Vec3::new(g.width as f32, g.rows as f32, 10.0), yaw_degrees: 0.0 };
                     for fog in [&mut inc, &mut full] {
@@ -438,14 +493,17 @@ pub fn incremental_recompute_equals_full_recompute(make: &Make) {
             full = FogSubsystem::new(make());
             full.restore(&mut world, &saved).unwrap();
             full.invalidate("i").unwrap();
-            inc.tick(&mut world, 50_000).unwrap();
+            let report = inc.tick(&mut world, 50_000).unwrap();
             full.tick(&mut world, 50_000).unwrap();
             for s in Stage::ALL {
                 prop_assert_eq!(inc.read_stage("i", s).unwrap(), full.read_stage("i", s).unwrap(), "tick {}, stage {}", tick, s.name());
             }
             prop_assert_eq!(inc.state_hashes().unwrap(), full.state_hashes().unwrap(), "tick {}", tick);
+            local.fetch_add(u32::from(report.instances["i"].occlusion_local), std::sync::atomic::Ordering::Relaxed);
         }
     });
+    // The edits are drawn so that many ticks take the local path: it ran.
+    assert!(local.into_inner() > 0, "no tick rebuilt the occlusion locally");
 }
 
 pub fn a_source_outside_the_slab_changes_nothing(make: &Make) {

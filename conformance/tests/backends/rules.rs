@@ -113,7 +113,8 @@ pub fn show_only_capture_recaptures_only_when_a_member_moves(make: &Make) {
     assert_eq!(fog.stats("i").unwrap().recaptures, 1);
     world.get::<&mut Position>(member).unwrap().0.x = 31.0;
     let r = fog.tick(&mut world, 33_333).unwrap();
-    assert!(r.instances["i"].occlusion_built);
+    // Recaptured; the heights came out the same, so nothing is rebuilt.
+    assert!(!r.instances["i"].occlusion_built);
     assert_eq!(fog.stats("i").unwrap().recaptures, 2);
     fog.tick(&mut world, 33_333).unwrap();
     assert_eq!(fog.stats("i").unwrap().recaptures, 2);
@@ -170,7 +171,53 @@ pub fn full_scene_capture_recaptures_every_recompute(make: &Make) {
         fog.tick(&mut world, 33_333).unwrap();
     }
     let s = fog.stats("i").unwrap();
-    assert_eq!((s.recaptures, s.occlusion_builds, s.recomputes), (4, 4, 4));
+    // Resampled every tick; the heights never changed, so the occlusion
+    // was built once.
+    assert_eq!((s.recaptures, s.occlusion_builds), (4, 1));
+    // A cell that rises shows on the next recapture, rebuilt where it is.
+    let c = world.query::<&HeightCapture>().iter().next().map(|(e, _)| e).unwrap();
+    world.get::<&mut HeightCapture>(c).unwrap().cells[40 * 64 + 10] = 2.0;
+    let r = fog.tick(&mut world, 33_333).unwrap();
+    assert!(r.instances["i"].occlusion_built && r.instances["i"].occlusion_local);
+    assert_eq!(fog.read_stage("i", Stage::Coverage).unwrap().bytes()[40 * 64 + 10], 1);
+    assert_eq!(fog.stats("i").unwrap().occlusion_builds, 2);
+}
+
+/// A terrain edit marked dirty over a rectangle is resampled there only
+/// and rebuilt locally; a rectangle that is not finite, is inverted or
+/// meets no grid is refused and marks nothing.
+pub fn a_capture_rectangle_marked_dirty_is_rebuilt_there(make: &Make) {
+    let mut fog = fog_on(make(), fast());
+    let mut world = World::new();
+    world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
+    let c = world.spawn((capture(CaptureMode::ShowOnly { members: Vec::new(), update_only_if_transform_changed: true }),));
+    fog.tick(&mut world, 33_333).unwrap();
+    let covered = |fog: &mut FogSubsystem, i: usize| fog.read_stage("i", Stage::Coverage).unwrap().bytes()[i];
+    assert_eq!(covered(&mut fog, 20 * 64 + 30), 1);
+    // Two edits; only the first is marked.
+    {
+        let mut cap = world.get::<&mut HeightCapture>(c).unwrap();
+        cap.cells[20 * 64 + 30] = f32::NAN;
+        cap.cells[50 * 64 + 50] = 1.0;
+    }
+    for (min, max, field) in [
+        (Vec2::new(f32::NAN, 0.0), Vec2::new(1.0, 1.0), "capture rectangle min.x"),
+        (Vec2::new(5.0, 5.0), Vec2::new(4.0, 6.0), "capture rectangle max.x"),
+        (Vec2::new(500.0, 500.0), Vec2::new(510.0, 510.0), "capture rectangle"),
+    ] {
+        let e = fog.mark_capture_dirty_in(min, max).unwrap_err();
+        assert!(e.to_string().contains(field), "{e}");
+    }
+    let r = fog.tick(&mut world, 33_333).unwrap();
+    assert!(!r.instances["i"].occlusion_built, "a refused mark marks nothing");
+    fog.mark_capture_dirty_in(Vec2::new(29.5, 19.5), Vec2::new(31.0, 21.0)).unwrap();
+    let r = fog.tick(&mut world, 33_333).unwrap();
+    assert!(r.instances["i"].occlusion_local);
+    assert_eq!(covered(&mut fog, 20 * 64 + 30), 0, "the marked edit");
+    assert_eq!(covered(&mut fog, 50 * 64 + 50), 0, "the unmarked edit is not seen yet");
+    fog.mark_capture_dirty();
+    fog.tick(&mut world, 33_333).unwrap();
+    assert_eq!(covered(&mut fog, 50 * 64 + 50), 1, "a whole recapture sees it");
 }
 
 pub fn transient_reveals_expire_after_their_ticks(make: &Make) {
@@ -477,6 +524,7 @@ pub const TESTS: &[Test] = &[
     ("show_only_capture_recaptures_only_when_a_member_moves", show_only_capture_recaptures_only_when_a_member_moves),
     ("a_disabled_capture_leaves_the_occlusion_until_enabled", a_disabled_capture_leaves_the_occlusion_until_enabled),
     ("full_scene_capture_recaptures_every_recompute", full_scene_capture_recaptures_every_recompute),
+    ("a_capture_rectangle_marked_dirty_is_rebuilt_there", a_capture_rectangle_marked_dirty_is_rebuilt_there),
     ("transient_reveals_expire_after_their_ticks", transient_reveals_expire_after_their_ticks),
     ("bad_world_input_is_an_error_naming_the_field_and_loses_nothing", bad_world_input_is_an_error_naming_the_field_and_loses_nothing),
     ("bad_instances_and_profiles_are_errors_naming_the_field", bad_instances_and_profiles_are_errors_naming_the_field),

@@ -2,24 +2,41 @@
 //! and the resample of the captured cells onto the instance's texel grid.
 
 use super::{entity_label, Slot};
+use crate::backend::TexelRect;
 use crate::components::{CaptureMode, HeightCapture, Pose, Position};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::Fnv64;
 use crate::transform::AreaTransform;
 use crate::zlayer::Slab;
 use hecs::{Entity, World};
+use std::ops::Range;
 
 /// What a tick's capture gave.
 pub(super) struct CaptureUpdate {
     /// The signature of the capture inputs (`None`: redone every recompute).
     pub(super) signature: Option<u64>,
     /// The heights on the instance's grid, when the capture was redone.
-    pub(super) heights: Option<Vec<i32>>,
+    pub(super) heights: Option<CaptureHeights>,
+}
+
+/// Heights of a redone capture.
+pub(super) enum CaptureHeights {
+    /// Every texel of the grid.
+    Whole(Vec<i32>),
+    /// The rows from `first` on (every texel of each), redone over the
+    /// rectangles a game marked dirty.
+    Rows {
+        /// The first row.
+        first: u32,
+        /// The rows' heights.
+        texels: Vec<i32>,
+    },
 }
 
 /// The height capture an instance needs this tick: `None` without capture
 /// components; otherwise the signature of the capture inputs and, when the
-/// capture is dirty, the captured heights resampled onto the instance's grid.
+/// capture is dirty, the captured heights resampled onto the instance's grid
+/// (only the rows of the rectangles marked dirty, when only those are).
 pub(super) fn gather_capture(slot: &Slot, world: &World, slab: &Slab) -> Result<Option<CaptureUpdate>> {
     let (t, profile, w, h) = (&slot.transform, &slot.desc.profile, slot.dims.width, slot.dims.height);
     let mut capture_query = world.query::<&HeightCapture>();
@@ -29,8 +46,16 @@ pub(super) fn gather_capture(slot: &Slot, world: &World, slab: &Slab) -> Result<
         return Ok(None);
     }
     let signature = capture_signature(world, &captures)?;
-    let dirty = slot.state.capture_dirty || signature.is_none() || signature != slot.state.capture_signature;
-    let heights = if dirty { Some(resample_captures(&captures, t, slab, profile.z_layering, w, h)?) } else { None };
+    let dirty = slot.state.capture_dirty || signature.is_none() || signature != slot.state.capture_signature || slot.state.capture.is_none();
+    let marked = slot.capture_marks.iter().fold(TexelRect::default(), |acc, r| acc.union(r));
+    let heights = if dirty {
+        Some(CaptureHeights::Whole(resample_captures(&captures, t, slab, profile.z_layering, w, 0..h)?))
+    } else if !marked.is_empty() {
+        let texels = resample_captures(&captures, t, slab, profile.z_layering, w, marked.y0..marked.y1)?;
+        Some(CaptureHeights::Rows { first: marked.y0, texels })
+    } else {
+        None
+    };
     Ok(Some(CaptureUpdate { signature, heights }))
 }
 
@@ -73,10 +98,17 @@ fn capture_signature(world: &World, captures: &[(Entity, &HeightCapture)]) -> Re
     Ok(Some(h.finish()))
 }
 
-/// The captured heights on the instance's grid: each texel centre takes the
+/// Rows `rows` of the captured heights on the instance's grid: each texel centre takes the
 /// highest cell of any capture under it (`+inf` a wall, NaN nothing), in
 /// height units; cells outside the slab are left out under Z layering.
-fn resample_captures(captures: &[(Entity, &HeightCapture)], t: &AreaTransform, slab: &Slab, z_layering: bool, w: u32, h: u32) -> Result<Vec<i32>> {
+fn resample_captures(
+    captures: &[(Entity, &HeightCapture)],
+    t: &AreaTransform,
+    slab: &Slab,
+    z_layering: bool,
+    w: u32,
+    rows: Range<u32>,
+) -> Result<Vec<i32>> {
     for (e, c) in captures {
         let label = entity_label(*e);
         let cell = finite(|| format!("{label}.capture.cell_size"), c.cell_size)?;
@@ -91,5 +123,5 @@ fn resample_captures(captures: &[(Entity, &HeightCapture)], t: &AreaTransform, s
         }
     }
     let labeled: Vec<crate::resample::LabeledCapture> = captures.iter().map(|(e, c)| (entity_label(*e), *c)).collect();
-    crate::resample::resample_captures(&labeled, t, slab, z_layering, w, h)
+    crate::resample::resample_captures(&labeled, t, slab, z_layering, w, rows)
 }

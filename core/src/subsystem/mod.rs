@@ -21,6 +21,7 @@ mod area;
 mod capture;
 mod lockstep;
 mod memory;
+mod occlusion;
 mod payload;
 mod project;
 mod queries;
@@ -39,7 +40,7 @@ pub use snapshot::SaveState;
 
 use self::project::{gather, project_source, Gathered};
 use self::rules::{apply, PendingFlag};
-use crate::backend::{Backend, InstanceDims, InstanceKey, Readback};
+use crate::backend::{Backend, InstanceDims, InstanceKey, Readback, TexelRect};
 use crate::components::{Position, TeamMask, TransientReveal, VisionSource};
 use crate::error::{MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_UNITS_PER_SLAB};
@@ -212,6 +213,13 @@ pub(crate) struct Slot {
     /// keeps visibility and blur. Not saved in snapshots (a restored
     /// instance recomputes them once, to the same bytes).
     pub(crate) last_input: Option<RecomputeInput>,
+    /// The blockers the backend's occlusion was last built from (`None`:
+    /// not known, the next change rebuilds it whole). Not saved in
+    /// snapshots.
+    pub(crate) built_shapes: Option<occlusion::BuiltShapes>,
+    /// Rectangles of the capture a game marked dirty since the last
+    /// recapture ([`FogSubsystem::mark_capture_dirty_in`]).
+    pub(crate) capture_marks: Vec<TexelRect>,
     /// "Changed" flags of recent recomputes, oldest first, each used
     /// [`READBACK_LATENCY_TICKS`] after its recompute.
     pub(crate) flags: VecDeque<PendingFlag>,
@@ -237,8 +245,11 @@ impl Slot {
 /// Per-tick outcome of one instance.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InstanceTick {
-    /// Occlusion rebuilt this tick.
+    /// Occlusion rebuilt this tick (whole, or only where it changed).
     pub occlusion_built: bool,
+    /// The rebuild was local: only the texels the tick's blocker and
+    /// capture changes reach were rebuilt.
+    pub occlusion_local: bool,
     /// Visibility recomputed this tick.
     pub recomputed: bool,
     /// The recompute kept visibility and blur from the last one (nothing
@@ -351,6 +362,8 @@ impl FogSubsystem {
             dims,
             state: InstanceState::fresh(),
             last_input: None,
+            built_shapes: None,
+            capture_marks: Vec::new(),
             flags: VecDeque::new(),
             reveals: Vec::new(),
             reveal_uploaded: None,
@@ -513,6 +526,60 @@ impl FogSubsystem {
         for slot in self.instances.values_mut() {
             slot.state.capture_dirty = true;
         }
+    }
+
+    /// Marks the world rectangle from `min` to `max` (X and Y) of every
+    /// height capture dirty, for a game that edited captured cells there
+    /// (a terrain change): the next tick resamples the rows of each
+    /// instance the rectangle crosses and rebuilds the occlusion only where
+    /// a captured height changed. Edits outside the marked rectangles are
+    /// not seen until a whole recapture ([`Self::mark_capture_dirty`]).
+    ///
+    /// A bound that is not finite, `min` above `max` on an axis, or a
+    /// rectangle that meets no instance's grid is an error naming it, and
+    /// marks nothing.
+    pub fn mark_capture_dirty_in(&mut self, min: glam::Vec2, max: glam::Vec2) -> Result<()> {
+        for (name, v) in [("min.x", min.x), ("min.y", min.y), ("max.x", max.x), ("max.y", max.y)] {
+            crate::error::finite(|| format!("capture rectangle {name}"), v)?;
+        }
+        for (axis, lo, hi) in [("x", min.x, max.x), ("y", min.y, max.y)] {
+            if lo > hi {
+                return Err(MurkError::invalid(format!("capture rectangle max.{axis}"), hi, format!("must not be below min.{axis} = {lo}")));
+            }
+        }
+        let mut marks = Vec::new();
+        for slot in self.instances.values() {
+            let (w, h) = (slot.dims.width, slot.dims.height);
+            // The texels whose centres the rectangle may hold (the area may
+            // be turned: the box of its corners, one texel wider).
+            let corners = [(min.x, min.y), (max.x, min.y), (min.x, max.y), (max.x, max.y)]
+                .map(|(x, y)| slot.transform.world_to_texel(f64::from(x), f64::from(y)));
+            let (lo_x, hi_x) = corners.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), c| (a.min(c.0), b.max(c.0)));
+            let (lo_y, hi_y) = corners.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), c| (a.min(c.1), b.max(c.1)));
+            let clip = |v: f64, n: u32| v.clamp(0.0, f64::from(n)) as u32;
+            let rect = TexelRect {
+                x0: clip(lo_x.floor() - 1.0, w),
+                y0: clip(lo_y.floor() - 1.0, h),
+                x1: clip(hi_x.ceil() + 1.0, w),
+                y1: clip(hi_y.ceil() + 1.0, h),
+            };
+            if !rect.is_empty() {
+                marks.push((slot.desc.name.clone(), rect));
+            }
+        }
+        if marks.is_empty() {
+            return Err(MurkError::invalid(
+                "capture rectangle",
+                format!("({}, {})..({}, {})", min.x, min.y, max.x, max.y),
+                "meets no instance's grid",
+            ));
+        }
+        for (name, rect) in marks {
+            if let Some(slot) = self.instances.get_mut(&name) {
+                slot.capture_marks.push(rect);
+            }
+        }
+        Ok(())
     }
 
     /// Forces a full rebuild of an instance on its next recompute: recapture,

@@ -2,6 +2,7 @@
 //! material parameters for a shader, and the inputs a tick would hand the
 //! backend (for benches and tools).
 
+use super::capture::CaptureHeights;
 use super::project::gather;
 use super::rules::recompute_input;
 use super::FogSubsystem;
@@ -41,9 +42,14 @@ impl FogSubsystem {
         self.backend.run_parallel(&mut || result = Some(gather(slot, world)));
         let g = result.expect("run_parallel runs its work")?;
         let mut occlusion = g.occlusion;
-        occlusion.capture = match g.capture {
-            Some(super::capture::CaptureUpdate { heights: Some(texels), .. }) => Some(texels),
-            _ => slot.state.capture.clone(),
+        occlusion.capture = match g.capture.and_then(|c| c.heights) {
+            Some(CaptureHeights::Whole(texels)) => Some(texels),
+            Some(CaptureHeights::Rows { first, texels }) => slot.state.capture.clone().map(|mut all| {
+                let at = first as usize * slot.dims.width as usize;
+                all[at..at + texels.len()].copy_from_slice(&texels);
+                all
+            }),
+            None => slot.state.capture.clone(),
         };
         Ok((occlusion, recompute_input(slot, g.sources, elapsed_us)?))
     }

@@ -7,10 +7,11 @@
 //! flags a recompute returns come back [`READBACK_LATENCY_TICKS`] ticks later
 //! ([`PendingFlag`]); [`resolve_flags`] uses them to mark an instance settled.
 
-use super::capture::CaptureUpdate;
+use super::capture::{CaptureHeights, CaptureUpdate};
+use super::occlusion::{capture_change, local_plan, BuiltShapes};
 use super::project::Gathered;
 use super::{target_height_units, InstanceTick, Slot};
-use crate::backend::{Backend, InstanceKey, Readback};
+use crate::backend::{Backend, InstanceKey, Readback, TexelRect};
 use crate::binning::bin_sources;
 use crate::error::{MurkError, Result};
 use crate::frame::{BlurKernel, RecomputeInput, SourceTexel, READBACK_LATENCY_TICKS};
@@ -18,6 +19,17 @@ use crate::profile::ProfileQ;
 use crate::texture::OcclusionBuild;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// What a tick does to an instance's occlusion.
+#[derive(Debug, PartialEq, Eq)]
+enum Rebuild {
+    /// Nothing it is built from changed.
+    Keep,
+    /// Rebuilt over these rectangles (the texels that may differ).
+    Local(Vec<TexelRect>),
+    /// Built anew (or copied from an instance of the same inputs).
+    Full,
+}
 
 /// A recompute's "changed" flag on its way back from the backend.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,49 +126,101 @@ pub(super) fn apply(
     share: bool,
 ) -> Result<InstanceTick> {
     let mut outcome = InstanceTick::default();
+    let (w, h) = (slot.dims.width, slot.dims.height);
+    // What the last build left must be rebuilt whole (a new instance, a new
+    // grid, an invalidation): no local update.
+    let mut full = slot.state.occlusion_dirty;
+    let mut changed: Vec<TexelRect> = Vec::new();
     if let Some(CaptureUpdate { signature, heights }) = g.capture {
-        if let Some(texels) = heights {
+        if heights.is_some() {
             slot.state.stats.recaptures = slot.state.stats.recaptures.saturating_add(1);
-            slot.state.capture = Some(texels);
-            slot.state.occlusion_dirty = true;
+        }
+        slot.capture_marks.clear();
+        match (heights, slot.state.capture.as_mut()) {
+            (None, _) => {}
+            (Some(CaptureHeights::Whole(texels)), old) => {
+                match old {
+                    Some(old) if old.len() == texels.len() => changed.extend(capture_change(old, &texels, w)),
+                    _ => full = true,
+                }
+                slot.state.capture = Some(texels);
+            }
+            (Some(CaptureHeights::Rows { first, texels }), Some(old)) => {
+                let at = first as usize * w as usize;
+                let rows = &mut old[at..at + texels.len()];
+                if let Some(mut r) = capture_change(rows, &texels, w) {
+                    (r.y0, r.y1) = (r.y0 + first, r.y1 + first);
+                    changed.push(r);
+                }
+                rows.copy_from_slice(&texels);
+            }
+            // `gather_capture` redoes rows over a kept capture only.
+            (Some(CaptureHeights::Rows { .. }), None) => {
+                return Err(MurkError::Backend { backend: "core".into(), message: "capture rows were redone with no capture kept".into() })
+            }
         }
         slot.state.capture_signature = signature;
         slot.state.capture_dirty = false;
     } else if slot.state.capture.take().is_some() {
-        slot.state.occlusion_dirty = true;
+        full = true;
     }
     if slot.state.blocker_hash != Some(g.blocker_hash) {
-        slot.state.occlusion_dirty = true;
+        match &slot.built_shapes {
+            Some(built) => built.changes(&g.occlusion, &mut changed),
+            None => full = true,
+        }
     }
     let needs = OcclusionBuild { mips: g.occlusion.build_mips, distance_field_scale: g.occlusion.distance_field_scale };
     if slot.state.built_for != Some(needs) {
-        slot.state.occlusion_dirty = true;
+        full = true;
     }
-    if slot.state.occlusion_dirty {
+    let rebuild = if full {
+        Rebuild::Full
+    } else if changed.is_empty() {
+        Rebuild::Keep
+    } else {
+        local_plan(&changed, w, h).map_or(Rebuild::Full, Rebuild::Local)
+    };
+    if rebuild != Rebuild::Keep {
+        slot.state.occlusion_dirty = true;
+        // Until the build lands, nothing is known of what the backend holds.
+        slot.built_shapes = None;
         let mut input = g.occlusion;
         // Lend the capture to the build rather than copying it.
         input.capture = slot.state.capture.take();
-        // Only instances of one tick can share a build; with one instance, skip hashing.
-        let content = if share { input.content_hash() } else { 0 };
-        let shared_from = if share { built.get(&content).copied() } else { None };
-        let result = match shared_from {
-            Some(from) => backend
-                .copy_occlusion(from, slot.key)
-                .map(|()| slot.state.stats.occlusion_shared = slot.state.stats.occlusion_shared.saturating_add(1)),
-            None => backend.build_occlusion(slot.key, &input).map(|()| {
-                if share {
-                    built.insert(content, slot.key);
-                }
+        let result = match &rebuild {
+            Rebuild::Local(rects) => backend.update_occlusion(slot.key, &input, rects).map(|()| {
+                outcome.occlusion_local = true;
                 slot.state.stats.occlusion_builds = slot.state.stats.occlusion_builds.saturating_add(1);
             }),
+            _ => {
+                // Only instances of one tick can share a build; with one
+                // instance, skip hashing.
+                let content = if share { input.content_hash() } else { 0 };
+                match share.then(|| built.get(&content).copied()).flatten() {
+                    Some(from) => backend
+                        .copy_occlusion(from, slot.key)
+                        .map(|()| slot.state.stats.occlusion_shared = slot.state.stats.occlusion_shared.saturating_add(1)),
+                    None => backend.build_occlusion(slot.key, &input).map(|()| {
+                        if share {
+                            built.insert(content, slot.key);
+                        }
+                        slot.state.stats.occlusion_builds = slot.state.stats.occlusion_builds.saturating_add(1);
+                    }),
+                }
+            }
         };
         slot.state.capture = input.capture.take();
         result?;
-        slot.state.blocker_hash = Some(g.blocker_hash);
-        slot.state.built_for = Some(needs);
-        slot.state.occlusion_dirty = false;
+        slot.built_shapes = Some(BuiltShapes::of(&input));
         outcome.occlusion_built = true;
+    } else if slot.built_shapes.is_none() {
+        // The backend holds the build of these shapes (their hash says so).
+        slot.built_shapes = Some(BuiltShapes::of(&g.occlusion));
     }
+    slot.state.blocker_hash = Some(g.blocker_hash);
+    slot.state.built_for = Some(needs);
+    slot.state.occlusion_dirty = false;
     resolve_flags(backend, slot, now)?;
     let same_inputs = !outcome.occlusion_built
         && slot.state.source_hash == Some(g.source_hash)

@@ -104,7 +104,13 @@ impl FogSubsystem {
             let capture = slot.state.capture.as_ref().map(|c| CaptureBytes(c.iter().flat_map(|v| v.to_le_bytes()).collect()));
             instances.push(InstanceBody {
                 desc: slot.desc.clone(),
-                state: slot.state.with_capture(capture),
+                state: super::InstanceState {
+                    // A capture marked dirty over rectangles is redone
+                    // whole after a restore: the same heights where the
+                    // marks hold every edit.
+                    capture_dirty: slot.state.capture_dirty || !slot.capture_marks.is_empty(),
+                    ..slot.state.with_capture(capture)
+                },
                 flags: slot
                     .flags
                     .iter()
@@ -255,6 +261,8 @@ impl FogSubsystem {
                 dims,
                 state,
                 last_input: None,
+                built_shapes: None,
+                capture_marks: Vec::new(),
                 flags: flags.collect(),
                 reveals: inst.reveals,
                 reveal_uploaded: inst.reveal_signature,

@@ -221,6 +221,11 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
             region.mark((x0, y0, x0 + ww, y0 + rows), by);
         }
     }
+    // Where the coverage changed, the finish reads it (a wall's own texel,
+    // and with `reveal_walls` its neighbours').
+    for r in cache.touched.drain(..) {
+        region.mark((r.x0 as usize, r.y0 as usize, r.x1 as usize, r.y1 as usize), by);
+    }
     cache.finished = Some(input.reveal_walls);
     // Covered texels read their neighbours' reveal as painted, before any
     // texel is lit or concealed. Each block finished is compared with what
@@ -390,7 +395,7 @@ mod tests {
     use murk_core::fixed::HEIGHT_WALL;
     use murk_core::BlurKernel;
     use murk_core::Grid;
-    use murk_core::{RayMethod, SourceTexel};
+    use murk_core::{RayMethod, SourceTexel, TexelRect};
     use proptest::prelude::*;
 
     /// A random grid: covered texels rise above `eye` (walls or lower tops),
@@ -618,7 +623,7 @@ mod tests {
                     sums[y * (w + 1) + x + 1] + sums[(y + 1) * (w + 1) + x] - sums[y * (w + 1) + x] + u32::from(coverage[y * w + x] != 0);
             }
         }
-        Accel { sums, tops, classes, words_per_row, classes_by_column, words_per_column, classes_complete, lowest_top, column_counts: Vec::new() }
+        Accel { sums, tops, classes, words_per_row, classes_by_column, words_per_column, classes_complete, lowest_top, ..Accel::default() }
     }
 
     proptest! {
@@ -660,6 +665,47 @@ mod tests {
                 prop_assert_eq!((got.words_per_row, got.words_per_column), (want.words_per_row, want.words_per_column));
                 prop_assert_eq!((got.classes_complete, got.lowest_top), (want.classes_complete, want.lowest_top));
                 }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+        /// Tables brought up to date over changed rectangles are the tables
+        /// of the changed grid built bit by bit, on 1 and 3 threads: tops
+        /// that appear and vanish, class sets that grow, shrink or overflow.
+        #[test]
+        fn an_updated_accel_equals_its_texel_by_texel_twin(w in 1u32..140, h in 1u32..140, seed in any::<i32>(), density in 0u32..80,
+            palettes in (any::<bool>(), any::<bool>()), rects in prop::collection::vec((0u32..140, 0u32..140, 1u32..40, 1u32..40), 1..4)) {
+            let (before_cov, before_heights) = grid(w, h, seed, density, 30, true, palettes.0);
+            let (other_cov, other_heights) = grid(w, h, seed ^ 9, 80 - density, 30, true, palettes.1);
+            let rects: Vec<TexelRect> = rects.iter().map(|&(x, y, rw, rh)| {
+                let (x0, y0) = (x % w, y % h);
+                TexelRect { x0, y0, x1: (x0 + rw).min(w), y1: (y0 + rh).min(h) }
+            }).collect();
+            let (mut cov, mut heights) = (before_cov.clone(), before_heights.clone());
+            for r in &rects {
+                for y in r.y0..r.y1 {
+                    for x in r.x0..r.x1 {
+                        let i = (y * w + x) as usize;
+                        (cov[i], heights[i]) = (other_cov[i], other_heights[i]);
+                    }
+                }
+            }
+            let want = accel_reference(&cov, &heights, w, h);
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+                let mut got = Accel::new(&before_cov, &before_heights, w, h);
+                pool.install(|| got.update(&cov, &heights, w, h, &rects));
+                prop_assert_eq!(&got.sums, &want.sums);
+                prop_assert_eq!(&got.tops, &want.tops);
+                prop_assert_eq!(&got.classes, &want.classes);
+                prop_assert_eq!(&got.classes_by_column, &want.classes_by_column);
+                prop_assert_eq!((got.classes_complete, got.lowest_top), (want.classes_complete, want.lowest_top));
+                // What a later update reads (per band) is a rebuild's too.
+                let rebuilt = Accel::new(&cov, &heights, w, h);
+                prop_assert_eq!(&got.column_counts, &rebuilt.column_counts);
+                prop_assert_eq!(got.levels(), rebuilt.levels());
             }
         }
     }

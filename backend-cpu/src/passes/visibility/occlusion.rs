@@ -4,7 +4,7 @@
 //! sums), which make the marches and the shadowcast cheaper and change no
 //! result.
 use murk_core::fixed::HEIGHT_FLOOR;
-use murk_core::Grid;
+use murk_core::{Grid, TexelRect};
 use rayon::prelude::*;
 use wide::{i32x8, CmpEq, CmpLt};
 
@@ -59,6 +59,9 @@ pub struct Accel {
     /// Covered texels per column in each band of [`BAND`] rows: the first
     /// pass counts them for the coverage sums.
     pub(super) column_counts: Vec<u32>,
+    /// The distinct covered tops of each band of [`BAND`] rows: a local
+    /// update rescans the bands it touches and merges them all.
+    pub(super) bands: Vec<Levels>,
 }
 
 /// Rows per band of the parallel passes that build the tables.
@@ -66,7 +69,8 @@ pub(super) const BAND: usize = 32;
 
 /// The distinct covered tops met so far (while there are at most
 /// [`MAX_CLASSES`] + 1 of them: more means one class), and the lowest.
-struct Levels {
+#[derive(Clone, Debug)]
+pub(super) struct Levels {
     tops: Vec<i32>,
     lowest: i32,
     /// The last new covered top met (most covered texels repeat it).
@@ -165,7 +169,7 @@ impl Accel {
         self.tops.truncate(w * h);
         self.column_counts.resize(line * h.div_ceil(BAND), 0);
         self.column_counts.truncate(line * h.div_ceil(BAND));
-        let levels = rows
+        self.bands = rows
             .chunks(BAND)
             .zip(self.tops.par_chunks_mut(line * BAND))
             .zip(self.column_counts.par_chunks_mut(line))
@@ -185,11 +189,10 @@ impl Accel {
                 }
                 levels
             })
-            .reduce(Levels::new, Levels::merge);
-        self.classes_complete = levels.tops.len() <= MAX_CLASSES;
-        let mut tops = if self.classes_complete { levels.tops } else { vec![levels.lowest] };
-        tops.sort_unstable();
-        self.lowest_top = levels.lowest;
+            .collect();
+        let (tops, lowest, complete) = self.levels();
+        self.lowest_top = lowest;
+        self.classes_complete = complete;
         self.words_per_row = w.div_ceil(64);
         self.words_per_column = h.div_ceil(64);
         // The old bit sets are reused, one per class.
@@ -202,6 +205,132 @@ impl Accel {
             transpose_bits(rows, w, h, columns);
         }
     }
+
+    /// The class tops (ascending), the lowest covered top and whether every
+    /// distinct top has its class, from the bands' tops.
+    pub(super) fn levels(&self) -> (Vec<i32>, i32, bool) {
+        let levels = self.bands.iter().cloned().fold(Levels::new(), Levels::merge);
+        let complete = levels.tops.len() <= MAX_CLASSES;
+        let mut tops = if complete { levels.tops } else { vec![levels.lowest] };
+        tops.sort_unstable();
+        (tops, levels.lowest, complete)
+    }
+
+    /// Brings the tables up to date with `coverage` and `heights` where
+    /// they changed, which is inside `rects` only: the same tables as
+    /// [`Accel::rebuild`] makes, at the cost of the rectangles (and of the
+    /// coverage sums below and right of them, shifted by what changed).
+    /// Returns whether the class tops stayed the same.
+    pub fn update(&mut self, coverage: &[u8], heights: &[i32], width: u32, height: u32, rects: &[TexelRect]) -> bool {
+        let (w, h) = (width as usize, height as usize);
+        let line = w.max(1);
+        let mut touched = vec![false; h.div_ceil(BAND)];
+        for r in rects {
+            let (x0, y0, x1, y1) = (r.x0 as usize, r.y0 as usize, r.x1 as usize, r.y1 as usize);
+            let rw = x1 - x0;
+            // Per texel of the rectangle, what its coverage gained (+1) or
+            // lost (-1), as a summed-area table over the rectangle.
+            let mut delta = vec![0i32; (rw + 1) * (y1 - y0 + 1)];
+            let mut moved = false;
+            for y in y0..y1 {
+                let band = y / BAND;
+                touched[band] = true;
+                let mut acc = 0i32;
+                for x in x0..x1 {
+                    let i = y * w + x;
+                    let (was, now) = (self.tops[i] != i32::MIN, coverage[i] != 0);
+                    let d = i32::from(now) - i32::from(was);
+                    if d != 0 {
+                        let n = &mut self.column_counts[band * line + x];
+                        *n = n.wrapping_add_signed(d);
+                        moved = true;
+                    }
+                    acc += d;
+                    let at = (y - y0 + 1) * (rw + 1) + (x - x0 + 1);
+                    delta[at] = delta[at - rw - 1] + acc;
+                    self.tops[i] = if now { heights[i] } else { i32::MIN };
+                }
+            }
+            if moved {
+                shift_sums(&mut self.sums, w, h, r, &delta);
+            }
+        }
+        for (band, _) in touched.iter().enumerate().filter(|(_, &t)| t) {
+            let mut levels = Levels::new();
+            for row in self.tops[band * BAND * line..((band + 1) * BAND).min(h) * line].chunks(line) {
+                levels.scan(row);
+            }
+            self.bands[band] = levels;
+        }
+        let (tops, lowest, complete) = self.levels();
+        let was_complete = self.classes_complete;
+        self.lowest_top = lowest;
+        self.classes_complete = complete;
+        let words = w.div_ceil(64);
+        // A class whose bits are the texels covered at least its top: kept
+        // where the level stays (and, with one class, where it is every
+        // covered texel before and after), redone over the rectangles; a new
+        // level is laid out whole.
+        let mut old: Vec<(i32, Vec<u64>, Vec<u64>)> =
+            self.classes.drain(..).zip(self.classes_by_column.drain(..)).map(|((t, rows), columns)| (t, rows, columns)).collect();
+        let same = old.iter().map(|(t, _, _)| *t).eq(tops.iter().copied()) && was_complete == complete;
+        for &top in &tops {
+            let keep = old.iter().position(|(t, _, _)| *t == top).filter(|_| complete && was_complete).or_else(|| {
+                // One class each side: every covered texel, whatever the lowest.
+                (!complete && !was_complete && old.len() == 1).then_some(0)
+            });
+            match keep {
+                Some(k) => {
+                    let (_, mut rows, mut columns) = old.swap_remove(k);
+                    for r in rects {
+                        let (y0, y1) = (r.y0 as usize, r.y1 as usize);
+                        class_band::<1>(&self.tops[y0 * line..y1 * line], w, &[top], &mut [&mut rows[y0 * words..y1 * words]]);
+                        for k in r.x0 as usize / 64..(r.x1 as usize).div_ceil(64) {
+                            for yb in y0 / 64..y1.div_ceil(64) {
+                                transpose_block(&rows, w, h, k, yb, &mut columns);
+                            }
+                        }
+                    }
+                    self.classes.push((top, rows));
+                    self.classes_by_column.push(columns);
+                }
+                None => {
+                    let mut bits = [Vec::new()];
+                    class_rows(&self.tops, w, &[top], &mut bits);
+                    let [rows] = bits;
+                    let mut columns = Vec::new();
+                    transpose_bits(&rows, w, h, &mut columns);
+                    self.classes.push((top, rows));
+                    self.classes_by_column.push(columns);
+                }
+            }
+        }
+        same
+    }
+}
+
+/// Adds to the coverage sums of a `w x h` grid what the coverage of `r`
+/// changed by: `delta` is the summed-area table of the change over `r`
+/// (`(r.x1 - r.x0 + 1)` entries a row, zero row and column first). An
+/// entry below and right of `r`'s corner shifts by the change in the part
+/// of `r` above and left of it; rows in parallel.
+fn shift_sums(sums: &mut [u32], w: usize, h: usize, r: &TexelRect, delta: &[i32]) {
+    let stride = w + 1;
+    let (x0, y0, x1, y1) = (r.x0 as usize, r.y0 as usize, r.x1 as usize, r.y1 as usize);
+    let rw = x1 - x0;
+    sums[(y0 + 1) * stride..(h + 1) * stride].par_chunks_mut(stride).enumerate().for_each(|(k, line)| {
+        let dy = (k + 1).min(y1 - y0);
+        let d = &delta[dy * (rw + 1)..(dy + 1) * (rw + 1)];
+        for (o, &v) in line[x0 + 1..=x1].iter_mut().zip(&d[1..]) {
+            *o = o.wrapping_add_signed(v);
+        }
+        let total = d[rw];
+        if total != 0 {
+            for o in &mut line[x1 + 1..] {
+                *o = o.wrapping_add_signed(total);
+            }
+        }
+    });
 }
 
 /// The texels of a `w`-wide grid of tops covered at least as high as each
@@ -270,18 +399,32 @@ pub(super) fn transpose_bits(rows: &[u64], w: usize, h: usize, columns: &mut Vec
     columns.resize(words_per_column * w, 0);
     // Each task owns 64 grid columns: word `k` of every row.
     columns.par_chunks_mut((64 * words_per_column).max(1)).enumerate().for_each(|(k, out)| {
-        let mut block = [0u64; 64];
         for yb in 0..words_per_column {
-            for (i, b) in block.iter_mut().enumerate() {
-                let y = yb * 64 + i;
-                *b = if y < h { rows[y * words_per_row + k] } else { 0 };
-            }
-            transpose64(&mut block);
-            for (c, &b) in block.iter().enumerate().take(out.len() / words_per_column) {
-                out[c * words_per_column + yb] = b;
-            }
+            transpose_into(rows, words_per_row, h, k, yb, words_per_column, out);
         }
     });
+}
+
+/// One 64 x 64 block of [`transpose_bits`] again: grid columns `64 k..`
+/// (row word `k`) of rows `64 yb..`, into `columns` (all of it).
+pub(super) fn transpose_block(rows: &[u64], w: usize, h: usize, k: usize, yb: usize, columns: &mut [u64]) {
+    let words_per_column = h.div_ceil(64);
+    let out = &mut columns[k * 64 * words_per_column..((k + 1) * 64).min(w) * words_per_column];
+    transpose_into(rows, w.div_ceil(64), h, k, yb, words_per_column, out);
+}
+
+/// Transposes row word `k` of rows `64 yb..64 yb + 64` into word `yb` of
+/// the columns of `out` (the grid columns of word `k`).
+fn transpose_into(rows: &[u64], words_per_row: usize, h: usize, k: usize, yb: usize, words_per_column: usize, out: &mut [u64]) {
+    let mut block = [0u64; 64];
+    for (i, b) in block.iter_mut().enumerate() {
+        let y = yb * 64 + i;
+        *b = if y < h { rows[y * words_per_row + k] } else { 0 };
+    }
+    transpose64(&mut block);
+    for (c, &b) in block.iter().enumerate().take(out.len() / words_per_column) {
+        out[c * words_per_column + yb] = b;
+    }
 }
 
 /// Transposes a 64 x 64 bit matrix in place: bit `c` of word `r` becomes

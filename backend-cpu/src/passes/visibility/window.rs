@@ -6,7 +6,7 @@ use super::shadowcast::RayBits;
 use super::source::{falloff_at, falloff_value, occluded_value};
 use murk_core::fixed::TEXEL_ONE;
 use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
-use murk_core::{RayMethod, RecomputeInput, SourceTexel};
+use murk_core::{RayMethod, RecomputeInput, SourceTexel, TexelRect};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
@@ -302,6 +302,13 @@ pub struct WindowCache {
     /// [`Shadow::key`]: a source that moves within its texel (its window
     /// rebuilt for the new falloff) sweeps nothing again.
     pub(super) shadows: BTreeMap<ShadowKey, Option<Shadow>>,
+    /// Windows forgotten since the last update because the occlusion under
+    /// them changed ([`WindowCache::forget`]): the update reports them
+    /// dropped.
+    pub(super) forgotten: Vec<(SourceTexel, Window)>,
+    /// Where the occlusion changed since the last finished grid: the
+    /// finish reads coverage there.
+    pub(super) touched: Vec<TexelRect>,
 }
 
 /// What one [`WindowCache::update`] changed.
@@ -326,8 +333,43 @@ impl WindowCache {
     pub fn clear(&mut self) {
         self.windows.clear();
         self.shadows.clear();
+        self.forgotten.clear();
+        self.touched.clear();
         self.combined = false;
         self.finished = None;
+    }
+
+    /// Forgets the windows and shadowcasts whose box meets one of `rects`
+    /// (the occlusion changed there; a window reads the occlusion of its
+    /// box only). With `shadows`, every shadowcast goes: the cover classes
+    /// they were swept over changed.
+    pub fn forget(&mut self, rects: &[TexelRect], shadows: bool) {
+        let meets = |(x0, y0, w, rows): (usize, usize, usize, usize)| {
+            let b = TexelRect { x0: x0 as u32, y0: y0 as u32, x1: (x0 + w) as u32, y1: (y0 + rows) as u32 };
+            rects.iter().any(|r| r.meets(&b))
+        };
+        let gone: Vec<SourceTexel> = self.windows.iter().filter(|(_, win)| meets(win.rect())).map(|(k, _)| *k).collect();
+        for k in gone {
+            let win = self.windows.remove(&k).expect("a kept window");
+            if win.width > 0 && win.rows > 0 {
+                self.forgotten.push((k, win));
+            }
+        }
+        if shadows {
+            self.shadows.clear();
+        } else {
+            self.shadows.retain(|&(sx, sy, radius, _), _| {
+                let reach = (radius >> 3) + 2;
+                let b = TexelRect {
+                    x0: (sx - reach).max(0) as u32,
+                    y0: (sy - reach).max(0) as u32,
+                    x1: (sx + reach + 1).max(0) as u32,
+                    y1: (sy + reach + 1).max(0) as u32,
+                };
+                !rects.iter().any(|r| r.meets(&b))
+            });
+        }
+        self.touched.extend_from_slice(rects);
     }
 
     /// Windows kept.
@@ -358,7 +400,8 @@ impl WindowCache {
         wanted.sort_unstable();
         wanted.dedup();
         let gone: Vec<SourceTexel> = self.windows.keys().filter(|k| wanted.binary_search(k).is_err()).copied().collect();
-        let removed = gone.iter().filter_map(|k| self.windows.remove(k).map(|w| (*k, w))).filter(|(_, w)| w.width > 0 && w.rows > 0).collect();
+        let mut removed: Vec<(SourceTexel, Window)> = std::mem::take(&mut self.forgotten);
+        removed.extend(gone.iter().filter_map(|k| self.windows.remove(k).map(|w| (*k, w))).filter(|(_, w)| w.width > 0 && w.rows > 0));
         let missing: Vec<SourceTexel> = wanted.into_iter().filter(|k| !self.windows.contains_key(k)).collect();
         // Tables for the reaches worth sharing; a long-sighted source (whose
         // square table could be far larger than its clipped window) computes
