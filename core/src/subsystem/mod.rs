@@ -217,6 +217,9 @@ pub(crate) struct Slot {
     /// not known, the next change rebuilds it whole). Not saved in
     /// snapshots.
     pub(crate) built_shapes: Option<occlusion::BuiltShapes>,
+    /// The blockers' projections of the last tick, so a tick projects only
+    /// the blockers that changed. Not saved in snapshots.
+    pub(crate) blocker_memo: project::BlockerMemo,
     /// Rectangles of the capture a game marked dirty since the last
     /// recapture ([`FogSubsystem::mark_capture_dirty_in`]).
     pub(crate) capture_marks: Vec<TexelRect>,
@@ -363,6 +366,7 @@ impl FogSubsystem {
             state: InstanceState::fresh(),
             last_input: None,
             built_shapes: None,
+            blocker_memo: project::BlockerMemo::default(),
             capture_marks: Vec::new(),
             flags: VecDeque::new(),
             reveals: Vec::new(),

@@ -17,6 +17,8 @@ use hecs::{Entity, World};
 pub(super) struct Gathered {
     pub(super) occlusion: OcclusionInput,
     pub(super) blocker_hash: u64,
+    /// The blocker projections to keep for the next tick.
+    pub(super) blocker_memo: BlockerMemoUpdate,
     pub(super) capture: Option<CaptureUpdate>,
     pub(super) sources: Vec<SourceTexel>,
     pub(super) source_hash: u64,
@@ -30,9 +32,11 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
 
     let capture = gather_capture(slot, world, &slab)?;
 
-    // Blockers.
-    let mut blockers: Vec<(Entity, Position, Blocker)> =
-        world.query::<(&Position, &Blocker)>().iter().map(|(e, (p, b))| (e, *p, b.clone())).collect();
+    // Blockers: each one's projection is kept with what it came from, so
+    // a tick projects (and checks) only the blockers that changed.
+    let memo = slot.blocker_memo.kept_for(t, &slab, profile.z_layering);
+    let mut query = world.query::<(&Position, &Blocker)>();
+    let mut blockers: Vec<(Entity, &Position, &Blocker)> = query.iter().map(|(e, (p, b))| (e, p, b)).collect();
     blockers.sort_by_key(|(e, _, _)| e.to_bits());
     let mut occlusion = OcclusionInput {
         width: w,
@@ -41,9 +45,19 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
         distance_field_scale: if profile.ray_method.needs_distance_field() { profile.df_scale } else { 0 },
         ..Default::default()
     };
-    let mut polygons: Vec<(Vec<[i32; 2]>, i32)> = Vec::new();
-    for (e, pos, b) in &blockers {
-        let label = entity_label(*e);
+    let mut entries: Vec<MemoEntry> = Vec::with_capacity(blockers.len());
+    let mut next = 0;
+    for &(e, pos, b) in &blockers {
+        let bits = e.to_bits().get();
+        while memo.get(next).is_some_and(|k| k.entity < bits) {
+            next += 1;
+        }
+        // Equal inputs project alike (a zero's sign cannot move a texel).
+        if memo.get(next).is_some_and(|k| k.entity == bits && k.position == *pos && k.blocker == *b) {
+            entries.push(MemoEntry::Kept(next));
+            continue;
+        }
+        let label = entity_label(e);
         let z = finite(|| format!("{label}.position.z"), pos.0.z)?;
         let x = finite(|| format!("{label}.position.x"), pos.0.x)?;
         let y = finite(|| format!("{label}.position.y"), pos.0.y)?;
@@ -51,14 +65,34 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
         // measured in this instance's units.
         b.check(&label)?;
         let height = b.height.map(f64::from);
-        if profile.z_layering && b.use_height_layer && !slab.holds_column(z, height) {
-            continue;
-        }
-        let top = match height {
-            None => HEIGHT_WALL,
-            Some(v) => t.height_q(|| format!("{label}.blocker.height"), z + v)?,
+        let shape = if profile.z_layering && b.use_height_layer && !slab.holds_column(z, height) {
+            Projected::Nothing
+        } else {
+            let top = match height {
+                None => HEIGHT_WALL,
+                Some(v) => t.height_q(|| format!("{label}.blocker.height"), z + v)?,
+            };
+            let (mut circles, mut polygons) = (Vec::new(), Vec::new());
+            project_shape(t, (x, y), &b.shape, top, &format!("{label}.blocker.shape"), &mut circles, &mut polygons)?;
+            match (circles.pop(), polygons.pop()) {
+                (Some(c), _) => Projected::Circle(c),
+                (None, Some((vertices, top))) => Projected::Polygon(vertices, top),
+                (None, None) => Projected::Nothing,
+            }
         };
-        project_shape(t, (x, y), &b.shape, top, &format!("{label}.blocker.shape"), &mut occlusion.circles, &mut polygons)?;
+        entries.push(MemoEntry::New(KeptBlocker { entity: bits, position: *pos, blocker: b.clone(), shape }));
+    }
+    let mut polygons: Vec<(&[[i32; 2]], i32)> = Vec::new();
+    for entry in &entries {
+        let kept = match entry {
+            MemoEntry::Kept(i) => &memo[*i],
+            MemoEntry::New(k) => k,
+        };
+        match &kept.shape {
+            Projected::Nothing => {}
+            Projected::Circle(c) => occlusion.circles.push(*c),
+            Projected::Polygon(v, top) => polygons.push((v, *top)),
+        }
     }
 
     // Sources.
@@ -102,18 +136,89 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
             bh.write(&v.to_le_bytes());
         }
     }
-    for (vertices, top) in polygons {
+    for &(vertices, top) in &polygons {
         bh.write(&[1]);
         let first = occlusion.vertices.len() as u32;
-        for q in &vertices {
+        for q in vertices {
             bh.write(&q[0].to_le_bytes());
             bh.write(&q[1].to_le_bytes());
         }
         bh.write(&top.to_le_bytes());
         occlusion.polygons.push(PolygonTexel { first, count: vertices.len() as u32, height: top, pad: 0 });
-        occlusion.vertices.extend(vertices);
+        occlusion.vertices.extend_from_slice(vertices);
     }
-    Ok(Gathered { occlusion, blocker_hash: bh.finish(), capture, sources, source_hash: sh.finish() })
+    drop(polygons);
+    let blocker_memo = BlockerMemoUpdate { under: (*t, slab, profile.z_layering), entries };
+    Ok(Gathered { occlusion, blocker_hash: bh.finish(), blocker_memo, capture, sources, source_hash: sh.finish() })
+}
+
+/// A blocker's projection into one instance, kept with the inputs it came
+/// from (its entity, position and component).
+#[derive(Clone, Debug)]
+pub(crate) struct KeptBlocker {
+    entity: u64,
+    position: Position,
+    blocker: Blocker,
+    shape: Projected,
+}
+
+/// What a blocker projects to.
+#[derive(Clone, Debug)]
+enum Projected {
+    /// Nothing on the grid (off it, or outside the slab).
+    Nothing,
+    Circle(CircleTexel),
+    /// Vertices (Q3 texels) and top.
+    Polygon(Vec<[i32; 2]>, i32),
+}
+
+/// The kept projections of an instance's blockers, by entity, under the
+/// transform, slab and Z-layering setting they were made with.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct BlockerMemo {
+    under: Option<(AreaTransform, Slab, bool)>,
+    kept: Vec<KeptBlocker>,
+}
+
+/// One blocker of a tick: its kept projection (an index into the memo), or
+/// a new one.
+pub(super) enum MemoEntry {
+    Kept(usize),
+    New(KeptBlocker),
+}
+
+/// What a tick's gather leaves for the memo.
+pub(super) struct BlockerMemoUpdate {
+    under: (AreaTransform, Slab, bool),
+    entries: Vec<MemoEntry>,
+}
+
+impl BlockerMemo {
+    /// The kept projections, when they were made under `t`, `slab` and
+    /// `z_layering` (none otherwise).
+    fn kept_for(&self, t: &AreaTransform, slab: &Slab, z_layering: bool) -> &[KeptBlocker] {
+        match &self.under {
+            Some(under) if *under == (*t, *slab, z_layering) => &self.kept,
+            _ => &[],
+        }
+    }
+
+    /// Keeps this tick's projections (moved, not copied) and forgets the
+    /// blockers gone.
+    pub(super) fn commit(&mut self, update: BlockerMemoUpdate) {
+        let valid = self.under == Some(update.under);
+        let mut old: Vec<Option<KeptBlocker>> = std::mem::take(&mut self.kept).into_iter().map(Some).collect();
+        self.kept = update
+            .entries
+            .into_iter()
+            .filter_map(|e| match e {
+                MemoEntry::Kept(i) if valid => old.get_mut(i).and_then(Option::take),
+                MemoEntry::Kept(_) => None,
+                MemoEntry::New(k) => Some(k),
+            })
+            .collect();
+        self.under = Some(update.under);
+    }
 }
 
 /// Projects one source into texel space; `None` when it does not take part

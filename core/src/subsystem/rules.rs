@@ -126,6 +126,7 @@ pub(super) fn apply(
     share: bool,
 ) -> Result<InstanceTick> {
     let mut outcome = InstanceTick::default();
+    slot.blocker_memo.commit(g.blocker_memo);
     let (w, h) = (slot.dims.width, slot.dims.height);
     // What the last build left must be rebuilt whole (a new instance, a new
     // grid, an invalidation): no local update.

@@ -262,6 +262,7 @@ impl FogSubsystem {
                 state,
                 last_input: None,
                 built_shapes: None,
+                blocker_memo: super::project::BlockerMemo::default(),
                 capture_marks: Vec::new(),
                 flags: flags.collect(),
                 reveals: inst.reveals,
