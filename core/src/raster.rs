@@ -106,13 +106,7 @@ pub fn rasterize_span(shapes: &OcclusionInput, capture: Option<&[i32]>, row: u32
     }
     for p in &shapes.polygons {
         let verts = &shapes.vertices[p.first as usize..(p.first + p.count) as usize];
-        let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (i32::MAX, i32::MIN, i32::MAX, i32::MIN);
-        for v in verts {
-            x_lo = x_lo.min(v[0]);
-            x_hi = x_hi.max(v[0]);
-            y_lo = y_lo.min(v[1]);
-            y_hi = y_hi.max(v[1]);
-        }
+        let (x_lo, x_hi, y_lo, y_hi) = vertex_bounds(verts);
         if py < i64::from(y_lo) || py > i64::from(y_hi) {
             continue;
         }
@@ -145,16 +139,15 @@ pub fn circle_rect(c: &CircleTexel, width: u32, height: u32) -> Option<TexelRect
     Some(TexelRect { x0, y0, x1, y1 })
 }
 
+/// The lowest and highest X, then Y, of `vertices` (Q3).
+fn vertex_bounds(vertices: &[[i32; 2]]) -> (i32, i32, i32, i32) {
+    vertices.iter().fold((i32::MAX, i32::MIN, i32::MAX, i32::MIN), |(x0, x1, y0, y1), v| (x0.min(v[0]), x1.max(v[0]), y0.min(v[1]), y1.max(v[1])))
+}
+
 /// The texels a polygon (its vertices, Q3) may cover on a `width x height`
 /// grid, as [`circle_rect`].
 pub fn polygon_rect(vertices: &[[i32; 2]], width: u32, height: u32) -> Option<TexelRect> {
-    let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (i32::MAX, i32::MIN, i32::MAX, i32::MIN);
-    for v in vertices {
-        x_lo = x_lo.min(v[0]);
-        x_hi = x_hi.max(v[0]);
-        y_lo = y_lo.min(v[1]);
-        y_hi = y_hi.max(v[1]);
-    }
+    let (x_lo, x_hi, y_lo, y_hi) = vertex_bounds(vertices);
     let (x0, x1) = centre_span(i64::from(x_lo), i64::from(x_hi), width)?;
     let (y0, y1) = centre_span(i64::from(y_lo), i64::from(y_hi), height)?;
     Some(TexelRect { x0, y0, x1, y1 })
