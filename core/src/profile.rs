@@ -6,8 +6,10 @@
 //! [`Profile::quantize`] validates it and turns it into the integers the
 //! passes use ([`ProfileQ`]).
 
+use crate::components::VisionSource;
 use crate::error::{in_range, read_document, MurkError, Result};
 use crate::fixed::unit_to_mask;
+use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -120,6 +122,16 @@ pub struct Profile {
     /// instead of keeping them in texel space (same size) or starting over
     /// (new size). On by default; off keeps the older texel-space rule.
     pub resample_on_area_change: bool,
+    /// Added to every vision source's own eye offset in this instance
+    /// (world units, X/Y/Z; X and Y turn with a source's cone as the
+    /// source's own offset does): an instance whose eyes all sit higher or
+    /// further ahead. Within ±1e6 on each axis. Anti-vision areas are not
+    /// eyes and do not move.
+    pub eye_offset: Vec3,
+    /// Every vision source of this instance sees through occlusion, as if
+    /// each had `see_through` set (a radar's or a spectator's view).
+    /// Anti-vision areas are unchanged.
+    pub see_through: bool,
 }
 
 impl Default for Profile {
@@ -153,6 +165,8 @@ impl Default for Profile {
             z_layering_area_scale: 1.0,
             reveal_walls: true,
             resample_on_area_change: true,
+            eye_offset: Vec3::ZERO,
+            see_through: false,
         }
     }
 }
@@ -220,6 +234,9 @@ impl Profile {
         let jitter = in_range(&f("df_jitter"), self.df_jitter, 0.0, 0.5)?;
         in_range(&f("target_height"), self.target_height, -1.0e6, 1.0e6)?;
         in_range(&f("z_layering_area_scale"), self.z_layering_area_scale, 1.0, 1.0e3)?;
+        for (axis, v) in ["x", "y", "z"].into_iter().zip(self.eye_offset.to_array()) {
+            in_range(&f(&format!("eye_offset.{axis}")), v, -1.0e6, 1.0e6)?;
+        }
         Ok(ProfileQ {
             explored_value: unit_to_mask(explored),
             mapped_value: crate::fixed::mask_mul(unit_to_mask(explored), unit_to_mask(mapped)),
@@ -233,6 +250,12 @@ impl Profile {
             soft_shadow_k_q8: (k * 256.0).round() as u32,
             df_jitter: unit_to_mask(jitter),
         })
+    }
+
+    /// A vision source as this instance sees it: [`Self::eye_offset`] added
+    /// to its own and [`Self::see_through`] joined to its flag.
+    pub fn source_in_instance(&self, s: &VisionSource) -> VisionSource {
+        VisionSource { eye_offset: s.eye_offset + self.eye_offset, see_through: s.see_through || self.see_through, ..*s }
     }
 
     /// Parses a profile; `format` is `json`, `ron` or `toml`.

@@ -41,8 +41,8 @@ use std::collections::BTreeMap;
 /// FNV-1a 64. 6: the mapped texture, scripted reveals per instance and
 /// the next reveal id (explored-memory blobs carry the mapped state too),
 /// and each observer's set of tracked entities in sight with the footprint
-/// samples in flight.
-pub const VERSION: u32 = 6;
+/// samples in flight. 7: a profile's `eye_offset` and `see_through`.
+pub const VERSION: u32 = 7;
 /// Magic of a fog-state snapshot.
 pub const FOG_MAGIC: &[u8; 8] = b"MURKSNAP";
 /// Magic of a scenario-run snapshot (`murk run --snapshot-at`).
@@ -347,13 +347,13 @@ mod tests {
         let packed = frame(FOG_MAGIC, &zeros);
         assert!(packed.len() < 8 << 10, "{} bytes", packed.len());
         assert_eq!(unframe(FOG_MAGIC, &packed).unwrap(), zeros);
-        // A snapshot of an older format (version 5) is refused by name.
+        // A snapshot of an older format (version 6) is refused by name.
         let mut old = framed.clone();
-        old[8] = 5;
-        assert!(unframe(FOG_MAGIC, &old).unwrap_err().to_string().contains("format version 5 is older than this build's version 6"));
+        old[8] = 6;
+        assert!(unframe(FOG_MAGIC, &old).unwrap_err().to_string().contains("format version 6 is older than this build's version 7"));
         let mut newer = framed;
-        newer[8] = 7;
-        assert!(unframe(FOG_MAGIC, &newer).unwrap_err().to_string().contains("version 7 is not supported (this build reads version 6)"));
+        newer[8] = 8;
+        assert!(unframe(FOG_MAGIC, &newer).unwrap_err().to_string().contains("version 8 is not supported (this build reads version 7)"));
         assert!(unframe(FOG_MAGIC, b"short").is_err());
     }
 

@@ -5,7 +5,7 @@ use murk_conformance::scene::fog as fog_on;
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::{
-    Area, Blocker, BlockerShape, Cone, FogSubsystem, HeightLayer, InstanceDesc, Position, Profile, RayMethod, Stage, StageData, TeamMask,
+    AntiVision, Area, Blocker, BlockerShape, Cone, FogSubsystem, HeightLayer, InstanceDesc, Position, Profile, RayMethod, Stage, StageData, TeamMask,
     VisionSource,
 };
 
@@ -364,7 +364,11 @@ fn walled(world: &mut World) {
 /// One tick of instance `i` with `method` over the walled room and `source`
 /// at `at`: its raw visibility.
 fn seen(make: &Make, method: RayMethod, at: Vec3, source: VisionSource) -> Vec<u16> {
-    let mut fog = fog_on(make(), Profile { ray_method: method, ..raw_profile() });
+    seen_with(make, Profile { ray_method: method, ..raw_profile() }, at, source)
+}
+
+fn seen_with(make: &Make, profile: Profile, at: Vec3, source: VisionSource) -> Vec<u16> {
+    let mut fog = fog_on(make(), profile);
     let mut world = World::new();
     walled(&mut world);
     world.spawn((Position(at), source));
@@ -413,7 +417,48 @@ pub fn an_eye_offset_sees_from_the_offset_point(make: &Make) {
     assert!(e.contains("source.eye_offset.y = NaN"), "{e}");
 }
 
+/// An instance's profile offset and see-through give the bytes of the
+/// same settings on the source itself (the offsets add, turning with the
+/// cone); anti-vision areas do not move; a bad profile offset is named and
+/// the instance keeps its settings.
+pub fn a_profile_offset_and_see_through_act_on_every_source(make: &Make) {
+    let eye = Vec3::new(18.125, 29.375, 0.0);
+    let cone = Some(Cone { yaw_degrees: 20.0, half_angle_degrees: 60.0 });
+    let own = VisionSource { cone, eye_offset: Vec3::new(1.0, 0.5, 0.25), ..VisionSource::new(22.0) };
+    let offset = Vec3::new(3.5, -1.25, 2.0);
+    let from_profile = seen_with(make, Profile { eye_offset: offset, ..raw_profile() }, eye, own);
+    assert_eq!(from_profile, seen(make, RayMethod::Dda, eye, VisionSource { eye_offset: own.eye_offset + offset, ..own }));
+    assert_ne!(from_profile, seen(make, RayMethod::Dda, eye, own), "the profile's offset moved the eye");
+    for method in [RayMethod::Dda, RayMethod::DistanceField] {
+        let through = seen_with(make, Profile { see_through: true, ray_method: method, ..raw_profile() }, eye, own);
+        assert_eq!(through, seen(make, RayMethod::None, eye, own), "{method:?}");
+        assert_ne!(through, seen(make, method, eye, own), "{method:?}: the wall hides something from an ordinary source");
+    }
+    // An anti-vision area stays where it stands.
+    let anti = |profile: Profile| {
+        let mut fog = fog_on(make(), profile);
+        let mut world = World::new();
+        world.spawn((Position(Vec3::new(32.0, 32.0, 0.0)), VisionSource::new(30.0)));
+        world.spawn((Position(Vec3::new(40.0, 32.0, 0.0)), AntiVision { radius: 6.0, falloff: 0.0, targets: TeamMask::ALL }));
+        fog.tick(&mut world, 50_000).unwrap();
+        vis(&mut fog)
+    };
+    let hidden = anti(Profile { ray_method: RayMethod::None, ..raw_profile() });
+    assert_eq!(at(&hidden, 40, 32), 0);
+    let moved_eyes = anti(Profile { ray_method: RayMethod::None, eye_offset: Vec3::new(2.0, 0.0, 0.0), ..raw_profile() });
+    assert_eq!(at(&moved_eyes, 40, 32), 0, "the anti-vision area did not move with the eyes");
+    assert!(at(&moved_eyes, 3, 32) == 0 && at(&hidden, 3, 32) > 0, "the eye moved by the profile's offset");
+    // A bad offset is named and changes nothing.
+    let mut fog = fog_on(make(), raw_profile());
+    for (axis, bad) in [("x", Vec3::new(f32::NAN, 0.0, 0.0)), ("z", Vec3::new(0.0, 0.0, 2.0e6))] {
+        let e = fog.apply_profile("i", Profile { eye_offset: bad, ..raw_profile() }).unwrap_err().to_string();
+        assert!(e.contains(&format!("profile.eye_offset.{axis}")), "{e}");
+    }
+    assert_eq!(fog.instance("i").unwrap().profile, raw_profile());
+}
+
 pub const TESTS: &[Test] = &[
+    ("a_profile_offset_and_see_through_act_on_every_source", a_profile_offset_and_see_through_act_on_every_source),
     ("a_see_through_source_ignores_every_blocker", a_see_through_source_ignores_every_blocker),
     ("an_eye_offset_sees_from_the_offset_point", an_eye_offset_sees_from_the_offset_point),
     ("lone_source_on_empty_map_is_a_disk_with_linear_falloff", lone_source_on_empty_map_is_a_disk_with_linear_falloff),

@@ -513,13 +513,13 @@ impl FogSubsystem {
     pub fn check_source(&self, label: &str, position: glam::Vec3, source: &VisionSource, anti_targets: Option<TeamMask>) -> Result<()> {
         let pos = Position(position);
         for (name, slot) in &self.instances {
-            let teams = match anti_targets {
-                None => slot.desc.observed_teams,
-                Some(t) if t.0 & slot.desc.observed_teams.0 != 0 => TeamMask::ALL,
+            let (teams, source) = match anti_targets {
+                None => (slot.desc.observed_teams, slot.desc.profile.source_in_instance(source)),
+                Some(t) if t.0 & slot.desc.observed_teams.0 != 0 => (TeamMask::ALL, *source),
                 Some(_) => continue,
             };
             let slab = Slab::logical(&slot.desc.area, slot.desc.profile.z_layering_area_scale);
-            project_source(label, &pos, source, slot, &slab, teams).map_err(|e| in_instance(e, name))?;
+            project_source(label, &pos, &source, slot, &slab, teams).map_err(|e| in_instance(e, name))?;
         }
         Ok(())
     }

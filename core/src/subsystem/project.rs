@@ -102,7 +102,8 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
     let mut sources = Vec::with_capacity(sources_in.len());
     for (e, pos, s) in &sources_in {
         let label = entity_label(*e);
-        if let Some(src) = project_source(&label, pos, s, slot, &slab, slot.desc.observed_teams)? {
+        let s = slot.desc.profile.source_in_instance(s);
+        if let Some(src) = project_source(&label, pos, &s, slot, &slab, slot.desc.observed_teams)? {
             sources.push(src);
         }
     }
