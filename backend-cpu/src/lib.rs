@@ -405,9 +405,11 @@ impl Backend for CpuBackend {
 
     fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64> {
         // The CPU answers at once; the ticket is ready on the first poll.
-        let mut values = Vec::new();
-        for request in batch {
-            values.extend(self.sample_final(request.key, &request.texels)?);
+        // (In turn: a batch is a few thousand texels, less work than handing
+        // it to the pool's threads costs.)
+        let mut values = Vec::with_capacity(batch.iter().map(|r| r.texels.len()).sum());
+        for r in batch {
+            values.extend(sample_mask(self.instances.get(&r.key).ok_or_else(|| unknown_key(r.key))?, &r.texels)?);
         }
         let ticket = self.next_ticket;
         self.next_ticket += 1;
@@ -529,10 +531,15 @@ impl Backend for CpuBackend {
 
     fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
         let (_, inst) = self.parts(key)?;
-        let (w, h) = (inst.dims.out_width, inst.dims.out_height);
-        if let Some([x, y]) = texels.iter().find(|&&[x, y]| x >= w || y >= h) {
-            return Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {w}x{h}")));
-        }
-        Ok(texels.iter().map(|&[x, y]| inst.final_mask[(y * w + x) as usize]).collect())
+        sample_mask(inst, texels)
     }
+}
+
+/// The final mask of `inst` at `texels` (output texels, each inside the grid).
+fn sample_mask(inst: &CpuInstance, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
+    let (w, h) = (inst.dims.out_width, inst.dims.out_height);
+    if let Some([x, y]) = texels.iter().find(|&&[x, y]| x >= w || y >= h) {
+        return Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {w}x{h}")));
+    }
+    Ok(texels.iter().map(|&[x, y]| inst.final_mask[(y * w + x) as usize]).collect())
 }

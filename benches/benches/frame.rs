@@ -8,7 +8,9 @@
 //! (the walkers, and a building placed or a door toggled every tick),
 //! `tick/rts-observed/...` and `tick/rts-tracked/...` (the walkers, four
 //! instances of one team each, and in the second every unit tracked: the
-//! difference is what the sight sets cost), and
+//! difference is what the sight sets cost), `tick/rts-observed-still/...`
+//! and `tick/rts-tracked-still/...` (the same with nobody walking: the
+//! difference is the sets' cost without the walkers' noise), and
 //! what a lockstep or rollback game asks beside the tick: `hash/rts/...`,
 //! `save/rts/...`, `restore/rts/...` (the portable snapshot) and
 //! `save-state/rts/...`, `load-state/rts/...` (the in-memory rollback state).
@@ -69,6 +71,14 @@ enum Change {
     /// observers' sight sets cost is this row less `rts-observed`
     /// (`rts-tracked`).
     Tracked,
+    /// `Observed` with nobody walking: once the fade settles a tick costs
+    /// almost nothing (`rts-observed-still`).
+    ObservedStill,
+    /// `Tracked` with nobody walking: the sight sets are still measured,
+    /// sampled and updated every tick, so this row less
+    /// `rts-observed-still` is their cost without the walkers' noise
+    /// (`rts-tracked-still`).
+    TrackedStill,
 }
 
 impl Change {
@@ -80,6 +90,8 @@ impl Change {
             Change::Door => "rts-door",
             Change::Observed => "rts-observed",
             Change::Tracked => "rts-tracked",
+            Change::ObservedStill => "rts-observed-still",
+            Change::TrackedStill => "rts-tracked-still",
         }
     }
 }
@@ -103,7 +115,7 @@ impl RtsTicks {
         fog.create_instance(w.desc.clone()).expect("valid workload");
         let mut sources: Vec<Entity> = w.world.query::<&VisionSource>().iter().map(|(e, _)| e).collect();
         sources.sort();
-        if matches!(change, Change::Observed | Change::Tracked) {
+        if matches!(change, Change::Observed | Change::Tracked | Change::ObservedStill | Change::TrackedStill) {
             // Four teams of 250 units, one instance each.
             fog.set_observed_teams(&w.desc.name, murk_core::TeamMask::of(&[0])).expect("the instance");
             for team in 1..4u8 {
@@ -113,7 +125,7 @@ impl RtsTicks {
             }
             for (i, &e) in sources.iter().enumerate() {
                 w.world.get::<&mut VisionSource>(e).expect("source").team = (i % 4) as u8;
-                if change == Change::Tracked {
+                if matches!(change, Change::Tracked | Change::TrackedStill) {
                     w.world.insert_one(e, murk_core::Tracked { footprint: 1.0 }).expect("a unit");
                 }
             }
@@ -132,7 +144,7 @@ impl RtsTicks {
         let tick = self.tick;
         if self.change == Change::Nothing {
             self.fog.apply_profile(&self.profile.0, self.profile.1.clone()).expect("profile");
-        } else {
+        } else if !matches!(self.change, Change::ObservedStill | Change::TrackedStill) {
             // Eight ticks east, eight back, a quarter unit per tick.
             let dx = if tick % 16 < 8 { 0.25 } else { -0.25 };
             for &e in &self.moving {
@@ -252,6 +264,8 @@ fn frame(c: &mut Criterion) {
     bench_ticks(c, Change::Door, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Observed, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Tracked, with_gpu(vec![cpu(2)]));
+    bench_ticks(c, Change::ObservedStill, with_gpu(vec![cpu(2)]));
+    bench_ticks(c, Change::TrackedStill, with_gpu(vec![cpu(2)]));
     bench_state(c, with_gpu(vec![cpu(2)]));
     if std::env::var_os("MURK_BENCH_HUGE").is_some() {
         bench_frames(c, &mut workloads::huge(), with_gpu(vec![cpu(2)]));

@@ -99,7 +99,7 @@ impl VisionSource {
 
     /// The checks that do not depend on an instance (the tick also measures
     /// the radius in each instance's texels); errors name `{label}.source.*`.
-    pub fn check(&self, label: &str) -> Result<()> {
+    pub fn check(&self, label: &(impl std::fmt::Display + ?Sized)) -> Result<()> {
         let r = finite(|| format!("{label}.source.radius"), self.radius)?;
         if r < 0.0 {
             return Err(MurkError::invalid(format!("{label}.source.radius"), self.radius, "must not be negative"));
@@ -198,7 +198,7 @@ impl Blocker {
 
     /// The checks that do not depend on an instance; errors name
     /// `{label}.blocker.*`, as the tick's do.
-    pub fn check(&self, label: &str) -> Result<()> {
+    pub fn check(&self, label: &(impl std::fmt::Display + ?Sized)) -> Result<()> {
         if let Some(v) = self.height {
             let v = finite(|| format!("{label}.blocker.height"), v)?;
             if v < 0.0 {

@@ -147,8 +147,8 @@ pub struct StealthQ {
 }
 
 /// Validates an actor's settings; `label` names it in errors.
-pub fn quantize(label: &str, a: &StealthActor) -> Result<StealthQ> {
-    let cutoff = finite(&format!("{label}.stealth.cutoff_override"), a.cutoff_override)?;
+pub fn quantize(label: &(impl std::fmt::Display + ?Sized), a: &StealthActor) -> Result<StealthQ> {
+    let cutoff = finite(|| format!("{label}.stealth.cutoff_override"), a.cutoff_override)?;
     if cutoff > 1.0 {
         return Err(MurkError::invalid(
             format!("{label}.stealth.cutoff_override"),
@@ -156,7 +156,7 @@ pub fn quantize(label: &str, a: &StealthActor) -> Result<StealthQ> {
             "must be at most 1 (negative: use the instance's)",
         ));
     }
-    let fade = finite(&format!("{label}.stealth.fade_seconds"), a.fade_seconds)?;
+    let fade = finite(|| format!("{label}.stealth.fade_seconds"), a.fade_seconds)?;
     if !(0.0..=3600.0).contains(&fade) {
         return Err(MurkError::invalid(format!("{label}.stealth.fade_seconds"), a.fade_seconds, "must be within 0..=3600"));
     }

@@ -122,6 +122,6 @@ fn resample_captures(
             return Err(MurkError::invalid(format!("{label}.capture.cells"), c.cells.len(), format!("must hold width * height = {expected} cells")));
         }
     }
-    let labeled: Vec<crate::resample::LabeledCapture> = captures.iter().map(|(e, c)| (entity_label(*e), *c)).collect();
+    let labeled: Vec<crate::resample::LabeledCapture> = captures.iter().map(|(e, c)| (entity_label(*e).to_string(), *c)).collect();
     crate::resample::resample_captures(&labeled, t, slab, z_layering, w, rows)
 }

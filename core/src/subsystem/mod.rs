@@ -298,13 +298,15 @@ pub struct FogSubsystem {
     pending_hashes: lockstep::PendingHashes,
     /// The id the next reveal gets.
     pub(crate) next_reveal: u64,
-    /// Each observer's tracked entities in sight (entity bits), observers
-    /// with none left out.
-    pub(crate) sight: BTreeMap<String, std::collections::BTreeSet<u64>>,
-    /// The entities tracked at the last tick.
-    pub(crate) tracked: std::collections::BTreeSet<u64>,
+    /// Each observer's tracked entities in sight (entity bits, ascending),
+    /// observers with none left out.
+    pub(crate) sight: BTreeMap<String, Vec<u64>>,
+    /// The entities tracked at the last tick (bits, ascending).
+    pub(crate) tracked: Vec<u64>,
     /// Footprint samples in flight, oldest first.
     pub(crate) sight_batches: VecDeque<sight::SightBatch>,
+    /// The last tick's footprints (a cache for entities that stand still).
+    pub(crate) footprint_memo: sight::FootprintMemo,
 }
 
 impl FogSubsystem {
@@ -325,8 +327,9 @@ impl FogSubsystem {
             pending_hashes: lockstep::PendingHashes::new(),
             next_reveal: 0,
             sight: BTreeMap::new(),
-            tracked: std::collections::BTreeSet::new(),
+            tracked: Vec::new(),
             sight_batches: VecDeque::new(),
+            footprint_memo: sight::FootprintMemo::default(),
         }
     }
 
@@ -672,7 +675,8 @@ impl FogSubsystem {
         let stealth = self.update_stealth(world, &actors, dt)?;
         (report.events, report.observer_events) = (stealth.single, stealth.per_observer);
         self.submit_stealth(world, &actors)?;
-        let sight::TrackedTick { entities, footprints } = tracked;
+        let sight::TrackedTick { entities, footprints, memo } = tracked;
+        self.footprint_memo = memo;
         report.sight = self.update_sight(entities)?;
         self.submit_sight(footprints)?;
         // Transient reveals count down after they revealed this tick.
@@ -718,6 +722,16 @@ pub(crate) fn target_height_units(desc: &InstanceDesc) -> Result<i32> {
     Ok(units.round() as i32)
 }
 
-pub(crate) fn entity_label(e: Entity) -> String {
-    format!("entity {}", e.id())
+pub(crate) fn entity_label(e: Entity) -> EntityLabel {
+    EntityLabel(e)
+}
+
+/// How errors name an entity (`entity 7`), formatted only when shown: a
+/// tick labels every entity it reads.
+pub(crate) struct EntityLabel(pub(crate) Entity);
+
+impl std::fmt::Display for EntityLabel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "entity {}", self.0.id())
+    }
 }

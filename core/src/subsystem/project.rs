@@ -225,7 +225,7 @@ impl BlockerMemo {
 /// Projects one source into texel space; `None` when it does not take part
 /// (other team, outside the slab, or too far to touch the grid).
 pub(super) fn project_source(
-    label: &str,
+    label: &(impl std::fmt::Display + ?Sized),
     pos: &Position,
     s: &VisionSource,
     slot: &Slot,

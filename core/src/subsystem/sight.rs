@@ -82,9 +82,17 @@ pub(crate) struct SightBatch {
     pub(crate) values: Readback<Vec<u16>>,
 }
 
+/// What an instance's footprints depend on: its output grid, and its slab
+/// (centre and height, as bits) when Z layering filters the entities.
+#[derive(Clone, PartialEq)]
+pub(crate) struct FootprintGrid {
+    out: AreaTransform,
+    z_slab: Option<(u32, u32)>,
+}
+
 /// One instance's footprints of a tick: for each entity whose footprint
 /// meets the instance, its bits and its range in `texels`.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Footprints {
     pub(crate) entities: Vec<(u64, u32, u32)>,
     pub(crate) texels: Vec<[u32; 2]>,
@@ -97,6 +105,21 @@ pub(crate) struct TrackedTick {
     pub(crate) entities: Vec<u64>,
     /// Per instance, by name.
     pub(crate) footprints: BTreeMap<String, Footprints>,
+    /// The footprints to keep for the next tick.
+    pub(crate) memo: FootprintMemo,
+}
+
+/// What a footprint's texels follow from: the entity's bits, its position
+/// and its footprint, as bits.
+type FootprintKey = (u64, [u32; 3], u32);
+
+/// The footprints of the last tick per grid, so that an entity that stands
+/// still in a grid is not measured again. A cache: it is not saved, and a
+/// tick without it gives the same texels.
+#[derive(Default)]
+pub(crate) struct FootprintMemo {
+    /// Per grid, the key of each entity in `Footprints::entities`, in order.
+    grids: Vec<(FootprintGrid, Vec<FootprintKey>, Footprints)>,
 }
 
 /// Appends to `texels` the output texels of a footprint of radius `r`
@@ -146,6 +169,32 @@ fn footprint_radius(out: &AreaTransform, footprint: f32, e: Entity) -> Result<i3
     Ok(r)
 }
 
+/// What is in `old` and not in `new`, and what is in `new` and not in
+/// `old`; both ascending.
+fn differences(old: &[u64], new: &[u64]) -> (Vec<u64>, Vec<u64>) {
+    let (mut only_old, mut only_new) = (Vec::new(), Vec::new());
+    let (mut i, mut j) = (0, 0);
+    loop {
+        match (old.get(i), new.get(j)) {
+            (None, None) => break,
+            (Some(a), Some(b)) if a == b => (i, j) = (i + 1, j + 1),
+            (Some(a), Some(b)) if a < b => {
+                only_old.push(*a);
+                i += 1;
+            }
+            (Some(a), None) => {
+                only_old.push(*a);
+                i += 1;
+            }
+            (_, Some(b)) => {
+                only_new.push(*b);
+                j += 1;
+            }
+        }
+    }
+    (only_old, only_new)
+}
+
 impl FogSubsystem {
     /// The tracked entities of `world` with their footprints in every
     /// instance, checked: a NaN position, a negative or NaN footprint, one
@@ -173,21 +222,47 @@ impl FogSubsystem {
             }
         }
         let mut footprints = BTreeMap::new();
+        let mut memo = FootprintMemo::default();
         if tracked.is_empty() {
-            return Ok(TrackedTick { entities: Vec::new(), footprints });
+            return Ok(TrackedTick { entities: Vec::new(), footprints, memo });
         }
         for (name, slot) in &self.instances {
             let a = &slot.desc.area;
             let out = AreaTransform::new(a, slot.dims.out_width, slot.dims.out_height);
+            let z_slab = slot.desc.profile.z_layering.then_some((a.center.z.to_bits(), a.extents.z.to_bits()));
+            let grid = FootprintGrid { out, z_slab };
+            // Instances over the same grid with the same slab rule (one per
+            // team over one map) have the same footprints: measured once.
+            if let Some((_, _, fp)) = memo.grids.iter().find(|(g, _, _)| *g == grid) {
+                footprints.insert(name.clone(), fp.clone());
+                continue;
+            }
+            let last = self.footprint_memo.grids.iter().find(|(g, _, _)| *g == grid);
+            let mut keys = Vec::new();
             let mut fp = Footprints::default();
             // Units share a few footprint sizes: each is measured once.
             let mut measured: Option<(f32, i32)> = None;
+            let mut at = 0;
             for (e, pos, footprint) in &tracked {
                 // With Z layering an instance sees only what stands in its slab.
                 if slot.desc.profile.z_layering && (pos.z - a.center.z).abs() > a.extents.z / 2.0 {
                     continue;
                 }
+                let key = (e.to_bits().get(), pos.to_array().map(f32::to_bits), footprint.to_bits());
                 let first = fp.texels.len();
+                // Standing still: last tick's texels (both lists ascend by entity).
+                if let Some((last_keys, last_fp)) = last.map(|(_, k, f)| (k, f)) {
+                    while last_keys.get(at).is_some_and(|k| k.0 < key.0) {
+                        at += 1;
+                    }
+                    if last_keys.get(at) == Some(&key) {
+                        let (_, from, count) = last_fp.entities[at];
+                        fp.texels.extend_from_slice(&last_fp.texels[from as usize..(from + count) as usize]);
+                        fp.entities.push((key.0, first as u32, count));
+                        keys.push(key);
+                        continue;
+                    }
+                }
                 let r = match measured {
                     Some((f, r)) if f.to_bits() == footprint.to_bits() => r,
                     _ => footprint_radius(&out, *footprint, *e).map_err(|err| super::in_instance(err, name))?,
@@ -195,12 +270,14 @@ impl FogSubsystem {
                 measured = Some((*footprint, r));
                 footprint_texels(&out, *pos, r, &mut fp.texels);
                 if fp.texels.len() > first {
-                    fp.entities.push((e.to_bits().get(), first as u32, (fp.texels.len() - first) as u32));
+                    fp.entities.push((key.0, first as u32, (fp.texels.len() - first) as u32));
+                    keys.push(key);
                 }
             }
-            footprints.insert(name.clone(), fp);
+            footprints.insert(name.clone(), fp.clone());
+            memo.grids.push((grid, keys, fp));
         }
-        Ok(TrackedTick { entities: tracked.iter().map(|(e, _, _)| e.to_bits().get()).collect(), footprints })
+        Ok(TrackedTick { entities: tracked.iter().map(|(e, _, _)| e.to_bits().get()).collect(), footprints, memo })
     }
 
     /// Applies the footprint samples due this tick: each observer's set
@@ -210,25 +287,35 @@ impl FogSubsystem {
     /// longer tracked leave every set at once.
     pub(crate) fn update_sight(&mut self, present: Vec<u64>) -> Result<Vec<SightEvent>> {
         let tracked = |e: &u64| present.binary_search(e).is_ok();
-        let mut next: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+        let mut next: BTreeMap<String, Vec<u64>> = BTreeMap::new();
         while self.sight_batches.front().is_some_and(|b| b.due <= self.tick) {
             let batch = self.sight_batches.pop_front().expect("checked above");
             let values = super::actors::landed_samples(self.backend.as_mut(), batch.values, "sight readback")?;
-            // Samples come by observer, then entity: each set is built in order.
+            // Samples come by observer, then entity: each set is built in
+            // order, and whether an entity is still tracked is found by
+            // walking `present` beside them.
             let mut seen: Vec<Vec<u64>> = vec![Vec::new(); batch.observers.len()];
+            let (mut observer, mut at) = (u32::MAX, 0);
             for s in &batch.samples {
+                if s.observer != observer {
+                    (observer, at) = (s.observer, 0);
+                }
+                while present.get(at).is_some_and(|p| *p < s.entity) {
+                    at += 1;
+                }
+                let still_tracked = present.get(at) == Some(&s.entity);
                 let range = s.first as usize..(s.first as usize + s.count as usize);
                 let top = values.get(range.clone()).and_then(|v| v.iter().max().copied()).ok_or_else(|| MurkError::Backend {
                     backend: self.backend.name(),
                     message: format!("the sight readback holds {} values, {range:?} was asked for", values.len()),
                 })?;
-                if top >= s.cutoff && tracked(&s.entity) {
+                if top >= s.cutoff && still_tracked {
                     if let Some(set) = seen.get_mut(s.observer as usize) {
                         set.push(s.entity);
                     }
                 }
             }
-            next.extend(batch.observers.into_iter().zip(seen).map(|(o, set)| (o, set.into_iter().collect())));
+            next.extend(batch.observers.into_iter().zip(seen));
         }
         // Observers without a batch keep their sets, less what is gone.
         for (name, old) in &self.sight {
@@ -238,21 +325,17 @@ impl FogSubsystem {
         }
         next.retain(|name, _| self.instances.contains_key(name));
         let mut events = Vec::new();
-        let empty = BTreeSet::new();
         let names: BTreeSet<&String> = next.keys().chain(self.sight.keys()).collect();
         for name in names {
-            let (old, new) = (self.sight.get(name).unwrap_or(&empty), next.get(name).unwrap_or(&empty));
-            let entity = |bits: &u64| Entity::from_bits(*bits);
-            for e in old.difference(new).filter_map(entity) {
-                events.push(SightEvent::Left { observer: name.clone(), entity: e });
-            }
-            for e in new.difference(old).filter_map(entity) {
-                events.push(SightEvent::Entered { observer: name.clone(), entity: e });
-            }
+            let (old, new) = (self.sight.get(name).map_or(&[][..], Vec::as_slice), next.get(name).map_or(&[][..], Vec::as_slice));
+            let (left, entered) = differences(old, new);
+            let entity = |bits: u64| Entity::from_bits(bits);
+            events.extend(left.into_iter().filter_map(entity).map(|e| SightEvent::Left { observer: name.clone(), entity: e }));
+            events.extend(entered.into_iter().filter_map(entity).map(|e| SightEvent::Entered { observer: name.clone(), entity: e }));
         }
         next.retain(|_, set| !set.is_empty());
         self.sight = next;
-        self.tracked = present.into_iter().collect();
+        self.tracked = present;
         Ok(events)
     }
 
@@ -298,19 +381,19 @@ impl FogSubsystem {
     pub fn sees(&self, observer: &str, entity: Entity) -> Result<bool> {
         self.slot(observer)?;
         let bits = self.tracked_bits(entity)?;
-        Ok(self.sight.get(observer).is_some_and(|s| s.contains(&bits)))
+        Ok(self.sight.get(observer).is_some_and(|s| s.binary_search(&bits).is_ok()))
     }
 
     /// The instances that see tracked entity `entity`, in name order; an
     /// entity that was not tracked at the last tick is an error.
     pub fn observers_of(&self, entity: Entity) -> Result<Vec<String>> {
         let bits = self.tracked_bits(entity)?;
-        Ok(self.sight.iter().filter(|(_, s)| s.contains(&bits)).map(|(n, _)| n.clone()).collect())
+        Ok(self.sight.iter().filter(|(_, s)| s.binary_search(&bits).is_ok()).map(|(n, _)| n.clone()).collect())
     }
 
     fn tracked_bits(&self, entity: Entity) -> Result<u64> {
         let bits = entity.to_bits().get();
-        if self.tracked.contains(&bits) {
+        if self.tracked.binary_search(&bits).is_ok() {
             Ok(bits)
         } else {
             Err(MurkError::invalid("entity", entity.id(), "was not tracked at the last tick (it has no Position and Tracked)"))

@@ -160,8 +160,8 @@ impl FogSubsystem {
             reveals,
             lockstep,
             next_reveal: self.next_reveal,
-            sight: self.sight.iter().map(|(n, s)| (n.clone(), s.iter().copied().collect())).collect(),
-            tracked: self.tracked.iter().copied().collect(),
+            sight: self.sight.iter().map(|(n, s)| (n.clone(), s.clone())).collect(),
+            tracked: self.tracked.clone(),
             sight_samples: self
                 .sight_batches
                 .iter()
@@ -509,12 +509,11 @@ fn restored_sight(
     tracked: Vec<u64>,
     batches: Vec<SightBatchBody>,
     names: &BTreeSet<String>,
-) -> Result<(BTreeMap<String, BTreeSet<u64>>, BTreeSet<u64>, VecDeque<super::sight::SightBatch>)> {
+) -> Result<(BTreeMap<String, Vec<u64>>, Vec<u64>, VecDeque<super::sight::SightBatch>)> {
     let ascending = |v: &[u64]| v.windows(2).all(|w| w[0] < w[1]);
     if !ascending(&tracked) {
         return Err(MurkError::invalid("snapshot.tracked", tracked.len(), "must list entities once each, in ascending order"));
     }
-    let tracked_set: BTreeSet<u64> = tracked.into_iter().collect();
     let mut sets = BTreeMap::new();
     for (name, set) in sight {
         if !names.contains(&name) {
@@ -523,10 +522,10 @@ fn restored_sight(
         if !ascending(&set) {
             return Err(MurkError::invalid(format!("snapshot.sight.{name}"), set.len(), "must list entities once each, in ascending order"));
         }
-        if let Some(e) = set.iter().find(|e| !tracked_set.contains(e)) {
+        if let Some(e) = set.iter().find(|e| tracked.binary_search(e).is_err()) {
             return Err(MurkError::invalid(format!("snapshot.sight.{name}"), e, "is not a tracked entity"));
         }
-        if sets.insert(name.clone(), set.into_iter().collect::<BTreeSet<u64>>()).is_some() {
+        if sets.insert(name.clone(), set).is_some() {
             return Err(MurkError::invalid("snapshot.sight", name, "is listed twice"));
         }
     }
@@ -535,6 +534,15 @@ fn restored_sight(
         let field = format!("snapshot.sight_samples[{b}]");
         if let Some(o) = batch.observers.iter().find(|o| !names.contains(*o)) {
             return Err(MurkError::invalid(format!("{field}.observers"), o, "names no instance of the snapshot"));
+        }
+        // The sight update walks the tracked entities beside each
+        // observer's samples: they come by observer, then entity.
+        if let Some(i) = batch.samples.windows(2).position(|w| (w[0].observer, w[0].entity) >= (w[1].observer, w[1].entity)) {
+            return Err(MurkError::invalid(
+                format!("{field}.samples[{}]", i + 1),
+                batch.samples[i + 1].entity,
+                "must come after the sample before it (by observer, then entity, each once)",
+            ));
         }
         for (i, s) in batch.samples.iter().enumerate() {
             let end = u64::from(s.first) + u64::from(s.count);
@@ -553,7 +561,7 @@ fn restored_sight(
             values: Readback::Ready(batch.values),
         });
     }
-    Ok((sets, tracked_set, out))
+    Ok((sets, tracked, out))
 }
 
 /// One instance's textures as a backend gave them.
