@@ -389,7 +389,10 @@ impl Backend for CpuBackend {
 
     fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()> {
         let (pool, inst) = self.parts(key)?;
-        pool.install(|| passes::settle::blend_marked(&inst.start, &inst.upscaled, t, &mut inst.final_mask, &mut inst.out_unsettled));
+        // A settled instance has nothing to blend: the pool is not woken.
+        if inst.out_unsettled.any() {
+            pool.install(|| passes::settle::blend_marked(&inst.start, &inst.upscaled, t, &mut inst.final_mask, &mut inst.out_unsettled));
+        }
         Ok(())
     }
 
