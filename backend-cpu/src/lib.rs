@@ -126,9 +126,43 @@ impl CpuInstance {
     }
 }
 
+/// Where the backend's rows run: its own rayon pool, or, where no thread can
+/// be spawned (wasm32 without threads, as in a browser), the calling thread
+/// (rayon's work inside then runs on its global pool, which falls back to
+/// the calling thread there). The bytes are the same either way.
+enum Workers {
+    Pool(rayon::ThreadPool),
+    CallingThread,
+}
+
+impl Workers {
+    /// `threads` workers (at least 1).
+    fn new(threads: usize) -> Result<Self> {
+        if cfg!(all(target_family = "wasm", not(target_feature = "atomics"))) {
+            return match threads {
+                1 => Ok(Workers::CallingThread),
+                _ => Err(MurkError::invalid("threads", threads, "must be 1 on a target without threads (wasm32 without atomics)")),
+            };
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("murk-cpu-{i}"))
+            .build()
+            .map_err(|e| MurkError::Backend { backend: "cpu".into(), message: e.to_string() })?;
+        Ok(Workers::Pool(pool))
+    }
+
+    fn install<R: Send>(&self, work: impl FnOnce() -> R + Send) -> R {
+        match self {
+            Workers::Pool(pool) => pool.install(work),
+            Workers::CallingThread => work(),
+        }
+    }
+}
+
 /// The CPU reference backend.
 pub struct CpuBackend {
-    pool: rayon::ThreadPool,
+    pool: Workers,
     threads: usize,
     instances: BTreeMap<InstanceKey, CpuInstance>,
     samples: BTreeMap<u64, Vec<u16>>,
@@ -141,16 +175,11 @@ impl CpuBackend {
         if threads == 0 {
             return Err(MurkError::invalid("threads", 0, "must be at least 1"));
         }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("murk-cpu-{i}"))
-            .build()
-            .map_err(|e| MurkError::Backend { backend: "cpu".into(), message: e.to_string() })?;
-        Ok(Self { pool, threads, instances: BTreeMap::new(), samples: BTreeMap::new(), next_ticket: 0 })
+        Ok(Self { pool: Workers::new(threads)?, threads, instances: BTreeMap::new(), samples: BTreeMap::new(), next_ticket: 0 })
     }
 
     /// Splits the backend into its pool and one instance's textures.
-    fn parts(&mut self, key: InstanceKey) -> Result<(&rayon::ThreadPool, &mut CpuInstance)> {
+    fn parts(&mut self, key: InstanceKey) -> Result<(&Workers, &mut CpuInstance)> {
         let inst = self.instances.get_mut(&key).ok_or_else(|| unknown_key(key))?;
         Ok((&self.pool, inst))
     }

@@ -24,6 +24,12 @@ impl InFlight {
         Self { staging, bytes, state: Arc::new(AtomicU8::new(PENDING)) }
     }
 
+    /// Whether the mapping has landed (or failed): collecting it then never
+    /// waits.
+    pub(crate) fn landed(&self) -> bool {
+        self.state.load(Ordering::Acquire) != PENDING
+    }
+
     /// Asks for the mapping; call after the copy into the staging buffer
     /// was submitted (a buffer waiting to be mapped cannot be used by a
     /// later submission).
@@ -220,6 +226,21 @@ pub fn required_limits(adapter: &wgpu::Limits) -> wgpu::Limits {
     }
 }
 
+/// The limits to open a device with on an adapter that has `have`
+/// ([`required_limits`]), or an error naming each limit of the adapter
+/// below what murk needs (in a browser, WebGPU's defaults give 8 storage
+/// buffers per stage where murk needs 10: ask the adapter for its own).
+pub fn limits_for(have: &wgpu::Limits, adapter: &wgpu::AdapterInfo) -> Result<wgpu::Limits> {
+    // Buffer and texture sizes are checked per instance, against what the device has.
+    let need = required_limits(&wgpu::Limits { max_texture_dimension_2d: 0, ..have.clone() });
+    let mut short = Vec::new();
+    need.check_limits_with_fail_fn(have, false, |name, wanted, got| short.push(format!("{name} is {got}, murk needs {wanted}")));
+    if !short.is_empty() {
+        return Err(MurkError::DeviceTooWeak { adapter: format!("{} ({:?})", adapter.name, adapter.backend), missing: short.join("; ") });
+    }
+    Ok(required_limits(have))
+}
+
 /// The wgpu backends to try for murk's own device: those named by
 /// [`BACKEND_VAR`], else Vulkan, Metal and DX12 first and GL when none of
 /// those has an adapter.
@@ -240,7 +261,6 @@ fn backends_to_try() -> Result<Vec<wgpu::Backends>> {
 /// the module declares (read from the WGSL with naga), so an entry point
 /// that uses fewer bindings still takes the module's bind group.
 fn module_layout(device: &wgpu::Device, name: &str, text: &str) -> Result<wgpu::PipelineLayout> {
-    use wgpu::naga;
     let module = naga::front::wgsl::parse_str(text).map_err(|e| gpu_error(format!("{name}.wgsl: {}", e.emit_to_string(text))))?;
     let mut entries = Vec::new();
     for (_, var) in module.global_variables.iter() {
@@ -295,8 +315,29 @@ pub struct Context {
     pub(crate) allocated: usize,
     /// Sync points with the device: see [`Wait`].
     pub(crate) waits: u64,
+    /// Times a call blocked until the device was idle (the sync points
+    /// that found a readback still in flight, and the explicit waits).
+    pub(crate) blocked: u64,
     /// Pass timestamps, once asked for (needs `TIMESTAMP_QUERY`).
     timing: std::sync::Mutex<Option<Timing>>,
+    /// Reads being rehearsed: see [`Context::begin_rehearsal`].
+    rehearsal: Option<Rehearsal>,
+    /// Copies made by the last rehearsal, served to the reads that match
+    /// them until new work is recorded ([`Context::forget_staged`]).
+    staged: Vec<Staged>,
+}
+
+/// Reads recorded instead of made: one copy each into a staging buffer.
+struct Rehearsal {
+    encoder: wgpu::CommandEncoder,
+    staged: Vec<Staged>,
+}
+
+/// A copy of a buffer's first bytes on its way to the CPU.
+struct Staged {
+    source: wgpu::Buffer,
+    bytes: u64,
+    readback: InFlight,
 }
 
 /// Timestamp queries around each dispatch of a submission, resolved with it.
@@ -351,14 +392,7 @@ impl Context {
     /// pipelines need (naming each one that falls short), then compiles the
     /// pipelines on it.
     pub fn on_device(device: wgpu::Device, queue: wgpu::Queue, adapter: wgpu::AdapterInfo) -> Result<Self> {
-        let have = device.limits();
-        // Buffer and texture sizes are checked per instance, against what the device has.
-        let need = required_limits(&wgpu::Limits { max_texture_dimension_2d: 0, ..have.clone() });
-        let mut short = Vec::new();
-        need.check_limits_with_fail_fn(&have, false, |name, wanted, got| short.push(format!("{name} is {got}, murk needs {wanted}")));
-        if !short.is_empty() {
-            return Err(MurkError::DeviceTooWeak { adapter: format!("{} ({:?})", adapter.name, adapter.backend), missing: short.join("; ") });
-        }
+        limits_for(&device.limits(), &adapter)?;
         let mut modules = BTreeMap::new();
         for (name, src) in MODULES {
             let text = module_text(src);
@@ -381,7 +415,19 @@ impl Context {
                 cache: None,
             }));
         }
-        Ok(Self { device, queue, adapter, pipelines, pool: BTreeMap::new(), allocated: 0, waits: 0, timing: Default::default() })
+        Ok(Self {
+            device,
+            queue,
+            adapter,
+            pipelines,
+            pool: BTreeMap::new(),
+            allocated: 0,
+            waits: 0,
+            blocked: 0,
+            timing: Default::default(),
+            rehearsal: None,
+            staged: Vec::new(),
+        })
     }
 
     /// Starts timing every dispatch with timestamp queries; an error names
@@ -563,6 +609,7 @@ impl Context {
     pub(crate) fn poll(&mut self, wait: bool) -> Result<()> {
         let poll = if wait {
             self.waits += 1;
+            self.blocked += 1;
             wgpu::PollType::wait_indefinitely()
         } else {
             wgpu::PollType::Poll
@@ -584,10 +631,53 @@ impl Context {
         staging
     }
 
-    /// Copies the first `bytes` of `src` back to the CPU (waits).
+    /// From now on reads are recorded, not made: each returns zeros and
+    /// copies its source into a staging buffer, and
+    /// [`Context::end_rehearsal`] submits the copies. A host that cannot
+    /// block (a browser) runs a reading call (a snapshot) once this way,
+    /// lets the copies land while it yields, and runs it again: every read
+    /// then finds its bytes landed and nothing waits.
+    pub(crate) fn begin_rehearsal(&mut self) {
+        self.rehearsal = Some(Rehearsal { encoder: self.encoder(), staged: Vec::new() });
+    }
+
+    /// Submits the copies the rehearsal recorded and asks for their mappings.
+    pub(crate) fn end_rehearsal(&mut self) -> Result<()> {
+        let Some(Rehearsal { encoder, staged }) = self.rehearsal.take() else { return Ok(()) };
+        self.submit(encoder)?;
+        for s in &staged {
+            s.readback.map();
+        }
+        self.staged = staged;
+        Ok(())
+    }
+
+    /// Drops the staged copies: work recorded since may have changed their
+    /// sources.
+    pub(crate) fn forget_staged(&mut self) {
+        self.staged.clear();
+    }
+
+    /// Whether every staged copy has landed.
+    pub(crate) fn staged_landed(&self) -> bool {
+        self.staged.iter().all(|s| s.readback.landed())
+    }
+
+    /// Copies the first `bytes` of `src` back to the CPU: from a landed
+    /// staged copy of it if there is one, else submitted and waited for.
     pub(crate) fn read(&mut self, src: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
         if bytes == 0 {
             return Ok(Vec::new());
+        }
+        if let Some(mut rehearsal) = self.rehearsal.take() {
+            let copy = self.staging(&mut rehearsal.encoder, src, bytes);
+            rehearsal.staged.push(Staged { source: src.clone(), bytes, readback: InFlight::new(copy, bytes) });
+            self.rehearsal = Some(rehearsal);
+            return Ok(vec![0; bytes as usize]);
+        }
+        if let Some(i) = self.staged.iter().position(|s| s.source == *src && s.bytes == bytes && s.readback.landed()) {
+            let staged = self.staged.swap_remove(i);
+            return self.collect(&staged.readback, Wait::No)?.ok_or_else(|| gpu_error("a landed readback was pending"));
         }
         let mut encoder = self.encoder();
         let readback = InFlight::new(self.staging(&mut encoder, src, bytes), bytes);

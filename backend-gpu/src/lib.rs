@@ -57,11 +57,15 @@ pub mod looks;
 pub mod passes;
 mod render;
 
+pub use render::TopView;
+/// The wgpu this backend is built on, for hosts that hand it a device.
+pub use wgpu;
+
 /// The WGSL include that engine materials use to sample a mask texture in
 /// world space (`include/murk_fog.wgsl`).
 pub const FOG_INCLUDE: &str = include_str!("../include/murk_fog.wgsl");
 
-pub use context::{module_names, required_limits, wgsl_source, BACKEND_VAR, MASK_TEXTURE_FORMAT};
+pub use context::{limits_for, module_names, required_limits, wgsl_source, BACKEND_VAR, MASK_TEXTURE_FORMAT};
 
 use context::Context;
 use gpu::Gpu;
@@ -179,6 +183,42 @@ impl GpuBackend {
     /// sample batches): stays small in a running game, whatever its length.
     pub fn readbacks_in_flight(&self) -> usize {
         self.lock().readbacks_in_flight()
+    }
+
+    /// Submits the work recorded so far and says whether every readback in
+    /// flight has landed. A host that cannot block (a browser, where the
+    /// device answers only while the page yields to its event loop) ticks
+    /// only when this holds, so that no tick waits: see `docs/web.md`.
+    pub fn readbacks_landed(&self) -> Result<bool> {
+        let mut gpu = self.lock();
+        gpu.flush()?;
+        gpu.ctx.poll(false)?;
+        Ok(gpu.readbacks_landed())
+    }
+
+    /// Times a call on this device blocked until the device was idle. Unlike
+    /// [`Backend::blocking_waits`], a result asked for now that had already
+    /// landed does not count: a host that cannot block (a browser) keeps
+    /// this at zero by ticking only when [`GpuBackend::readbacks_landed`]
+    /// holds.
+    pub fn device_waits(&self) -> u64 {
+        self.lock().ctx.blocked
+    }
+
+    /// Runs `reads` (a call that reads textures back, such as
+    /// [`murk_core::FogSubsystem::snapshot`] on a subsystem on this device)
+    /// as a rehearsal: each read it makes returns zeros at once and copies
+    /// its buffer into a staging buffer, and the copies are submitted when
+    /// it returns. Once [`GpuBackend::readbacks_landed`] holds, the same
+    /// call made again finds every read landed and waits for nothing, so a
+    /// host that cannot block can take a snapshot. What `reads` returns in
+    /// the rehearsal is of no use beyond errors. The staged copies hold
+    /// until new work is recorded on the device.
+    pub fn rehearse_reads<R>(&self, reads: impl FnOnce() -> R) -> Result<R> {
+        self.lock().ctx.begin_rehearsal();
+        let out = reads();
+        self.lock().ctx.end_rehearsal()?;
+        Ok(out)
     }
 
     /// The texture holding an instance's final mask (key from

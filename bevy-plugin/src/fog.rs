@@ -14,8 +14,8 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::render::renderer::{RenderAdapterInfo, RenderDevice, RenderQueue};
 use murk_core::{
-    Backend, BackendChoice, FogSubsystem, Ghost, GhostObserver, InstanceDesc, MaskAnswer, MurkError, Profile, QueryHandle, Result, StealthEvent,
-    StealthState, TeamMask, TickReport,
+    Backend, BackendChoice, FogSubsystem, InstanceDesc, MaskAnswer, MurkError, Profile, QueryHandle, Result, StealthEvent, StealthState, TeamMask,
+    TickReport,
 };
 use murk_cpu::CpuBackend;
 use murk_gpu::GpuBackend;
@@ -542,28 +542,7 @@ fn switch_backend(
             next.set_hash_every_tick(hash_each_tick);
             // murk never started (its backend was refused): start afresh.
             let Some(current) = fog.subsystem() else { return Ok((next, gpu)) };
-            let bytes = current.snapshot(&mirror.world)?;
-            // The restore touches only murk's ghosts and reveal countdowns,
-            // which the snapshot holds as they are.
-            next.restore(&mut mirror.world, &bytes)?;
-            // The fresh subsystem knew no ghosts, so it spawned its own:
-            // despawn the old subsystem's, which nothing refers to now.
-            let orphans: Vec<hecs::Entity> = mirror
-                .world
-                .query::<(&Ghost, Option<&GhostObserver>)>()
-                .iter()
-                .filter(|(g, (ghost, observer))| {
-                    let state = match observer {
-                        None => next.stealth_state(ghost.actor),
-                        Some(o) => next.stealth_state_for(ghost.actor, &o.0),
-                    };
-                    state.and_then(|s| s.ghost) != Some(*g)
-                })
-                .map(|(g, _)| g)
-                .collect();
-            for g in orphans {
-                let _ = mirror.world.despawn(g);
-            }
+            next.take_over(&mut mirror.world, current)?;
             Ok((next, gpu))
         })();
         match moved {

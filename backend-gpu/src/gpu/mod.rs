@@ -167,6 +167,7 @@ impl Gpu {
     /// Submits the recorded work, if any, and maps its readbacks.
     pub(crate) fn flush(&mut self) -> Result<()> {
         if let Some(p) = self.pending.take() {
+            self.ctx.forget_staged();
             self.ctx.submit(p.encoder)?;
             for b in p.recycle {
                 self.ctx.give(b);
@@ -196,6 +197,15 @@ impl Gpu {
     /// Readbacks issued and not yet collected or forgotten.
     pub(crate) fn readbacks_in_flight(&self) -> usize {
         self.changed.len() + self.samples.len() + self.hashes.len()
+    }
+
+    /// Whether every readback in flight (flags, samples, hashes and staged
+    /// copies) has landed, so that collecting any of them waits for nothing.
+    pub(crate) fn readbacks_landed(&self) -> bool {
+        self.changed.values().all(InFlight::landed)
+            && self.samples.values().all(|(r, _)| r.landed())
+            && self.hashes.values().all(|(r, _)| r.landed())
+            && self.ctx.staged_landed()
     }
 
     /// The final-mask texture of an instance (written after every blend).
@@ -713,6 +723,7 @@ impl Backend for Gpu {
 
     fn write_textures(&mut self, key: InstanceKey, set: &TextureSet) -> Result<()> {
         self.flush()?;
+        self.ctx.forget_staged();
         let mut t = self.instances.remove(&key).ok_or_else(|| unknown_key(key))?;
         let result = import_all(&mut self.ctx, &mut t, set);
         self.instances.insert(key, t);

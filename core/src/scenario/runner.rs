@@ -10,7 +10,7 @@ use crate::error::{MurkError, Result};
 use crate::query::MaskAnswer;
 use crate::snapshot::{decode, encode, RUN_MAGIC};
 use crate::stealth::StealthEvent;
-use crate::subsystem::{FogSubsystem, InstanceDesc};
+use crate::subsystem::{FogSubsystem, InstanceDesc, TickReport};
 use glam::Vec3;
 use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
@@ -211,15 +211,12 @@ impl ScenarioRunner {
         Ok(runner)
     }
 
-    /// Runs one tick: events, spawns, movement, despawns, then the fog tick.
+    /// Runs one tick: events, spawns, movement, despawns, then the fog tick;
+    /// the record has the state hashes after it and the answers to the
+    /// queries scripted for it (both read the masks now).
     pub fn step(&mut self) -> Result<TickRecord> {
         let tick = self.tick;
-        let events: Vec<Action> = self.scenario.events.iter().filter(|e| e.tick == tick).map(|e| e.action.clone()).collect();
-        for action in events {
-            self.apply(action)?;
-        }
-        self.place_entities(tick)?;
-        let report = self.fog.tick(&mut self.world, self.scenario.tick_us).map_err(|e| self.name_entities(e))?;
+        let report = self.advance()?;
         let (lockstep, per_instance) = self.fog.state_hashes()?;
         let hashes: BTreeMap<String, String> = per_instance.into_iter().map(|(n, h)| (n, format!("{h:016x}"))).collect();
         let ids: BTreeMap<u64, &str> = self.tracked.iter().filter_map(|(id, t)| t.entity.map(|e| (e, id.as_str()))).collect();
@@ -249,9 +246,37 @@ impl ScenarioRunner {
             queries.push(QueryRecord { id: q.id.clone(), mask, immediate });
         }
         let lockstep = format!("{lockstep:016x}");
-        self.tick += 1;
         let recomputed = report.instances.into_iter().filter(|(_, t)| t.recomputed).map(|(n, _)| n).collect();
         Ok(TickRecord { tick, lockstep, hashes, recomputed, events, queries })
+    }
+
+    /// Moves the run onto `backend` while it runs: the fog state is taken
+    /// over through a snapshot ([`FogSubsystem::take_over`]), and whether
+    /// every tick is hashed carries over. On an error the run stays where
+    /// it was.
+    pub fn switch_backend(&mut self, backend: Box<dyn Backend>) -> Result<()> {
+        let mut next = FogSubsystem::new(backend);
+        next.set_hash_every_tick(self.fog.hashes_every_tick());
+        next.take_over(&mut self.world, &mut self.fog)?;
+        self.fog = next;
+        Ok(())
+    }
+
+    /// Runs one tick as [`Self::step`] does but reads nothing back now: no
+    /// state hashes, no scripted queries. A host that must not block (a
+    /// browser on the GPU backend) turns on
+    /// [`FogSubsystem::set_hash_every_tick`] and takes each tick's lockstep
+    /// hash from the report's `lockstep`, two ticks later.
+    pub fn advance(&mut self) -> Result<TickReport> {
+        let tick = self.tick;
+        let events: Vec<Action> = self.scenario.events.iter().filter(|e| e.tick == tick).map(|e| e.action.clone()).collect();
+        for action in events {
+            self.apply(action)?;
+        }
+        self.place_entities(tick)?;
+        let report = self.fog.tick(&mut self.world, self.scenario.tick_us).map_err(|e| self.name_entities(e))?;
+        self.tick += 1;
+        Ok(report)
     }
 
     /// Rewrites `entity N` in an error from the subsystem as the file's

@@ -6,7 +6,7 @@ use super::rules::PendingFlag;
 use super::CaptureBytes;
 use super::{FogSubsystem, Slot};
 use crate::backend::{InstanceDims, Readback};
-use crate::components::{Ghost, Position, TransientReveal};
+use crate::components::{Ghost, GhostObserver, Position, TransientReveal};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
 use crate::frame::CAPTURE_EMPTY;
@@ -192,6 +192,34 @@ impl FogSubsystem {
     /// only on entities that hold a `TransientReveal` already.
     pub fn restore(&mut self, world: &mut World, bytes: &[u8]) -> Result<()> {
         self.restore_body(world, FogBody::decode(bytes)?, None)
+    }
+
+    /// Takes over the whole fog state of `previous` (a subsystem of the same
+    /// world on another backend, say): a snapshot of it restored here. The
+    /// restore spawns this subsystem's own ghosts, so the ghost entities of
+    /// `previous` that nothing refers to now are despawned from `world`.
+    /// This is a backend switch while a game runs; registrations
+    /// (payloads, [`FogSubsystem::set_hash_every_tick`]) are the caller's to
+    /// make first. On an error `world` may hold ghosts of both.
+    pub fn take_over(&mut self, world: &mut World, previous: &mut FogSubsystem) -> Result<()> {
+        let bytes = previous.snapshot(world)?;
+        self.restore(world, &bytes)?;
+        let orphans: Vec<Entity> = world
+            .query::<(&Ghost, Option<&GhostObserver>)>()
+            .iter()
+            .filter(|(g, (ghost, observer))| {
+                let state = match observer {
+                    None => self.stealth_state(ghost.actor),
+                    Some(o) => self.stealth_state_for(ghost.actor, &o.0),
+                };
+                state.and_then(|s| s.ghost) != Some(*g)
+            })
+            .map(|(g, _)| g)
+            .collect();
+        for g in orphans {
+            world.despawn(g).expect("queried above");
+        }
+        Ok(())
     }
 
     /// Restores a body; with `images`, each instance's textures come from
@@ -459,7 +487,7 @@ impl FogSubsystem {
                 ghost
             };
             if let Some(o) = observer {
-                let _ = world.insert_one(spawned, crate::components::GhostObserver(o));
+                let _ = world.insert_one(spawned, GhostObserver(o));
             }
             super::payload::insert_payload(&self.payloads, world, spawned, &payload);
         }

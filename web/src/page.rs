@@ -1,0 +1,197 @@
+//! The page's interface (wasm-bindgen): a WebGPU device with the canvas it
+//! draws into, and the running scenario. JavaScript owns the loop: it ticks
+//! when [`Page::ready`] says so and yields to the browser in between, so
+//! no call here ever waits for the device.
+
+use crate::Session;
+use murk_core::{Backend, MurkError};
+use murk_cpu::CpuBackend;
+use murk_gpu::{GpuBackend, TopView};
+use std::collections::BTreeMap;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::Clamped;
+use web_sys::{HtmlCanvasElement, ImageData};
+
+fn js(e: impl std::fmt::Display) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+/// The browser's WebGPU device, opened with the limits murk needs, and the
+/// canvas it draws the overlay into.
+#[wasm_bindgen]
+pub struct WebGpu {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    info: wgpu::AdapterInfo,
+    surface: wgpu::Surface<'static>,
+    top_view: TopView,
+    limits: String,
+}
+
+/// Opens the browser's WebGPU adapter for `canvas`. An adapter below what
+/// murk needs is an error naming each limit that falls short.
+#[wasm_bindgen(js_name = openGpu)]
+pub async fn open_gpu(canvas: HtmlCanvasElement) -> Result<WebGpu, JsError> {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::BROWSER_WEBGPU;
+    let instance = wgpu::Instance::new(desc);
+    let (width, height) = (canvas.width(), canvas.height());
+    let surface = instance.create_surface(wgpu::SurfaceTarget::Canvas(canvas)).map_err(js)?;
+    let options = wgpu::RequestAdapterOptions { compatible_surface: Some(&surface), ..Default::default() };
+    let adapter = instance.request_adapter(&options).await.map_err(|e| js(format!("no WebGPU adapter: {e}")))?;
+    let info = adapter.get_info();
+    let have = adapter.limits();
+    let required_limits = murk_gpu::limits_for(&have, &info).map_err(js)?;
+    let limits = format!(
+        "{} storage buffers and {} storage textures per stage, storage bindings of {} bytes",
+        have.max_storage_buffers_per_shader_stage, have.max_storage_textures_per_shader_stage, have.max_storage_buffer_binding_size
+    );
+    let (device, queue) =
+        adapter.request_device(&wgpu::DeviceDescriptor { label: Some("murk"), required_limits, ..Default::default() }).await.map_err(js)?;
+    let config = surface.get_default_config(&adapter, width, height).ok_or_else(|| js("the canvas cannot be drawn by this adapter"))?;
+    surface.configure(&device, &config);
+    let top_view = TopView::new(&device, config.format);
+    Ok(WebGpu { device, queue, info, surface, top_view, limits })
+}
+
+#[wasm_bindgen]
+impl WebGpu {
+    /// The adapter, as the GPU backend names it.
+    #[wasm_bindgen(getter)]
+    pub fn adapter(&self) -> String {
+        format!("{} ({:?})", self.info.name, self.info.backend)
+    }
+
+    /// What the adapter offers of the limits murk needs.
+    #[wasm_bindgen(getter)]
+    pub fn limits(&self) -> String {
+        self.limits.clone()
+    }
+
+    fn backend(&self) -> Result<GpuBackend, JsError> {
+        GpuBackend::from_device(self.device.clone(), self.queue.clone(), self.info.clone()).map_err(js)
+    }
+}
+
+/// A scenario running in the page.
+#[wasm_bindgen]
+pub struct Page {
+    session: Session,
+}
+
+fn maps(names: Vec<String>, texts: Vec<String>) -> BTreeMap<String, String> {
+    names.into_iter().zip(texts).collect()
+}
+
+fn cpu() -> Result<Box<dyn Backend>, JsError> {
+    Ok(Box::new(CpuBackend::new(1).map_err(js)?))
+}
+
+#[wasm_bindgen]
+impl Page {
+    /// The scenario `name` (`.json` or `.ron`) on the CPU backend, with the
+    /// maps it may name (file names and texts, in the same order).
+    #[wasm_bindgen(js_name = onCpu)]
+    pub fn on_cpu(name: &str, text: &str, map_names: Vec<String>, map_texts: Vec<String>) -> Result<Page, JsError> {
+        Ok(Self { session: Session::new(name, text, &maps(map_names, map_texts), cpu()?, None).map_err(js)? })
+    }
+
+    /// The same on the GPU backend, on `gpu`'s device.
+    #[wasm_bindgen(js_name = onGpu)]
+    pub fn on_gpu(name: &str, text: &str, map_names: Vec<String>, map_texts: Vec<String>, gpu: &WebGpu) -> Result<Page, JsError> {
+        let backend = gpu.backend()?;
+        Ok(Self { session: Session::new(name, text, &maps(map_names, map_texts), Box::new(backend.clone()), Some(backend)).map_err(js)? })
+    }
+
+    /// The backend's name.
+    #[wasm_bindgen(getter, js_name = backendName)]
+    pub fn backend_name(&self) -> String {
+        self.session.backend_name()
+    }
+
+    /// Whether the run is on the GPU.
+    #[wasm_bindgen(getter, js_name = onGpuNow)]
+    pub fn on_gpu_now(&self) -> bool {
+        self.session.on_gpu()
+    }
+
+    /// Ticks run so far.
+    #[wasm_bindgen(getter, js_name = ticksDone)]
+    pub fn ticks_done(&self) -> u32 {
+        self.session.ticks_done()
+    }
+
+    /// Whether a tick (or the second step of a switch) can run without
+    /// waiting: yield to the browser until it holds.
+    pub fn ready(&self) -> Result<bool, JsError> {
+        self.session.ready().map_err(js)
+    }
+
+    /// Runs one tick (only when [`Page::ready`] holds).
+    pub fn tick(&mut self) -> Result<(), JsError> {
+        self.session.tick().map_err(js)
+    }
+
+    /// The lockstep hashes landed so far as JSON: `[[tick, "hex"], …]`,
+    /// tick indices from 0 as in `murk run`'s `summary.json`.
+    pub fn hashes(&self) -> String {
+        let list: Vec<(u64, String)> = self.session.hashes().iter().map(|(t, h)| (*t, format!("{h:016x}"))).collect();
+        serde_json::to_string(&list).unwrap_or_default()
+    }
+
+    /// The newest landed hash, hex.
+    #[wasm_bindgen(getter, js_name = latestHash)]
+    pub fn latest_hash(&self) -> Option<String> {
+        self.session.hashes().last_key_value().map(|(_, h)| format!("{h:016x}"))
+    }
+
+    /// First step of a switch: on the GPU, rehearses the snapshot's reads
+    /// (then wait for [`Page::ready`]); nothing on the CPU.
+    #[wasm_bindgen(js_name = prepareSwitch)]
+    pub fn prepare_switch(&mut self) -> Result<(), JsError> {
+        self.session.prepare_switch().map_err(js)
+    }
+
+    /// Moves the run onto the CPU backend through a snapshot.
+    #[wasm_bindgen(js_name = switchToCpu)]
+    pub fn switch_to_cpu(&mut self) -> Result<(), JsError> {
+        self.session.switch(cpu()?, None).map_err(js)
+    }
+
+    /// Moves the run onto `gpu`'s device through a snapshot.
+    #[wasm_bindgen(js_name = switchToGpu)]
+    pub fn switch_to_gpu(&mut self, gpu: &WebGpu) -> Result<(), JsError> {
+        let backend = gpu.backend()?;
+        self.session.switch(Box::new(backend.clone()), Some(backend)).map_err(js)
+    }
+
+    /// Draws the first instance's overlay into `gpu`'s canvas from its mask
+    /// texture on the device: nothing is read back.
+    #[wasm_bindgen(js_name = drawGpu)]
+    pub fn draw_gpu(&mut self, gpu: &WebGpu) -> Result<(), JsError> {
+        if !self.session.on_gpu() {
+            return Err(js(MurkError::invalid("backend", self.session.backend_name(), "draws on the device only when the run is on the GPU")));
+        }
+        let key = self.session.first_instance_key().map_err(js)?;
+        let (_, params) = self.session.first_instance().map_err(js)?;
+        let mask = self.session.gpu_mask_texture(key).map_err(js)?;
+        let frame = match gpu.surface.get_current_texture() {
+            wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
+            _ => return Ok(()), // No frame to draw into now; the next one will be.
+        };
+        let view = frame.texture.create_view(&wgpu::TextureViewDescriptor::default());
+        let mut encoder = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("murk page") });
+        gpu.top_view.draw(&gpu.device, &gpu.queue, &mut encoder, &view, &mask, &params);
+        gpu.queue.submit([encoder.finish()]);
+        gpu.queue.present(frame);
+        Ok(())
+    }
+
+    /// The first instance's overlay drawn on the CPU from its final mask,
+    /// one pixel a texel (the page scales it).
+    #[wasm_bindgen(js_name = pictureCpu)]
+    pub fn picture_cpu(&mut self) -> Result<ImageData, JsValue> {
+        let picture = self.session.picture().map_err(js)?;
+        ImageData::new_with_u8_clamped_array_and_sh(Clamped(&picture.rgba), picture.width, picture.height)
+    }
+}
