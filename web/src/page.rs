@@ -8,9 +8,17 @@ use murk_core::{Backend, MurkError};
 use murk_cpu::CpuBackend;
 use murk_gpu::{GpuBackend, TopView};
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::Clamped;
 use web_sys::{HtmlCanvasElement, ImageData};
+
+/// Sends a panic's message to the console: without it a panic in wasm is
+/// only "unreachable".
+#[wasm_bindgen(start)]
+pub fn start() {
+    std::panic::set_hook(Box::new(|info| web_sys::console::error_1(&info.to_string().into())));
+}
 
 fn js(e: impl std::fmt::Display) -> JsError {
     JsError::new(&e.to_string())
@@ -26,6 +34,8 @@ pub struct WebGpu {
     surface: wgpu::Surface<'static>,
     top_view: TopView,
     limits: String,
+    /// Why the browser took the device away, once it has.
+    lost: Arc<Mutex<Option<String>>>,
 }
 
 /// Opens the browser's WebGPU adapter for `canvas`. An adapter below what
@@ -48,18 +58,34 @@ pub async fn open_gpu(canvas: HtmlCanvasElement) -> Result<WebGpu, JsError> {
     );
     let (device, queue) =
         adapter.request_device(&wgpu::DeviceDescriptor { label: Some("murk"), required_limits, ..Default::default() }).await.map_err(js)?;
+    let lost = Arc::new(Mutex::new(None));
+    let record = lost.clone();
+    device.set_device_lost_callback(move |reason, message| {
+        *record.lock().unwrap_or_else(PoisonError::into_inner) = Some(format!("the browser took the WebGPU device away ({reason:?}): {message}"));
+    });
     let config = surface.get_default_config(&adapter, width, height).ok_or_else(|| js("the canvas cannot be drawn by this adapter"))?;
     surface.configure(&device, &config);
     let top_view = TopView::new(&device, config.format);
-    Ok(WebGpu { device, queue, info, surface, top_view, limits })
+    Ok(WebGpu { device, queue, info, surface, top_view, limits, lost })
 }
 
 #[wasm_bindgen]
 impl WebGpu {
-    /// The adapter, as the GPU backend names it.
+    /// The adapter's name, where the browser gives one.
     #[wasm_bindgen(getter)]
     pub fn adapter(&self) -> String {
-        format!("{} ({:?})", self.info.name, self.info.backend)
+        if self.info.name.is_empty() {
+            "the browser's WebGPU adapter (unnamed)".into()
+        } else {
+            format!("{} (WebGPU)", self.info.name)
+        }
+    }
+
+    /// Why the device was lost, once it has been: the page stops using it
+    /// (a GPU tick would fail anyway).
+    #[wasm_bindgen(getter)]
+    pub fn lost(&self) -> Option<String> {
+        self.lost.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// What the adapter offers of the limits murk needs.

@@ -52,11 +52,18 @@ const browser = await chromium.launch({
   args: [
     '--no-sandbox',
     '--enable-unsafe-webgpu',
+    // Without a GPU, WebGPU runs on SwiftShader; a WebGPU canvas needs
+    // Chromium's Vulkan path for it (with the default GL path the first
+    // frame drawn into a canvas destroys the device).
+    '--enable-features=Vulkan',
+    '--use-vulkan=swiftshader',
+    '--use-angle=vulkan',
     '--disable-quic',
     '--no-first-run',
     '--disable-background-networking',
     '--disable-component-update',
     '--disable-sync',
+    ...(process.env.CHROMIUM_FLAGS ? process.env.CHROMIUM_FLAGS.split(' ') : []),
   ],
 });
 
@@ -74,15 +81,20 @@ const check = (ok, what) => {
 
 try {
   for (const run of runs) {
-    const page = await browser.newPage({ viewport: { width: 1120, height: 640 } });
+    const page = await browser.newPage({ viewport: { width: 1120, height: 700 } });
     const logs = [];
     page.on('console', (m) => logs.push(`${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => logs.push(`pageerror: ${e.message}`));
     await page.goto(`${base}?${run.query}&ticks=${ticks}`);
     let result;
     try {
-      await page.waitForFunction(() => window.murkResult, null, { timeout: RUN_TIMEOUT_MS, polling: 250 });
-      result = await page.evaluate(() => window.murkResult);
+      // A page error (a panic in wasm, an exception in the loop) ends the
+      // run at once rather than at the timeout.
+      const crashed = new Promise((resolve) => page.once('pageerror', (e) => resolve({ error: `page error: ${e.message}`, hashes: [] })));
+      const done = page
+        .waitForFunction(() => window.murkResult, null, { timeout: RUN_TIMEOUT_MS, polling: 250 })
+        .then(() => page.evaluate(() => window.murkResult));
+      result = await Promise.race([done, crashed]);
     } catch (e) {
       result = { error: `no result within ${RUN_TIMEOUT_MS / 1000} s: ${e.message}`, hashes: [] };
     }

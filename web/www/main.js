@@ -54,8 +54,14 @@ async function start(backend) {
   costs.gpu = { ms: 0, ticks: 0 };
 }
 
+// Waits (yielding to the browser) until the next step runs without a wait
+// for the device; fails if the browser took the device away meanwhile.
 async function untilReady() {
-  while (!page.ready()) await yieldToBrowser();
+  for (;;) {
+    if (page.onGpuNow && gpu.lost) throw new Error(gpu.lost);
+    if (page.ready()) return;
+    await yieldToBrowser();
+  }
 }
 
 // A switch in two steps, so that leaving the GPU never waits for it: the

@@ -331,7 +331,9 @@ fn present(ctx: &Context, enc: &mut wgpu::CommandEncoder, t: &Textures) {
 
 impl Backend for Gpu {
     fn name(&self) -> String {
-        format!("gpu[{}, {:?}]", self.ctx.adapter.name, self.ctx.adapter.backend)
+        // A browser does not name its adapter.
+        let name = if self.ctx.adapter.name.is_empty() { "unnamed adapter" } else { &self.ctx.adapter.name };
+        format!("gpu[{name}, {:?}]", self.ctx.adapter.backend)
     }
 
     fn create_instance(&mut self, key: InstanceKey, dims: InstanceDims) -> Result<()> {
