@@ -1,6 +1,7 @@
 //! Wall and CPU time per operation over fixed iteration counts: the cold
 //! `rts` visibility pass and adam_fov_rs's `rts` job (`v`), one cold
-//! long-sighted source at 2048x2048 and 4096x4096 (`l`), the steady `rts`
+//! long-sighted source at 2048x2048 and 4096x4096 (`l`, the latter with
+//! DDA and with Step Scan), the steady `rts`
 //! tick (`s`), and whole `rts` and `rts-10` frames (`f`; `t` for `rts-10`
 //! only), on 1 and 2
 //! threads. On a machine shared with other work, criterion's wall-clock
@@ -95,6 +96,11 @@ fn main() {
                 let p = prepare(&mut w);
                 cold_visibility(&format!("visibility/{}/{threads}", w.name), n, &p, threads);
             }
+            // The far-sighted source again with Step Scan's rays.
+            let mut w = workloads::far_sight();
+            w.desc.profile.ray_method = murk_core::RayMethod::StepScan;
+            let p = prepare(&mut w);
+            cold_visibility(&format!("visibility/far-sight-step-scan/{threads}"), 1, &p, threads);
         }
         if which.contains('s') {
             // As `tick/rts-steady`: every tenth source walks a quarter unit a

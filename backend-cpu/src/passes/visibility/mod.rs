@@ -490,7 +490,7 @@ mod tests {
             // Inside the grid, at its edges and (seeds 1 and 4) outside it.
             let (px, py) = ([115, -25, 200, 70, 150, 229][seed as usize], [95, 180, 10, 60, 205, 0][seed as usize]);
             let s = SourceTexel { x: px * 8 + 5, y: py * 8 + 2, radius: (70 + 9 * seed) * 8, eye: 12, strength: 65535, ..Default::default() };
-            let bits = RayBits::build(&s, &occ).expect("every cover rises above the eye");
+            let bits = RayBits::build(&s, &occ, RayMethod::Dda).expect("every cover rises above the eye");
             let input = dda_input(vec![s], w, h, 3 * seed, false);
             let win = Window::build(&input, &occ, &s, None, Shadow::build(&input, &s, &occ).as_ref());
             assert!(seed != 0 || win.width > 128, "the window spans three words");
@@ -573,7 +573,7 @@ mod tests {
         let s =
             SourceTexel { x: 550 * 8 + 3, y: 540 * 8 + 5, radius: 530 * 8, inner_radius: 100 * 8, eye: 12, strength: 65535, ..Default::default() };
         let input = dda_input(vec![s], w, h, 0, false);
-        let bits = RayBits::build(&s, &occ).expect("every cover rises above the eye: the window is swept");
+        let bits = RayBits::build(&s, &occ, RayMethod::Dda).expect("every cover rises above the eye: the window is swept");
         let (mut lit, mut dark) = (0, 0);
         for k in 0..4000 {
             // Half the samples anywhere, half within 120 texels of the source.
@@ -796,20 +796,22 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
-        /// The shadowcast shortcut gives exactly what the DDA march gives, for
-        /// every texel of the window, whether the target is below or above the eye.
+        /// The shadowcast shortcut gives exactly what the DDA march (or the
+        /// Step Scan march) gives, for every texel of the window, whether
+        /// the target is below or above the eye.
         #[test]
-        fn shadowcast_equals_the_dda_march(
+        fn shadowcast_equals_the_march(
             w in 4u32..40, h in 4u32..40, seed in any::<i32>(), density in 0u32..60,
             px in 0u32..320, py in 0u32..320, radius in 8i32..200, eye in 1i32..400, low in any::<bool>(), palette in any::<bool>(),
-            target_height in -20i32..60,
+            target_height in -20i32..60, step_scan in any::<bool>(),
         ) {
             let (cov, heights) = grid(w, h, seed, density, eye, low, palette);
             let accel = Accel::new(&cov, &heights, w, h);
             let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: &Grid::default(), accel: &accel };
             let s = SourceTexel { x: (px % (w * 8)) as i32, y: (py % (h * 8)) as i32, radius, eye, strength: 65535, ..Default::default() };
-            let input = dda_input(vec![s], w, h, target_height, false);
-            let bits = RayBits::build(&s, &occ);
+            let method = if step_scan { RayMethod::StepScan } else { RayMethod::Dda };
+            let input = RecomputeInput { method, ..dda_input(vec![s], w, h, target_height, false) };
+            let bits = RayBits::build(&s, &occ, method);
             let any_low = cov.iter().zip(&heights).any(|(&c, &t)| c != 0 && t <= eye);
             if !any_low {
                 prop_assert!(bits.is_some(), "every cover is above the eye: the shortcut applies");

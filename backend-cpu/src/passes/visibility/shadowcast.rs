@@ -1,7 +1,7 @@
-//! A CPU shortcut for the DDA and Hierarchical DDA ray methods: exact
-//! shadowcasting, O(r²) per source instead of a march per texel. It changes
-//! no result (the march stays the definition; tests compare both on random
-//! worlds and the conformance corpus holds the bytes).
+//! A CPU shortcut for the Step Scan, DDA and Hierarchical DDA ray methods:
+//! exact shadowcasting, O(r²) per source instead of a march per texel. It
+//! changes no result (the march stays the definition; tests compare both on
+//! random worlds and the conformance corpus holds the bytes).
 //!
 //! The DDA ray from the source texel's centre to a target's centre is
 //! blocked by a covered texel whose square's interior it crosses, or by an
@@ -18,10 +18,18 @@
 //! means visible for every target; set means blocked for a target at or
 //! below the eye, and a raised target (a wall or tree top) is decided by the
 //! march.
+//!
+//! Step Scan visits, at each step `k < n` along the major axis toward the
+//! octant target `(n, m)`, the texel of row `round(k m / n)` (halves away
+//! from the axis). A covered texel `(j, i)` is visited exactly when the
+//! target's slope lies in the half-open `[(2i - 1) / 2j, (2i + 1) / 2j)`,
+//! and only for targets beyond column `j`: the same sweep with half-open
+//! intervals and no corners. Every texel it visits lies nearer than the
+//! target (`k < n`), so the height rules below hold for it as for DDA.
 
 use super::occlusion::Occlusion;
 use murk_core::fixed::MAX_RADIUS_TEXELS;
-use murk_core::SourceTexel;
+use murk_core::{RayMethod, SourceTexel};
 
 /// The largest half side of a window: every radius core accepts is swept,
 /// so no source falls back to a march per texel for its size (a radius of
@@ -197,9 +205,16 @@ impl RayBits {
         out
     }
 
-    /// Sweeps the window of `s`, or `None` when the shortcut does not apply:
-    /// a covered texel in the window at or below the eye, or a window too large.
-    pub fn build(s: &SourceTexel, occ: &Occlusion) -> Option<Self> {
+    /// Sweeps the window of `s` for the rays of `method`, or `None` when the
+    /// shortcut does not apply: a method without one (see
+    /// [`RayBits::covers`]), a covered texel in the window at or below the
+    /// eye, or a window too large.
+    pub fn build(s: &SourceTexel, occ: &Occlusion, method: RayMethod) -> Option<Self> {
+        let step_scan = match method {
+            RayMethod::StepScan => true,
+            RayMethod::Dda | RayMethod::HierarchicalDda => false,
+            RayMethod::None | RayMethod::DistanceField => return None,
+        };
         let half = (s.radius >> 3) + 2;
         if half > MAX_HALF {
             return None;
@@ -221,19 +236,20 @@ impl RayBits {
             .classes
             .iter()
             .zip(&occ.accel.classes_by_column)
-            .map(|((top, class), by_column)| (*top, sweep_class(class, by_column, occ, sx, sy, half, words)))
+            .map(|((top, class), by_column)| (*top, sweep_class(class, by_column, occ, (sx, sy, half, words), step_scan)))
             .collect();
         Some(Self { sx, sy, half, words, layers, complete: occ.accel.classes_complete })
     }
 }
 
 /// The bits of one class (`class` row by row, `by_column` column by
-/// column): every octant swept outward.
-fn sweep_class(class: &[u64], by_column: &[u64], occ: &Occlusion, sx: i32, sy: i32, half: i32, words: usize) -> Vec<u64> {
+/// column): every octant of the window `(sx, sy, half, words)` swept
+/// outward, for Step Scan's rays or DDA's.
+fn sweep_class(class: &[u64], by_column: &[u64], occ: &Occlusion, (sx, sy, half, words): (i32, i32, i32, usize), step_scan: bool) -> Vec<u64> {
     let mut out = vec![0u64; 8 * (half as usize + 1) * words];
     let rows = Lines { bits: class, count: occ.height as i32, words: occ.accel.words_per_row, length: occ.width as i32 };
     let columns = Lines { bits: by_column, count: occ.width as i32, words: occ.accel.words_per_column, length: occ.height as i32 };
-    let mut sweep = Sweep::default();
+    let mut sweep = Sweep { step_scan, ..Sweep::default() };
     let (mut prev, mut col, mut blocked) = (vec![0u64; words], vec![0u64; words], vec![0u64; words]);
     for (o, &(a, b, c, d)) in OCTANTS.iter().enumerate() {
         sweep.intervals.clear();
@@ -251,8 +267,9 @@ fn sweep_class(class: &[u64], by_column: &[u64], occ: &Occlusion, sx: i32, sy: i
         read(&mut prev, 0);
         for j in 1..=half {
             read(&mut col, j);
-            // Corners at x = j - 0.5: sides (j, p) and (j - 1, p + 1), p < j.
-            for (k, (&now, &before)) in col.iter().zip(&prev).enumerate() {
+            // Corners at x = j - 0.5: sides (j, p) and (j - 1, p + 1), p < j
+            // (a Step Scan ray visits texels, never corners).
+            for (k, (&now, &before)) in col.iter().zip(&prev).enumerate().filter(|_| !step_scan) {
                 let shifted = before >> 1 | prev.get(k + 1).map_or(0, |n| n << 63);
                 let mut pinched = now & shifted;
                 while pinched != 0 {
@@ -268,7 +285,7 @@ fn sweep_class(class: &[u64], by_column: &[u64], occ: &Occlusion, sx: i32, sy: i
             let base = (o * (half as usize + 1) + j as usize) * words;
             out[base..base + words].copy_from_slice(&blocked);
             sweep.add_column(j, &col);
-            if sweep.intervals.first().is_some_and(|&(lo, hi)| lo.lt(Slope(0, 1)) && Slope(1, 1).lt(hi)) {
+            if sweep.shades_octant() {
                 // The whole octant is in shadow from here on.
                 for rest in j + 1..=half {
                     let base = (o * (half as usize + 1) + rest as usize) * words;
@@ -390,22 +407,31 @@ impl Slope {
     }
 }
 
-/// The blocked directions of one octant so far: disjoint open intervals
-/// sorted by their low end (touching ends stay apart: the shared slope is
-/// not blocked), and pinched corner slopes outside them, sorted.
+/// The blocked directions of one octant so far: disjoint intervals sorted
+/// by their low end, and pinched corner slopes outside them, sorted. For
+/// DDA the intervals are open (touching ends stay apart: the shared slope
+/// is not blocked); for Step Scan (`step_scan`) they hold their low end and
+/// not their high end (touching ones merge), and there are no corners.
 #[derive(Default)]
 struct Sweep {
+    step_scan: bool,
     intervals: Vec<(Slope, Slope)>,
     points: Vec<Slope>,
 }
 
 impl Sweep {
+    /// Whether every slope of the octant (`0..=1`) is blocked from here on.
+    fn shades_octant(&self) -> bool {
+        self.intervals.first().is_some_and(|&(lo, hi)| if self.step_scan { !Slope(0, 1).lt(lo) } else { lo.lt(Slope(0, 1)) } && Slope(1, 1).lt(hi))
+    }
+
     /// Marks the rows `i` of column `j` whose slope `i / j` is blocked.
     fn mark(&self, j: i32, bits: &mut [u64]) {
         let j64 = i64::from(j);
         for &(lo, hi) in &self.intervals {
-            // lo < i / j < hi: i > lo * j and i < hi * j.
-            let first = (lo.0 * j64).div_euclid(lo.1) + 1;
+            // lo < i / j < hi: i > lo * j and i < hi * j (for Step Scan
+            // lo <= i / j: i >= lo * j).
+            let first = if self.step_scan { -((-lo.0 * j64).div_euclid(lo.1)) } else { (lo.0 * j64).div_euclid(lo.1) + 1 };
             let last = -((-hi.0 * j64).div_euclid(hi.1)) - 1;
             let (first, last) = (first.max(0), last.min(j64));
             if first <= last {
@@ -423,7 +449,8 @@ impl Sweep {
     }
 
     /// Adds the covered squares of column `j` (rows `0..=j`): a run of rows
-    /// `i0..=i1` blocks the open slopes `((2 i0 - 1) / (2 j + 1), (2 i1 + 1) / (2 j - 1))`.
+    /// `i0..=i1` blocks the open slopes `((2 i0 - 1) / (2 j + 1), (2 i1 + 1) / (2 j - 1))`
+    /// of DDA's rays, or Step Scan's `[(2 i0 - 1) / 2 j, (2 i1 + 1) / 2 j)`.
     fn add_column(&mut self, j: i32, col: &[u64]) {
         // Runs of set bits, found a word at a time.
         let next = |from: i32, set: bool| -> i32 {
@@ -443,17 +470,20 @@ impl Sweep {
         while i <= j {
             let i0 = i;
             let i1 = (next(i0, false) - 1).min(j);
-            self.insert(Slope(i64::from(2 * i0 - 1), i64::from(2 * j + 1)), Slope(i64::from(2 * i1 + 1), i64::from(2 * j - 1)));
+            let (below, above) = if self.step_scan { (2 * j, 2 * j) } else { (2 * j + 1, 2 * j - 1) };
+            self.insert(Slope(i64::from(2 * i0 - 1), i64::from(below)), Slope(i64::from(2 * i1 + 1), i64::from(above)));
             i = next(i1 + 1, true);
         }
     }
 
     fn insert(&mut self, mut lo: Slope, mut hi: Slope) {
-        // The intervals are disjoint and sorted, so those that overlap
-        // (strictly) the new one are a run: from the first that ends after
-        // `lo` to the last that starts before `hi`. They merge into one.
-        let first = self.intervals.partition_point(|&(_, b)| !lo.lt(b));
-        let last = self.intervals.partition_point(|&(a, _)| a.lt(hi));
+        // The intervals are disjoint and sorted, so those that overlap the
+        // new one are a run: from the first that ends after `lo` to the
+        // last that starts before `hi` (for Step Scan's half-open ones,
+        // touching counts). They merge into one.
+        let touch = self.step_scan;
+        let first = self.intervals.partition_point(|&(_, b)| if touch { b.lt(lo) } else { !lo.lt(b) });
+        let last = self.intervals.partition_point(|&(a, _)| if touch { !hi.lt(a) } else { a.lt(hi) });
         if first < last {
             let (a, b) = (self.intervals[first].0, self.intervals[last - 1].1);
             if a.lt(lo) {

@@ -74,10 +74,11 @@ pub(super) struct Shadow {
 }
 
 impl Shadow {
-    /// Whether the window of `s` asks the shadowcast (DDA and Hierarchical
-    /// DDA, not anti-vision, not a source that sees through occlusion).
+    /// Whether the window of `s` asks the shadowcast (Step Scan, DDA and
+    /// Hierarchical DDA, not anti-vision, not a source that sees through
+    /// occlusion).
     pub(super) fn applies(input: &RecomputeInput, s: &SourceTexel) -> bool {
-        s.flags & (SOURCE_ANTI | SOURCE_SEE_THROUGH) == 0 && matches!(input.method, RayMethod::Dda | RayMethod::HierarchicalDda)
+        s.flags & (SOURCE_ANTI | SOURCE_SEE_THROUGH) == 0 && matches!(input.method, RayMethod::StepScan | RayMethod::Dda | RayMethod::HierarchicalDda)
     }
 
     pub(super) fn key(s: &SourceTexel) -> ShadowKey {
@@ -89,7 +90,7 @@ impl Shadow {
     /// source's texel and eye and on `input`'s ray settings only.
     pub(super) fn build(input: &RecomputeInput, s: &SourceTexel, occ: &Occlusion) -> Option<Self> {
         let (x0, y0, width, rows) = window_box(s, occ)?;
-        let bits = RayBits::build(s, occ)?;
+        let bits = RayBits::build(s, occ, input.method)?;
         let first = bits.first_class(x0, y0, width, rows);
         let words = width.div_ceil(64);
         let mut dark = vec![0u64; first.len()];
@@ -171,7 +172,7 @@ impl Window {
     /// bins use: the radius plus two texels around the source texel,
     /// clipped to the grid).
     /// `shadow` is the source's [`Shadow`] where [`Shadow::applies`] (for
-    /// DDA and Hierarchical DDA it settles most rays).
+    /// the binary methods it settles most rays).
     pub(super) fn build(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, falloff: Option<&FalloffTable>, shadow: Option<&Shadow>) -> Self {
         let (sx, sy) = (s.x >> 3, s.y >> 3);
         let Some((x0, y0, width, rows)) = window_box(s, occ) else {
