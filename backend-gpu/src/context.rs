@@ -318,6 +318,8 @@ pub struct Context {
     /// Times a call blocked until the device was idle (the sync points
     /// that found a readback still in flight, and the explicit waits).
     pub(crate) blocked: u64,
+    /// Compute dispatches recorded so far.
+    pub(crate) dispatches: std::sync::atomic::AtomicU64,
     /// Pass timestamps, once asked for (needs `TIMESTAMP_QUERY`).
     timing: std::sync::Mutex<Option<Timing>>,
     /// Reads being rehearsed: see [`Context::begin_rehearsal`].
@@ -424,6 +426,7 @@ impl Context {
             allocated: 0,
             waits: 0,
             blocked: 0,
+            dispatches: Default::default(),
             timing: Default::default(),
             rehearsal: None,
             staged: Vec::new(),
@@ -562,6 +565,7 @@ impl Context {
             }
             None => None,
         };
+        self.dispatches.fetch_add(1, Ordering::Relaxed);
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(kernel.pass()), timestamp_writes: writes });
         pass.set_pipeline(self.pipeline(kernel));
         pass.set_bind_group(0, group, &[]);

@@ -205,6 +205,12 @@ impl GpuBackend {
         self.lock().ctx.blocked
     }
 
+    /// Compute dispatches recorded on this device so far (every world on
+    /// it): what a test counts to see how a batch was split.
+    pub fn dispatches(&self) -> u64 {
+        self.lock().ctx.dispatches.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Runs `reads` (a call that reads textures back, such as
     /// [`murk_core::FogSubsystem::snapshot`] on a subsystem on this device)
     /// as a rehearsal: each read it makes returns zeros at once and copies

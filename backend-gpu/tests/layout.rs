@@ -84,7 +84,7 @@ fn dispatch_parameters_match_their_wgsl_structs() {
     }
     check!("blur", BlurAxis, "BlurAxis", [along_y, pad0, pad1, pad2]);
     check!("mips", MipStep, "MipStep", [source_offset, target_offset, source_width, source_height, region_x, region_y, region_width, region_rows]);
-    check!("sample", SampleRange, "SampleRange", [first, count, pad]);
+    check!("sample", SampleRange, "SampleRange", [first, count, pad, ends]);
 }
 
 #[test]

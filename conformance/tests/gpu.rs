@@ -158,6 +158,64 @@ fn batched_queries_resolve_by_polling_and_match_the_cpu() {
     assert_eq!(answers, c.fog().mask_query_now(&points, None).unwrap());
 }
 
+/// A sample batch over up to six instances is one dispatch (four teams'
+/// sight sets, or stealth samples for four observers, cost one per tick);
+/// seven requests, one instance asked twice among them, are two, and every
+/// value is the instance's own final mask at the texel.
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn a_sample_batch_reads_six_instances_in_one_dispatch() {
+    let shared = gpu();
+    // A handle on the subsystem's world, to sample its instances directly.
+    let mut backend = shared.another_world();
+    let mut fog = FogSubsystem::new(Box::new(backend.clone()));
+    let names: Vec<String> = (0..6).map(|k| format!("i{k}")).collect();
+    for (k, name) in names.iter().enumerate() {
+        let desc = InstanceDesc {
+            name: name.clone(),
+            area: Area { center: Vec3::new(32.0, 24.0, 5.0), extents: Vec3::new(64.0, 48.0, 10.0), yaw_degrees: 0.0 },
+            resolution: 40 + 8 * k as u32,
+            lod: 0,
+            observed_teams: TeamMask::ALL,
+            profile: Profile { ray_method: RayMethod::Dda, ..Profile::default() },
+        };
+        fog.create_instance(desc).unwrap();
+    }
+    let mut world = seeded_world(3);
+    for _ in 0..3 {
+        fog.tick(&mut world, 50_000).unwrap();
+    }
+    let masks: Vec<(Vec<u16>, u32, u32)> = names
+        .iter()
+        .map(|n| {
+            let image = fog.read_stage(n, Stage::Final).unwrap();
+            (fog.final_mask(n).unwrap(), image.width, image.height)
+        })
+        .collect();
+    let request = |k: usize, salt: i32| {
+        let (_, w, h) = masks[k];
+        let texels = (0..50 + 7 * k as i32).map(|i| [hash2(i, salt) % w, hash2(i, salt + 1) % h]).collect();
+        murk_core::SampleRequest { key: fog.instance_key(&names[k]).unwrap(), texels }
+    };
+    let four = vec![request(0, 1), request(1, 3), request(2, 5), request(3, 7)];
+    let seven = vec![request(0, 11), request(1, 13), request(2, 15), request(3, 17), request(4, 19), request(5, 21), request(2, 23)];
+    for (requests, dispatches) in [(four, 1), (seven, 2)] {
+        let before = shared.dispatches();
+        let ticket = backend.submit_samples(&requests).unwrap();
+        assert_eq!(shared.dispatches() - before, dispatches, "{} requests", requests.len());
+        let got = backend.poll_samples(ticket, true).unwrap().expect("waited for");
+        let want: Vec<u16> = requests
+            .iter()
+            .flat_map(|r| {
+                let k = names.iter().position(|n| fog.instance_key(n).unwrap() == r.key).unwrap();
+                let (mask, w, _) = &masks[k];
+                r.texels.iter().map(move |&[x, y]| mask[(y * w + x) as usize]).collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(got, want, "{} requests", requests.len());
+    }
+}
+
 #[test]
 #[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
 fn creating_and_destroying_instances_grows_nothing() {

@@ -111,17 +111,25 @@ pub(crate) struct Gpu {
 }
 
 /// `SampleRange` of `shaders/sample.wgsl`: the part of a sample batch that
-/// one instance answers.
+/// one dispatch answers, for up to [`SAMPLE_SLOTS`] requests.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct SampleRange {
-    /// The first texel index of the instance in the batch.
+    /// The first texel index of the dispatch in the batch.
     pub first: u32,
-    /// How many it has.
+    /// How many texels it samples.
     pub count: u32,
     /// Padding to 16 bytes.
     pub pad: [u32; 2],
+    /// Where each request's texels end, counted from `first` (the unused
+    /// slots hold `count`).
+    pub ends: [u32; 8],
 }
+
+/// Requests (final masks) one sample dispatch reads: six mask bindings,
+/// with the texel list and the results eight storage buffers, WebGPU's
+/// default per stage.
+pub const SAMPLE_SLOTS: usize = 6;
 
 /// Workgroups in a row of a sample dispatch (`shaders/sample.wgsl`).
 const SAMPLE_ROW_GROUPS: u32 = 32768;
@@ -584,15 +592,29 @@ impl Backend for Gpu {
         let bytes = indices.len() as u64 * 4;
         let list = ctx.upload(bytemuck::cast_slice(&indices));
         let results = ctx.take(bytes);
+        // One dispatch per six requests: a batch of up to six observers
+        // (or instances queried) is one dispatch.
         let mut first = 0u32;
-        for request in batch {
-            let t = self.instances.get(&request.key).expect("checked above");
-            let n = request.texels.len() as u32;
-            let range = ctx.uniform(bytemuck::bytes_of(&SampleRange { first, count: n, pad: [0; 2] }));
-            let g = ctx.bind(Kernel::Sample, &[&list, &t.final_mask, &results, &range]);
-            let g64 = passes::groups(n, 64);
+        for group in batch.chunks(SAMPLE_SLOTS) {
+            let mut range = SampleRange { first, count: 0, pad: [0; 2], ends: [0; 8] };
+            let mut masks = Vec::with_capacity(SAMPLE_SLOTS);
+            for (slot, request) in group.iter().enumerate() {
+                range.count += request.texels.len() as u32;
+                range.ends[slot] = range.count;
+                masks.push(&self.instances.get(&request.key).expect("checked above").final_mask);
+            }
+            for slot in group.len()..range.ends.len() {
+                range.ends[slot] = range.count;
+            }
+            while masks.len() < SAMPLE_SLOTS {
+                masks.push(masks[0]);
+            }
+            let uniform = ctx.uniform(bytemuck::bytes_of(&range));
+            let buffers: Vec<&wgpu::Buffer> = [&list, &results, &uniform].into_iter().chain(masks).collect();
+            let g = ctx.bind(Kernel::Sample, &buffers);
+            let g64 = passes::groups(range.count, 64);
             ctx.dispatch(&mut pending.encoder, Kernel::Sample, &g, g64.min(SAMPLE_ROW_GROUPS), g64.div_ceil(SAMPLE_ROW_GROUPS));
-            first += n;
+            first += range.count;
         }
         let readback = InFlight::new(ctx.staging(&mut pending.encoder, &results, bytes), bytes);
         pending.recycle.extend([list, results]);
