@@ -750,6 +750,21 @@ impl Context {
 mod kernel_tests {
     use super::*;
 
+    /// An adapter with WebGPU's default of 8 storage buffers per stage is
+    /// refused, naming the limit; asked for 10 it opens with them.
+    #[test]
+    fn limits_name_what_an_adapter_lacks() {
+        let adapter =
+            wgpu::AdapterInfo { name: "test adapter".into(), ..wgpu::AdapterInfo::new(wgpu::DeviceType::Other, wgpu::Backend::BrowserWebGpu) };
+        let webgpu = wgpu::Limits::defaults();
+        let error = limits_for(&webgpu, &adapter).expect_err("8 storage buffers are too few").to_string();
+        assert!(error.contains("max_storage_buffers_per_shader_stage is 8, murk needs 10") && error.contains("test adapter"), "{error}");
+        let asked = wgpu::Limits { max_storage_buffers_per_shader_stage: 10, ..webgpu };
+        let got = limits_for(&asked, &adapter).expect("10 are enough");
+        assert_eq!(got.max_storage_buffers_per_shader_stage, 10);
+        assert_eq!(got.max_storage_buffer_binding_size, asked.max_storage_buffer_binding_size);
+    }
+
     #[test]
     fn every_kernel_sits_at_its_index_and_names_a_module_entry() {
         for (i, kernel) in Kernel::ALL.into_iter().enumerate() {

@@ -3,10 +3,14 @@
 // GPU), runs the scenario on the CPU backend (wasm), on the GPU backend
 // (WebGPU), and once switching CPU -> GPU -> CPU while it runs, and
 // compares every lockstep hash the page saw with native `murk run`'s
-// summary.json for the same ticks. Saves a screenshot of the GPU run.
+// summary.json for the same ticks. Saves a screenshot of the GPU run. With
+// `--drop`, it also opens the page empty on the GPU, drops that scenario
+// file on it (a script with no map) and compares its hashes with the
+// `--drop-native` summaries.
 //
 // node browser.mjs --dist DIR --native SUMMARY [--native SUMMARY ...]
 //                  [--ticks N] [--screenshot PNG] [--chromium PATH]
+//                  [--drop SCENARIO --drop-native SUMMARY ...]
 import { chromium } from 'playwright-core';
 import http from 'node:http';
 import fs from 'node:fs';
@@ -18,7 +22,10 @@ const option = (name, fallback) => {
   return i >= 0 ? args[i + 1] : fallback;
 };
 const dist = path.resolve(option('--dist', 'web/dist'));
-const natives = args.flatMap((a, i) => (a === '--native' ? [args[i + 1]] : []));
+const all = (name) => args.flatMap((a, i) => (a === name ? [args[i + 1]] : []));
+const natives = all('--native');
+const drop = option('--drop', null);
+const dropNatives = all('--drop-native');
 const ticks = Number(option('--ticks', '180'));
 const screenshot = option('--screenshot', null);
 const executablePath = option('--chromium', process.env.CHROMIUM || '/usr/bin/chromium');
@@ -26,10 +33,13 @@ const executablePath = option('--chromium', process.env.CHROMIUM || '/usr/bin/ch
 const RUN_TIMEOUT_MS = 300_000;
 
 if (natives.length === 0) throw new Error('give at least one --native summary.json of `murk run`');
-const expected = natives.map((file) => {
-  const summary = JSON.parse(fs.readFileSync(file, 'utf8'));
-  return { file, backend: summary.backend, lockstep: new Map(summary.per_tick.map((r) => [r.tick, r.lockstep])) };
-});
+if (drop && dropNatives.length === 0) throw new Error('--drop needs at least one --drop-native summary.json');
+const summaries = (files) =>
+  files.map((file) => {
+    const summary = JSON.parse(fs.readFileSync(file, 'utf8'));
+    return { file, backend: summary.backend, ticks: summary.per_tick.length, lockstep: new Map(summary.per_tick.map((r) => [r.tick, r.lockstep])) };
+  });
+const expected = summaries(natives);
 
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.map': 'text/plain' };
 const server = http.createServer((req, res) => {
@@ -68,10 +78,15 @@ const browser = await chromium.launch({
 });
 
 const runs = [
-  { name: 'cpu', query: 'backend=cpu' },
-  { name: 'gpu', query: 'backend=gpu', screenshot: true },
-  { name: 'cpu-gpu-cpu', query: `backend=cpu&switch=${Math.floor(ticks / 3)},${Math.floor((2 * ticks) / 3)}` },
+  { name: 'cpu', query: `backend=cpu&ticks=${ticks}`, ticks, natives: expected },
+  { name: 'gpu', query: `backend=gpu&ticks=${ticks}`, ticks, natives: expected, screenshot: true },
+  { name: 'cpu-gpu-cpu', query: `backend=cpu&ticks=${ticks}&switch=${Math.floor(ticks / 3)},${Math.floor((2 * ticks) / 3)}`, ticks, natives: expected },
 ];
+if (drop) {
+  const natives = summaries(dropNatives);
+  const files = [[path.basename(drop), fs.readFileSync(drop, 'utf8')]];
+  runs.push({ name: `dropped ${path.basename(drop)}`, query: `backend=gpu&start=drop&ticks=${natives[0].ticks}`, ticks: natives[0].ticks, natives, files });
+}
 let passed = 0;
 let failed = 0;
 const check = (ok, what) => {
@@ -85,9 +100,18 @@ try {
     const logs = [];
     page.on('console', (m) => logs.push(`${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => logs.push(`pageerror: ${e.message}`));
-    await page.goto(`${base}?${run.query}&ticks=${ticks}`);
+    await page.goto(`${base}?${run.query}`);
     let result;
     try {
+      if (run.files) {
+        // Dropped as a user drops files: a drop event carrying them.
+        await page.waitForSelector('body[data-ready]', { timeout: 60_000 });
+        await page.evaluate((files) => {
+          const data = new DataTransfer();
+          for (const [name, text] of files) data.items.add(new File([text], name));
+          document.getElementById('drop').dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+        }, run.files);
+      }
       // A page error (a panic in wasm, an exception in the loop) ends the
       // run at once rather than at the timeout.
       const crashed = new Promise((resolve) => page.once('pageerror', (e) => resolve({ error: `page error: ${e.message}`, hashes: [] })));
@@ -100,12 +124,13 @@ try {
     }
     if (result.error) console.log(logs.join('\n'));
     check(!result.error, `[${run.name}] ran ${result.ticks} ticks on ${result.backend}${result.error ? `: ${result.error}` : ''}`);
+    if (run.files) check(result.scenario === run.files[0][0], `[${run.name}] the page ran the dropped scenario (${result.scenario})`);
     const cost = (c) => (c.ticks ? `${(c.ms / c.ticks).toFixed(2)} ms a tick over ${c.ticks}` : 'not run');
     if (result.costs) console.log(`       CPU (wasm) ${cost(result.costs.cpu)}; GPU (WebGPU) ${cost(result.costs.gpu)}`);
     if (result.adapter) console.log(`       adapter ${result.adapter}: ${result.limits}`);
     if (result.switches && result.switches.length) console.log(`       switches: ${result.switches.map((s) => `before tick ${s.tick} to ${s.to}`).join(', ')}`);
-    check(result.hashes.length === ticks - 2, `[${run.name}] ${result.hashes.length} hashes landed (each two ticks after its tick; ${ticks - 2} expected)`);
-    for (const native of expected) {
+    check(result.hashes.length === run.ticks - 2, `[${run.name}] ${result.hashes.length} hashes landed (each two ticks after its tick; ${run.ticks - 2} expected)`);
+    for (const native of run.natives) {
       const differing = result.hashes.filter(([tick, hash]) => native.lockstep.get(tick) !== hash);
       const first = differing[0];
       check(

@@ -4,15 +4,18 @@
 // landed (`page.ready()`), and the page yields to the browser until then:
 // nothing ever waits for the device.
 //
-// Query parameters, for tests: `backend=cpu|gpu` to start on, `ticks=N` to
-// stop after N ticks and publish `window.murkResult`, `switch=A,B,…` to
-// switch backend before those ticks.
+// Query parameters: `backend=cpu|gpu` to start on, `start=drop` to wait
+// for a dropped scenario instead of running the demo; for tests, `ticks=N`
+// to stop after N ticks and publish `window.murkResult`, `switch=A,B,…` to
+// switch backend before those ticks. The page sets `data-ready` on its body
+// once it takes drops.
 import init, { Page, openGpu } from './pkg/murk_web.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const stopAfter = params.has('ticks') ? Number(params.get('ticks')) : null;
 const switchAt = (params.get('switch') || '').split(',').filter(Boolean).map(Number);
+const firstBackend = params.get('backend') === 'gpu' ? 'gpu' : 'cpu';
 
 let gpu = null;           // the WebGpu device, opened on first use
 let gpuError = null;      // why WebGPU cannot be used here, once known
@@ -180,10 +183,15 @@ async function main() {
     try {
       scenario = await readDropped(e.dataTransfer.files);
       $('error').textContent = '';
-      await run(page && page.onGpuNow ? 'gpu' : 'cpu');
+      await run(page ? (page.onGpuNow ? 'gpu' : 'cpu') : firstBackend);
     } catch (err) { showError(err); }
   };
-  await run(params.get('backend') === 'gpu' ? 'gpu' : 'cpu');
+  document.body.dataset.ready = '1';
+  if (params.get('start') === 'drop') {
+    $('scenario-name').textContent = 'waiting for a scenario file';
+    return;
+  }
+  await run(firstBackend);
 }
 
 main().catch((e) => publish(showError(e)));
