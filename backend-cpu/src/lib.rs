@@ -99,7 +99,7 @@ impl CpuInstance {
     fn blank(dims: InstanceDims) -> Self {
         let n = (dims.width * dims.height) as usize;
         let on = (dims.out_width * dims.out_height) as usize;
-        let (n_w, n_h) = (dims.width as usize, dims.height as usize);
+        let (unsettled, settled_under, out_unsettled, blurred_with) = Self::blank_caches(dims);
         Self {
             dims,
             coverage: vec![0; n],
@@ -118,11 +118,18 @@ impl CpuInstance {
             upscaled: vec![0; on],
             start: vec![0; on],
             final_mask: vec![0; on],
-            unsettled: Blocks::new(n_w, n_h, true),
-            settled_under: None,
-            out_unsettled: Blocks::new(dims.out_width as usize, dims.out_height as usize, true),
-            blurred_with: None,
+            unsettled,
+            settled_under,
+            out_unsettled,
+            blurred_with,
         }
+    }
+
+    /// What [`CpuInstance::blank`] knows of its masks (nothing settled,
+    /// nothing blurred): `(unsettled, settled_under, out_unsettled, blurred_with)`.
+    fn blank_caches(dims: InstanceDims) -> (Blocks, Option<SettleKey>, Blocks, Option<murk_core::BlurKernel>) {
+        let unsettled = Blocks::new(dims.width as usize, dims.height as usize, true);
+        (unsettled, None, Blocks::new(dims.out_width as usize, dims.out_height as usize, true), None)
     }
 }
 
@@ -483,7 +490,7 @@ impl Backend for CpuBackend {
     fn write_textures(&mut self, key: InstanceKey, set: &TextureSet) -> Result<()> {
         let (_, inst) = self.parts(key)?;
         let d = inst.dims;
-        let mut next = CpuInstance::blank(d);
+        // Every texture is checked before any is written: an error changes nothing.
         for (texture, image) in set.textures() {
             let grid_size = (image.width, image.height);
             let expected = match texture {
@@ -501,34 +508,70 @@ impl Backend for CpuBackend {
                     expected.1
                 )));
             }
-            match (texture, &image.data) {
-                (Texture::Coverage, StageData::U8(v)) => next.coverage.clone_from(v),
-                (Texture::Height, StageData::I32(v)) => next.height.clone_from(v),
-                (Texture::Mip(_), StageData::U8(v)) => next.mips.push(Grid { width: image.width, height: image.height, texels: v.clone() }),
-                (Texture::DistanceField, StageData::U32(v)) => {
-                    next.distance_field = Grid { width: image.width, height: image.height, texels: v.clone() }
-                }
-                (Texture::Visibility, StageData::U16(v)) => next.visibility.clone_from(v),
-                (Texture::Blur, StageData::U16(v)) => next.blurred.clone_from(v),
-                (Texture::Memory, StageData::U16(v)) => next.memory.clone_from(v),
-                (Texture::Mapped, StageData::U16(v)) => next.mapped.clone_from(v),
-                (Texture::Compose, StageData::U16(v)) => next.composed.clone_from(v),
-                (Texture::Upscale, StageData::U16(v)) => next.upscaled.clone_from(v),
-                (Texture::Start, StageData::U16(v)) => next.start.clone_from(v),
-                (Texture::Final, StageData::U16(v)) => next.final_mask.clone_from(v),
-                (t, data) => return Err(backend_error(format!("texture `{}` holds {} texels", t.name(), data.kind().name()))),
+            let fits = matches!(
+                (texture, &image.data),
+                (Texture::Coverage | Texture::Mip(_), StageData::U8(_))
+                    | (Texture::Height, StageData::I32(_))
+                    | (Texture::DistanceField, StageData::U32(_))
+                    | (
+                        Texture::Visibility
+                            | Texture::Blur
+                            | Texture::Memory
+                            | Texture::Mapped
+                            | Texture::Compose
+                            | Texture::Upscale
+                            | Texture::Start
+                            | Texture::Final,
+                        StageData::U16(_)
+                    )
+            );
+            if !fits || image.data.len() != (image.width * image.height) as usize {
+                return Err(backend_error(format!("texture `{}` holds {} {} texels", texture.name(), image.data.len(), image.data.kind().name())));
             }
         }
-        // The tables are a function of coverage and height: a restore of the
-        // occlusion the instance holds (a rollback) keeps them.
-        next.accel = if (&next.coverage, &next.height) == (&inst.coverage, &inst.height) {
-            std::mem::take(&mut inst.accel)
+        // Written in place, into the buffers the instance has. The tables
+        // and the source windows are a function of coverage and height: a
+        // load of the occlusion the instance holds (a rollback) keeps them,
+        // and the windows' combination is finished anew over the loaded
+        // visibility.
+        let same_occlusion = matches!(
+            (set.get(Texture::Coverage).map(|i| &i.data), set.get(Texture::Height).map(|i| &i.data)),
+            (Some(StageData::U8(c)), Some(StageData::I32(h))) if *c == inst.coverage && *h == inst.height
+        );
+        let (mut mips, mut field) = (Vec::new(), Grid::default());
+        for (texture, image) in set.textures() {
+            match (texture, &image.data) {
+                (Texture::Coverage, StageData::U8(v)) => inst.coverage.copy_from_slice(v),
+                (Texture::Height, StageData::I32(v)) => inst.height.copy_from_slice(v),
+                (Texture::Mip(_), StageData::U8(v)) => mips.push(Grid { width: image.width, height: image.height, texels: v.clone() }),
+                (Texture::DistanceField, StageData::U32(v)) => field = Grid { width: image.width, height: image.height, texels: v.clone() },
+                (Texture::Visibility, StageData::U16(v)) => inst.visibility.copy_from_slice(v),
+                (Texture::Blur, StageData::U16(v)) => inst.blurred.copy_from_slice(v),
+                (Texture::Memory, StageData::U16(v)) => inst.memory.copy_from_slice(v),
+                (Texture::Mapped, StageData::U16(v)) => inst.mapped.copy_from_slice(v),
+                (Texture::Compose, StageData::U16(v)) => inst.composed.copy_from_slice(v),
+                (Texture::Upscale, StageData::U16(v)) => inst.upscaled.copy_from_slice(v),
+                (Texture::Start, StageData::U16(v)) => inst.start.copy_from_slice(v),
+                (Texture::Final, StageData::U16(v)) => inst.final_mask.copy_from_slice(v),
+                _ => unreachable!("every texture was checked above"),
+            }
+        }
+        // The column pass kept for local updates belongs to the field it built.
+        if !(same_occlusion && field == inst.distance_field) {
+            inst.df_columns.clear();
+        }
+        inst.mips = mips;
+        inst.distance_field = field;
+        if same_occlusion {
+            inst.windows.unfinish();
         } else {
-            passes::visibility::Accel::new(&next.coverage, &next.height, d.width, d.height)
-        };
-        // The reveals are an input, not a texture: they stay.
-        next.reveals = inst.reveals.take();
-        *inst = next;
+            inst.accel = passes::visibility::Accel::new(&inst.coverage, &inst.height, d.width, d.height);
+            inst.windows.clear();
+        }
+        // Nothing is known settled or blurred about the loaded masks. The
+        // reveals are an input, not a texture: they stay.
+        let fresh = CpuInstance::blank_caches(d);
+        (inst.unsettled, inst.settled_under, inst.out_unsettled, inst.blurred_with) = fresh;
         Ok(())
     }
 

@@ -12,6 +12,7 @@
 use crate::error::{MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Texture sizes of an instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -404,11 +405,12 @@ pub fn mip_atlas(width: u32, height: u32, levels: &[Grid<u8>]) -> StageImage {
 
 /// Every texture of one instance, checked against [`instance_textures`]:
 /// what a backend is given to load (a restore, a resample) and what a
-/// snapshot saves.
+/// snapshot saves. The images are shared: a set made from a kept rollback
+/// state ([`TextureSet::shared`]) copies none of them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TextureSet {
     build: Option<OcclusionBuild>,
-    textures: Vec<(Texture, StageImage)>,
+    textures: Vec<(Texture, Arc<StageImage>)>,
 }
 
 impl TextureSet {
@@ -417,6 +419,11 @@ impl TextureSet {
     /// occlusion within range (coverage and mips 0 or 1, heights within the
     /// height range). Errors name the texture under `prefix`.
     pub fn new(dims: InstanceDims, build: Option<OcclusionBuild>, textures: Vec<(Texture, StageImage)>, prefix: &str) -> Result<Self> {
+        Self::shared(dims, build, textures.into_iter().map(|(t, img)| (t, Arc::new(img))).collect(), prefix)
+    }
+
+    /// [`TextureSet::new`] of images held elsewhere too, with the same checks.
+    pub fn shared(dims: InstanceDims, build: Option<OcclusionBuild>, textures: Vec<(Texture, Arc<StageImage>)>, prefix: &str) -> Result<Self> {
         let expected = instance_textures(dims, build);
         let listed: Vec<String> = textures.iter().map(|(t, _)| t.name()).collect();
         let wanted: Vec<String> = expected.iter().map(|s| s.texture.name()).collect();
@@ -459,13 +466,13 @@ impl TextureSet {
     }
 
     /// Every texture, in order.
-    pub fn textures(&self) -> &[(Texture, StageImage)] {
-        &self.textures
+    pub fn textures(&self) -> impl Iterator<Item = (Texture, &StageImage)> {
+        self.textures.iter().map(|(t, img)| (*t, &**img))
     }
 
     /// One texture of the set.
     pub fn get(&self, texture: Texture) -> Option<&StageImage> {
-        self.textures.iter().find(|(t, _)| *t == texture).map(|(_, img)| img)
+        self.textures().find(|(t, _)| *t == texture).map(|(_, img)| img)
     }
 
     /// One texture of the set as a grid of its type.
@@ -475,7 +482,7 @@ impl TextureSet {
 
     /// The pyramid levels, level 1 first (empty when none was built).
     pub fn mips(&self) -> Vec<Grid<u8>> {
-        self.textures.iter().filter(|(t, _)| matches!(t, Texture::Mip(_))).filter_map(|(_, img)| Grid::from_image(img)).collect()
+        self.textures().filter(|(t, _)| matches!(t, Texture::Mip(_))).filter_map(|(_, img)| Grid::from_image(img)).collect()
     }
 }
 

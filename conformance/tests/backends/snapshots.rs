@@ -8,8 +8,8 @@ use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
 use murk_core::snapshot::{FogBody, TextureBody};
 use murk_core::{
-    CaptureBytes, CaptureMode, FogSubsystem, HeightCapture, HideMode, MurkError, Position, Profile, RayMethod, StealthActor, StealthEvent,
-    TransientReveal, VisionSource,
+    Blocker, BlockerShape, CaptureBytes, CaptureMode, FogSubsystem, HeightCapture, HideMode, MurkError, Position, Profile, RayMethod, StealthActor,
+    StealthEvent, TransientReveal, VisionSource,
 };
 
 /// Decodes a snapshot's body for editing.
@@ -233,9 +233,106 @@ pub fn a_saved_state_loads_back_as_its_snapshot_restores(make: &Make) {
     assert_eq!(fog.lockstep_hash().unwrap(), hash, "as the snapshot restores");
 }
 
+/// Loading a state into the running instances (in place) continues, stage
+/// by stage and tick by tick, exactly as restoring the same moment into a
+/// fresh subsystem: once with a wall placed after the save (the instance
+/// then holds another occlusion than the one loaded) and once with nothing
+/// but walkers (its occlusion and source windows stay), on every ray method
+/// that keeps windows and on the distance field.
+pub fn a_state_loaded_in_place_continues_as_a_fresh_restore(make: &Make) {
+    // The world at tick `t`: three walkers, a fourth that steps once
+    // between ticks 2 and 3 (after a load it stands where the instance last
+    // saw it, though the loaded masks saw it elsewhere), and from tick 5 to
+    // 6 a wall.
+    let place = |world: &mut World, walkers: &[Entity], wall: &mut Option<Entity>, t: u32| {
+        for (k, &e) in walkers.iter().enumerate() {
+            let x = if k == 3 {
+                if t <= 2 {
+                    44.0
+                } else {
+                    50.0
+                }
+            } else {
+                14.0 + 4.0 * k as f32 + 0.6 * (t % 7) as f32
+            };
+            world.get::<&mut Position>(e).unwrap().0 = Vec3::new(x, 20.0 + 9.0 * k as f32, 0.0);
+        }
+        let want = (5..=6).contains(&t);
+        match (*wall, want) {
+            (None, true) => {
+                *wall = Some(world.spawn((
+                    Position(Vec3::new(30.0, 30.0, 0.0)),
+                    Blocker::wall(BlockerShape::Rect { size: Vec2::new(2.0, 14.0), yaw_degrees: 0.0 }),
+                )))
+            }
+            (Some(e), false) => {
+                world.despawn(e).unwrap();
+                *wall = None;
+            }
+            _ => {}
+        }
+    };
+    let stages = |fog: &mut FogSubsystem| -> Vec<murk_core::StageImage> {
+        let mut out = Vec::new();
+        for name in fog.instance_names() {
+            for stage in murk_core::Stage::ALL {
+                out.push(fog.read_stage(&name, stage).unwrap());
+            }
+        }
+        out
+    };
+    let methods = [RayMethod::Dda, RayMethod::StepScan, RayMethod::DistanceField];
+    let mut fog = FogSubsystem::new(make());
+    for (k, method) in methods.into_iter().enumerate() {
+        // Slow fades and forgetting: masks still moving where sight stands.
+        let slow = Profile { fade_in_rate: 3.0, relax_rate: 2.0, forget_rate: 0.5, ray_method: method, ..Profile::default() };
+        fog.create_instance(murk_core::InstanceDesc { name: format!("i{k}"), ..desc(slow) }).unwrap();
+    }
+    let mut world = World::new();
+    let walkers: Vec<Entity> = (0..4).map(|_| world.spawn((Position(Vec3::ZERO), VisionSource::new(12.0)))).collect();
+    // Standing sources, so that a tick updates the kept windows rather than
+    // combining them all anew.
+    for k in 0..10 {
+        world.spawn((Position(Vec3::new(6.0 + 5.5 * k as f32, 56.0 - 3.0 * (k % 3) as f32, 0.0)), VisionSource::new(7.0)));
+    }
+    let mut wall = None;
+    for t in 0..3 {
+        place(&mut world, &walkers, &mut wall, t);
+        fog.tick(&mut world, 33_333).unwrap();
+    }
+    // Saved after tick 2, both ways.
+    let state = fog.save_state(&world).unwrap();
+    let bytes = fog.snapshot(&world).unwrap();
+    let mut fresh = FogSubsystem::new(make());
+    fresh.restore(&mut world, &bytes).unwrap();
+    let mut want = Vec::new();
+    for t in 3..8 {
+        place(&mut world, &walkers, &mut wall, t);
+        fresh.tick(&mut world, 33_333).unwrap();
+        want.push(stages(&mut fresh));
+    }
+    // Round 1 runs to tick 6 (the instances hold the wall when they load
+    // the state from before it); round 2 to tick 4, before the wall.
+    for (round, last) in [(1, 7), (2, 5)] {
+        for t in 3..last {
+            place(&mut world, &walkers, &mut wall, t);
+            fog.tick(&mut world, 33_333).unwrap();
+        }
+        fog.load_state(&mut world, &state).unwrap();
+        for (i, t) in (3..8).enumerate() {
+            place(&mut world, &walkers, &mut wall, t);
+            fog.tick(&mut world, 33_333).unwrap();
+            for (k, (got, want)) in stages(&mut fog).iter().zip(&want[i]).enumerate() {
+                assert!(got == want, "round {round}, tick {t}: instance {}, stage {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
+            }
+        }
+    }
+}
+
 /// Every test of this suite, by name.
 pub const TESTS: &[Test] = &[
     ("a_saved_state_loads_back_as_its_snapshot_restores", a_saved_state_loads_back_as_its_snapshot_restores),
+    ("a_state_loaded_in_place_continues_as_a_fresh_restore", a_state_loaded_in_place_continues_as_a_fresh_restore),
     ("the_editor_reads_and_writes_a_snapshot_unchanged", the_editor_reads_and_writes_a_snapshot_unchanged),
     ("a_capture_of_the_wrong_length_is_named", a_capture_of_the_wrong_length_is_named),
     ("two_instances_with_one_name_are_named", two_instances_with_one_name_are_named),

@@ -5,7 +5,7 @@
 use super::rules::PendingFlag;
 use super::CaptureBytes;
 use super::{FogSubsystem, Slot};
-use crate::backend::{InstanceDims, Readback};
+use crate::backend::{InstanceDims, InstanceKey, Readback};
 use crate::components::{Ghost, GhostObserver, Position, TransientReveal};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
@@ -16,6 +16,7 @@ use crate::stealth::{StealthBatch, StealthState};
 use crate::texture::{instance_textures, TextureSet};
 use hecs::{Entity, World};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 
 /// How far beyond the largest live entity index a restored ghost may keep
 /// its saved id (farther ones are spawned as new entities).
@@ -93,7 +94,7 @@ impl FogSubsystem {
             for entry in instance_textures(slot.dims, slot.state.built_for) {
                 let image = self.backend.read_texture(slot.key, entry.texture)?;
                 if images.is_some() {
-                    kept_images.push((entry.texture, image));
+                    kept_images.push((entry.texture, Arc::new(image)));
                 } else {
                     textures.push(TextureBody::of(entry.texture, &image));
                 }
@@ -264,9 +265,9 @@ impl FogSubsystem {
             }
             let textures = match images.as_mut() {
                 Some(kept) => kept.next().ok_or_else(|| MurkError::invalid("state.images", names.len(), "hold fewer instances than the body"))?,
-                None => inst.textures.iter().map(TextureBody::to_image).collect::<Result<Vec<_>>>()?,
+                None => inst.textures.iter().map(|t| t.to_image().map(|(texture, img)| (texture, Arc::new(img)))).collect::<Result<Vec<_>>>()?,
             };
-            let textures = TextureSet::new(dims, inst.state.built_for, textures, &prefix)?;
+            let textures = TextureSet::shared(dims, inst.state.built_for, textures, &prefix)?;
             let flags =
                 inst.flags.iter().map(|f| PendingFlag { due: f.due, changed: Readback::Ready(f.changed), starved: f.starved, epoch: f.epoch });
             let state = inst.state.with_capture(capture);
@@ -405,21 +406,26 @@ impl FogSubsystem {
         if last_key > u64::from(u32::MAX) {
             return Err(MurkError::invalid("instance keys", self.next_key, "are used up: every key up to u32::MAX was given out"));
         }
-        // Everything parsed and checked: load the textures into fresh backend
-        // instances, and only when all succeeded replace the running ones.
+        // Everything parsed and checked: load the textures. An instance of
+        // the same name and size is loaded in place (a rollback writes into
+        // the buffers it has, and the CPU keeps its occlusion tables and
+        // source windows when the occlusion is the one it holds); the others
+        // go into fresh backend instances. Those are made first: if one
+        // fails, they are destroyed and nothing running has changed. The
+        // loads in place come last, when nothing is left to check (a backend
+        // checks a whole set against the instance before writing any of it).
         let mut created = Vec::new();
         let mut fresh = BTreeMap::new();
+        let mut in_place = Vec::new();
         let mut key = self.next_key;
         for (mut slot, textures) in slots {
-            // An instance of the same name and size lends its occlusion first:
-            // a rollback loads the occlusion it holds, and the CPU then keeps
-            // its occlusion tables instead of building them again.
-            let lender = self.instances.get(&slot.desc.name).filter(|old| old.dims == slot.dims).map(|old| old.key);
+            if let Some(old) = self.instances.get(&slot.desc.name).filter(|old| old.dims == slot.dims) {
+                slot.key = old.key;
+                in_place.push((slot, textures));
+                continue;
+            }
             let loaded = self.backend.create_instance(key, slot.dims).and_then(|()| {
                 created.push(key);
-                if let Some(old) = lender {
-                    self.backend.copy_occlusion(old, key)?;
-                }
                 self.backend.write_textures(key, &textures)
             });
             if let Err(e) = loaded {
@@ -432,9 +438,21 @@ impl FogSubsystem {
             key += 1;
             fresh.insert(slot.desc.name.clone(), slot);
         }
+        for (slot, textures) in in_place {
+            if let Err(e) = self.backend.write_textures(slot.key, &textures) {
+                for k in created {
+                    self.backend.destroy_instance(k);
+                }
+                return Err(e);
+            }
+            fresh.insert(slot.desc.name.clone(), slot);
+        }
+        let kept: BTreeSet<InstanceKey> = fresh.values().map(|slot| slot.key).collect();
         for old in std::mem::replace(&mut self.instances, fresh).into_values() {
             self.forget_flags(&old);
-            self.backend.destroy_instance(old.key);
+            if !kept.contains(&old.key) {
+                self.backend.destroy_instance(old.key);
+            }
         }
         for batch in &self.stealth_batches {
             if let Readback::Ticket(t) = batch.values {
@@ -593,7 +611,8 @@ fn restored_sight(
 }
 
 /// One instance's textures as a backend gave them.
-type InstanceImages = Vec<(crate::texture::Texture, crate::backend::StageImage)>;
+/// (Shared: loading a kept state copies none of them.)
+type InstanceImages = Vec<(crate::texture::Texture, Arc<crate::backend::StageImage>)>;
 
 /// A fog state saved in memory for rollback ([`FogSubsystem::save_state`]):
 /// the snapshot's body, with the textures kept as the backend gave them.

@@ -340,6 +340,13 @@ impl WindowCache {
         self.finished = None;
     }
 
+    /// Keeps the windows and their combination but finishes every texel on
+    /// the next call: the grid the last call finished was replaced (a
+    /// state loaded over the same occlusion).
+    pub fn unfinish(&mut self) {
+        self.finished = None;
+    }
+
     /// Forgets the windows and shadowcasts whose box meets one of `rects`
     /// (the occlusion changed there; a window reads the occlusion of its
     /// box only). With `shadows`, every shadowcast goes: the cover classes
