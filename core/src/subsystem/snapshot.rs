@@ -60,21 +60,21 @@ impl FogSubsystem {
     /// checksummed ([`Self::load_state`] puts it back). It belongs to this
     /// process only; send [`Self::snapshot`] across machines.
     pub fn save_state(&mut self, world: &World) -> Result<SaveState> {
-        let mut images = Vec::new();
-        let body = self.save_body(world, Some(&mut images))?;
-        Ok(SaveState { body, images })
+        let mut kept = Vec::new();
+        let body = self.save_body(world, Some(&mut kept))?;
+        Ok(SaveState { body, kept })
     }
 
     /// Puts back a [`Self::save_state`], with the checks of
     /// [`Self::restore`] (a state of another subsystem whose instances or
     /// sizes differ is an error naming the field, and changes nothing).
     pub fn load_state(&mut self, world: &mut World, state: &SaveState) -> Result<()> {
-        self.restore_body(world, state.body.clone(), Some(state.images.clone()))
+        self.restore_body(world, state.body.clone(), Some(state.kept.clone()))
     }
 
-    /// The body of a snapshot; with `images`, the textures are kept there,
-    /// as they are, instead of in the body.
-    fn save_body(&mut self, world: &World, mut images: Option<&mut Vec<InstanceImages>>) -> Result<FogBody> {
+    /// The body of a snapshot; with `kept`, each instance's textures and
+    /// captured heights are kept there, as they are, instead of in the body.
+    fn save_body(&mut self, world: &World, mut kept: Option<&mut Vec<KeptInstance>>) -> Result<FogBody> {
         // Pending queries are waited for: a snapshot holds their answers.
         let handles: Vec<u64> = self.queries.keys().copied().collect();
         let mut queries: BTreeMap<u64, Vec<MaskAnswer>> = BTreeMap::new();
@@ -93,16 +93,19 @@ impl FogSubsystem {
             let mut kept_images = Vec::new();
             for entry in instance_textures(slot.dims, slot.state.built_for) {
                 let image = self.backend.read_texture(slot.key, entry.texture)?;
-                if images.is_some() {
+                if kept.is_some() {
                     kept_images.push((entry.texture, Arc::new(image)));
                 } else {
                     textures.push(TextureBody::of(entry.texture, &image));
                 }
             }
-            if let Some(kept) = images.as_deref_mut() {
-                kept.push(kept_images);
-            }
-            let capture = slot.state.capture.as_ref().map(|c| CaptureBytes(c.iter().flat_map(|v| v.to_le_bytes()).collect()));
+            let capture = match kept.as_deref_mut() {
+                Some(kept) => {
+                    kept.push(KeptInstance { images: kept_images, capture: slot.state.capture.clone().map(Arc::new) });
+                    None
+                }
+                None => slot.state.capture.as_ref().map(|c| CaptureBytes(c.iter().flat_map(|v| v.to_le_bytes()).collect())),
+            };
             instances.push(InstanceBody {
                 desc: slot.desc.clone(),
                 state: super::InstanceState {
@@ -223,10 +226,10 @@ impl FogSubsystem {
         Ok(())
     }
 
-    /// Restores a body; with `images`, each instance's textures come from
-    /// there (in instance order) instead of from the body.
-    fn restore_body(&mut self, world: &mut World, body: FogBody, images: Option<Vec<InstanceImages>>) -> Result<()> {
-        let mut images = images.map(Vec::into_iter);
+    /// Restores a body; with `kept`, each instance's textures and captured
+    /// heights come from there (in instance order) instead of from the body.
+    fn restore_body(&mut self, world: &mut World, body: FogBody, kept: Option<Vec<KeptInstance>>) -> Result<()> {
+        let mut kept = kept.map(Vec::into_iter);
         let FogBody {
             tick,
             next_query,
@@ -253,7 +256,15 @@ impl FogSubsystem {
                 return Err(MurkError::invalid("snapshot.instances.name", &desc.name, "is used by two instances"));
             }
             let (q, transform, dims) = Self::validate_desc(&desc, &prefix)?;
-            let capture = inst.state.capture.as_ref().map(|blob| read_capture(&blob.0, dims, &prefix)).transpose()?;
+            let held = match kept.as_mut() {
+                Some(kept) => Some(kept.next().ok_or_else(|| MurkError::invalid("state.kept", names.len(), "holds fewer instances than the body"))?),
+                None => None,
+            };
+            // A kept capture is the subsystem's own, checked when it was made.
+            let capture = match &held {
+                Some(held) => held.capture.as_deref().cloned(),
+                None => inst.state.capture.as_ref().map(|blob| read_capture(&blob.0, dims, &prefix)).transpose()?,
+            };
             if let Some(build) = inst.state.built_for {
                 if ![0, 1, 2, 4].contains(&build.distance_field_scale) {
                     return Err(MurkError::invalid(
@@ -263,8 +274,8 @@ impl FogSubsystem {
                     ));
                 }
             }
-            let textures = match images.as_mut() {
-                Some(kept) => kept.next().ok_or_else(|| MurkError::invalid("state.images", names.len(), "hold fewer instances than the body"))?,
+            let textures = match held {
+                Some(held) => held.images,
                 None => inst.textures.iter().map(|t| t.to_image().map(|(texture, img)| (texture, Arc::new(img)))).collect::<Result<Vec<_>>>()?,
             };
             let textures = TextureSet::shared(dims, inst.state.built_for, textures, &prefix)?;
@@ -610,14 +621,20 @@ fn restored_sight(
     Ok((sets, tracked, out))
 }
 
-/// One instance's textures as a backend gave them.
-/// (Shared: loading a kept state copies none of them.)
-type InstanceImages = Vec<(crate::texture::Texture, Arc<crate::backend::StageImage>)>;
+/// One instance's textures as a backend gave them, and its captured
+/// heights, kept beside a state's body (shared: loading a kept state copies
+/// no texture).
+#[derive(Clone, Debug)]
+struct KeptInstance {
+    images: Vec<(crate::texture::Texture, Arc<crate::backend::StageImage>)>,
+    capture: Option<Arc<Vec<i32>>>,
+}
 
 /// A fog state saved in memory for rollback ([`FogSubsystem::save_state`]):
-/// the snapshot's body, with the textures kept as the backend gave them.
+/// the snapshot's body, with the textures and captured heights kept as
+/// they are.
 #[derive(Clone, Debug)]
 pub struct SaveState {
     body: FogBody,
-    images: Vec<InstanceImages>,
+    kept: Vec<KeptInstance>,
 }
