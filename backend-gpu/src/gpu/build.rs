@@ -7,7 +7,8 @@ use super::*;
 /// Rasterize, then the mips and the distance field when asked: over the
 /// whole grid (`changed` is `None`), or, for a local update, over the
 /// changed rectangles (the mips over their bounding box; the distance
-/// field, whose every texel may move, whole).
+/// field's coarse coverage and columns over its field texels, and the rows
+/// whose column distances changed).
 pub(super) fn build_occlusion(
     ctx: &mut Context,
     enc: &mut wgpu::CommandEncoder,
@@ -37,6 +38,10 @@ pub(super) fn build_occlusion(
         None => std::slice::from_ref(&grid),
     };
     t.frame.has_capture = u32::from(input.capture.is_some());
+    let scale = input.distance_field_scale;
+    let (dw, dh) = if scale > 0 { (w.div_ceil(scale), h.div_ceil(scale)) } else { (0, 0) };
+    // The field held is of this size and scale (its scratch is kept).
+    let field_kept = (t.frame.df_width, t.frame.df_height, t.frame.df_scale) == (dw, dh, scale.max(1)) && t.field_scratch.is_some();
     let table = passes::mips::layout(w, h);
     if input.build_mips && changed.is_none() {
         let (o, lw, lh) = *table.last().expect("level 0 exists");
@@ -52,8 +57,6 @@ pub(super) fn build_occlusion(
     } else if !input.build_mips {
         t.frame.mip_levels = 0;
     }
-    let scale = input.distance_field_scale;
-    let (dw, dh) = if scale > 0 { (w.div_ceil(scale), h.div_ceil(scale)) } else { (0, 0) };
     t.frame.df_width = dw;
     t.frame.df_height = dh;
     t.frame.df_scale = scale.max(1);
@@ -71,24 +74,49 @@ pub(super) fn build_occlusion(
         };
         recycle.extend(passes::rasterize::record(ctx, enc, t, shapes, input.capture.as_deref(), region));
     }
+    let bounds = regions.iter().fold(TexelRect::default(), |acc, r| acc.union(r));
     if input.build_mips {
-        let bounds = regions.iter().fold(TexelRect::default(), |acc, r| acc.union(r));
         passes::mips::record(ctx, enc, t, &t.levels, &t.mip_params, &bounds);
     }
     if scale > 0 {
-        let n = u64::from(dw * dh) * 4;
-        let rows = u64::from((dw + 1) * dh) * 4;
-        let f =
-            FieldBuffers { coarse: ctx.take(n), vertical: ctx.take(n), envelope_v: ctx.take(rows), envelope_z: ctx.take(rows), field: ctx.take(n) };
-        passes::distance_field::record(ctx, enc, t, &f, dw, dh);
-        ctx.give(std::mem::replace(&mut t.field, f.field));
-        if let Some(old) = t.field_scratch.replace([f.coarse, f.vertical, f.envelope_v, f.envelope_z]) {
-            for b in old {
-                ctx.give(b);
+        match (changed, &t.field_scratch) {
+            (Some(_), Some(scratch)) if field_kept => {
+                let region = DfRegion {
+                    x0: bounds.x0 / scale,
+                    y0: bounds.y0 / scale,
+                    x1: bounds.x1.div_ceil(scale),
+                    y1: bounds.y1.div_ceil(scale),
+                    full: 0,
+                    pad0: 0,
+                    pad1: 0,
+                    pad2: 0,
+                };
+                passes::distance_field::record(ctx, enc, t, scratch, &t.field, region);
+            }
+            _ => {
+                let n = u64::from(dw * dh) * 4;
+                let rows = u64::from((dw + 1) * dh) * 4;
+                let scratch = [ctx.take(n), ctx.take(n), ctx.take(rows), ctx.take(rows), ctx.take(u64::from(dh) * 4)];
+                let field = ctx.take(n);
+                passes::distance_field::record(ctx, enc, t, &scratch, &field, DfRegion::whole(dw, dh));
+                ctx.give(std::mem::replace(&mut t.field, field));
+                if let Some(old) = t.field_scratch.replace(scratch) {
+                    for b in old {
+                        ctx.give(b);
+                    }
+                }
             }
         }
     }
     Ok(recycle)
+}
+
+/// Forgets the distance field's scratch: the field was replaced by other
+/// means than a build (a copy, a load), so the next update builds it whole.
+fn forget_field_scratch(ctx: &mut Context, t: &mut Textures) {
+    for b in t.field_scratch.take().into_iter().flatten() {
+        ctx.give(b);
+    }
 }
 
 /// Copies the occlusion buffers of `src` into `dst` on the device (no
@@ -113,6 +141,7 @@ pub(super) fn copy_occlusion(ctx: &mut Context, src: &Textures, dst: &mut Textur
     clone(ctx, &mut enc, &src.levels, &mut dst.levels);
     clone(ctx, &mut enc, &src.level_table, &mut dst.level_table);
     clone(ctx, &mut enc, &src.field, &mut dst.field);
+    forget_field_scratch(ctx, dst);
     while dst.mip_params.len() < src.mip_params.len() {
         dst.mip_params.push(ctx.uniform(&[0u8; passes::mips::STEP_BYTES]));
     }
@@ -201,6 +230,7 @@ pub(super) fn import_all(ctx: &mut Context, t: &mut Textures, set: &TextureSet) 
         t.frame.mip_levels = table.len() as u32 - 1;
     }
     ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
+    forget_field_scratch(ctx, t);
     let mut enc = ctx.encoder();
     present(ctx, &mut enc, t);
     ctx.submit(enc)

@@ -17,7 +17,7 @@ use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, Sta
 use murk_core::{
     Backend, FrameParams, Grid, MurkError, OcclusionInput, Pass, RecomputeInput, RecomputeReport, Result, TexelRect, Texture, TextureSet,
 };
-use passes::distance_field::FieldBuffers;
+use passes::distance_field::{DfRegion, FieldScratch};
 use std::collections::BTreeMap;
 
 mod build;
@@ -34,7 +34,7 @@ pub struct Textures {
     pub(crate) level_table: wgpu::Buffer,
     pub(crate) mip_params: Vec<wgpu::Buffer>,
     pub(crate) field: wgpu::Buffer,
-    pub(crate) field_scratch: Option<[wgpu::Buffer; 4]>,
+    pub(crate) field_scratch: Option<FieldScratch>,
     pub(crate) visibility: wgpu::Buffer,
     pub(crate) blurred: wgpu::Buffer,
     pub(crate) scratch: wgpu::Buffer,
@@ -273,9 +273,8 @@ impl Gpu {
                 Vec::new()
             }
             Pass::DistanceField => match &t.field_scratch {
-                Some([coarse, vertical, envelope_v, envelope_z]) => {
-                    let buffers = [&t.params, &t.coverage, coarse, vertical, envelope_v, envelope_z, &t.field];
-                    passes::distance_field::dispatch(ctx, &mut enc, &buffers, t.frame.df_width, t.frame.df_height);
+                Some(scratch) => {
+                    passes::distance_field::record(ctx, &mut enc, t, scratch, &t.field, DfRegion::whole(t.frame.df_width, t.frame.df_height));
                     Vec::new()
                 }
                 None => return Err(gpu_error("the distance field was not built for this instance")),

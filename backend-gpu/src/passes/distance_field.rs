@@ -1,36 +1,60 @@
-//! Pass 3, distance field: coarse block OR, column distances, row envelopes.
+//! Pass 3, distance field: coarse block OR, column distances, row envelopes,
+//! whole or over a changed region.
 //! Twins: `shaders/distance_field.wgsl`, `backend-cpu/src/passes/distance_field.rs`.
 
 use super::groups;
 use crate::context::{Context, Kernel};
 use crate::Textures;
 
-/// Scratch and output buffers of the distance field.
-pub struct FieldBuffers {
-    /// Coarse coverage.
-    pub coarse: wgpu::Buffer,
-    /// Vertical distances.
-    pub vertical: wgpu::Buffer,
-    /// Envelope vertices per row.
-    pub envelope_v: wgpu::Buffer,
-    /// Envelope boundaries per row.
-    pub envelope_z: wgpu::Buffer,
-    /// Squared distances.
-    pub field: wgpu::Buffer,
+/// `DfRegion` of `shaders/distance_field.wgsl`: the field texels whose
+/// coarse coverage is redone (`x0..x1` by `y0..y1`; their columns are
+/// redone whole), and whether every row is redone (`full`) or only those
+/// whose column distances changed.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct DfRegion {
+    /// First field column.
+    pub x0: u32,
+    /// First field row.
+    pub y0: u32,
+    /// One past the last field column.
+    pub x1: u32,
+    /// One past the last field row.
+    pub y1: u32,
+    /// 1: every row is redone (a build); 0: the flagged rows (an update).
+    pub full: u32,
+    /// Padding to 32 bytes.
+    pub pad0: u32,
+    /// Padding.
+    pub pad1: u32,
+    /// Padding.
+    pub pad2: u32,
 }
 
-/// Records the three dispatches over a `dw x dh` field.
-pub fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &Textures, f: &FieldBuffers, dw: u32, dh: u32) {
-    dispatch(ctx, enc, &[&t.params, &t.coverage, &f.coarse, &f.vertical, &f.envelope_v, &f.envelope_z, &f.field], dw, dh);
+impl DfRegion {
+    /// The whole `dw x dh` field.
+    pub fn whole(dw: u32, dh: u32) -> Self {
+        Self { x0: 0, y0: 0, x1: dw, y1: dh, full: 1, pad0: 0, pad1: 0, pad2: 0 }
+    }
 }
 
-/// The three dispatches over a `dw x dh` field on `buffers` (params,
-/// coverage, coarse, vertical, the two envelopes, the field).
-pub fn dispatch(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, buffers: &[&wgpu::Buffer; 7], dw: u32, dh: u32) {
-    let g = ctx.bind(Kernel::DistanceFieldCoarse, buffers);
-    ctx.dispatch(enc, Kernel::DistanceFieldCoarse, &g, groups(dw, 8), groups(dh, 8));
-    let g = ctx.bind(Kernel::DistanceFieldColumns, buffers);
-    ctx.dispatch(enc, Kernel::DistanceFieldColumns, &g, groups(dw, 64), 1);
-    let g = ctx.bind(Kernel::DistanceFieldRows, buffers);
-    ctx.dispatch(enc, Kernel::DistanceFieldRows, &g, groups(dh, 64), 1);
+/// Scratch buffers the field keeps between builds (what a local update
+/// reads): coarse coverage, column distances, the row envelopes (vertices,
+/// boundaries) and the per-row change flags (zero between builds).
+pub type FieldScratch = [wgpu::Buffer; 5];
+
+/// Records the three dispatches over `region` of the `dw x dh` field of
+/// `t` into `field`, with `scratch` (coarse, vertical, the two envelopes,
+/// the row flags).
+pub fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &Textures, scratch: &FieldScratch, field: &wgpu::Buffer, region: DfRegion) {
+    let region_buffer = ctx.uniform(bytemuck::bytes_of(&region));
+    let [coarse, vertical, envelope_v, envelope_z, flags] = scratch;
+    let buffers = [&t.params, &t.coverage, coarse, vertical, envelope_v, envelope_z, field, flags, &region_buffer];
+    let (w, h) = (region.x1 - region.x0, region.y1 - region.y0);
+    let g = ctx.bind(Kernel::DistanceFieldCoarse, &buffers);
+    ctx.dispatch(enc, Kernel::DistanceFieldCoarse, &g, groups(w, 8), groups(h, 8));
+    let g = ctx.bind(Kernel::DistanceFieldColumns, &buffers);
+    ctx.dispatch(enc, Kernel::DistanceFieldColumns, &g, groups(w, 64), 1);
+    let g = ctx.bind(Kernel::DistanceFieldRows, &buffers);
+    ctx.dispatch(enc, Kernel::DistanceFieldRows, &g, groups(t.frame.df_height, 64), 1);
 }
