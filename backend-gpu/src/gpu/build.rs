@@ -78,20 +78,10 @@ pub(super) fn build_occlusion(
     if input.build_mips {
         passes::mips::record(ctx, enc, t, &t.levels, &t.mip_params, &bounds);
     }
-    if scale > 0 {
+    if let Some(scale) = std::num::NonZeroU32::new(scale) {
         match (changed, &t.field_scratch) {
             (Some(_), Some(scratch)) if field_kept => {
-                let region = DfRegion {
-                    x0: bounds.x0 / scale,
-                    y0: bounds.y0 / scale,
-                    x1: bounds.x1.div_ceil(scale),
-                    y1: bounds.y1.div_ceil(scale),
-                    full: 0,
-                    pad0: 0,
-                    pad1: 0,
-                    pad2: 0,
-                };
-                passes::distance_field::record(ctx, enc, t, scratch, &t.field, region);
+                passes::distance_field::record(ctx, enc, t, scratch, &t.field, DfRegion::covering(&bounds, scale));
             }
             _ => {
                 let n = u64::from(dw * dh) * 4;

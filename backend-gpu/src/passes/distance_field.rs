@@ -5,6 +5,8 @@
 use super::groups;
 use crate::context::{Context, Kernel};
 use crate::Textures;
+use murk_core::TexelRect;
+use std::num::NonZeroU32;
 
 /// `DfRegion` of `shaders/distance_field.wgsl`: the field texels whose
 /// coarse coverage is redone (`x0..x1` by `y0..y1`; their columns are
@@ -32,6 +34,22 @@ pub struct DfRegion {
 }
 
 impl DfRegion {
+    /// The field texels under the grid texels `bounds` at `scale` grid
+    /// texels a field texel: an update there.
+    pub fn covering(bounds: &TexelRect, scale: NonZeroU32) -> Self {
+        let s = scale.get();
+        Self {
+            x0: bounds.x0 / scale,
+            y0: bounds.y0 / scale,
+            x1: bounds.x1.div_ceil(s),
+            y1: bounds.y1.div_ceil(s),
+            full: 0,
+            pad0: 0,
+            pad1: 0,
+            pad2: 0,
+        }
+    }
+
     /// The whole `dw x dh` field.
     pub fn whole(dw: u32, dh: u32) -> Self {
         Self { x0: 0, y0: 0, x1: dw, y1: dh, full: 1, pad0: 0, pad1: 0, pad2: 0 }
