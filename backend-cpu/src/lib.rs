@@ -508,24 +508,7 @@ impl Backend for CpuBackend {
                     expected.1
                 )));
             }
-            let fits = matches!(
-                (texture, &image.data),
-                (Texture::Coverage | Texture::Mip(_), StageData::U8(_))
-                    | (Texture::Height, StageData::I32(_))
-                    | (Texture::DistanceField, StageData::U32(_))
-                    | (
-                        Texture::Visibility
-                            | Texture::Blur
-                            | Texture::Memory
-                            | Texture::Mapped
-                            | Texture::Compose
-                            | Texture::Upscale
-                            | Texture::Start
-                            | Texture::Final,
-                        StageData::U16(_)
-                    )
-            );
-            if !fits || image.data.len() != (image.width * image.height) as usize {
+            if image.data.kind() != texture.kind() || image.data.len() != (image.width * image.height) as usize {
                 return Err(backend_error(format!("texture `{}` holds {} {} texels", texture.name(), image.data.len(), image.data.kind().name())));
             }
         }

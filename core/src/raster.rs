@@ -1,6 +1,6 @@
 //! The exact rasterizer of shapes in Q3 texel space: pass 1 of the CPU
 //! backend (blockers and the height capture -> coverage + height) and the
-//! coverage of scripted reveals ([`crate::reveal`]), one rule for both.
+//! coverage of scripted reveals (`FogSubsystem::reveal`), one rule for both.
 //!
 //! Inputs: circles and polygons in Q3 texel space, captured heights per texel.
 //! Outputs: `coverage` (1 where a shape holds the texel centre, outline

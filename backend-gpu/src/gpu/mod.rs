@@ -111,7 +111,7 @@ pub(crate) struct Gpu {
 }
 
 /// `SampleRange` of `shaders/sample.wgsl`: the part of a sample batch that
-/// one dispatch answers, for up to [`SAMPLE_SLOTS`] requests.
+/// one dispatch answers, for up to six requests (`SAMPLE_SLOTS`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct SampleRange {
@@ -129,7 +129,7 @@ pub struct SampleRange {
 /// Requests (final masks) one sample dispatch reads: six mask bindings,
 /// with the texel list and the results eight storage buffers, WebGPU's
 /// default per stage.
-pub const SAMPLE_SLOTS: usize = 6;
+pub(crate) const SAMPLE_SLOTS: usize = 6;
 
 /// Workgroups in a row of a sample dispatch (`shaders/sample.wgsl`).
 const SAMPLE_ROW_GROUPS: u32 = 32768;

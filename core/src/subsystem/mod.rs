@@ -274,7 +274,7 @@ pub struct TickReport {
     /// observer order, then entity order (see [`FogSubsystem::visible_to`]).
     pub sight: Vec<SightEvent>,
     /// With [`FogSubsystem::set_hash_every_tick`]: the lockstep hash of the
-    /// state [`READBACK_LATENCY_TICKS`] ticks ago, landed this tick.
+    /// state [`crate::frame::READBACK_LATENCY_TICKS`] ticks ago, landed this tick.
     pub lockstep: Option<LandedHash>,
 }
 

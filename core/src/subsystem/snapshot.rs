@@ -425,38 +425,34 @@ impl FogSubsystem {
         // fails, they are destroyed and nothing running has changed. The
         // loads in place come last, when nothing is left to check (a backend
         // checks a whole set against the instance before writing any of it).
-        let mut created = Vec::new();
-        let mut fresh = BTreeMap::new();
-        let mut in_place = Vec::new();
-        let mut key = self.next_key;
-        for (mut slot, textures) in slots {
-            if let Some(old) = self.instances.get(&slot.desc.name).filter(|old| old.dims == slot.dims) {
-                slot.key = old.key;
-                in_place.push((slot, textures));
-                continue;
-            }
-            let loaded = self.backend.create_instance(key, slot.dims).and_then(|()| {
+        let (mut created, mut fresh, mut key) = (Vec::new(), BTreeMap::new(), self.next_key);
+        let (backend, running) = (self.backend.as_mut(), &self.instances);
+        let loaded = (|| {
+            let mut in_place = Vec::new();
+            for (mut slot, textures) in slots {
+                if let Some(old) = running.get(&slot.desc.name).filter(|old| old.dims == slot.dims) {
+                    slot.key = old.key;
+                    in_place.push((slot, textures));
+                    continue;
+                }
+                backend.create_instance(key, slot.dims)?;
                 created.push(key);
-                self.backend.write_textures(key, &textures)
-            });
-            if let Err(e) = loaded {
-                for k in created {
-                    self.backend.destroy_instance(k);
-                }
-                return Err(e);
+                backend.write_textures(key, &textures)?;
+                slot.key = key;
+                key += 1;
+                fresh.insert(slot.desc.name.clone(), slot);
             }
-            slot.key = key;
-            key += 1;
-            fresh.insert(slot.desc.name.clone(), slot);
-        }
-        for (slot, textures) in in_place {
-            if let Err(e) = self.backend.write_textures(slot.key, &textures) {
-                for k in created {
-                    self.backend.destroy_instance(k);
-                }
-                return Err(e);
+            for (slot, textures) in in_place {
+                backend.write_textures(slot.key, &textures)?;
+                fresh.insert(slot.desc.name.clone(), slot);
             }
-            fresh.insert(slot.desc.name.clone(), slot);
+            Ok(())
+        })();
+        if let Err(e) = loaded {
+            for k in created {
+                self.backend.destroy_instance(k);
+            }
+            return Err(e);
         }
         let kept: BTreeSet<InstanceKey> = fresh.values().map(|slot| slot.key).collect();
         for old in std::mem::replace(&mut self.instances, fresh).into_values() {

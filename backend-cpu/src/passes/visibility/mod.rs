@@ -355,7 +355,7 @@ fn open_max_into(near: &mut [u16], reveal: &[u16], coverage: &[u8]) {
     }
 }
 
-/// The reference of [`finish_row`], one texel at a time.
+/// The reference of [`finish_span`] over a whole row, one texel at a time.
 pub fn finish_row_scalar(occ: &Occlusion, painted: &[u16], reveal_walls: bool, conceal: &[u16], y: usize, out: &mut [u16]) {
     for (x, (o, &c)) in out.iter_mut().zip(conceal).enumerate() {
         let r = if reveal_walls { wall_reveal(occ, painted, x, y) } else { painted[y * occ.width as usize + x] };

@@ -141,7 +141,7 @@ impl RayBits {
     /// every texel of the box `x0.., y0..` of `width` by `rows` texels (all
     /// inside the window), as bit rows of `width.div_ceil(64)` words: what
     /// [`RayBits::blocked`] reads first, laid out for a whole window at
-    /// once. Each texel comes from the octant [`RayBits::bit`] picks for it;
+    /// once. Each texel comes from the octant `RayBits::bit` picks for it;
     /// octant columns along grid rows are copied as runs of bits. Empty when
     /// nothing is covered (every ray is clear).
     pub fn first_class(&self, x0: i32, y0: i32, width: usize, rows: usize) -> Vec<u64> {
@@ -206,9 +206,9 @@ impl RayBits {
     }
 
     /// Sweeps the window of `s` for the rays of `method`, or `None` when the
-    /// shortcut does not apply: a method without one (see
-    /// [`RayBits::covers`]), a covered texel in the window at or below the
-    /// eye, or a window too large.
+    /// shortcut does not apply: a method other than Step Scan, DDA and
+    /// Hierarchical DDA, a covered texel in the window at or below the eye,
+    /// or a window too large.
     pub fn build(s: &SourceTexel, occ: &Occlusion, method: RayMethod) -> Option<Self> {
         let step_scan = match method {
             RayMethod::StepScan => true,
