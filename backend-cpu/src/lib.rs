@@ -35,15 +35,17 @@
 pub mod looks;
 pub mod passes;
 
-use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
+use murk_core::backend::{FootprintList, FootprintRequest, InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
 use murk_core::fixed::HEIGHT_FLOOR;
 use murk_core::{Backend, Grid, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result, TexelRect, Texture, TextureSet};
 use passes::compose::ComposeParams;
 use passes::dirty::Blocks;
+use passes::footprints::Judge;
 use passes::settle::SettleKey;
 use passes::visibility::Occlusion;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 fn backend_error(message: String) -> MurkError {
     MurkError::Backend { backend: "cpu".into(), message }
@@ -86,6 +88,9 @@ struct CpuInstance {
     out_unsettled: Blocks,
     /// The kernel `blurred` was last blurred with (`None`: not known).
     blurred_with: Option<murk_core::BlurKernel>,
+    /// The last footprint judgment and the tiles written since (`None`:
+    /// no footprint judged since the mask was made or loaded).
+    judge: Option<Judge>,
 }
 
 impl CpuInstance {
@@ -122,6 +127,7 @@ impl CpuInstance {
             settled_under,
             out_unsettled,
             blurred_with,
+            judge: None,
         }
     }
 
@@ -427,7 +433,10 @@ impl Backend for CpuBackend {
         let (pool, inst) = self.parts(key)?;
         // A settled instance has nothing to blend: the pool is not woken.
         if inst.out_unsettled.any() {
-            pool.install(|| passes::settle::blend_marked(&inst.start, &inst.upscaled, t, &mut inst.final_mask, &mut inst.out_unsettled));
+            pool.install(|| {
+                let tiles = inst.judge.as_mut().map(|j| &mut j.changed[..]);
+                passes::settle::blend_marked(&inst.start, &inst.upscaled, t, &mut inst.final_mask, &mut inst.out_unsettled, tiles)
+            });
         }
         Ok(())
     }
@@ -449,6 +458,36 @@ impl Backend for CpuBackend {
         let mut values = Vec::with_capacity(batch.iter().map(|r| r.texels.len()).sum());
         for r in batch {
             values.extend(sample_mask(self.instances.get(&r.key).ok_or_else(|| unknown_key(r.key))?, &r.texels)?);
+        }
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
+        self.samples.insert(ticket, values);
+        Ok(ticket)
+    }
+
+    fn submit_footprints(&mut self, batch: &[FootprintRequest]) -> Result<u64> {
+        // Checked before anything is judged: a bad footprint changes nothing.
+        // Instances over one grid share a list: it is checked once.
+        let mut checked: Option<(&Arc<FootprintList>, (u32, u32))> = None;
+        for r in batch {
+            let (_, inst) = self.parts(r.key)?;
+            let size = (inst.dims.out_width, inst.dims.out_height);
+            if checked.is_some_and(|(list, s)| Arc::ptr_eq(list, &r.footprints) && s == size) {
+                continue;
+            }
+            checked = Some((&r.footprints, size));
+            check_inside(inst, &r.footprints.texels)?;
+            let ends = &r.footprints.ends;
+            if ends.last().copied().unwrap_or(0) as usize != r.footprints.texels.len() || ends.windows(2).any(|w| w[0] > w[1]) {
+                return Err(MurkError::invalid("footprints.ends", ends.len(), "must ascend to the number of texels"));
+            }
+        }
+        let mut values = Vec::with_capacity(batch.iter().map(|r| r.footprints.ends.len()).sum());
+        for r in batch {
+            let (_, inst) = self.parts(r.key)?;
+            let (w, h) = (inst.dims.out_width as usize, inst.dims.out_height as usize);
+            let judge = inst.judge.get_or_insert_with(|| Judge::new(w, h));
+            values.extend_from_slice(judge.judge(&inst.final_mask, w, &r.footprints, r.cutoff));
         }
         let ticket = self.next_ticket;
         self.next_ticket += 1;
@@ -555,6 +594,8 @@ impl Backend for CpuBackend {
         // reveals are an input, not a texture: they stay.
         let fresh = CpuInstance::blank_caches(d);
         (inst.unsettled, inst.settled_under, inst.out_unsettled, inst.blurred_with) = fresh;
+        // The next footprints are judged from the loaded final mask.
+        inst.judge = None;
         Ok(())
     }
 
@@ -595,9 +636,16 @@ impl Backend for CpuBackend {
 
 /// The final mask of `inst` at `texels` (output texels, each inside the grid).
 fn sample_mask(inst: &CpuInstance, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
-    let (w, h) = (inst.dims.out_width, inst.dims.out_height);
-    if let Some([x, y]) = texels.iter().find(|&&[x, y]| x >= w || y >= h) {
-        return Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {w}x{h}")));
-    }
+    check_inside(inst, texels)?;
+    let w = inst.dims.out_width;
     Ok(texels.iter().map(|&[x, y]| inst.final_mask[(y * w + x) as usize]).collect())
+}
+
+/// Whether every one of `texels` lies inside the output grid of `inst`.
+fn check_inside(inst: &CpuInstance, texels: &[[u32; 2]]) -> Result<()> {
+    let (w, h) = (inst.dims.out_width, inst.dims.out_height);
+    match texels.iter().find(|&&[x, y]| x >= w || y >= h) {
+        Some([x, y]) => Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {w}x{h}"))),
+        None => Ok(()),
+    }
 }

@@ -35,3 +35,27 @@ fn core_parallel_work_runs_on_the_backend_pool() {
     cpu.run_parallel(&mut || name = std::thread::current().name().map(str::to_owned));
     assert_eq!(name.as_deref(), Some("murk-cpu-0"));
 }
+
+/// Footprints come back one value each; a texel outside the grid or ends
+/// that do not cover the texels are named.
+#[test]
+fn footprints_are_one_value_each_and_bad_ones_are_named() {
+    use murk_core::{FootprintList, FootprintRequest, InstanceDims};
+    use std::sync::Arc;
+    let mut b = CpuBackend::new(2).unwrap();
+    b.create_instance(1, InstanceDims { width: 32, height: 32, out_width: 32, out_height: 32 }).unwrap();
+    let request =
+        |texels: Vec<[u32; 2]>, ends: Vec<u32>| FootprintRequest { key: 1, cutoff: 1, footprints: Arc::new(FootprintList { texels, ends }) };
+    let good = request(vec![[0, 0], [1, 0], [5, 5], [31, 31]], vec![2, 3, 4]);
+    let ticket = b.submit_footprints(std::slice::from_ref(&good)).unwrap();
+    // A blank mask: nothing reaches the cutoff 1.
+    assert_eq!(b.poll_samples(ticket, false).unwrap(), Some(vec![0, 0, 0]));
+    for (bad, needle) in [
+        (request(vec![[0, 0], [32, 3]], vec![2]), "(32, 3)"),
+        (request(vec![[0, 0], [1, 1]], vec![1]), "footprints.ends"),
+        (request(vec![[0, 0], [1, 1]], vec![2, 1]), "footprints.ends"),
+    ] {
+        let e = b.submit_footprints(&[good.clone(), bad]).unwrap_err().to_string();
+        assert!(e.contains(needle), "`{e}` should name `{needle}`");
+    }
+}

@@ -334,6 +334,12 @@ impl Backend for GpuBackend {
         let r = self.lock().submit_samples(&batch);
         self.in_world(r)
     }
+    fn submit_footprints(&mut self, batch: &[murk_core::FootprintRequest]) -> Result<u64> {
+        let batch: Vec<murk_core::FootprintRequest> =
+            batch.iter().map(|r| murk_core::FootprintRequest { key: self.key(r.key), ..r.clone() }).collect();
+        let r = self.lock().submit_footprints(&batch);
+        self.in_world(r)
+    }
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
         self.lock().poll_samples(ticket, wait)
     }

@@ -10,7 +10,9 @@
 //! instances of one team each, and in the second every unit tracked: the
 //! difference is what the sight sets cost), `tick/rts-observed-still/...`
 //! and `tick/rts-tracked-still/...` (the same with nobody walking: the
-//! difference is the sets' cost without the walkers' noise), and
+//! difference is the sets' cost without the walkers' noise),
+//! `sight/rts-walking/...` and `sight/rts-still/...` (the time those
+//! ticks spend in their sight steps, timed inside the tick), and
 //! what a lockstep or rollback game asks beside the tick: `hash/rts/...`,
 //! `save/rts/...`, `restore/rts/...` (the portable snapshot) and
 //! `save-state/rts/...`, `load-state/rts/...` (the in-memory rollback state).
@@ -187,6 +189,31 @@ fn bench_ticks(c: &mut Criterion, change: Change, backends: Vec<(String, Box<dyn
     group.finish();
 }
 
+/// `sight/rts-walking/...` and `sight/rts-still/...`: what the four
+/// observers' sight sets cost in `rts-tracked` and `rts-tracked-still`
+/// ticks: each iteration runs one tick, and the row's time is what that
+/// tick spent in its sight steps (gathering the footprints, updating the
+/// sets, judging the footprints), timed inside the tick (murk-core's
+/// `timers` feature). On the GPU, the host's part.
+fn bench_sight(c: &mut Criterion, walking: bool, backends: Vec<(String, Box<dyn Backend>)>) {
+    let mut group = c.benchmark_group("sight");
+    group.sample_size(20);
+    for (backend_label, backend) in backends {
+        let mut t = RtsTicks::new(backend, if walking { Change::Tracked } else { Change::TrackedStill });
+        let id = format!("rts-{}/{backend_label}", if walking { "walking" } else { "still" });
+        group.bench_function(BenchmarkId::new(&id, ""), |b| {
+            b.iter_custom(|iters| {
+                t.fog.take_sight_time();
+                for _ in 0..iters {
+                    t.step();
+                }
+                t.fog.take_sight_time()
+            })
+        });
+    }
+    group.finish();
+}
+
 /// What a lockstep or rollback game does beside ticking, on the
 /// `rts-steady` state: `hash/rts` (the lockstep hash, asked for now),
 /// `save/rts` (a snapshot, its size printed) and `restore/rts`.
@@ -266,6 +293,8 @@ fn frame(c: &mut Criterion) {
     bench_ticks(c, Change::Tracked, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::ObservedStill, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::TrackedStill, with_gpu(vec![cpu(2)]));
+    bench_sight(c, true, with_gpu(vec![cpu(2)]));
+    bench_sight(c, false, with_gpu(vec![cpu(2)]));
     bench_state(c, with_gpu(vec![cpu(2)]));
     if std::env::var_os("MURK_BENCH_HUGE").is_some() {
         bench_frames(c, &mut workloads::huge(), with_gpu(vec![cpu(2)]));
@@ -315,6 +344,9 @@ impl Backend for Finished {
     }
     fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64> {
         self.0.submit_samples(batch)
+    }
+    fn submit_footprints(&mut self, batch: &[murk_core::FootprintRequest]) -> Result<u64> {
+        self.0.submit_footprints(batch)
     }
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
         self.0.poll_samples(ticket, wait)

@@ -80,7 +80,7 @@ fn passes_rts(c: &mut Criterion) {
         g.bench_function(id("blend"), |bch| {
             bch.iter(|| {
                 unsettled.clone_from(&all);
-                pool.install(|| passes::settle::blend_marked(&vis, &t, 30000, &mut b, &mut unsettled))
+                pool.install(|| passes::settle::blend_marked(&vis, &t, 30000, &mut b, &mut unsettled, None))
             })
         });
         g.finish();

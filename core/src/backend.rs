@@ -290,6 +290,12 @@ pub trait Backend: Send {
     /// without waiting (one readback for the whole batch); returns a ticket
     /// for [`Backend::poll_samples`].
     fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64>;
+    /// Starts judging footprints in the final masks of several instances
+    /// without waiting (one readback for the whole batch); returns a ticket
+    /// for [`Backend::poll_samples`], whose values are one per footprint, in
+    /// request order, then footprint order: [`footprint_value`] of the
+    /// footprint's largest value. Every backend answers the same values.
+    fn submit_footprints(&mut self, batch: &[FootprintRequest]) -> Result<u64>;
     /// The samples of a ticket once they have arrived, in request order and
     /// texel order (`None` while pending; `wait` blocks until they arrive).
     /// Delivers each ticket once.
@@ -366,6 +372,49 @@ pub struct SampleRequest {
     pub key: InstanceKey,
     /// Output texels `[x, y]`.
     pub texels: Vec<[u32; 2]>,
+}
+
+/// Footprints, each a list of output texels: footprint `i` is
+/// `texels[ends[i - 1]..ends[i]]` (from 0).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FootprintList {
+    /// Every footprint's texels `[x, y]`, one footprint after the other.
+    pub texels: Vec<[u32; 2]>,
+    /// Where each footprint's texels end, ascending.
+    pub ends: Vec<u32>,
+}
+
+impl FootprintList {
+    /// The texels of footprint `i`.
+    #[inline]
+    pub fn footprint(&self, i: usize) -> &[[u32; 2]] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.texels[start..self.ends[i] as usize]
+    }
+}
+
+/// Footprints judged in one instance's final mask: does a texel of each
+/// reach `cutoff`? Instances over one output grid (one per team over one
+/// map) share one list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FootprintRequest {
+    /// The instance.
+    pub key: InstanceKey,
+    /// The value a texel must reach.
+    pub cutoff: u16,
+    /// The footprints, each texel inside the instance's output grid.
+    pub footprints: std::sync::Arc<FootprintList>,
+}
+
+/// What a footprint whose largest final-mask value is `top` reads as in a
+/// [`FootprintRequest`] with `cutoff`: the cutoff when `top` reaches it,
+/// else 0 (so comparing it with the cutoff answers as `top` would).
+pub fn footprint_value(top: u16, cutoff: u16) -> u16 {
+    if top >= cutoff {
+        cutoff
+    } else {
+        0
+    }
 }
 
 /// Which backend to run on, chosen at run time.

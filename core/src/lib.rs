@@ -58,7 +58,8 @@ pub mod transform;
 pub mod zlayer;
 
 pub use backend::{
-    Backend, BackendChoice, InstanceDims, InstanceKey, Opened, Pass, PassTiming, Readback, SampleRequest, Stage, StageData, StageImage, TexelRect,
+    Backend, BackendChoice, FootprintList, FootprintRequest, InstanceDims, InstanceKey, Opened, Pass, PassTiming, Readback, SampleRequest, Stage,
+    StageData, StageImage, TexelRect,
 };
 pub use binning::{bin_sources, TileBins};
 pub use components::{

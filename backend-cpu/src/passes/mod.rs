@@ -6,6 +6,7 @@ pub mod blur;
 pub mod compose;
 pub mod dirty;
 pub mod distance_field;
+pub mod footprints;
 pub mod lanes;
 pub mod memory;
 pub mod mips;

@@ -12,6 +12,7 @@
 
 use super::compose::{compose_simd, ComposeParams};
 use super::dirty::{Blocks, BLOCK};
+use super::footprints::TILE_ROWS;
 use super::memory::memory_simd;
 use murk_core::fixed::mask_mul;
 use rayon::prelude::*;
@@ -174,18 +175,38 @@ pub fn copy_marked(src: &[u16], dst: &mut [u16], marks: &Blocks) {
 
 /// The blend ([`super::blend::blend`]) of the blocks marked in `unsettled`;
 /// a block whose start, target and blend are then equal is unmarked. Blocks
-/// not marked must hold equal start, target and final values.
-pub fn blend_marked(start: &[u16], target: &[u16], t: u32, out: &mut [u16], unsettled: &mut Blocks) {
+/// not marked must hold equal start, target and final values. With
+/// `tiles` (a [`super::footprints::Judge`]'s marks), the tile of every block
+/// whose values the blend changed is marked. In parallel bands of [`TILE_ROWS`] rows.
+pub fn blend_marked(start: &[u16], target: &[u16], t: u32, out: &mut [u16], unsettled: &mut Blocks, tiles: Option<&mut [bool]>) {
     let (w, per_row) = (unsettled.width, unsettled.per_row);
-    out.par_chunks_mut(w).zip(start.par_chunks(w).zip(target.par_chunks(w))).zip(unsettled.marks.par_chunks_mut(per_row)).for_each(
-        |((o, (a, b)), marks)| {
+    if w == 0 {
+        return;
+    }
+    type Band<'a> = ((&'a mut [u16], (&'a [u16], &'a [u16])), &'a mut [bool]);
+    let blend_band = |((o, (a, b)), marks): Band, mut tiles: Option<&mut [bool]>| {
+        for ((o, (a, b)), marks) in o.chunks_mut(w).zip(a.chunks(w).zip(b.chunks(w))).zip(marks.chunks_mut(per_row)) {
             for (k, mark) in marks.iter_mut().enumerate().filter(|(_, m)| **m) {
                 let span = k * BLOCK..((k + 1) * BLOCK).min(w);
+                let mut before = [0u16; BLOCK];
+                before[..span.len()].copy_from_slice(&o[span.clone()]);
                 super::blend::blend_simd(&a[span.clone()], &b[span.clone()], t, &mut o[span.clone()]);
+                // A tile is marked only where the blend changed a value (the
+                // middle of a unit's own sight stays at full most ticks).
+                if let Some(tiles) = tiles.as_mut() {
+                    tiles[k] |= o[span.clone()] != before[..span.len()];
+                }
                 *mark = a[span.clone()] != b[span.clone()] || o[span.clone()] != b[span];
             }
-        },
-    );
+        }
+    };
+    let band = TILE_ROWS * w;
+    let bands =
+        out.par_chunks_mut(band).zip(start.par_chunks(band).zip(target.par_chunks(band))).zip(unsettled.marks.par_chunks_mut(TILE_ROWS * per_row));
+    match tiles {
+        Some(tiles) => bands.zip(tiles.par_chunks_mut(per_row)).for_each(|(rows, tiles)| blend_band(rows, Some(tiles))),
+        None => bands.for_each(|rows| blend_band(rows, None)),
+    }
 }
 
 #[cfg(test)]
@@ -201,7 +222,8 @@ mod tests {
         /// rectangle's blocks and the unsettled ones), gives at every step
         /// the bytes and the answers of the whole-grid passes; so does the
         /// blend (upscale of scale 1: the composed mask is the target) at
-        /// every tick between recomputes, on 1 and 3 threads.
+        /// every tick between recomputes, marking the tiles it changes, on 1
+        /// and 3 threads.
         #[test]
         fn marked_passes_equal_the_whole_grid(
             (w, h) in (1usize..50, 1usize..20), seed in any::<u64>(), steps in 1usize..12,
@@ -219,6 +241,8 @@ mod tests {
             let (mut m, mut c, mut f, mut s, mut up) = (vec![0u16; n], vec![0u16; n], vec![0u16; n], vec![0u16; n], vec![0u16; n]);
             let (mut unsettled, mut moved, mut out_unsettled) = (Blocks::new(w, h, true), Blocks::new(w, h, false), Blocks::new(w, h, true));
             let mut first = true;
+            // The tiles the blend marks for the footprints' judge.
+            let mut judge = super::super::footprints::Judge::new(w, h);
             for step in 0..steps {
                 // Blurred visibility changes in one rectangle (or nowhere).
                 let (x0, x1, y0, y1) = { let (a, b, c, d) = (next() % (w + 1), next() % (w + 1), next() % (h + 1), next() % (h + 1)); (a.min(b), a.max(b), c.min(d), c.max(d)) };
@@ -242,8 +266,14 @@ mod tests {
                 for tick in 0..ticks {
                     let t = if tick + 1 == ticks { 65536 } else { (next() % 65537) as u32 };
                     blend(&s_full, &c_full, t, &mut f_full);
-                    pool.install(|| blend_marked(&s, &up, t, &mut f, &mut out_unsettled));
+                    let before = f.clone();
+                    judge.changed.fill(false);
+                    pool.install(|| blend_marked(&s, &up, t, &mut f, &mut out_unsettled, Some(&mut judge.changed)));
                     prop_assert_eq!(&f, &f_full, "step {} tick {}: final", step, tick);
+                    // Every texel the blend changed lies in a marked tile.
+                    for (i, _) in f.iter().zip(&before).enumerate().filter(|(_, (a, b))| a != b) {
+                        prop_assert!(judge.changed[i / w / TILE_ROWS * judge.per_row + i % w / BLOCK], "step {} tick {}: texel {} unmarked", step, tick, i);
+                    }
                 }
                 prop_assert_eq!(&s, &s_full, "step {}: start", step);
             }

@@ -13,12 +13,13 @@
 
 use crate::context::{gpu_error, unknown_key, Context, InFlight, Kernel, Wait, MASK_TEXTURE_FORMAT};
 use crate::passes;
-use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
+use murk_core::backend::{FootprintList, FootprintRequest, InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
 use murk_core::{
     Backend, FrameParams, Grid, MurkError, OcclusionInput, Pass, RecomputeInput, RecomputeReport, Result, TexelRect, Texture, TextureSet,
 };
 use passes::distance_field::{DfRegion, FieldScratch};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 mod build;
 use build::{build_occlusion, copy_occlusion, import_all};
@@ -97,7 +98,7 @@ impl Textures {
 pub(crate) struct Gpu {
     pub(crate) ctx: Context,
     instances: BTreeMap<InstanceKey, Textures>,
-    samples: BTreeMap<u64, (InFlight, usize)>,
+    samples: BTreeMap<u64, (InFlight, usize, Option<FootprintTicket>)>,
     changed: BTreeMap<u64, InFlight>,
     /// State hashes in flight: the readback and how many values it holds.
     hashes: BTreeMap<u64, (InFlight, usize)>,
@@ -109,6 +110,10 @@ pub(crate) struct Gpu {
     /// one submission.
     pending: Option<Pending>,
 }
+
+/// What a footprint ticket's samples become: per request, its cutoff and
+/// footprints, whose texels the samples follow in order.
+type FootprintTicket = Vec<(u16, Arc<FootprintList>)>;
 
 /// `SampleRange` of `shaders/sample.wgsl`: the part of a sample batch that
 /// one dispatch answers, for up to six requests (`SAMPLE_SLOTS`).
@@ -158,6 +163,62 @@ fn mask_texture(device: &wgpu::Device, label: &str, width: u32, height: u32) -> 
 }
 
 impl Gpu {
+    /// Samples `batch` (checked before anything is recorded: a bad texel
+    /// changes nothing), one dispatch per six requests; with `reduce`, the
+    /// values are footprints' texels, reduced when they land.
+    fn sample(&mut self, batch: &[SampleRequest], reduce: Option<FootprintTicket>) -> Result<u64> {
+        let mut indices = Vec::new();
+        for request in batch {
+            let d = self.textures(request.key)?.dims;
+            for &[x, y] in &request.texels {
+                if x >= d.out_width || y >= d.out_height {
+                    return Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {}x{}", d.out_width, d.out_height)));
+                }
+                indices.push(y * d.out_width + x);
+            }
+        }
+        let count = indices.len();
+        if indices.is_empty() {
+            indices.push(0);
+        }
+        let ticket = self.ticket();
+        self.pending();
+        let (ctx, pending) = (&mut self.ctx, self.pending.as_mut().expect("made above"));
+        let bytes = indices.len() as u64 * 4;
+        let list = ctx.upload(bytemuck::cast_slice(&indices));
+        let results = ctx.take(bytes);
+        // One dispatch per six requests: a batch of up to six observers
+        // (or instances queried) is one dispatch.
+        let mut first = 0u32;
+        for group in batch.chunks(SAMPLE_SLOTS) {
+            let mut range = SampleRange { first, count: 0, pad: [0; 2], ends: [0; 8] };
+            let mut masks = Vec::with_capacity(SAMPLE_SLOTS);
+            for (slot, request) in group.iter().enumerate() {
+                range.count += request.texels.len() as u32;
+                range.ends[slot] = range.count;
+                masks.push(&self.instances.get(&request.key).expect("checked above").final_mask);
+            }
+            for slot in group.len()..range.ends.len() {
+                range.ends[slot] = range.count;
+            }
+            while masks.len() < SAMPLE_SLOTS {
+                masks.push(masks[0]);
+            }
+            let uniform = ctx.uniform(bytemuck::bytes_of(&range));
+            let buffers: Vec<&wgpu::Buffer> = [&list, &results, &uniform].into_iter().chain(masks).collect();
+            let g = ctx.bind(Kernel::Sample, &buffers);
+            let g64 = passes::groups(range.count, 64);
+            ctx.dispatch(&mut pending.encoder, Kernel::Sample, &g, g64.min(SAMPLE_ROW_GROUPS), g64.div_ceil(SAMPLE_ROW_GROUPS));
+            first += range.count;
+        }
+        let readback = InFlight::new(ctx.staging(&mut pending.encoder, &results, bytes), bytes);
+        pending.recycle.extend([list, results]);
+        pending.maps.push(ticket);
+        self.samples.insert(ticket, (readback, count, reduce));
+        self.flush()?;
+        Ok(ticket)
+    }
+
     /// The state on a device whose pipelines are compiled.
     pub(crate) fn new(ctx: Context) -> Self {
         Self {
@@ -181,7 +242,10 @@ impl Gpu {
                 self.ctx.give(b);
             }
             for ticket in p.maps {
-                let r = self.changed.get(&ticket).or_else(|| self.samples.get(&ticket).or_else(|| self.hashes.get(&ticket)).map(|(r, _)| r));
+                let r = self
+                    .changed
+                    .get(&ticket)
+                    .or_else(|| self.samples.get(&ticket).map(|(r, _, _)| r).or_else(|| self.hashes.get(&ticket).map(|(r, _)| r)));
                 if let Some(r) = r {
                     r.map();
                 }
@@ -211,7 +275,7 @@ impl Gpu {
     /// copies) has landed, so that collecting any of them waits for nothing.
     pub(crate) fn readbacks_landed(&self) -> bool {
         self.changed.values().all(InFlight::landed)
-            && self.samples.values().all(|(r, _)| r.landed())
+            && self.samples.values().all(|(r, _, _)| r.landed())
             && self.hashes.values().all(|(r, _)| r.landed())
             && self.ctx.staged_landed()
     }
@@ -570,67 +634,48 @@ impl Backend for Gpu {
     }
 
     fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64> {
-        // Checked before anything is recorded: a bad texel changes nothing.
-        let mut indices = Vec::new();
-        for request in batch {
-            let d = self.textures(request.key)?.dims;
-            for &[x, y] in &request.texels {
-                if x >= d.out_width || y >= d.out_height {
-                    return Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {}x{}", d.out_width, d.out_height)));
-                }
-                indices.push(y * d.out_width + x);
+        self.sample(batch, None)
+    }
+
+    fn submit_footprints(&mut self, batch: &[FootprintRequest]) -> Result<u64> {
+        // The footprints' texels are sampled in the same one dispatch per
+        // six requests, and each footprint's values are reduced to its one
+        // value when the readback lands.
+        for r in batch {
+            let list = &r.footprints;
+            if list.ends.last().copied().unwrap_or(0) as usize != list.texels.len() || list.ends.windows(2).any(|w| w[0] > w[1]) {
+                return Err(MurkError::invalid("footprints.ends", list.ends.len(), "must ascend to the number of texels"));
             }
         }
-        let count = indices.len();
-        if indices.is_empty() {
-            indices.push(0);
-        }
-        let ticket = self.ticket();
-        self.pending();
-        let (ctx, pending) = (&mut self.ctx, self.pending.as_mut().expect("made above"));
-        let bytes = indices.len() as u64 * 4;
-        let list = ctx.upload(bytemuck::cast_slice(&indices));
-        let results = ctx.take(bytes);
-        // One dispatch per six requests: a batch of up to six observers
-        // (or instances queried) is one dispatch.
-        let mut first = 0u32;
-        for group in batch.chunks(SAMPLE_SLOTS) {
-            let mut range = SampleRange { first, count: 0, pad: [0; 2], ends: [0; 8] };
-            let mut masks = Vec::with_capacity(SAMPLE_SLOTS);
-            for (slot, request) in group.iter().enumerate() {
-                range.count += request.texels.len() as u32;
-                range.ends[slot] = range.count;
-                masks.push(&self.instances.get(&request.key).expect("checked above").final_mask);
-            }
-            for slot in group.len()..range.ends.len() {
-                range.ends[slot] = range.count;
-            }
-            while masks.len() < SAMPLE_SLOTS {
-                masks.push(masks[0]);
-            }
-            let uniform = ctx.uniform(bytemuck::bytes_of(&range));
-            let buffers: Vec<&wgpu::Buffer> = [&list, &results, &uniform].into_iter().chain(masks).collect();
-            let g = ctx.bind(Kernel::Sample, &buffers);
-            let g64 = passes::groups(range.count, 64);
-            ctx.dispatch(&mut pending.encoder, Kernel::Sample, &g, g64.min(SAMPLE_ROW_GROUPS), g64.div_ceil(SAMPLE_ROW_GROUPS));
-            first += range.count;
-        }
-        let readback = InFlight::new(ctx.staging(&mut pending.encoder, &results, bytes), bytes);
-        pending.recycle.extend([list, results]);
-        pending.maps.push(ticket);
-        self.samples.insert(ticket, (readback, count));
-        self.flush()?;
-        Ok(ticket)
+        let requests: Vec<SampleRequest> = batch.iter().map(|r| SampleRequest { key: r.key, texels: r.footprints.texels.clone() }).collect();
+        self.sample(&requests, Some(batch.iter().map(|r| (r.cutoff, Arc::clone(&r.footprints))).collect()))
     }
 
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
-        let Some((readback, count)) = self.samples.get(&ticket) else {
+        let Some((readback, count, _)) = self.samples.get(&ticket) else {
             return Err(MurkError::UnknownTicket { backend: "gpu".into(), what: "sample", ticket });
         };
         let count = *count;
         let Some(bytes) = self.ctx.collect(readback, if wait { Wait::IfPending } else { Wait::No })? else { return Ok(None) };
-        self.samples.remove(&ticket);
-        Ok(Some(bytes.chunks(4).take(count).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u16).collect()))
+        let (_, _, reduce) = self.samples.remove(&ticket).expect("found above");
+        let values: Vec<u16> = bytes.chunks(4).take(count).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u16).collect();
+        Ok(Some(match reduce {
+            None => values,
+            Some(requests) => {
+                // Each footprint's texels, request after request: one value each.
+                let mut out = Vec::with_capacity(requests.iter().map(|(_, list)| list.ends.len()).sum());
+                let mut at = 0;
+                for (cutoff, list) in requests {
+                    for i in 0..list.ends.len() {
+                        let n = list.footprint(i).len();
+                        let top = values[at..at + n].iter().copied().max().unwrap_or(0);
+                        out.push(murk_core::backend::footprint_value(top, cutoff));
+                        at += n;
+                    }
+                }
+                out
+            }
+        }))
     }
 
     fn blocking_waits(&self) -> u64 {

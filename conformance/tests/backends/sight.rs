@@ -159,6 +159,24 @@ pub fn sight_travels_in_snapshots_and_bad_input_is_named(make: &Make) {
     };
     let straight = run(None);
     assert!(straight.iter().any(|(events, _, _)| !events.is_empty()));
+    // Rolled back in place: a state saved after tick 2 and loaded into the
+    // same subsystem after tick 5 goes on as tick 3 went.
+    {
+        let mut fog = observers(make);
+        let (mut world, _) = world(3);
+        let mut saved = None;
+        for t in 0..6 {
+            fog.tick(&mut world, 50_000).unwrap();
+            if t == 2 {
+                saved = Some(fog.save_state(&world).unwrap());
+            }
+        }
+        fog.load_state(&mut world, &saved.expect("saved at tick 2")).unwrap();
+        for (t, want) in straight.iter().enumerate().skip(3) {
+            let report = fog.tick(&mut world, 50_000).unwrap();
+            assert_eq!(&(report.sight, fog.lockstep_hash().unwrap(), fog.visible_to("red").unwrap()), want, "tick {t} after the load");
+        }
+    }
     // A snapshot whose sight state disagrees with the rest is refused by name.
     {
         let mut fog = observers(make);

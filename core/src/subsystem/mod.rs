@@ -30,6 +30,7 @@ mod reveal;
 mod rules;
 mod sight;
 mod snapshot;
+mod timers;
 
 pub use area::resample_mask;
 pub use lockstep::{HashBody, LandedHash};
@@ -307,6 +308,8 @@ pub struct FogSubsystem {
     pub(crate) sight_batches: VecDeque<sight::SightBatch>,
     /// The last tick's footprints (a cache for entities that stand still).
     pub(crate) footprint_memo: sight::FootprintMemo,
+    /// Time in the sight steps (measured with the `timers` feature only).
+    sight_timer: timers::StepTimer,
 }
 
 impl FogSubsystem {
@@ -330,6 +333,7 @@ impl FogSubsystem {
             tracked: Vec::new(),
             sight_batches: VecDeque::new(),
             footprint_memo: sight::FootprintMemo::default(),
+            sight_timer: timers::StepTimer::default(),
         }
     }
 
@@ -631,7 +635,9 @@ impl FogSubsystem {
             }
         }
         let actors = self.gather_actors(world)?;
+        let started = self.sight_timer.start();
         let tracked = self.gather_tracked(world)?;
+        self.sight_timer.stop(started);
         // Phase 2: apply.
         let mut report = TickReport::default();
         let mut built: BTreeMap<u64, InstanceKey> = BTreeMap::new();
@@ -677,8 +683,10 @@ impl FogSubsystem {
         self.submit_stealth(world, &actors)?;
         let sight::TrackedTick { entities, footprints, memo } = tracked;
         self.footprint_memo = memo;
+        let started = self.sight_timer.start();
         report.sight = self.update_sight(entities)?;
         self.submit_sight(footprints)?;
+        self.sight_timer.stop(started);
         // Transient reveals count down after they revealed this tick.
         let mut expired = Vec::new();
         for (e, reveal) in world.query_mut::<&mut TransientReveal>() {

@@ -8,11 +8,14 @@
 //! batch over all instances; [`READBACK_LATENCY_TICKS`] ticks later the
 //! largest value of each footprint is compared with the instance's
 //! visibility cutoff (`value >= cutoff` is seen), and the observer's set and
-//! its entered/left events follow. Integer throughout: the footprint is the
-//! circle blockers' texel rule in Q3 texels, the values are the final mask's.
+//! its entered/left events follow. The backend answers one value per
+//! footprint ([`crate::backend::footprint_value`]: the cutoff when the
+//! footprint's largest value reaches it, else 0), so only those values come
+//! back. Integer throughout: the footprint is the circle blockers' texel
+//! rule in Q3 texels, the values are the final mask's.
 
 use super::{entity_label, FogSubsystem};
-use crate::backend::{Readback, SampleRequest};
+use crate::backend::{FootprintList, FootprintRequest, Readback};
 use crate::components::{Position, Tracked};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::{Fnv64, TEXEL_ONE};
@@ -22,6 +25,7 @@ use crate::transform::AreaTransform;
 use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// Most instances that observe tracked entities: a tick with tracked
 /// entities and more instances is refused.
@@ -62,7 +66,10 @@ pub struct SightSample {
     pub observer: u32,
     /// Its first value in the batch.
     pub first: u32,
-    /// How many values its footprint has.
+    /// How many values it has: 1, the footprint's value (cutoff or 0),
+    /// since footprints are judged by the backend; older snapshots hold
+    /// each texel's value, which the same rule (the largest reaches the
+    /// cutoff) reads alike.
     pub count: u32,
     /// The observer's visibility cutoff when the sample was taken.
     pub cutoff: u16,
@@ -90,12 +97,13 @@ pub(crate) struct FootprintGrid {
     z_slab: Option<(u32, u32)>,
 }
 
-/// One instance's footprints of a tick: for each entity whose footprint
-/// meets the instance, its bits and its range in `texels`.
-#[derive(Clone, Default)]
+/// One instance's footprints of a tick: the entities whose footprint meets
+/// the instance (bits, ascending) and their footprints, in that order.
+/// Instances over one grid share them.
+#[derive(Default)]
 pub(crate) struct Footprints {
-    pub(crate) entities: Vec<(u64, u32, u32)>,
-    pub(crate) texels: Vec<[u32; 2]>,
+    pub(crate) entities: Vec<u64>,
+    pub(crate) list: Arc<FootprintList>,
 }
 
 /// A tick's tracked entities with each instance's footprint texels,
@@ -104,7 +112,7 @@ pub(crate) struct TrackedTick {
     /// Tracked entities, by bits, ascending.
     pub(crate) entities: Vec<u64>,
     /// Per instance, by name.
-    pub(crate) footprints: BTreeMap<String, Footprints>,
+    pub(crate) footprints: BTreeMap<String, Arc<Footprints>>,
     /// The footprints to keep for the next tick.
     pub(crate) memo: FootprintMemo,
 }
@@ -119,7 +127,7 @@ type FootprintKey = (u64, [u32; 3], u32);
 #[derive(Default)]
 pub(crate) struct FootprintMemo {
     /// Per grid, the key of each entity in `Footprints::entities`, in order.
-    grids: Vec<(FootprintGrid, Vec<FootprintKey>, Footprints)>,
+    grids: Vec<(FootprintGrid, Vec<FootprintKey>, Arc<Footprints>)>,
 }
 
 /// Appends to `texels` the output texels of a footprint of radius `r`
@@ -234,12 +242,12 @@ impl FogSubsystem {
             // Instances over the same grid with the same slab rule (one per
             // team over one map) have the same footprints: measured once.
             if let Some((_, _, fp)) = memo.grids.iter().find(|(g, _, _)| *g == grid) {
-                footprints.insert(name.clone(), fp.clone());
+                footprints.insert(name.clone(), Arc::clone(fp));
                 continue;
             }
             let last = self.footprint_memo.grids.iter().find(|(g, _, _)| *g == grid);
             let mut keys = Vec::new();
-            let mut fp = Footprints::default();
+            let (mut entities, mut list) = (Vec::new(), FootprintList::default());
             // Units share a few footprint sizes: each is measured once.
             let mut measured: Option<(f32, i32)> = None;
             let mut at = 0;
@@ -249,16 +257,16 @@ impl FogSubsystem {
                     continue;
                 }
                 let key = (e.to_bits().get(), pos.to_array().map(f32::to_bits), footprint.to_bits());
-                let first = fp.texels.len();
+                let first = list.texels.len();
                 // Standing still: last tick's texels (both lists ascend by entity).
                 if let Some((last_keys, last_fp)) = last.map(|(_, k, f)| (k, f)) {
                     while last_keys.get(at).is_some_and(|k| k.0 < key.0) {
                         at += 1;
                     }
                     if last_keys.get(at) == Some(&key) {
-                        let (_, from, count) = last_fp.entities[at];
-                        fp.texels.extend_from_slice(&last_fp.texels[from as usize..(from + count) as usize]);
-                        fp.entities.push((key.0, first as u32, count));
+                        list.texels.extend_from_slice(last_fp.list.footprint(at));
+                        list.ends.push(list.texels.len() as u32);
+                        entities.push(key.0);
                         keys.push(key);
                         continue;
                     }
@@ -268,13 +276,15 @@ impl FogSubsystem {
                     _ => footprint_radius(&out, *footprint, *e).map_err(|err| super::in_instance(err, name))?,
                 };
                 measured = Some((*footprint, r));
-                footprint_texels(&out, *pos, r, &mut fp.texels);
-                if fp.texels.len() > first {
-                    fp.entities.push((key.0, first as u32, (fp.texels.len() - first) as u32));
+                footprint_texels(&out, *pos, r, &mut list.texels);
+                if list.texels.len() > first {
+                    list.ends.push(list.texels.len() as u32);
+                    entities.push(key.0);
                     keys.push(key);
                 }
             }
-            footprints.insert(name.clone(), fp.clone());
+            let fp = Arc::new(Footprints { entities, list: Arc::new(list) });
+            footprints.insert(name.clone(), Arc::clone(&fp));
             memo.grids.push((grid, keys, fp));
         }
         Ok(TrackedTick { entities: tracked.iter().map(|(e, _, _)| e.to_bits().get()).collect(), footprints, memo })
@@ -295,6 +305,15 @@ impl FogSubsystem {
             // order, and whether an entity is still tracked is found by
             // walking `present` beside them.
             let mut seen: Vec<Vec<u64>> = vec![Vec::new(); batch.observers.len()];
+            // Every sample's values lie in the readback (a restored batch is
+            // checked for it), so one look at its length is enough.
+            let wanted = batch.samples.iter().map(|s| s.first as usize + s.count as usize).max().unwrap_or(0);
+            if values.len() < wanted {
+                return Err(MurkError::Backend {
+                    backend: self.backend.name(),
+                    message: format!("the sight readback holds {} values, {wanted} were asked for", values.len()),
+                });
+            }
             let (mut observer, mut at) = (u32::MAX, 0);
             for s in &batch.samples {
                 if s.observer != observer {
@@ -304,11 +323,7 @@ impl FogSubsystem {
                     at += 1;
                 }
                 let still_tracked = present.get(at) == Some(&s.entity);
-                let range = s.first as usize..(s.first as usize + s.count as usize);
-                let top = values.get(range.clone()).and_then(|v| v.iter().max().copied()).ok_or_else(|| MurkError::Backend {
-                    backend: self.backend.name(),
-                    message: format!("the sight readback holds {} values, {range:?} was asked for", values.len()),
-                })?;
+                let top = values[s.first as usize..s.first as usize + s.count as usize].iter().copied().max().unwrap_or(0);
                 if top >= s.cutoff && still_tracked {
                     if let Some(set) = seen.get_mut(s.observer as usize) {
                         set.push(s.entity);
@@ -339,10 +354,10 @@ impl FogSubsystem {
         Ok(events)
     }
 
-    /// Samples every tracked entity's footprint in every instance's final
+    /// Judges every tracked entity's footprint in every instance's final
     /// mask after this tick's blend, in one batch (one readback); used
     /// [`READBACK_LATENCY_TICKS`] ticks later.
-    pub(crate) fn submit_sight(&mut self, footprints: BTreeMap<String, Footprints>) -> Result<()> {
+    pub(crate) fn submit_sight(&mut self, footprints: BTreeMap<String, Arc<Footprints>>) -> Result<()> {
         if footprints.is_empty() {
             return Ok(());
         }
@@ -357,13 +372,13 @@ impl FogSubsystem {
             let index = observers.iter().position(|o| *o == name).expect("footprints are gathered per instance") as u32;
             let slot = self.slot(&name)?;
             let (key, cutoff) = (slot.key, slot.q.visibility_cutoff);
-            for (entity, at, count) in fp.entities {
-                samples.push(SightSample { entity, observer: index, first: first + at, count, cutoff });
+            for (at, &entity) in fp.entities.iter().enumerate() {
+                samples.push(SightSample { entity, observer: index, first: first + at as u32, count: 1, cutoff });
             }
-            first += fp.texels.len() as u32;
-            requests.push(SampleRequest { key, texels: fp.texels });
+            first += fp.entities.len() as u32;
+            requests.push(FootprintRequest { key, cutoff, footprints: Arc::clone(&fp.list) });
         }
-        let values = if requests.is_empty() { Readback::Ready(Vec::new()) } else { Readback::Ticket(self.backend.submit_samples(&requests)?) };
+        let values = if requests.is_empty() { Readback::Ready(Vec::new()) } else { Readback::Ticket(self.backend.submit_footprints(&requests)?) };
         self.sight_batches.push_back(SightBatch { due: self.tick.saturating_add(READBACK_LATENCY_TICKS), observers, samples, values });
         Ok(())
     }
