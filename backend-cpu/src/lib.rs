@@ -477,10 +477,7 @@ impl Backend for CpuBackend {
             }
             checked = Some((&r.footprints, size));
             check_inside(inst, &r.footprints.texels)?;
-            let ends = &r.footprints.ends;
-            if ends.last().copied().unwrap_or(0) as usize != r.footprints.texels.len() || ends.windows(2).any(|w| w[0] > w[1]) {
-                return Err(MurkError::invalid("footprints.ends", ends.len(), "must ascend to the number of texels"));
-            }
+            r.footprints.check()?;
         }
         let mut values = Vec::with_capacity(batch.iter().map(|r| r.footprints.ends.len()).sum());
         for r in batch {

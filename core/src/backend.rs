@@ -297,8 +297,9 @@ pub trait Backend: Send {
     /// footprint's largest value. Every backend answers the same values.
     fn submit_footprints(&mut self, batch: &[FootprintRequest]) -> Result<u64>;
     /// The samples of a ticket once they have arrived, in request order and
-    /// texel order (`None` while pending; `wait` blocks until they arrive).
-    /// Delivers each ticket once.
+    /// texel order, or footprint order for [`Backend::submit_footprints`]
+    /// (`None` while pending; `wait` blocks until they arrive). Delivers
+    /// each ticket once.
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>>;
     /// Drops a ticket (of a flag, samples or hashes) that will never be polled: its
     /// instance was destroyed or a snapshot replaced the state. Unknown
@@ -385,7 +386,16 @@ pub struct FootprintList {
 }
 
 impl FootprintList {
-    /// The texels of footprint `i`.
+    /// Whether `ends` ascends to the number of texels (every backend checks
+    /// a list before it judges it); an error names `footprints.ends`.
+    pub fn check(&self) -> Result<()> {
+        if self.ends.last().copied().unwrap_or(0) as usize != self.texels.len() || self.ends.windows(2).any(|w| w[0] > w[1]) {
+            return Err(crate::error::MurkError::invalid("footprints.ends", self.ends.len(), "must ascend to the number of texels"));
+        }
+        Ok(())
+    }
+
+    /// The texels of footprint `i` (of a checked list).
     #[inline]
     pub fn footprint(&self, i: usize) -> &[[u32; 2]] {
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };

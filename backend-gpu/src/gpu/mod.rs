@@ -642,10 +642,7 @@ impl Backend for Gpu {
         // six requests, and each footprint's values are reduced to its one
         // value when the readback lands.
         for r in batch {
-            let list = &r.footprints;
-            if list.ends.last().copied().unwrap_or(0) as usize != list.texels.len() || list.ends.windows(2).any(|w| w[0] > w[1]) {
-                return Err(MurkError::invalid("footprints.ends", list.ends.len(), "must ascend to the number of texels"));
-            }
+            r.footprints.check()?;
         }
         let requests: Vec<SampleRequest> = batch.iter().map(|r| SampleRequest { key: r.key, texels: r.footprints.texels.clone() }).collect();
         self.sample(&requests, Some(batch.iter().map(|r| (r.cutoff, Arc::clone(&r.footprints))).collect()))
