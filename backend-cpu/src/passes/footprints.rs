@@ -3,11 +3,12 @@
 //!
 //! Most units stand still and most of the mask settles, so most footprints
 //! read as they read the tick before. The blend marks the tiles where it
-//! changes a value ([`TILE_ROWS`] rows of one block), and a footprint whose texels are those
-//! of the last judgment's footprint at the same place, over tiles where
-//! nothing changed since, keeps its value without reading the mask ([`Judge::judge`];
-//! the bytes are [`judge_all`]'s, a property test holds them equal). No GPU
-//! twin: the GPU samples the mask and reduces each footprint (`gpu/mod.rs`).
+//! changes a value ([`TILE_ROWS`] rows of one block), and a footprint whose
+//! texels are those of the last judgment's footprint at the same place,
+//! over tiles where nothing changed since, keeps its value without reading
+//! the mask ([`Judge::judge`]; the bytes are [`judge_all`]'s, a property
+//! test holds them equal). No GPU twin: the GPU samples the mask and
+//! reduces each footprint (`gpu/mod.rs`).
 
 use super::dirty::BLOCK;
 use murk_core::backend::footprint_value;
