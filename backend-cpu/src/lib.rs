@@ -40,7 +40,7 @@ use murk_core::fixed::HEIGHT_FLOOR;
 use murk_core::{Backend, Grid, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result, TexelRect, Texture, TextureSet};
 use passes::compose::ComposeParams;
 use passes::dirty::Blocks;
-use passes::footprints::Judge;
+use passes::footprints::{Judge, Plan};
 use passes::settle::SettleKey;
 use passes::visibility::Occlusion;
 use rayon::prelude::*;
@@ -434,7 +434,8 @@ impl Backend for CpuBackend {
         // A settled instance has nothing to blend: the pool is not woken.
         if inst.out_unsettled.any() {
             pool.install(|| {
-                let tiles = inst.judge.as_mut().map(|j| &mut j.changed[..]);
+                // Marks matter only to a judgment kept for the next one.
+                let tiles = inst.judge.as_mut().and_then(|j| Some((&mut j.changed[..], j.last.as_ref()?.cutoff)));
                 passes::settle::blend_marked(&inst.start, &inst.upscaled, t, &mut inst.final_mask, &mut inst.out_unsettled, tiles)
             });
         }
@@ -480,11 +481,21 @@ impl Backend for CpuBackend {
             r.footprints.check()?;
         }
         let mut values = Vec::with_capacity(batch.iter().map(|r| r.footprints.ends.len()).sum());
+        // Instances that share a list and judged one same list before (one
+        // per team over one map) share the work of comparing the two.
+        let mut plans: Vec<Plan> = Vec::new();
         for r in batch {
             let (_, inst) = self.parts(r.key)?;
             let (w, h) = (inst.dims.out_width as usize, inst.dims.out_height as usize);
             let judge = inst.judge.get_or_insert_with(|| Judge::new(w, h));
-            values.extend_from_slice(judge.judge(&inst.final_mask, w, &r.footprints, r.cutoff));
+            let at = match plans.iter().position(|p| p.fits(&r.footprints, judge.previous())) {
+                Some(at) => at,
+                None => {
+                    plans.push(Plan::new(&r.footprints, judge.previous()));
+                    plans.len() - 1
+                }
+            };
+            values.extend_from_slice(judge.judge(&inst.final_mask, w, &plans[at], r.cutoff));
         }
         let ticket = self.next_ticket;
         self.next_ticket += 1;

@@ -176,25 +176,33 @@ pub fn copy_marked(src: &[u16], dst: &mut [u16], marks: &Blocks) {
 /// The blend ([`super::blend::blend`]) of the blocks marked in `unsettled`;
 /// a block whose start, target and blend are then equal is unmarked. Blocks
 /// not marked must hold equal start, target and final values. With
-/// `tiles` (a [`super::footprints::Judge`]'s marks), the tile of every block
-/// whose values the blend changed is marked. In parallel bands of [`TILE_ROWS`] rows.
-pub fn blend_marked(start: &[u16], target: &[u16], t: u32, out: &mut [u16], unsettled: &mut Blocks, tiles: Option<&mut [bool]>) {
+/// `tiles` (a [`super::footprints::Judge`]'s marks and the cutoff of its
+/// last judgment), the tile of every block where a value crossed the cutoff
+/// (it reached it and no longer does, or the other way) is marked: only
+/// there can a footprint's judgment change. In parallel bands of
+/// [`TILE_ROWS`] rows.
+pub fn blend_marked(start: &[u16], target: &[u16], t: u32, out: &mut [u16], unsettled: &mut Blocks, tiles: Option<(&mut [bool], u16)>) {
     let (w, per_row) = (unsettled.width, unsettled.per_row);
     if w == 0 {
         return;
     }
     type Band<'a> = ((&'a mut [u16], (&'a [u16], &'a [u16])), &'a mut [bool]);
-    let blend_band = |((o, (a, b)), marks): Band, mut tiles: Option<&mut [bool]>| {
+    let blend_band = |((o, (a, b)), marks): Band, mut tiles: Option<(&mut [bool], u16)>| {
         for ((o, (a, b)), marks) in o.chunks_mut(w).zip(a.chunks(w).zip(b.chunks(w))).zip(marks.chunks_mut(per_row)) {
             for (k, mark) in marks.iter_mut().enumerate().filter(|(_, m)| **m) {
                 let span = k * BLOCK..((k + 1) * BLOCK).min(w);
                 let mut before = [0u16; BLOCK];
                 before[..span.len()].copy_from_slice(&o[span.clone()]);
                 super::blend::blend_simd(&a[span.clone()], &b[span.clone()], t, &mut o[span.clone()]);
-                // A tile is marked only where the blend changed a value (the
-                // middle of a unit's own sight stays at full most ticks).
-                if let Some(tiles) = tiles.as_mut() {
-                    tiles[k] |= o[span.clone()] != before[..span.len()];
+                // A tile is marked only where a value crossed the cutoff (a
+                // fade changes values over many ticks, and crosses once).
+                if let Some((tiles, cutoff)) = tiles.as_mut() {
+                    let crossed = o[span.clone()].iter().zip(&before).fold(false, |c, (&new, &old)| c | ((new >= *cutoff) != (old >= *cutoff)));
+                    // Written only when set: the judge, on another thread,
+                    // then reads marks its own cache still holds.
+                    if crossed {
+                        tiles[k] = true;
+                    }
                 }
                 *mark = a[span.clone()] != b[span.clone()] || o[span.clone()] != b[span];
             }
@@ -204,7 +212,7 @@ pub fn blend_marked(start: &[u16], target: &[u16], t: u32, out: &mut [u16], unse
     let bands =
         out.par_chunks_mut(band).zip(start.par_chunks(band).zip(target.par_chunks(band))).zip(unsettled.marks.par_chunks_mut(TILE_ROWS * per_row));
     match tiles {
-        Some(tiles) => bands.zip(tiles.par_chunks_mut(per_row)).for_each(|(rows, tiles)| blend_band(rows, Some(tiles))),
+        Some((tiles, cutoff)) => bands.zip(tiles.par_chunks_mut(per_row)).for_each(|(rows, tiles)| blend_band(rows, Some((tiles, cutoff)))),
         None => bands.for_each(|rows| blend_band(rows, None)),
     }
 }
@@ -222,7 +230,8 @@ mod tests {
         /// rectangle's blocks and the unsettled ones), gives at every step
         /// the bytes and the answers of the whole-grid passes; so does the
         /// blend (upscale of scale 1: the composed mask is the target) at
-        /// every tick between recomputes, marking the tiles it changes, on 1
+        /// every tick between recomputes, marking the tiles where a value
+        /// crosses the judge's cutoff, on 1
         /// and 3 threads.
         #[test]
         fn marked_passes_equal_the_whole_grid(
@@ -268,10 +277,11 @@ mod tests {
                     blend(&s_full, &c_full, t, &mut f_full);
                     let before = f.clone();
                     judge.changed.fill(false);
-                    pool.install(|| blend_marked(&s, &up, t, &mut f, &mut out_unsettled, Some(&mut judge.changed)));
+                    let cutoff = [1, 65535, 30000, next() as u16][next() % 4];
+                    pool.install(|| blend_marked(&s, &up, t, &mut f, &mut out_unsettled, Some((&mut judge.changed, cutoff))));
                     prop_assert_eq!(&f, &f_full, "step {} tick {}: final", step, tick);
-                    // Every texel the blend changed lies in a marked tile.
-                    for (i, _) in f.iter().zip(&before).enumerate().filter(|(_, (a, b))| a != b) {
+                    // Every texel that crossed the cutoff lies in a marked tile.
+                    for (i, _) in f.iter().zip(&before).enumerate().filter(|(_, (&a, &b))| (a >= cutoff) != (b >= cutoff)) {
                         prop_assert!(judge.changed[i / w / TILE_ROWS * judge.per_row + i % w / BLOCK], "step {} tick {}: texel {} unmarked", step, tick, i);
                     }
                 }

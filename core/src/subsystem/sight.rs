@@ -76,7 +76,7 @@ pub struct SightSample {
 }
 
 /// Footprint samples taken after a tick and used a fixed number of ticks
-/// later (kept in snapshots while in flight).
+/// later (kept in snapshots while in flight, as [`SightSample`]s).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct SightBatch {
     /// The tick whose update uses them.
@@ -84,9 +84,57 @@ pub(crate) struct SightBatch {
     /// The observers when it was taken, in name order.
     pub(crate) observers: Vec<String>,
     /// Footprints, by observer then entity.
-    pub(crate) samples: Vec<SightSample>,
-    /// The sampled values, in the order of the samples.
+    pub(crate) groups: Vec<SightGroup>,
+    /// One value per footprint ([`crate::backend::footprint_value`]), in
+    /// the order of the groups and their entities.
     pub(crate) values: Readback<Vec<u16>>,
+}
+
+/// Footprints of one observer in a batch, judged against one cutoff: the
+/// value of `entities[k]` is the batch's value `first + k`. Observers over
+/// one grid share the entities.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SightGroup {
+    /// The observing instance: its index in the batch's observers.
+    pub(crate) observer: u32,
+    /// The observer's visibility cutoff when the footprints were judged.
+    pub(crate) cutoff: u16,
+    /// The value of the first entity.
+    pub(crate) first: u32,
+    /// The entities (bits, ascending).
+    pub(crate) entities: Arc<[u64]>,
+}
+
+impl SightBatch {
+    /// The samples of a snapshot: one per footprint, with one value each.
+    pub(crate) fn samples(&self) -> Vec<SightSample> {
+        let mut samples = Vec::with_capacity(self.groups.iter().map(|g| g.entities.len()).sum());
+        for g in &self.groups {
+            for (k, &entity) in g.entities.iter().enumerate() {
+                samples.push(SightSample { entity, observer: g.observer, first: g.first + k as u32, count: 1, cutoff: g.cutoff });
+            }
+        }
+        samples
+    }
+
+    /// A batch from a snapshot's checked samples (by observer, then entity,
+    /// each within `values`): each sample's values are judged by the rule
+    /// (the largest reaches the cutoff), one value each, and samples that
+    /// follow one another with one observer and cutoff are grouped.
+    pub(crate) fn from_samples(due: u64, observers: Vec<String>, samples: &[SightSample], values: &[u16]) -> Self {
+        let (mut groups, mut judged): (Vec<SightGroup>, Vec<u16>) = (Vec::new(), Vec::with_capacity(samples.len()));
+        let mut entities = Vec::new();
+        for (i, s) in samples.iter().enumerate() {
+            let top = values[s.first as usize..s.first as usize + s.count as usize].iter().copied().max().unwrap_or(0);
+            judged.push(crate::backend::footprint_value(top, s.cutoff));
+            entities.push(s.entity);
+            if samples.get(i + 1).is_none_or(|n| (n.observer, n.cutoff) != (s.observer, s.cutoff)) {
+                let first = (judged.len() - entities.len()) as u32;
+                groups.push(SightGroup { observer: s.observer, cutoff: s.cutoff, first, entities: std::mem::take(&mut entities).into() });
+            }
+        }
+        Self { due, observers, groups, values: Readback::Ready(judged) }
+    }
 }
 
 /// What an instance's footprints depend on: its output grid, and its slab
@@ -102,7 +150,7 @@ pub(crate) struct FootprintGrid {
 /// Instances over one grid share them.
 #[derive(Default)]
 pub(crate) struct Footprints {
-    pub(crate) entities: Vec<u64>,
+    pub(crate) entities: Arc<[u64]>,
     pub(crate) list: Arc<FootprintList>,
 }
 
@@ -251,26 +299,37 @@ impl FogSubsystem {
             // Units share a few footprint sizes: each is measured once.
             let mut measured: Option<(f32, i32)> = None;
             let mut at = 0;
+            // Texels of last tick's list to copy: those of entities standing
+            // still one after the other are copied at once.
+            let mut run = 0..0;
             for (e, pos, footprint) in &tracked {
                 // With Z layering an instance sees only what stands in its slab.
                 if slot.desc.profile.z_layering && (pos.z - a.center.z).abs() > a.extents.z / 2.0 {
                     continue;
                 }
                 let key = (e.to_bits().get(), pos.to_array().map(f32::to_bits), footprint.to_bits());
-                let first = list.texels.len();
                 // Standing still: last tick's texels (both lists ascend by entity).
                 if let Some((last_keys, last_fp)) = last.map(|(_, k, f)| (k, f)) {
                     while last_keys.get(at).is_some_and(|k| k.0 < key.0) {
                         at += 1;
                     }
                     if last_keys.get(at) == Some(&key) {
-                        list.texels.extend_from_slice(last_fp.list.footprint(at));
-                        list.ends.push(list.texels.len() as u32);
+                        let ends = &last_fp.list.ends;
+                        let texels = if at == 0 { 0 } else { ends[at - 1] as usize }..ends[at] as usize;
+                        if run.end != texels.start {
+                            list.texels.extend_from_slice(&last_fp.list.texels[std::mem::replace(&mut run, texels.start..texels.start)]);
+                        }
+                        run.end = texels.end;
+                        list.ends.push((list.texels.len() + run.len()) as u32);
                         entities.push(key.0);
                         keys.push(key);
                         continue;
                     }
                 }
+                if let Some((_, _, last_fp)) = last {
+                    list.texels.extend_from_slice(&last_fp.list.texels[std::mem::replace(&mut run, 0..0)]);
+                }
+                let first = list.texels.len();
                 let r = match measured {
                     Some((f, r)) if f.to_bits() == footprint.to_bits() => r,
                     _ => footprint_radius(&out, *footprint, *e).map_err(|err| super::in_instance(err, name))?,
@@ -283,7 +342,10 @@ impl FogSubsystem {
                     keys.push(key);
                 }
             }
-            let fp = Arc::new(Footprints { entities, list: Arc::new(list) });
+            if let Some((_, _, last_fp)) = last {
+                list.texels.extend_from_slice(&last_fp.list.texels[run]);
+            }
+            let fp = Arc::new(Footprints { entities: entities.into(), list: Arc::new(list) });
             footprints.insert(name.clone(), Arc::clone(&fp));
             memo.grids.push((grid, keys, fp));
         }
@@ -301,32 +363,44 @@ impl FogSubsystem {
         while self.sight_batches.front().is_some_and(|b| b.due <= self.tick) {
             let batch = self.sight_batches.pop_front().expect("checked above");
             let values = super::actors::landed_samples(self.backend.as_mut(), batch.values, "sight readback")?;
-            // Samples come by observer, then entity: each set is built in
+            // Groups come by observer, then entity: each set is built in
             // order, and whether an entity is still tracked is found by
             // walking `present` beside them.
             let mut seen: Vec<Vec<u64>> = vec![Vec::new(); batch.observers.len()];
-            // Every sample's values lie in the readback (a restored batch is
-            // checked for it), so one look at its length is enough.
-            let wanted = batch.samples.iter().map(|s| s.first as usize + s.count as usize).max().unwrap_or(0);
+            // Every group's values lie in the readback (a restored batch is
+            // made so), so one look at its length is enough.
+            let wanted = batch.groups.iter().map(|g| g.first as usize + g.entities.len()).max().unwrap_or(0);
             if values.len() < wanted {
                 return Err(MurkError::Backend {
                     backend: self.backend.name(),
                     message: format!("the sight readback holds {} values, {wanted} were asked for", values.len()),
                 });
             }
-            let (mut observer, mut at) = (u32::MAX, 0);
-            for s in &batch.samples {
-                if s.observer != observer {
-                    (observer, at) = (s.observer, 0);
+            for g in &batch.groups {
+                let Some(set) = seen.get_mut(g.observer as usize) else { continue };
+                let values = &values[g.first as usize..][..g.entities.len()];
+                if *g.entities == *present {
+                    // Every entity judged is still tracked (the usual tick):
+                    // each is written, and kept when seen, without a branch.
+                    let mut n = set.len();
+                    set.resize(n + g.entities.len(), 0);
+                    for (&entity, &value) in g.entities.iter().zip(values) {
+                        set[n] = entity;
+                        n += usize::from(value >= g.cutoff);
+                    }
+                    set.truncate(n);
+                    continue;
                 }
-                while present.get(at).is_some_and(|p| *p < s.entity) {
-                    at += 1;
-                }
-                let still_tracked = present.get(at) == Some(&s.entity);
-                let top = values[s.first as usize..s.first as usize + s.count as usize].iter().copied().max().unwrap_or(0);
-                if top >= s.cutoff && still_tracked {
-                    if let Some(set) = seen.get_mut(s.observer as usize) {
-                        set.push(s.entity);
+                let mut at = 0;
+                for (&entity, &value) in g.entities.iter().zip(values) {
+                    if value < g.cutoff {
+                        continue;
+                    }
+                    while present.get(at).is_some_and(|p| *p < entity) {
+                        at += 1;
+                    }
+                    if present.get(at) == Some(&entity) {
+                        set.push(entity);
                     }
                 }
             }
@@ -361,7 +435,7 @@ impl FogSubsystem {
         if footprints.is_empty() {
             return Ok(());
         }
-        let mut samples = Vec::new();
+        let mut groups = Vec::new();
         let mut requests = Vec::new();
         let mut first = 0u32;
         let observers: Vec<String> = self.instances.keys().cloned().collect();
@@ -372,14 +446,12 @@ impl FogSubsystem {
             let index = observers.iter().position(|o| *o == name).expect("footprints are gathered per instance") as u32;
             let slot = self.slot(&name)?;
             let (key, cutoff) = (slot.key, slot.q.visibility_cutoff);
-            for (at, &entity) in fp.entities.iter().enumerate() {
-                samples.push(SightSample { entity, observer: index, first: first + at as u32, count: 1, cutoff });
-            }
+            groups.push(SightGroup { observer: index, cutoff, first, entities: Arc::clone(&fp.entities) });
             first += fp.entities.len() as u32;
             requests.push(FootprintRequest { key, cutoff, footprints: Arc::clone(&fp.list) });
         }
         let values = if requests.is_empty() { Readback::Ready(Vec::new()) } else { Readback::Ticket(self.backend.submit_footprints(&requests)?) };
-        self.sight_batches.push_back(SightBatch { due: self.tick.saturating_add(READBACK_LATENCY_TICKS), observers, samples, values });
+        self.sight_batches.push_back(SightBatch { due: self.tick.saturating_add(READBACK_LATENCY_TICKS), observers, groups, values });
         Ok(())
     }
 

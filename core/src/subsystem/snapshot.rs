@@ -171,7 +171,7 @@ impl FogSubsystem {
                 .iter()
                 .map(|b| {
                     let values = landed(b.values.clone())?;
-                    Ok(SightBatchBody { due: b.due, observers: b.observers.clone(), samples: b.samples.clone(), values })
+                    Ok(SightBatchBody { due: b.due, observers: b.observers.clone(), samples: b.samples(), values })
                 })
                 .collect::<Result<_>>()?,
         })
@@ -607,12 +607,7 @@ fn restored_sight(
                 ));
             }
         }
-        out.push_back(super::sight::SightBatch {
-            due: batch.due,
-            observers: batch.observers,
-            samples: batch.samples,
-            values: Readback::Ready(batch.values),
-        });
+        out.push_back(super::sight::SightBatch::from_samples(batch.due, batch.observers, &batch.samples, &batch.values));
     }
     Ok((sets, tracked, out))
 }
