@@ -141,15 +141,20 @@ impl Judge {
     pub fn judge(&mut self, mask: &[u16], width: usize, plan: &Plan, cutoff: u16) -> &[u16] {
         let last = self.last.take().filter(|old| old.cutoff == cutoff && plan.fits(&plan.list, Some(&old.list)));
         let list = &plan.list;
-        let mut values = Vec::with_capacity(list.ends.len());
+        let (mut values, mut unread) = (Vec::with_capacity(list.ends.len()), Vec::new());
         for (i, (&same, &[x0, x1, y0, y1])) in plan.same.iter().zip(&plan.tiles).enumerate() {
             let kept = last.as_ref().filter(|_| {
                 same != NONE && (y0..=y1).all(|ty| self.changed[ty as usize * self.per_row..][x0 as usize..=x1 as usize].iter().all(|c| !c))
             });
-            values.push(match kept {
-                Some(old) => old.values[same as usize],
-                None => read(mask, width, list.footprint(i), cutoff),
-            });
+            values.push(kept.map_or(0, |old| old.values[same as usize]));
+            if kept.is_none() {
+                unread.push(i);
+            }
+        }
+        // The mask is read after every check, one footprint after the
+        // other: their loads, mostly misses, overlap.
+        for i in unread {
+            values[i] = read(mask, width, list.footprint(i), cutoff);
         }
         self.changed.fill(false);
         &self.last.insert(Judged { cutoff, list: Arc::clone(list), values }).values
