@@ -45,7 +45,33 @@ use passes::settle::SettleKey;
 use passes::visibility::Occlusion;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// The last texture version given, by any CPU backend of the process
+/// (`Backend::texture_version`): versions are never given twice.
+static VERSIONS: AtomicU64 = AtomicU64::new(0);
+
+/// A version not given before.
+fn next_version() -> u64 {
+    VERSIONS.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+/// Which version a texture follows: the occlusion's (written by the
+/// occlusion builds), the recompute's (visibility to the blend start) or
+/// the final mask's (the blend).
+fn version_class(texture: Texture) -> usize {
+    match texture {
+        Texture::Coverage | Texture::Height | Texture::Mip(_) | Texture::DistanceField => OCCLUSION,
+        Texture::Final => FINAL,
+        _ => RECOMPUTED,
+    }
+}
+
+/// The classes of [`version_class`].
+const OCCLUSION: usize = 0;
+const RECOMPUTED: usize = 1;
+const FINAL: usize = 2;
 
 fn backend_error(message: String) -> MurkError {
     MurkError::Backend { backend: "cpu".into(), message }
@@ -91,6 +117,9 @@ struct CpuInstance {
     /// The last footprint judgment and the tiles written since (`None`:
     /// no footprint judged since the mask was made or loaded).
     judge: Option<Judge>,
+    /// The version of each class of textures ([`version_class`]), taken
+    /// anew by whatever may write one of them.
+    versions: [u64; 3],
 }
 
 impl CpuInstance {
@@ -128,6 +157,7 @@ impl CpuInstance {
             out_unsettled,
             blurred_with,
             judge: None,
+            versions: [next_version(), next_version(), next_version()],
         }
     }
 
@@ -218,6 +248,7 @@ impl Backend for CpuBackend {
 
     fn build_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput) -> Result<()> {
         let (pool, inst) = self.parts(key)?;
+        inst.versions[OCCLUSION] = next_version();
         if (input.width, input.height) != (inst.dims.width, inst.dims.height) {
             return Err(MurkError::Backend {
                 backend: "cpu".into(),
@@ -254,6 +285,7 @@ impl Backend for CpuBackend {
             // What is built differs from what is asked: built whole.
             return self.build_occlusion(key, input);
         }
+        inst.versions[OCCLUSION] = next_version();
         pool.install(|| {
             let capture = input.capture.as_deref();
             for r in changed {
@@ -313,6 +345,7 @@ impl Backend for CpuBackend {
             )));
         }
         // The tables are a function of coverage and height: copied with them.
+        dst.versions[OCCLUSION] = next_version();
         dst.accel = accel;
         dst.windows.clear();
         dst.coverage = coverage;
@@ -325,6 +358,7 @@ impl Backend for CpuBackend {
 
     fn recompute(&mut self, key: InstanceKey, input: &RecomputeInput) -> Result<RecomputeReport> {
         let (pool, inst) = self.parts(key)?;
+        inst.versions[RECOMPUTED] = next_version();
         let (w, h) = (inst.dims.width, inst.dims.height);
         let changed = pool.install(|| {
             let occ = Occlusion {
@@ -433,6 +467,7 @@ impl Backend for CpuBackend {
         let (pool, inst) = self.parts(key)?;
         // A settled instance has nothing to blend: the pool is not woken.
         if inst.out_unsettled.any() {
+            inst.versions[FINAL] = next_version();
             pool.install(|| {
                 // Marks matter only to a judgment kept for the next one.
                 let tiles = inst.judge.as_mut().and_then(|j| Some((&mut j.changed[..], j.last.as_ref()?.cutoff)));
@@ -534,6 +569,10 @@ impl Backend for CpuBackend {
         })
     }
 
+    fn texture_version(&self, key: InstanceKey, texture: Texture) -> Option<u64> {
+        self.instances.get(&key).map(|inst| inst.versions[version_class(texture)])
+    }
+
     fn write_textures(&mut self, key: InstanceKey, set: &TextureSet) -> Result<()> {
         let (_, inst) = self.parts(key)?;
         let d = inst.dims;
@@ -586,10 +625,15 @@ impl Backend for CpuBackend {
                 _ => unreachable!("every texture was checked above"),
             }
         }
-        // The column pass kept for local updates belongs to the field it built.
+        // The column pass kept for local updates belongs to the field it
+        // built. A load of the occlusion the instance holds keeps its version.
         if !(same_occlusion && field == inst.distance_field) {
             inst.df_columns.clear();
         }
+        if !(same_occlusion && field == inst.distance_field && mips == inst.mips) {
+            inst.versions[OCCLUSION] = next_version();
+        }
+        (inst.versions[RECOMPUTED], inst.versions[FINAL]) = (next_version(), next_version());
         inst.mips = mips;
         inst.distance_field = field;
         if same_occlusion {

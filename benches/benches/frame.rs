@@ -15,7 +15,9 @@
 //! ticks spend in their sight steps, timed inside the tick), and
 //! what a lockstep or rollback game asks beside the tick: `hash/rts/...`,
 //! `save/rts/...`, `restore/rts/...` (the portable snapshot) and
-//! `save-state/rts/...`, `load-state/rts/...` (the in-memory rollback state).
+//! `save-state/rts/...` (the in-memory rollback state, saved after each
+//! walking tick and kept eight deep, as a rollback game keeps it),
+//! `load-state/rts/...`.
 //!
 //! `cargo bench -p murk-benches --bench frame`. The GPU rows appear when an
 //! adapter exists (figures on lavapipe are not performance figures).
@@ -231,9 +233,28 @@ fn bench_state(c: &mut Criterion, backends: Vec<(String, Box<dyn Backend>)>) {
         c.benchmark_group("restore").sample_size(10).bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| {
             b.iter(|| t.fog.restore(&mut t.world, &bytes).expect("restore"))
         });
-        c.benchmark_group("save-state")
-            .sample_size(10)
-            .bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| b.iter(|| t.fog.save_state(&t.world).expect("save")));
+        // A rollback game saves after every tick and keeps a few frames of
+        // states: only the save is timed, after a walking tick.
+        let mut states = std::collections::VecDeque::new();
+        c.benchmark_group("save-state").sample_size(10).bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| {
+            b.iter_custom(|iters| {
+                let mut spent = std::time::Duration::ZERO;
+                for _ in 0..iters {
+                    t.step();
+                    let started = std::time::Instant::now();
+                    states.push_back(t.fog.save_state(&t.world).expect("save"));
+                    spent += started.elapsed();
+                    if states.len() > 8 {
+                        states.pop_front();
+                    }
+                }
+                spent
+            })
+        });
+        if let [.., before, last] = states.make_contiguous() {
+            let (all, shared) = last.texture_bytes(before);
+            eprintln!("save-state rts/{backend_label}: {all} bytes of textures and heights, {shared} shared with the state before");
+        }
         let state = t.fog.save_state(&t.world).expect("save");
         c.benchmark_group("load-state").sample_size(10).bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| {
             b.iter(|| t.fog.load_state(&mut t.world, &state).expect("load"))

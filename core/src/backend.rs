@@ -334,6 +334,15 @@ pub trait Backend: Send {
     /// texture of [`crate::texture::instance_textures`] this way). A pyramid
     /// level it has not built is an error naming it.
     fn read_texture(&mut self, key: InstanceKey, texture: Texture) -> Result<StageImage>;
+    /// A version of one texture of an instance: a number that is never
+    /// given again once anything may have written the texture, so an image
+    /// read under one version can stand for the texture while the version
+    /// holds (a save state shares it with the state before). `None` (the
+    /// default, and for an unknown instance): not tracked, read it.
+    fn texture_version(&self, key: InstanceKey, texture: Texture) -> Option<u64> {
+        let _ = (key, texture);
+        None
+    }
     /// Replaces every texture of an instance with a checked set (a restore,
     /// a resample into a new area); the set is checked against the
     /// instance's size by [`TextureSet::new`], so a backend only loads it.

@@ -233,6 +233,77 @@ pub fn a_saved_state_loads_back_as_its_snapshot_restores(make: &Make) {
     assert_eq!(fog.lockstep_hash().unwrap(), hash, "as the snapshot restores");
 }
 
+/// States saved every tick, as a rollback game saves them, hold the bytes
+/// of their moment although a save shares what no tick wrote since the one
+/// before: over ticks where a source walks, a wall comes, the captured
+/// heights change and nothing moves, each state loads back to every stage
+/// and to the lockstep hash read when it was saved. Where a backend tracks
+/// texture versions (the CPU), a save shares the occlusion and the capture
+/// with the one before unless the tick changed them.
+pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
+    let (mut world, mut fog) = world_and_fog(make);
+    let source = world.query::<&VisionSource>().iter().map(|(e, _)| e).next().unwrap();
+    let capture = world.query::<&HeightCapture>().iter().map(|(e, _)| e).next().unwrap();
+    let stages = |fog: &mut FogSubsystem| -> Vec<murk_core::StageImage> {
+        let mut out = Vec::new();
+        for name in fog.instance_names() {
+            for stage in murk_core::Stage::ALL {
+                out.push(fog.read_stage(&name, stage).unwrap());
+            }
+        }
+        out
+    };
+    let tracks = fog.save_state(&world).unwrap().texture_bytes(&fog.save_state(&world).unwrap()).1 > 0;
+    let (mut saved, mut shares) = (Vec::new(), Vec::new());
+    for t in 0..9 {
+        match t {
+            0..=2 => world.get::<&mut Position>(source).unwrap().0.x += 1.5,
+            3 => {
+                world
+                    .spawn((Position(Vec3::new(30.0, 24.0, 0.0)), Blocker::wall(BlockerShape::Rect { size: Vec2::new(2.0, 9.0), yaw_degrees: 0.0 })));
+            }
+            4 => {
+                world.get::<&mut HeightCapture>(capture).unwrap().cells[22 * 64 + 18] = 5.0;
+                fog.mark_capture_dirty();
+            }
+            _ => {}
+        }
+        fog.tick(&mut world, 33_333).unwrap();
+        let state = fog.save_state(&world).unwrap();
+        if let (true, Some((_, before))) = (tracks, saved.last()) {
+            let (all, shared) = state.texture_bytes(before);
+            let ok = match t {
+                // The masks moved; the occlusion and the capture did not.
+                1..=2 => 0 < shared && shared < all,
+                // The wall: the capture is shared, the occlusion is not.
+                3 => 0 < shared && shared < shares[1],
+                // The heights: nothing is.
+                4 => shared == 0,
+                // Settled: everything is.
+                7..=8 => shared == all,
+                _ => true,
+            };
+            assert!(ok, "tick {t}: {shared} of {all} bytes shared (shared before: {shares:?})");
+            shares.push(shared);
+        }
+        saved.push((stages(&mut fog), state));
+    }
+    let hashes: Vec<u64> = saved
+        .iter()
+        .map(|(_, state)| {
+            fog.load_state(&mut world, state).unwrap();
+            fog.lockstep_hash().unwrap()
+        })
+        .collect();
+    for (t, (want, state)) in saved.iter().enumerate().rev() {
+        fog.load_state(&mut world, state).unwrap();
+        assert_eq!(fog.lockstep_hash().unwrap(), hashes[t], "tick {t}: loaded twice, one hash");
+        for (k, (got, want)) in stages(&mut fog).iter().zip(want).enumerate() {
+            assert!(got == want, "tick {t}: instance {}, stage {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
+        }
+    }
+}
+
 /// Loading a state into the running instances (in place) continues, stage
 /// by stage and tick by tick, exactly as restoring the same moment into a
 /// fresh subsystem: once with a wall placed after the save (the instance
@@ -332,6 +403,7 @@ pub fn a_state_loaded_in_place_continues_as_a_fresh_restore(make: &Make) {
 /// Every test of this suite, by name.
 pub const TESTS: &[Test] = &[
     ("a_saved_state_loads_back_as_its_snapshot_restores", a_saved_state_loads_back_as_its_snapshot_restores),
+    ("states_saved_each_tick_share_what_no_tick_wrote", states_saved_each_tick_share_what_no_tick_wrote),
     ("a_state_loaded_in_place_continues_as_a_fresh_restore", a_state_loaded_in_place_continues_as_a_fresh_restore),
     ("the_editor_reads_and_writes_a_snapshot_unchanged", the_editor_reads_and_writes_a_snapshot_unchanged),
     ("a_capture_of_the_wrong_length_is_named", a_capture_of_the_wrong_length_is_named),

@@ -47,6 +47,7 @@ impl FogSubsystem {
             // Fresh occlusion textures: nothing is built for them yet.
             slot.state.built_for = None;
             slot.state.capture = None;
+            slot.saved_capture = None;
         } else if dims != old_dims {
             self.backend.destroy_instance(key);
             self.backend.create_instance(key, dims)?;
@@ -54,6 +55,7 @@ impl FogSubsystem {
             slot.state.has_recomputed = false;
             slot.state.built_for = None;
             slot.state.capture = None;
+            slot.saved_capture = None;
         }
         let slot = self.slot_mut(name)?;
         slot.desc = desc;

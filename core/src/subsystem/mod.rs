@@ -224,6 +224,9 @@ pub(crate) struct Slot {
     /// Rectangles of the capture a game marked dirty since the last
     /// recapture ([`FogSubsystem::mark_capture_dirty_in`]).
     pub(crate) capture_marks: Vec<TexelRect>,
+    /// The capture as a save state holds it, while no tick changed the
+    /// capture since (a save shares it; weak: the states are the caller's).
+    pub(crate) saved_capture: Option<std::sync::Weak<Vec<i32>>>,
     /// "Changed" flags of recent recomputes, oldest first, each used
     /// [`READBACK_LATENCY_TICKS`] after its recompute.
     pub(crate) flags: VecDeque<PendingFlag>,
@@ -310,6 +313,11 @@ pub struct FogSubsystem {
     pub(crate) footprint_memo: sight::FootprintMemo,
     /// Time in the sight steps (measured with the `timers` feature only).
     sight_timer: timers::StepTimer,
+    /// The textures of the last save states, by instance and texture, with
+    /// the backend's version they were read under: a save shares one while
+    /// its version holds and a state still holds it (weak: the states are
+    /// the caller's).
+    pub(crate) saved_images: BTreeMap<(InstanceKey, crate::texture::Texture), (u64, std::sync::Weak<crate::backend::StageImage>)>,
 }
 
 impl FogSubsystem {
@@ -334,6 +342,7 @@ impl FogSubsystem {
             sight_batches: VecDeque::new(),
             footprint_memo: sight::FootprintMemo::default(),
             sight_timer: timers::StepTimer::default(),
+            saved_images: BTreeMap::new(),
         }
     }
 
@@ -375,6 +384,7 @@ impl FogSubsystem {
             built_shapes: None,
             blocker_memo: project::BlockerMemo::default(),
             capture_marks: Vec::new(),
+            saved_capture: None,
             flags: VecDeque::new(),
             reveals: Vec::new(),
             reveal_uploaded: None,

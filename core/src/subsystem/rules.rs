@@ -137,6 +137,9 @@ pub(super) fn apply(
             slot.state.stats.recaptures = slot.state.stats.recaptures.saturating_add(1);
         }
         slot.capture_marks.clear();
+        if heights.is_some() {
+            slot.saved_capture = None;
+        }
         match (heights, slot.state.capture.as_mut()) {
             (None, _) => {}
             (Some(CaptureHeights::Whole(texels)), old) => {
@@ -163,6 +166,7 @@ pub(super) fn apply(
         slot.state.capture_signature = signature;
         slot.state.capture_dirty = false;
     } else if slot.state.capture.take().is_some() {
+        slot.saved_capture = None;
         full = true;
     }
     if slot.state.blocker_hash != Some(g.blocker_hash) {

@@ -88,20 +88,37 @@ impl FogSubsystem {
         }
         self.land_readbacks()?;
         let mut instances = Vec::with_capacity(self.instances.len());
-        for slot in self.instances.values() {
+        let mut saved = BTreeMap::new();
+        for slot in self.instances.values_mut() {
             let mut textures = Vec::new();
             let mut kept_images = Vec::new();
             for entry in instance_textures(slot.dims, slot.state.built_for) {
-                let image = self.backend.read_texture(slot.key, entry.texture)?;
-                if kept.is_some() {
-                    kept_images.push((entry.texture, Arc::new(image)));
-                } else {
-                    textures.push(TextureBody::of(entry.texture, &image));
+                if kept.is_none() {
+                    textures.push(TextureBody::of(entry.texture, &self.backend.read_texture(slot.key, entry.texture)?));
+                    continue;
                 }
+                // A texture no pass wrote since a state still held read it
+                // is that state's image, shared.
+                let at = (slot.key, entry.texture);
+                let version = self.backend.texture_version(slot.key, entry.texture);
+                let held = self.saved_images.get(&at).filter(|(v, _)| Some(*v) == version).and_then(|(_, image)| image.upgrade());
+                let image = match held {
+                    Some(image) => image,
+                    None => Arc::new(self.backend.read_texture(slot.key, entry.texture)?),
+                };
+                if let Some(v) = version {
+                    saved.insert(at, (v, Arc::downgrade(&image)));
+                }
+                kept_images.push((entry.texture, image));
             }
             let capture = match kept.as_deref_mut() {
                 Some(kept) => {
-                    kept.push(KeptInstance { images: kept_images, capture: slot.state.capture.clone().map(Arc::new) });
+                    let capture = match slot.saved_capture.as_ref().and_then(std::sync::Weak::upgrade) {
+                        Some(held) => Some(held),
+                        None => slot.state.capture.clone().map(Arc::new),
+                    };
+                    slot.saved_capture = capture.as_ref().map(Arc::downgrade);
+                    kept.push(KeptInstance { images: kept_images, capture });
                     None
                 }
                 None => slot.state.capture.as_ref().map(|c| CaptureBytes(c.iter().flat_map(|v| v.to_le_bytes()).collect())),
@@ -154,6 +171,9 @@ impl FogSubsystem {
         let mut reveals: Vec<(u64, u32)> = world.query::<&TransientReveal>().iter().map(|(e, r)| (e.to_bits().get(), r.remaining_ticks)).collect();
         reveals.sort_unstable();
         let lockstep = self.land_pending_hashes()?;
+        if kept.is_some() {
+            self.saved_images = saved;
+        }
         Ok(FogBody {
             tick: self.tick,
             next_query: self.next_query,
@@ -260,7 +280,9 @@ impl FogSubsystem {
                 Some(kept) => Some(kept.next().ok_or_else(|| MurkError::invalid("state.kept", names.len(), "holds fewer instances than the body"))?),
                 None => None,
             };
-            // A kept capture is the subsystem's own, checked when it was made.
+            // A kept capture is the subsystem's own, checked when it was
+            // made; the next save shares it while no tick changes it.
+            let saved_capture = held.as_ref().and_then(|h| h.capture.as_ref()).map(Arc::downgrade);
             let capture = match &held {
                 Some(held) => held.capture.as_deref().cloned(),
                 None => inst.state.capture.as_ref().map(|blob| read_capture(&blob.0, dims, &prefix)).transpose()?,
@@ -304,6 +326,7 @@ impl FogSubsystem {
                 built_shapes: None,
                 blocker_memo: super::project::BlockerMemo::default(),
                 capture_marks: Vec::new(),
+                saved_capture,
                 flags: flags.collect(),
                 reveals: inst.reveals,
                 reveal_uploaded: inst.reveal_signature,
@@ -628,4 +651,33 @@ struct KeptInstance {
 pub struct SaveState {
     body: FogBody,
     kept: Vec<KeptInstance>,
+}
+
+impl SaveState {
+    /// The bytes of textures and captured heights the state holds, and of
+    /// those the bytes it shares with `other` (the same images, not copies:
+    /// a save shares what no tick wrote since the state before was saved).
+    /// What a rollback buffer of states costs in memory is the first figure
+    /// of the oldest plus the difference of each next.
+    pub fn texture_bytes(&self, other: &SaveState) -> (usize, usize) {
+        let image_bytes = |image: &crate::backend::StageImage| image.data.len() * image.data.kind().size();
+        let capture_bytes = |c: &Vec<i32>| c.len() * size_of::<i32>();
+        let (mut all, mut shared) = (0, 0);
+        for (i, inst) in self.kept.iter().enumerate() {
+            let theirs = other.kept.get(i);
+            for (texture, image) in &inst.images {
+                all += image_bytes(image);
+                if theirs.is_some_and(|t| t.images.iter().any(|(o, im)| o == texture && Arc::ptr_eq(im, image))) {
+                    shared += image_bytes(image);
+                }
+            }
+            if let Some(c) = &inst.capture {
+                all += capture_bytes(c);
+                if theirs.and_then(|t| t.capture.as_ref()).is_some_and(|o| Arc::ptr_eq(o, c)) {
+                    shared += capture_bytes(c);
+                }
+            }
+        }
+        (all, shared)
+    }
 }
