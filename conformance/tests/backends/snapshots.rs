@@ -44,6 +44,17 @@ fn world_and_fog(make: &Make) -> (World, FogSubsystem) {
     (world, fog)
 }
 
+/// Every stage of every instance, in name order.
+fn stages(fog: &mut FogSubsystem) -> Vec<murk_core::StageImage> {
+    let mut out = Vec::new();
+    for name in fog.instance_names() {
+        for stage in murk_core::Stage::ALL {
+            out.push(fog.read_stage(&name, stage).unwrap());
+        }
+    }
+    out
+}
+
 /// Restores `bytes`, expects an error containing `needle`, and checks that
 /// nothing changed.
 fn rejected(make: &Make, bytes: &[u8], needle: &str) {
@@ -245,15 +256,6 @@ pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
     let (mut world, mut fog) = world_and_fog(make);
     let source = world.query::<&VisionSource>().iter().map(|(e, _)| e).next().unwrap();
     let capture = world.query::<&HeightCapture>().iter().map(|(e, _)| e).next().unwrap();
-    let stages = |fog: &mut FogSubsystem| -> Vec<murk_core::StageImage> {
-        let mut out = Vec::new();
-        for name in fog.instance_names() {
-            for stage in murk_core::Stage::ALL {
-                out.push(fog.read_stage(&name, stage).unwrap());
-            }
-        }
-        out
-    };
     // Two saves with no tick between share every texture where the backend
     // versions them (the CPU), and only the captured heights where not.
     let (all, shared) = fog.save_state(&world).unwrap().texture_bytes(&fog.save_state(&world).unwrap());
@@ -348,15 +350,6 @@ pub fn a_state_loaded_in_place_continues_as_a_fresh_restore(make: &Make) {
             }
             _ => {}
         }
-    };
-    let stages = |fog: &mut FogSubsystem| -> Vec<murk_core::StageImage> {
-        let mut out = Vec::new();
-        for name in fog.instance_names() {
-            for stage in murk_core::Stage::ALL {
-                out.push(fog.read_stage(&name, stage).unwrap());
-            }
-        }
-        out
     };
     let methods = [RayMethod::Dda, RayMethod::StepScan, RayMethod::DistanceField];
     let mut fog = FogSubsystem::new(make());
