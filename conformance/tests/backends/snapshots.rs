@@ -310,6 +310,16 @@ pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
             assert!(got == want, "tick {t}: instance {}, stage {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
         }
     }
+    // A rollback to tick 2, then tick 3 again (the source stands where it
+    // stood then, the wall comes, the heights are not read again): a state
+    // keeps the blockers its occlusion was built from, so the wall updates
+    // the loaded occlusion where it stands, and the tick is tick 3's.
+    fog.load_state(&mut world, &saved[2].1).unwrap();
+    let report = fog.tick(&mut world, 33_333).unwrap();
+    assert!(report.instances.values().all(|o| o.occlusion_built && o.occlusion_local), "the wall after a load is a local update");
+    for (k, (got, want)) in stages(&mut fog).iter().zip(&saved[3].0).enumerate() {
+        assert!(got == want, "tick 3 again: instance {}, stage {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
+    }
 }
 
 /// Loading a state into the running instances (in place) continues, stage

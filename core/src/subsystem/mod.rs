@@ -55,6 +55,7 @@ use crate::zlayer::Slab;
 use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 /// The smallest internal texel an area may have, in world units; finer grids
 /// (an area of 1e-30 units) are degenerate and rejected when created.
@@ -216,8 +217,9 @@ pub(crate) struct Slot {
     pub(crate) last_input: Option<RecomputeInput>,
     /// The blockers the backend's occlusion was last built from (`None`:
     /// not known, the next change rebuilds it whole). Not saved in
-    /// snapshots.
-    pub(crate) built_shapes: Option<occlusion::BuiltShapes>,
+    /// snapshots; kept in save states (shared), so that a blocker changed
+    /// after a load updates the loaded occlusion where it changed.
+    pub(crate) built_shapes: Option<Arc<occlusion::BuiltShapes>>,
     /// The blockers' projections of the last tick, so a tick projects only
     /// the blockers that changed. Not saved in snapshots.
     pub(crate) blocker_memo: project::BlockerMemo,

@@ -19,6 +19,7 @@ use crate::profile::ProfileQ;
 use crate::texture::OcclusionBuild;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// What a tick does to an instance's occlusion.
 #[derive(Debug, PartialEq, Eq)]
@@ -217,11 +218,11 @@ pub(super) fn apply(
         };
         slot.state.capture = input.capture.take();
         result?;
-        slot.built_shapes = Some(BuiltShapes::of(&input));
+        slot.built_shapes = Some(Arc::new(BuiltShapes::of(&input)));
         outcome.occlusion_built = true;
     } else if slot.built_shapes.is_none() {
         // The backend holds the build of these shapes (their hash says so).
-        slot.built_shapes = Some(BuiltShapes::of(&g.occlusion));
+        slot.built_shapes = Some(Arc::new(BuiltShapes::of(&g.occlusion)));
     }
     slot.state.blocker_hash = Some(g.blocker_hash);
     slot.state.built_for = Some(needs);

@@ -118,7 +118,7 @@ impl FogSubsystem {
                         None => slot.state.capture.clone().map(Arc::new),
                     };
                     slot.saved_capture = capture.as_ref().map(Arc::downgrade);
-                    kept.push(KeptInstance { images: kept_images, capture });
+                    kept.push(KeptInstance { images: kept_images, capture, built_shapes: slot.built_shapes.clone() });
                     None
                 }
                 None => slot.state.capture.as_ref().map(|c| CaptureBytes(c.iter().flat_map(|v| v.to_le_bytes()).collect())),
@@ -283,6 +283,9 @@ impl FogSubsystem {
             // A kept capture is the subsystem's own, checked when it was
             // made; the next save shares it while no tick changes it.
             let saved_capture = held.as_ref().and_then(|h| h.capture.as_ref()).map(Arc::downgrade);
+            // The loaded occlusion is the build of the kept blockers: a
+            // blocker changed after the load updates it where it changed.
+            let built_shapes = held.as_ref().and_then(|h| h.built_shapes.clone());
             let capture = match &held {
                 Some(held) => held.capture.as_deref().cloned(),
                 None => inst.state.capture.as_ref().map(|blob| read_capture(&blob.0, dims, &prefix)).transpose()?,
@@ -323,7 +326,7 @@ impl FogSubsystem {
                 dims,
                 state,
                 last_input: None,
-                built_shapes: None,
+                built_shapes,
                 blocker_memo: super::project::BlockerMemo::default(),
                 capture_marks: Vec::new(),
                 saved_capture,
@@ -642,6 +645,8 @@ fn restored_sight(
 struct KeptInstance {
     images: Vec<(crate::texture::Texture, Arc<crate::backend::StageImage>)>,
     capture: Option<Arc<Vec<i32>>>,
+    /// The blockers the kept occlusion was built from.
+    built_shapes: Option<Arc<super::occlusion::BuiltShapes>>,
 }
 
 /// A fog state saved in memory for rollback ([`FogSubsystem::save_state`]):
