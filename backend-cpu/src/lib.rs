@@ -602,13 +602,23 @@ impl Backend for CpuBackend {
         // and the source windows are a function of coverage and height: a
         // load of the occlusion the instance holds (a rollback) keeps them,
         // and the windows' combination is finished anew over the loaded
-        // visibility.
-        let same_occlusion = matches!(
-            (set.get(Texture::Coverage).map(|i| &i.data), set.get(Texture::Height).map(|i| &i.data)),
-            (Some(StageData::U8(c)), Some(StageData::I32(h))) if *c == inst.coverage && *h == inst.height
-        );
+        // visibility. Textures the set says the instance holds already (a
+        // rollback to a state saved since their last write) are left as
+        // they are; the pyramid and the field only all together.
+        let same_occlusion = (set.held(Texture::Coverage) && set.held(Texture::Height))
+            || matches!(
+                (set.get(Texture::Coverage).map(|i| &i.data), set.get(Texture::Height).map(|i| &i.data)),
+                (Some(StageData::U8(c)), Some(StageData::I32(h))) if *c == inst.coverage && *h == inst.height
+            );
+        let derived = |t: &Texture| matches!(t, Texture::Mip(_) | Texture::DistanceField);
+        let pyramid_held = set.textures().filter(|(t, _)| matches!(t, Texture::Mip(_))).count() == inst.mips.len()
+            && set.get(Texture::DistanceField).is_some() == (inst.distance_field.width > 0)
+            && set.textures().filter(|(t, _)| derived(t)).all(|(t, _)| set.held(t));
         let (mut mips, mut field) = (Vec::new(), Grid::default());
         for (texture, image) in set.textures() {
+            if if derived(&texture) { pyramid_held } else { set.held(texture) } {
+                continue;
+            }
             match (texture, &image.data) {
                 (Texture::Coverage, StageData::U8(v)) => inst.coverage.copy_from_slice(v),
                 (Texture::Height, StageData::I32(v)) => inst.height.copy_from_slice(v),
@@ -627,15 +637,18 @@ impl Backend for CpuBackend {
         }
         // The column pass kept for local updates belongs to the field it
         // built. A load of the occlusion the instance holds keeps its version.
-        if !(same_occlusion && field == inst.distance_field) {
+        let (same_field, same_mips) = if pyramid_held { (true, true) } else { (field == inst.distance_field, mips == inst.mips) };
+        if !(same_occlusion && same_field) {
             inst.df_columns.clear();
         }
-        if !(same_occlusion && field == inst.distance_field && mips == inst.mips) {
+        if !(same_occlusion && same_field && same_mips) {
             inst.versions[OCCLUSION] = next_version();
         }
         (inst.versions[RECOMPUTED], inst.versions[FINAL]) = (next_version(), next_version());
-        inst.mips = mips;
-        inst.distance_field = field;
+        if !pyramid_held {
+            inst.mips = mips;
+            inst.distance_field = field;
+        }
         if same_occlusion {
             inst.windows.unfinish();
         } else {

@@ -411,6 +411,8 @@ pub fn mip_atlas(width: u32, height: u32, levels: &[Grid<u8>]) -> StageImage {
 pub struct TextureSet {
     build: Option<OcclusionBuild>,
     textures: Vec<(Texture, Arc<StageImage>)>,
+    /// Textures the instance written to already holds ([`TextureSet::hold`]).
+    held: Vec<Texture>,
 }
 
 impl TextureSet {
@@ -457,7 +459,22 @@ impl TextureSet {
                 return Err(MurkError::invalid(format!("{field}[{i}]"), v, format!("must be {range}")));
             }
         }
-        Ok(Self { build, textures })
+        Ok(Self { build, textures, held: Vec::new() })
+    }
+
+    /// Marks `texture` as one that the backend instance the set is written
+    /// to already holds byte for byte (a rollback load of a state saved from
+    /// that instance, no pass having written the texture since): a backend
+    /// may leave it as it is rather than copy it.
+    pub fn hold(&mut self, texture: Texture) {
+        if !self.held.contains(&texture) {
+            self.held.push(texture);
+        }
+    }
+
+    /// Whether [`TextureSet::hold`] marked `texture`.
+    pub fn held(&self, texture: Texture) -> bool {
+        self.held.contains(&texture)
     }
 
     /// The occlusion build the set was checked for.

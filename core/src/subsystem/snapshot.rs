@@ -13,7 +13,7 @@ use crate::frame::CAPTURE_EMPTY;
 use crate::query::{MaskAnswer, PendingQuery, QueryHandle};
 use crate::snapshot::{FlagBody, FogBody, InstanceBody, SampleBatchBody, SightBatchBody, StealthBody, TextureBody};
 use crate::stealth::{StealthBatch, StealthState};
-use crate::texture::{instance_textures, TextureSet};
+use crate::texture::{instance_textures, Texture, TextureSet};
 use hecs::{Entity, World};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -452,7 +452,7 @@ impl FogSubsystem {
         // loads in place come last, when nothing is left to check (a backend
         // checks a whole set against the instance before writing any of it).
         let (mut created, mut fresh, mut key) = (Vec::new(), BTreeMap::new(), self.next_key);
-        let (backend, running) = (self.backend.as_mut(), &self.instances);
+        let (backend, running, saved) = (self.backend.as_mut(), &self.instances, &self.saved_images);
         let loaded = (|| {
             let mut in_place = Vec::new();
             for (mut slot, textures) in slots {
@@ -468,7 +468,21 @@ impl FogSubsystem {
                 key += 1;
                 fresh.insert(slot.desc.name.clone(), slot);
             }
-            for (slot, textures) in in_place {
+            for (slot, mut textures) in in_place {
+                // A kept image read from this instance under the version the
+                // texture still has is what the instance holds.
+                let held: Vec<Texture> = textures
+                    .textures()
+                    .filter(|(t, image)| {
+                        saved
+                            .get(&(slot.key, *t))
+                            .is_some_and(|(v, weak)| std::ptr::eq(weak.as_ptr(), *image) && backend.texture_version(slot.key, *t) == Some(*v))
+                    })
+                    .map(|(t, _)| t)
+                    .collect();
+                for t in held {
+                    textures.hold(t);
+                }
                 backend.write_textures(slot.key, &textures)?;
                 fresh.insert(slot.desc.name.clone(), slot);
             }
@@ -643,7 +657,7 @@ fn restored_sight(
 /// no texture).
 #[derive(Clone, Debug)]
 struct KeptInstance {
-    images: Vec<(crate::texture::Texture, Arc<crate::backend::StageImage>)>,
+    images: Vec<(Texture, Arc<crate::backend::StageImage>)>,
     capture: Option<Arc<Vec<i32>>>,
     /// The blockers the kept occlusion was built from.
     built_shapes: Option<Arc<super::occlusion::BuiltShapes>>,
