@@ -34,10 +34,13 @@
 
 pub mod looks;
 pub mod passes;
+pub mod tiles;
 
 use murk_core::backend::{FootprintList, FootprintRequest, InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
 use murk_core::fixed::HEIGHT_FLOOR;
-use murk_core::{Backend, Grid, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result, TexelRect, Texture, TextureSet};
+use murk_core::{
+    Backend, Grid, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result, TexelRect, Texture, TextureSet, Tile, TileData, TiledImage,
+};
 use passes::compose::ComposeParams;
 use passes::dirty::Blocks;
 use passes::footprints::{Judge, Plan};
@@ -48,30 +51,15 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// The last texture version given, by any CPU backend of the process
-/// (`Backend::texture_version`): versions are never given twice.
+/// The last version given to texture bytes, by any CPU backend of the
+/// process (the versions of the tiles of [`Backend::save_tiles`]): versions
+/// are never given twice.
 static VERSIONS: AtomicU64 = AtomicU64::new(0);
 
 /// A version not given before.
 fn next_version() -> u64 {
     VERSIONS.fetch_add(1, Ordering::Relaxed) + 1
 }
-
-/// Which version a texture follows: the occlusion's (written by the
-/// occlusion builds), the recompute's (visibility to the blend start) or
-/// the final mask's (the blend).
-fn version_class(texture: Texture) -> usize {
-    match texture {
-        Texture::Coverage | Texture::Height | Texture::Mip(_) | Texture::DistanceField => OCCLUSION,
-        Texture::Final => FINAL,
-        _ => RECOMPUTED,
-    }
-}
-
-/// The classes of [`version_class`].
-const OCCLUSION: usize = 0;
-const RECOMPUTED: usize = 1;
-const FINAL: usize = 2;
 
 fn backend_error(message: String) -> MurkError {
     MurkError::Backend { backend: "cpu".into(), message }
@@ -117,9 +105,12 @@ struct CpuInstance {
     /// The last footprint judgment and the tiles written since (`None`:
     /// no footprint judged since the mask was made or loaded).
     judge: Option<Judge>,
-    /// The version of each class of textures ([`version_class`]), taken
-    /// anew by whatever may write one of them.
-    versions: [u64; 3],
+    /// The version of the occlusion (coverage, heights, pyramid and
+    /// field, every tile), taken anew by whatever may write it.
+    occlusion_version: u64,
+    /// The version of each tile of each mask, in the order of
+    /// [`tiles::MASKS`].
+    mask_tiles: Vec<tiles::TileVersions>,
 }
 
 impl CpuInstance {
@@ -157,8 +148,21 @@ impl CpuInstance {
             out_unsettled,
             blurred_with,
             judge: None,
-            versions: [next_version(), next_version(), next_version()],
+            occlusion_version: next_version(),
+            mask_tiles: Self::blank_tiles(dims, next_version()),
         }
+    }
+
+    /// The tiles of every mask at `version`.
+    fn blank_tiles(dims: InstanceDims, version: u64) -> Vec<tiles::TileVersions> {
+        let size = |t: Texture| {
+            if matches!(t, Texture::Upscale | Texture::Start | Texture::Final) {
+                (dims.out_width, dims.out_height)
+            } else {
+                (dims.width, dims.height)
+            }
+        };
+        tiles::MASKS.iter().map(|&t| tiles::TileVersions::new(size(t).0, size(t).1, version)).collect()
     }
 
     /// What [`CpuInstance::blank`] knows of its masks (nothing settled,
@@ -248,7 +252,7 @@ impl Backend for CpuBackend {
 
     fn build_occlusion(&mut self, key: InstanceKey, input: &OcclusionInput) -> Result<()> {
         let (pool, inst) = self.parts(key)?;
-        inst.versions[OCCLUSION] = next_version();
+        inst.occlusion_version = next_version();
         if (input.width, input.height) != (inst.dims.width, inst.dims.height) {
             return Err(MurkError::Backend {
                 backend: "cpu".into(),
@@ -285,7 +289,7 @@ impl Backend for CpuBackend {
             // What is built differs from what is asked: built whole.
             return self.build_occlusion(key, input);
         }
-        inst.versions[OCCLUSION] = next_version();
+        inst.occlusion_version = next_version();
         pool.install(|| {
             let capture = input.capture.as_deref();
             for r in changed {
@@ -345,7 +349,7 @@ impl Backend for CpuBackend {
             )));
         }
         // The tables are a function of coverage and height: copied with them.
-        dst.versions[OCCLUSION] = next_version();
+        dst.occlusion_version = next_version();
         dst.accel = accel;
         dst.windows.clear();
         dst.coverage = coverage;
@@ -358,7 +362,8 @@ impl Backend for CpuBackend {
 
     fn recompute(&mut self, key: InstanceKey, input: &RecomputeInput) -> Result<RecomputeReport> {
         let (pool, inst) = self.parts(key)?;
-        inst.versions[RECOMPUTED] = next_version();
+        // Every mask tile this recompute may write takes this version.
+        let version = next_version();
         let (w, h) = (inst.dims.width, inst.dims.height);
         let changed = pool.install(|| {
             let occ = Occlusion {
@@ -374,6 +379,7 @@ impl Backend for CpuBackend {
             let mut blurred_marks = Blocks::new(w as usize, h as usize, false);
             if !input.reuse_visibility {
                 let (_, changed) = passes::visibility::visibility_changes(input, &occ, &mut inst.windows, &mut inst.visibility);
+                tiles::of(&mut inst.mask_tiles, Texture::Visibility).stamp(&changed, version);
                 // Blurred changes within the kernel's reach of what changed,
                 // when the kernel and one step are what blurred was made with.
                 let same_kernel = inst.blurred_with.as_ref() == Some(&input.blur);
@@ -385,6 +391,7 @@ impl Backend for CpuBackend {
                     blurred_marks = Blocks::new(w as usize, h as usize, true);
                     passes::blur::blur(&input.blur, w, h, &inst.visibility, &mut inst.blurred);
                 }
+                tiles::of(&mut inst.mask_tiles, Texture::Blur).stamp(&blurred_marks, version);
             }
             let params = ComposeParams {
                 fade_in_step: input.fade_in_step,
@@ -403,7 +410,7 @@ impl Backend for CpuBackend {
             } else {
                 todo = Blocks::new(w as usize, h as usize, true);
             }
-            let mut moved = Blocks::new(w as usize, h as usize, false);
+            let (mut moved, mut remembered) = (Blocks::new(w as usize, h as usize, false), Blocks::new(w as usize, h as usize, false));
             let changed = passes::settle::memory_compose_marked(
                 &inst.blurred,
                 &mut inst.memory,
@@ -415,8 +422,13 @@ impl Backend for CpuBackend {
                 &todo,
                 &mut inst.unsettled,
                 &mut moved,
+                &mut remembered,
             );
             inst.settled_under = Some(key);
+            for mask in [Texture::Memory, Texture::Mapped] {
+                tiles::of(&mut inst.mask_tiles, mask).stamp(&remembered, version);
+            }
+            tiles::of(&mut inst.mask_tiles, Texture::Compose).stamp(&moved, version);
             if !known {
                 // After a restore the upscaled mask may not be the one of
                 // composed: every block is upscaled again.
@@ -426,13 +438,16 @@ impl Backend for CpuBackend {
             let scale = inst.dims.out_width / w;
             if scale == 1 {
                 passes::settle::copy_marked(&inst.composed, &mut inst.upscaled, &moved);
+                tiles::of(&mut inst.mask_tiles, Texture::Upscale).stamp(&moved, version);
                 inst.out_unsettled.add(&moved);
             } else if moved.any() {
                 passes::upscale::upscale(&inst.composed, w, h, scale, &mut inst.upscaled);
+                tiles::of(&mut inst.mask_tiles, Texture::Upscale).stamp_all(version);
                 inst.out_unsettled = Blocks::new(inst.dims.out_width as usize, inst.dims.out_height as usize, true);
             }
             // The blend starts from the final mask (equal to it where settled).
             passes::settle::copy_marked(&inst.final_mask, &mut inst.start, &inst.out_unsettled);
+            tiles::of(&mut inst.mask_tiles, Texture::Start).stamp(&inst.out_unsettled, version);
             changed
         });
         Ok(RecomputeReport { changed: Readback::Ready(changed) })
@@ -467,7 +482,7 @@ impl Backend for CpuBackend {
         let (pool, inst) = self.parts(key)?;
         // A settled instance has nothing to blend: the pool is not woken.
         if inst.out_unsettled.any() {
-            inst.versions[FINAL] = next_version();
+            tiles::of(&mut inst.mask_tiles, Texture::Final).stamp(&inst.out_unsettled, next_version());
             pool.install(|| {
                 // Marks matter only to a judgment kept for the next one.
                 let tiles = inst.judge.as_mut().and_then(|j| Some((&mut j.changed[..], j.last.as_ref()?.cutoff)));
@@ -547,118 +562,141 @@ impl Backend for CpuBackend {
 
     fn read_texture(&mut self, key: InstanceKey, texture: Texture) -> Result<StageImage> {
         let (_, inst) = self.parts(key)?;
-        let d = inst.dims;
-        let internal = |v: &Vec<u16>| StageImage { width: d.width, height: d.height, data: StageData::U16(v.clone()) };
-        let output = |v: &Vec<u16>| StageImage { width: d.out_width, height: d.out_height, data: StageData::U16(v.clone()) };
-        Ok(match texture {
-            Texture::Coverage => StageImage { width: d.width, height: d.height, data: StageData::U8(inst.coverage.clone()) },
-            Texture::Height => StageImage { width: d.width, height: d.height, data: StageData::I32(inst.height.clone()) },
-            Texture::Mip(level) => match level.checked_sub(1).and_then(|i| inst.mips.get(i as usize)) {
-                Some(grid) => grid.image(),
-                None => return Err(backend_error(format!("mip level {level} is not built ({} levels are)", inst.mips.len()))),
-            },
-            Texture::DistanceField => inst.distance_field.image(),
-            Texture::Visibility => internal(&inst.visibility),
-            Texture::Blur => internal(&inst.blurred),
-            Texture::Memory => internal(&inst.memory),
-            Texture::Mapped => internal(&inst.mapped),
-            Texture::Compose => internal(&inst.composed),
-            Texture::Upscale => output(&inst.upscaled),
-            Texture::Start => output(&inst.start),
-            Texture::Final => output(&inst.final_mask),
-        })
+        let (width, height, texels) = inst.texels(texture)?;
+        let data = match texels {
+            Texels::U8(v) => StageData::U8(v.to_vec()),
+            Texels::U16(v) => StageData::U16(v.to_vec()),
+            Texels::I32(v) => StageData::I32(v.to_vec()),
+            Texels::U32(v) => StageData::U32(v.to_vec()),
+        };
+        Ok(StageImage { width, height, data })
     }
 
-    fn texture_version(&self, key: InstanceKey, texture: Texture) -> Option<u64> {
-        self.instances.get(&key).map(|inst| inst.versions[version_class(texture)])
+    fn save_tiles(&mut self, key: InstanceKey, textures: &[(Texture, Option<&TiledImage>)]) -> Result<Vec<Option<TiledImage>>> {
+        let (pool, inst) = self.parts(key)?;
+        let mut work = Vec::with_capacity(textures.len());
+        for &(texture, base) in textures {
+            let (w, h, texels) = inst.texels(texture)?;
+            let masks = tiles::mask_index(texture).map(|m| &inst.mask_tiles[m]);
+            let base = base.filter(|b| (b.width, b.height) == (w, h) && b.tiles.len() == TiledImage::tile_count(w, h));
+            work.push((w, h, texels, masks, base));
+        }
+        let occlusion = inst.occlusion_version;
+        // All of them in one parallel run: a tile under the version the
+        // base's tile has holds its bytes.
+        let saved = pool.install(|| {
+            work.par_iter()
+                .map(|(w, h, texels, masks, base)| {
+                    let version = |i| masks.map_or(occlusion, |m| m.get(i));
+                    if base.is_some_and(|b| b.tiles.iter().enumerate().all(|(i, tile)| tile.version == version(i))) {
+                        return None;
+                    }
+                    let tiles = (0..TiledImage::tile_count(*w, *h))
+                        .into_par_iter()
+                        .map(|i| {
+                            let version = version(i);
+                            match base.map(|b| &b.tiles[i]) {
+                                Some(tile) if tile.version == version => tile.clone(),
+                                _ => Tile { version, data: texels.tile(*w, *h, i) },
+                            }
+                        })
+                        .collect();
+                    Some(TiledImage { width: *w, height: *h, tiles })
+                })
+                .collect()
+        });
+        Ok(saved)
     }
 
     fn write_textures(&mut self, key: InstanceKey, set: &TextureSet) -> Result<()> {
         let (_, inst) = self.parts(key)?;
         let d = inst.dims;
-        // Every texture is checked before any is written: an error changes nothing.
-        for (texture, image) in set.textures() {
-            let grid_size = (image.width, image.height);
+        // Every texture is checked before any is written: an error changes
+        // nothing (the set checked each texture's type and texel count).
+        for (texture, size) in set.sizes() {
             let expected = match texture {
-                Texture::Mip(_) | Texture::DistanceField => grid_size,
+                Texture::Mip(_) | Texture::DistanceField => size,
                 Texture::Upscale | Texture::Start | Texture::Final => (d.out_width, d.out_height),
                 _ => (d.width, d.height),
             };
-            if grid_size != expected {
+            if size != expected {
                 return Err(backend_error(format!(
                     "texture `{}` is {}x{}, the instance's is {}x{}",
                     texture.name(),
-                    grid_size.0,
-                    grid_size.1,
+                    size.0,
+                    size.1,
                     expected.0,
                     expected.1
                 )));
             }
-            if image.data.kind() != texture.kind() || image.data.len() != (image.width * image.height) as usize {
-                return Err(backend_error(format!("texture `{}` holds {} {} texels", texture.name(), image.data.len(), image.data.kind().name())));
-            }
         }
-        // Written in place, into the buffers the instance has. The tables
-        // and the source windows are a function of coverage and height: a
-        // load of the occlusion the instance holds (a rollback) keeps them,
+        // Written in place, into the buffers the instance has. A set of
+        // tiles (a rollback state's) whose occlusion tiles are all under the
+        // instance's occlusion version is the occlusion the instance holds:
+        // it is left as it is, with its tables, source windows and the
+        // field's column pass. Otherwise the tables and windows are a
+        // function of coverage and height: a load of equal ones keeps them,
         // and the windows' combination is finished anew over the loaded
-        // visibility. Textures the set says the instance holds already (a
-        // rollback to a state saved since their last write) are left as
-        // they are; the pyramid and the field only all together.
-        let same_occlusion = (set.held(Texture::Coverage) && set.held(Texture::Height))
-            || matches!(
-                (set.get(Texture::Coverage).map(|i| &i.data), set.get(Texture::Height).map(|i| &i.data)),
-                (Some(StageData::U8(c)), Some(StageData::I32(h))) if *c == inst.coverage && *h == inst.height
-            );
-        let derived = |t: &Texture| matches!(t, Texture::Mip(_) | Texture::DistanceField);
-        let pyramid_held = set.textures().filter(|(t, _)| matches!(t, Texture::Mip(_))).count() == inst.mips.len()
-            && set.get(Texture::DistanceField).is_some() == (inst.distance_field.width > 0)
-            && set.textures().filter(|(t, _)| derived(t)).all(|(t, _)| set.held(t));
-        let (mut mips, mut field) = (Vec::new(), Grid::default());
-        for (texture, image) in set.textures() {
-            if if derived(&texture) { pyramid_held } else { set.held(texture) } {
-                continue;
+        // visibility.
+        let fresh = next_version();
+        let occlusion: Vec<Texture> = set.sizes().map(|(t, _)| t).filter(|t| t.is_occlusion()).collect();
+        let saved_version = uniform_version(set, &occlusion);
+        if saved_version != Some(inst.occlusion_version) {
+            let (coverage, height) = match (set.get(Texture::Coverage).map(|i| &i.data), set.get(Texture::Height).map(|i| &i.data)) {
+                (Some(StageData::U8(c)), Some(StageData::I32(h))) => (c, h),
+                _ => return Err(backend_error("a texture set without coverage and heights".into())),
+            };
+            let same_occlusion = *coverage == inst.coverage && *height == inst.height;
+            let field = set.grid::<u32>(Texture::DistanceField).unwrap_or_default();
+            let mips = set.mips();
+            let (same_field, same_mips) = (field == inst.distance_field, mips == inst.mips);
+            inst.coverage.copy_from_slice(coverage);
+            inst.height.copy_from_slice(height);
+            (inst.mips, inst.distance_field) = (mips, field);
+            // The column pass kept for local updates belongs to the field it
+            // built; equal bytes keep their version.
+            if !(same_occlusion && same_field) {
+                inst.df_columns.clear();
             }
-            match (texture, &image.data) {
-                (Texture::Coverage, StageData::U8(v)) => inst.coverage.copy_from_slice(v),
-                (Texture::Height, StageData::I32(v)) => inst.height.copy_from_slice(v),
-                (Texture::Mip(_), StageData::U8(v)) => mips.push(Grid { width: image.width, height: image.height, texels: v.clone() }),
-                (Texture::DistanceField, StageData::U32(v)) => field = Grid { width: image.width, height: image.height, texels: v.clone() },
-                (Texture::Visibility, StageData::U16(v)) => inst.visibility.copy_from_slice(v),
-                (Texture::Blur, StageData::U16(v)) => inst.blurred.copy_from_slice(v),
-                (Texture::Memory, StageData::U16(v)) => inst.memory.copy_from_slice(v),
-                (Texture::Mapped, StageData::U16(v)) => inst.mapped.copy_from_slice(v),
-                (Texture::Compose, StageData::U16(v)) => inst.composed.copy_from_slice(v),
-                (Texture::Upscale, StageData::U16(v)) => inst.upscaled.copy_from_slice(v),
-                (Texture::Start, StageData::U16(v)) => inst.start.copy_from_slice(v),
-                (Texture::Final, StageData::U16(v)) => inst.final_mask.copy_from_slice(v),
-                _ => unreachable!("every texture was checked above"),
+            if !(same_occlusion && same_field && same_mips) {
+                inst.occlusion_version = saved_version.unwrap_or(fresh);
             }
-        }
-        // The column pass kept for local updates belongs to the field it
-        // built. A load of the occlusion the instance holds keeps its version.
-        let (same_field, same_mips) = if pyramid_held { (true, true) } else { (field == inst.distance_field, mips == inst.mips) };
-        if !(same_occlusion && same_field) {
-            inst.df_columns.clear();
-        }
-        if !(same_occlusion && same_field && same_mips) {
-            inst.versions[OCCLUSION] = next_version();
-        }
-        (inst.versions[RECOMPUTED], inst.versions[FINAL]) = (next_version(), next_version());
-        if !pyramid_held {
-            inst.mips = mips;
-            inst.distance_field = field;
-        }
-        if same_occlusion {
-            inst.windows.unfinish();
+            if same_occlusion {
+                inst.windows.unfinish();
+            } else {
+                inst.accel = passes::visibility::Accel::new(&inst.coverage, &inst.height, d.width, d.height);
+                inst.windows.clear();
+            }
         } else {
-            inst.accel = passes::visibility::Accel::new(&inst.coverage, &inst.height, d.width, d.height);
-            inst.windows.clear();
+            inst.windows.unfinish();
+        }
+        // The masks: a tile of a state's under the version the instance's
+        // tile has is there already; the others are copied and take the
+        // state's version (a whole image, or a tile not versioned, a new one).
+        let CpuInstance { visibility, blurred, memory, mapped, composed, upscaled, start, final_mask, mask_tiles, .. } = inst;
+        let buffers: [&mut Vec<u16>; 8] = [visibility, blurred, memory, mapped, composed, upscaled, start, final_mask];
+        for ((texture, buffer), versions) in tiles::MASKS.iter().zip(buffers).zip(mask_tiles.iter_mut()) {
+            match set.tiles(*texture) {
+                Some(img) => {
+                    let there = |i: usize| img.tiles[i].version != 0 && img.tiles[i].version == versions.get(i);
+                    if !img.write_into(buffer, there) {
+                        return Err(backend_error(format!("texture `{}` is not in tiles of 16-bit texels of its size", texture.name())));
+                    }
+                    versions.take(img, fresh);
+                }
+                None => match set.get(*texture).map(|i| &i.data) {
+                    Some(StageData::U16(v)) => {
+                        buffer.copy_from_slice(v);
+                        versions.stamp_all(fresh);
+                    }
+                    _ => return Err(backend_error(format!("a texture set without the 16-bit texture `{}`", texture.name()))),
+                },
+            }
         }
         // Nothing is known settled or blurred about the loaded masks. The
         // reveals are an input, not a texture: they stay.
-        let fresh = CpuInstance::blank_caches(d);
-        (inst.unsettled, inst.settled_under, inst.out_unsettled, inst.blurred_with) = fresh;
+        let blank = CpuInstance::blank_caches(d);
+        (inst.unsettled, inst.settled_under, inst.out_unsettled, inst.blurred_with) = blank;
         // The next footprints are judged from the loaded final mask.
         inst.judge = None;
         Ok(())
@@ -696,6 +734,64 @@ impl Backend for CpuBackend {
     fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
         let (_, inst) = self.parts(key)?;
         sample_mask(inst, texels)
+    }
+}
+
+/// The one version every tile of `textures` in `set` holds, when the set
+/// holds them as tiles all under one version (`None` otherwise).
+fn uniform_version(set: &TextureSet, textures: &[Texture]) -> Option<u64> {
+    let mut versions = Vec::new();
+    for &t in textures {
+        versions.extend(set.tiles(t)?.tiles.iter().map(|tile| tile.version));
+    }
+    let first = *versions.first()?;
+    (first != 0 && versions.iter().all(|&v| v == first)).then_some(first)
+}
+
+/// The texels of one texture of an instance, borrowed.
+enum Texels<'a> {
+    U8(&'a [u8]),
+    U16(&'a [u16]),
+    I32(&'a [i32]),
+    U32(&'a [u32]),
+}
+
+impl Texels<'_> {
+    /// A copy of tile `i` of the texture, `width x height` texels.
+    fn tile(&self, width: u32, height: u32, i: usize) -> TileData {
+        match self {
+            Texels::U8(v) => TiledImage::copy_tile(v, width, height, i),
+            Texels::U16(v) => TiledImage::copy_tile(v, width, height, i),
+            Texels::I32(v) => TiledImage::copy_tile(v, width, height, i),
+            Texels::U32(v) => TiledImage::copy_tile(v, width, height, i),
+        }
+    }
+}
+
+impl CpuInstance {
+    /// One texture's width, height and texels; a pyramid level not built is
+    /// an error naming it.
+    fn texels(&self, texture: Texture) -> Result<(u32, u32, Texels<'_>)> {
+        let d = self.dims;
+        let (internal, output) = ((d.width, d.height), (d.out_width, d.out_height));
+        let ((w, h), texels) = match texture {
+            Texture::Coverage => (internal, Texels::U8(&self.coverage)),
+            Texture::Height => (internal, Texels::I32(&self.height)),
+            Texture::Mip(level) => match level.checked_sub(1).and_then(|i| self.mips.get(i as usize)) {
+                Some(grid) => ((grid.width, grid.height), Texels::U8(&grid.texels)),
+                None => return Err(backend_error(format!("mip level {level} is not built ({} levels are)", self.mips.len()))),
+            },
+            Texture::DistanceField => ((self.distance_field.width, self.distance_field.height), Texels::U32(&self.distance_field.texels)),
+            Texture::Visibility => (internal, Texels::U16(&self.visibility)),
+            Texture::Blur => (internal, Texels::U16(&self.blurred)),
+            Texture::Memory => (internal, Texels::U16(&self.memory)),
+            Texture::Mapped => (internal, Texels::U16(&self.mapped)),
+            Texture::Compose => (internal, Texels::U16(&self.composed)),
+            Texture::Upscale => (output, Texels::U16(&self.upscaled)),
+            Texture::Start => (output, Texels::U16(&self.start)),
+            Texture::Final => (output, Texels::U16(&self.final_mask)),
+        };
+        Ok((w, h, texels))
     }
 }
 

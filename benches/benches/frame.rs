@@ -384,6 +384,13 @@ impl Backend for Finished {
     fn read_texture(&mut self, key: InstanceKey, texture: murk_core::Texture) -> Result<StageImage> {
         self.0.read_texture(key, texture)
     }
+    fn save_tiles(
+        &mut self,
+        key: InstanceKey,
+        textures: &[(murk_core::Texture, Option<&murk_core::TiledImage>)],
+    ) -> Result<Vec<Option<murk_core::TiledImage>>> {
+        self.0.save_tiles(key, textures)
+    }
     fn write_textures(&mut self, key: InstanceKey, set: &murk_core::TextureSet) -> Result<()> {
         self.0.write_textures(key, set)
     }

@@ -54,7 +54,7 @@ fn passes_rts(c: &mut Criterion) {
         g.bench_function(id("blur"), |bch| bch.iter(|| pool.install(|| passes::blur::blur(&p.recompute.blur, wd, ht, &vis, &mut b))));
         let params = ComposeParams { fade_in_step: 5000, relax_step: 2000, explored_value: 32768, mapped_value: 0, show_memory_alpha: 65535 };
         let all = Blocks::new(wd as usize, ht as usize, true);
-        let (mut unsettled, mut moved) = (all.clone(), all.clone());
+        let (mut unsettled, mut moved, mut remembered) = (all.clone(), all.clone(), all.clone());
         let mut mapped = vec![0u16; vis.len()];
         g.bench_function(id("memory_compose"), |bch| {
             bch.iter(|| {
@@ -70,6 +70,7 @@ fn passes_rts(c: &mut Criterion) {
                         &all,
                         &mut unsettled,
                         &mut moved,
+                        &mut remembered,
                     )
                 })
             })

@@ -10,7 +10,7 @@ use crate::error::Result;
 pub use crate::frame::Readback;
 use crate::frame::{OcclusionInput, RecomputeInput, RecomputeReport, RevealLayer};
 pub use crate::texture::{InstanceDims, StageData, StageImage};
-use crate::texture::{Texture, TextureSet};
+use crate::texture::{Texture, TextureSet, TiledImage};
 
 /// Identifies an instance's resources inside a backend.
 pub type InstanceKey = u32;
@@ -334,19 +334,23 @@ pub trait Backend: Send {
     /// texture of [`crate::texture::instance_textures`] this way). A pyramid
     /// level it has not built is an error naming it.
     fn read_texture(&mut self, key: InstanceKey, texture: Texture) -> Result<StageImage>;
-    /// A version of one texture of an instance: a number that is never
-    /// given again once anything may have written the texture, so an image
-    /// read under one version can stand for the texture while the version
-    /// holds (a save state shares it with the state before). `None` (the
-    /// default, and for an unknown instance): not tracked, read it.
-    fn texture_version(&self, key: InstanceKey, texture: Texture) -> Option<u64> {
-        let _ = (key, texture);
-        None
+    /// Textures of an instance in [`crate::texture::TILE`]-sided tiles, for
+    /// a rollback state, each with a base: an earlier read of that texture
+    /// (or a set of tiles loaded into it). A backend that versions its
+    /// writes gives each tile the version of its bytes, and a tile of the
+    /// base under the version the tile still has is shared from there, not
+    /// read again; `None` in place of a texture says that every tile of
+    /// its base still holds (the base is the texture). The default reads
+    /// each texture whole and versions nothing.
+    fn save_tiles(&mut self, key: InstanceKey, textures: &[(Texture, Option<&TiledImage>)]) -> Result<Vec<Option<TiledImage>>> {
+        textures.iter().map(|&(texture, _)| Ok(Some(TiledImage::split(&self.read_texture(key, texture)?)))).collect()
     }
     /// Replaces every texture of an instance with a checked set (a restore,
     /// a resample into a new area); the set is checked against the
     /// instance's size by [`TextureSet::new`], so a backend only loads it.
-    /// An error leaves the instance as it was. The reveals of
+    /// A tile of a set made of tiles under a version the backend gave the
+    /// instance's tile at its place is already there. An error leaves the
+    /// instance as it was. The reveals of
     /// [`Backend::set_reveals`] are not textures: they stay.
     fn write_textures(&mut self, key: InstanceKey, set: &TextureSet) -> Result<()>;
     /// Hashes 16-bit textures of an instance with

@@ -7,12 +7,13 @@
 //! masks. [`instance_textures`] writes that list down once; snapshot export,
 //! the restore checks, the world-space resample and both backends read it
 //! from there. Backends hand textures over as [`StageImage`]s and keep them
-//! as [`Grid`]s.
+//! as [`Grid`]s; a rollback state keeps them as [`TiledImage`]s, whose
+//! tiles it shares with the states before it.
 
 use crate::error::{MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Texture sizes of an instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,6 +182,10 @@ pub trait Texel: Copy + Default + Send + Sync + 'static {
     fn wrap(texels: Vec<Self>) -> StageData;
     /// The texels of stage data of this type, `None` for another type.
     fn unwrap(data: &StageData) -> Option<&[Self]>;
+    /// Texels as the data of a tile.
+    fn wrap_tile(texels: Arc<[Self]>) -> TileData;
+    /// The texels of a tile of this type, `None` for another type.
+    fn unwrap_tile(data: &TileData) -> Option<&[Self]>;
 }
 
 macro_rules! texel {
@@ -193,6 +198,15 @@ macro_rules! texel {
             fn unwrap(data: &StageData) -> Option<&[Self]> {
                 match data {
                     StageData::$kind(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn wrap_tile(texels: Arc<[Self]>) -> TileData {
+                TileData::$kind(texels)
+            }
+            fn unwrap_tile(data: &TileData) -> Option<&[Self]> {
+                match data {
+                    TileData::$kind(v) => Some(v),
                     _ => None,
                 }
             }
@@ -403,16 +417,238 @@ pub fn mip_atlas(width: u32, height: u32, levels: &[Grid<u8>]) -> StageImage {
     StageImage { width: total_w, height: h1, data: StageData::U8(atlas) }
 }
 
-/// Every texture of one instance, checked against [`instance_textures`]:
-/// what a backend is given to load (a restore, a resample) and what a
-/// snapshot saves. The images are shared: a set made from a kept rollback
-/// state ([`TextureSet::shared`]) copies none of them.
+/// Side of the square tiles a rollback state keeps a texture in
+/// ([`TiledImage`]), in texels.
+pub const TILE: u32 = 32;
+
+/// One tile of a [`TiledImage`]: its texels row by row, and the version
+/// the backend gave those bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tile {
+    /// The backend's version of the tile's bytes when it was read: two
+    /// tiles at one place of one texture under one nonzero version hold the
+    /// same bytes (a backend never gives a version to two contents). 0: the
+    /// backend does not version it.
+    pub version: u64,
+    /// The texels, row by row (the tile's width times its height).
+    pub data: TileData,
+}
+
+/// The texels of one tile, in one allocation that every state holding the
+/// tile shares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TileData {
+    /// Coverage and mips.
+    U8(Arc<[u8]>),
+    /// Masks.
+    U16(Arc<[u16]>),
+    /// Heights.
+    I32(Arc<[i32]>),
+    /// Squared distances.
+    U32(Arc<[u32]>),
+}
+
+impl TileData {
+    /// The texel type it holds.
+    pub fn kind(&self) -> TexelKind {
+        match self {
+            TileData::U8(_) => TexelKind::U8,
+            TileData::U16(_) => TexelKind::U16,
+            TileData::I32(_) => TexelKind::I32,
+            TileData::U32(_) => TexelKind::U32,
+        }
+    }
+
+    /// Number of texels.
+    pub fn len(&self) -> usize {
+        match self {
+            TileData::U8(v) => v.len(),
+            TileData::U16(v) => v.len(),
+            TileData::I32(v) => v.len(),
+            TileData::U32(v) => v.len(),
+        }
+    }
+
+    /// Whether it holds no texel.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the two are one allocation (shared, not equal copies).
+    pub fn same(&self, other: &TileData) -> bool {
+        match (self, other) {
+            (TileData::U8(a), TileData::U8(b)) => Arc::ptr_eq(a, b),
+            (TileData::U16(a), TileData::U16(b)) => Arc::ptr_eq(a, b),
+            (TileData::I32(a), TileData::I32(b)) => Arc::ptr_eq(a, b),
+            (TileData::U32(a), TileData::U32(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+/// A texture held as [`TILE`]-sided tiles, row-major (the last column and
+/// row of tiles cut to the texture's size). A rollback state keeps its
+/// textures so: a tile no pass wrote since the state before is that
+/// state's tile, shared, not a copy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TiledImage {
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// The tiles, row by row of tiles.
+    pub tiles: Vec<Tile>,
+}
+
+impl TiledImage {
+    /// Tiles along a row of a `width` texels wide texture.
+    pub fn tiles_across(width: u32) -> u32 {
+        width.div_ceil(TILE)
+    }
+
+    /// How many tiles a `width x height` texture is held in.
+    pub fn tile_count(width: u32, height: u32) -> usize {
+        Self::tiles_across(width) as usize * height.div_ceil(TILE) as usize
+    }
+
+    /// The texels `x0..x1` by `y0..y1` of tile `i` of a `width x height`
+    /// texture.
+    pub fn tile_rect(width: u32, height: u32, i: usize) -> (u32, u32, u32, u32) {
+        let across = Self::tiles_across(width) as usize;
+        let (x0, y0) = ((i % across) as u32 * TILE, (i / across) as u32 * TILE);
+        (x0, y0, (x0 + TILE).min(width), (y0 + TILE).min(height))
+    }
+
+    /// A copy of tile `i` of a row-major `width x height` grid of texels.
+    pub fn copy_tile<T: Texel>(texels: &[T], width: u32, height: u32, i: usize) -> TileData {
+        const SIDE: usize = TILE as usize;
+        let (x0, y0, x1, y1) = Self::tile_rect(width, height, i);
+        let (w, x0, x1) = (width as usize, x0 as usize, x1 as usize);
+        let rows = y0 as usize..y1 as usize;
+        // Gathered on the stack, then copied once into the tile's allocation.
+        let mut gathered = [T::default(); SIDE * SIDE];
+        let out = &mut gathered[..(x1 - x0) * rows.len()];
+        if x1 - x0 == SIDE {
+            // Rows of a length the compiler knows: copied without a call.
+            for (dst, y) in out.as_chunks_mut::<SIDE>().0.iter_mut().zip(rows) {
+                dst.copy_from_slice(&texels[y * w + x0..y * w + x1]);
+            }
+        } else {
+            for (dst, y) in out.chunks_exact_mut(x1 - x0).zip(rows) {
+                dst.copy_from_slice(&texels[y * w + x0..y * w + x1]);
+            }
+        }
+        T::wrap_tile(Arc::from(&*out))
+    }
+
+    /// An image cut into tiles, none of them versioned.
+    pub fn split(image: &StageImage) -> Self {
+        let (w, h) = (image.width, image.height);
+        let tile = |i| match &image.data {
+            StageData::U8(v) => Self::copy_tile(v, w, h, i),
+            StageData::U16(v) => Self::copy_tile(v, w, h, i),
+            StageData::I32(v) => Self::copy_tile(v, w, h, i),
+            StageData::U32(v) => Self::copy_tile(v, w, h, i),
+        };
+        let tiles = (0..Self::tile_count(w, h)).map(|i| Tile { version: 0, data: tile(i) }).collect();
+        Self { width: w, height: h, tiles }
+    }
+
+    /// Writes the tiles into a row-major grid of their size and type, all
+    /// but those `skip` names by index; `false` (and nothing written) when a
+    /// tile is of another type or size.
+    pub fn write_into<T: Texel>(&self, texels: &mut [T], skip: impl Fn(usize) -> bool) -> bool {
+        if texels.len() != self.width as usize * self.height as usize || !self.fits() {
+            return false;
+        }
+        let w = self.width as usize;
+        for (i, tile) in self.tiles.iter().enumerate().filter(|(i, _)| !skip(*i)) {
+            let Some(src) = T::unwrap_tile(&tile.data) else { return false };
+            let (x0, y0, x1, _) = Self::tile_rect(self.width, self.height, i);
+            let (x0, x1) = (x0 as usize, x1 as usize);
+            for (k, row) in src.chunks_exact(x1 - x0).enumerate() {
+                let at = (y0 as usize + k) * w;
+                texels[at + x0..at + x1].copy_from_slice(row);
+            }
+        }
+        true
+    }
+
+    /// Whether there is one tile per place, each of its place's size and
+    /// all of one texel type.
+    pub fn fits(&self) -> bool {
+        let kind = self.tiles.first().map(|t| t.data.kind());
+        self.tiles.len() == Self::tile_count(self.width, self.height)
+            && self.tiles.iter().enumerate().all(|(i, t)| {
+                let (x0, y0, x1, y1) = Self::tile_rect(self.width, self.height, i);
+                Some(t.data.kind()) == kind && t.data.len() == ((x1 - x0) * (y1 - y0)) as usize
+            })
+    }
+
+    /// The texel type of its tiles (`None` when it has none).
+    pub fn kind(&self) -> Option<TexelKind> {
+        self.tiles.first().map(|t| t.data.kind())
+    }
+
+    /// The whole image, the tiles put together.
+    pub fn to_image(&self) -> StageImage {
+        fn joined<T: Texel>(img: &TiledImage) -> StageData {
+            let mut texels = vec![T::default(); img.width as usize * img.height as usize];
+            img.write_into(&mut texels, |_| false);
+            T::wrap(texels)
+        }
+        let data = match self.kind() {
+            Some(TexelKind::U16) | None => joined::<u16>(self),
+            Some(TexelKind::U8) => joined::<u8>(self),
+            Some(TexelKind::I32) => joined::<i32>(self),
+            Some(TexelKind::U32) => joined::<u32>(self),
+        };
+        StageImage { width: self.width, height: self.height, data }
+    }
+
+    /// Bytes of texels it holds.
+    pub fn bytes(&self) -> usize {
+        self.tiles.iter().map(|t| t.data.len() * t.data.kind().size()).sum()
+    }
+
+    /// Whether every tile is the same allocation as `other`'s at its place.
+    pub fn shares_all(&self, other: &TiledImage) -> bool {
+        self.tiles.len() == other.tiles.len() && self.tiles.iter().zip(&other.tiles).all(|(a, b)| a.data.same(&b.data))
+    }
+}
+
+/// Every texture of one instance, checked against [`instance_textures`]:
+/// what a backend is given to load (a restore, a resample, a rollback) and
+/// what a snapshot saves. The images are shared: a set made from a kept
+/// rollback state ([`TextureSet::tiled`]) copies none of them.
+#[derive(Clone, Debug)]
 pub struct TextureSet {
     build: Option<OcclusionBuild>,
-    textures: Vec<(Texture, Arc<StageImage>)>,
-    /// Textures the instance written to already holds ([`TextureSet::hold`]).
-    held: Vec<Texture>,
+    textures: Vec<(Texture, SetImage)>,
+}
+
+/// One texture of a [`TextureSet`]: a whole image, or the tiles of a
+/// rollback state (put together only when a backend asks for the whole).
+#[derive(Clone, Debug)]
+enum SetImage {
+    Whole(Arc<StageImage>),
+    Tiled(Arc<TiledImage>, OnceLock<StageImage>),
+}
+
+impl SetImage {
+    fn whole(&self) -> &StageImage {
+        match self {
+            SetImage::Whole(img) => img,
+            SetImage::Tiled(tiles, whole) => whole.get_or_init(|| tiles.to_image()),
+        }
+    }
+
+    fn size(&self) -> (u32, u32) {
+        match self {
+            SetImage::Whole(img) => (img.width, img.height),
+            SetImage::Tiled(t, _) => (t.width, t.height),
+        }
+    }
 }
 
 impl TextureSet {
@@ -421,11 +657,18 @@ impl TextureSet {
     /// occlusion within range (coverage and mips 0 or 1, heights within the
     /// height range). Errors name the texture under `prefix`.
     pub fn new(dims: InstanceDims, build: Option<OcclusionBuild>, textures: Vec<(Texture, StageImage)>, prefix: &str) -> Result<Self> {
-        Self::shared(dims, build, textures.into_iter().map(|(t, img)| (t, Arc::new(img))).collect(), prefix)
+        let textures = textures.into_iter().map(|(t, img)| (t, SetImage::Whole(Arc::new(img)))).collect();
+        Self::checked(dims, build, textures, prefix)
     }
 
-    /// [`TextureSet::new`] of images held elsewhere too, with the same checks.
-    pub fn shared(dims: InstanceDims, build: Option<OcclusionBuild>, textures: Vec<(Texture, Arc<StageImage>)>, prefix: &str) -> Result<Self> {
+    /// [`TextureSet::new`] of textures held as tiles (a rollback state's),
+    /// with the same checks; each tile must be of its place's size.
+    pub fn tiled(dims: InstanceDims, build: Option<OcclusionBuild>, textures: Vec<(Texture, Arc<TiledImage>)>, prefix: &str) -> Result<Self> {
+        let textures = textures.into_iter().map(|(t, img)| (t, SetImage::Tiled(img, OnceLock::new()))).collect();
+        Self::checked(dims, build, textures, prefix)
+    }
+
+    fn checked(dims: InstanceDims, build: Option<OcclusionBuild>, textures: Vec<(Texture, SetImage)>, prefix: &str) -> Result<Self> {
         let expected = instance_textures(dims, build);
         let listed: Vec<String> = textures.iter().map(|(t, _)| t.name()).collect();
         let wanted: Vec<String> = expected.iter().map(|s| s.texture.name()).collect();
@@ -438,43 +681,27 @@ impl TextureSet {
         }
         for ((texture, img), entry) in textures.iter().zip(&expected) {
             let field = format!("{prefix}.textures.{}", texture.name());
-            let (kind, want) = (img.data.kind(), texture.kind());
-            let count_ok = img.data.len() as u64 == u64::from(img.width) * u64::from(img.height);
-            if (img.width, img.height, kind) != (entry.width, entry.height, want) || !count_ok {
-                return Err(MurkError::invalid(
-                    field,
-                    format!("{}x{} of {} {} texels", img.width, img.height, img.data.len(), kind.name()),
-                    format!("must be {}x{} of {}", entry.width, entry.height, want.name()),
-                ));
-            }
-            let bad = match &img.data {
-                StageData::U8(v) => v.iter().position(|&x| x > 1).map(|i| (i, i64::from(v[i]), "0 or 1".to_string())),
-                StageData::I32(v) => v
-                    .iter()
-                    .position(|x| !(-HEIGHT_LIMIT..=HEIGHT_WALL).contains(x))
-                    .map(|i| (i, i64::from(v[i]), format!("-{HEIGHT_LIMIT}..={HEIGHT_WALL}"))),
-                _ => None,
+            let want = texture.kind();
+            let (size, found) = match img {
+                SetImage::Whole(img) => {
+                    let count_ok = img.data.len() as u64 == u64::from(img.width) * u64::from(img.height);
+                    let found = format!("{}x{} of {} {} texels", img.width, img.height, img.data.len(), img.data.kind().name());
+                    ((img.width, img.height, count_ok.then_some(img.data.kind())), found)
+                }
+                SetImage::Tiled(t, _) => {
+                    let kind = if t.fits() { t.kind().or(Some(want)) } else { None };
+                    let found = format!("{}x{} in {} tiles of {}", t.width, t.height, t.tiles.len(), t.kind().map_or("no", TexelKind::name));
+                    ((t.width, t.height, kind), found)
+                }
             };
-            if let Some((i, v, range)) = bad {
-                return Err(MurkError::invalid(format!("{field}[{i}]"), v, format!("must be {range}")));
+            if size != (entry.width, entry.height, Some(want)) {
+                return Err(MurkError::invalid(field, found, format!("must be {}x{} of {}", entry.width, entry.height, want.name())));
+            }
+            if let Some((at, v, range)) = out_of_range(img) {
+                return Err(MurkError::invalid(format!("{field}[{at}]"), v, format!("must be {range}")));
             }
         }
-        Ok(Self { build, textures, held: Vec::new() })
-    }
-
-    /// Marks `texture` as one that the backend instance the set is written
-    /// to already holds byte for byte (a rollback load of a state saved from
-    /// that instance, no pass having written the texture since): a backend
-    /// may leave it as it is rather than copy it.
-    pub fn hold(&mut self, texture: Texture) {
-        if !self.held.contains(&texture) {
-            self.held.push(texture);
-        }
-    }
-
-    /// Whether [`TextureSet::hold`] marked `texture`.
-    pub fn held(&self, texture: Texture) -> bool {
-        self.held.contains(&texture)
+        Ok(Self { build, textures })
     }
 
     /// The occlusion build the set was checked for.
@@ -482,14 +709,27 @@ impl TextureSet {
         self.build
     }
 
-    /// Every texture, in order.
+    /// Every texture, in order (tiles put together).
     pub fn textures(&self) -> impl Iterator<Item = (Texture, &StageImage)> {
-        self.textures.iter().map(|(t, img)| (*t, &**img))
+        self.textures.iter().map(|(t, img)| (*t, img.whole()))
     }
 
-    /// One texture of the set.
+    /// Every texture, in order, with its width and height.
+    pub fn sizes(&self) -> impl Iterator<Item = (Texture, (u32, u32))> + '_ {
+        self.textures.iter().map(|(t, img)| (*t, img.size()))
+    }
+
+    /// One texture of the set (its tiles put together).
     pub fn get(&self, texture: Texture) -> Option<&StageImage> {
         self.textures().find(|(t, _)| *t == texture).map(|(_, img)| img)
+    }
+
+    /// The tiles of one texture, when the set was made of tiles.
+    pub fn tiles(&self, texture: Texture) -> Option<&Arc<TiledImage>> {
+        self.textures.iter().find(|(t, _)| *t == texture).and_then(|(_, img)| match img {
+            SetImage::Tiled(tiles, _) => Some(tiles),
+            SetImage::Whole(_) => None,
+        })
     }
 
     /// One texture of the set as a grid of its type.
@@ -500,6 +740,31 @@ impl TextureSet {
     /// The pyramid levels, level 1 first (empty when none was built).
     pub fn mips(&self) -> Vec<Grid<u8>> {
         self.textures().filter(|(t, _)| matches!(t, Texture::Mip(_))).filter_map(|(_, img)| Grid::from_image(img)).collect()
+    }
+}
+
+/// The first texel of an occlusion texture out of its range, as (index
+/// in the whole texture, value, the range); masks have none.
+fn out_of_range(img: &SetImage) -> Option<(usize, i64, String)> {
+    let heights = || format!("-{HEIGHT_LIMIT}..={HEIGHT_WALL}");
+    let coverage = |v: &[u8]| v.iter().position(|&x| x > 1).map(|i| (i, i64::from(v[i]), "0 or 1".to_string()));
+    let height = |v: &[i32]| v.iter().position(|x| !(-HEIGHT_LIMIT..=HEIGHT_WALL).contains(x)).map(|i| (i, i64::from(v[i]), heights()));
+    match img {
+        SetImage::Whole(img) => match &img.data {
+            StageData::U8(v) => coverage(v),
+            StageData::I32(v) => height(v),
+            _ => None,
+        },
+        SetImage::Tiled(t, _) => t.tiles.iter().enumerate().find_map(|(k, tile)| {
+            let (i, v, range) = match &tile.data {
+                TileData::U8(v) => coverage(v),
+                TileData::I32(v) => height(v),
+                _ => None,
+            }?;
+            let (x0, y0, x1, _) = TiledImage::tile_rect(t.width, t.height, k);
+            let (x, y) = (x0 as usize + i % (x1 - x0) as usize, y0 as usize + i / (x1 - x0) as usize);
+            Some((y * t.width as usize + x, v, range))
+        }),
     }
 }
 
@@ -553,6 +818,53 @@ mod tests {
                 (s.texture, StageImage { width: s.width, height: s.height, data })
             })
             .collect()
+    }
+
+    /// Tiles cut at the edges put back together give the image; a load
+    /// writes all but the tiles it is told to skip; a set of tiles is
+    /// checked as a set of images is, and names the texel out of range by
+    /// its place in the whole texture.
+    #[test]
+    fn tiles_join_back_and_a_tiled_set_is_checked() {
+        let (w, h) = (TILE * 2 + 3, TILE + 5);
+        let texels: Vec<u16> = (0..w * h).map(|i| (i * 7) as u16).collect();
+        let image = StageImage { width: w, height: h, data: StageData::U16(texels.clone()) };
+        let tiled = TiledImage::split(&image);
+        assert_eq!(tiled.tiles.len(), 6);
+        assert!(tiled.fits());
+        assert_eq!(tiled.to_image(), image);
+        assert_eq!(tiled.bytes(), texels.len() * 2);
+        let mut out = vec![0u16; texels.len()];
+        assert!(tiled.write_into(&mut out, |i| i == 4));
+        for (i, (&got, &want)) in out.iter().zip(&texels).enumerate() {
+            let (x, y) = (i as u32 % w, i as u32 / w);
+            let skipped = (x / TILE, y / TILE) == (1, 1);
+            assert_eq!(got, if skipped { 0 } else { want }, "texel ({x}, {y})");
+        }
+        assert!(!tiled.write_into(&mut vec![0u8; texels.len()], |_| false), "a grid of another type");
+        let mut short = tiled.clone();
+        short.tiles[5].data = TileData::U16(Arc::from(&[1u16][..]));
+        assert!(!short.fits());
+
+        let sets = |edit: &dyn Fn(&mut TiledImage)| {
+            let images = full_set(None).into_iter().map(|(t, img)| {
+                let mut tiles = TiledImage::split(&img);
+                if t == Texture::Height {
+                    edit(&mut tiles);
+                }
+                (t, Arc::new(tiles))
+            });
+            TextureSet::tiled(dims(), None, images.collect(), "s")
+        };
+        let set = sets(&|_| {}).unwrap();
+        assert_eq!(set.get(Texture::Final).map(|i| (i.width, i.height)), Some((10, 6)));
+        assert!(set.tiles(Texture::Final).is_some());
+        let e = sets(&|t| t.tiles.clear()).unwrap_err().to_string();
+        assert!(e.contains("s.textures.height = 5x3 in 0 tiles"), "{e}");
+        let e = sets(&|t| t.tiles[0].data = TileData::I32(Arc::from(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, HEIGHT_WALL + 1, 0, 0, 0, 0][..])))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("s.textures.height[10]"), "{e}");
     }
 
     #[test]

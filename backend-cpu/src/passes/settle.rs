@@ -115,7 +115,8 @@ pub fn memory_compose_span(
 /// Memory then compose over the blocks marked in `todo` (those whose blurred
 /// visibility may have changed, and those not known settled); `unsettled`
 /// becomes the blocks where memory, the mapped state or composed changed,
-/// `moved` those where composed changed. Returns whether any texel of them
+/// `moved` those where composed changed, `remembered` those where memory or
+/// the mapped state changed. Returns whether any texel of them
 /// changed. Unmarked blocks must be settled (at the fixed point): there the
 /// bytes and the answer are those of [`memory_compose_span`] over the whole
 /// grid.
@@ -131,6 +132,7 @@ pub fn memory_compose_marked(
     todo: &Blocks,
     unsettled: &mut Blocks,
     moved: &mut Blocks,
+    remembered: &mut Blocks,
 ) -> bool {
     let (w, per_row) = (todo.width, todo.per_row);
     let step = forget_step.min(u32::from(u16::MAX)) as u16;
@@ -140,13 +142,15 @@ pub fn memory_compose_marked(
         .zip(blurred.par_chunks(w))
         .zip(todo.marks.par_chunks(per_row))
         .zip(unsettled.marks.par_chunks_mut(per_row).zip(moved.marks.par_chunks_mut(per_row)))
+        .zip(remembered.marks.par_chunks_mut(per_row))
         .enumerate()
-        .map(|(row, ((((m, (c, mp)), v), todo), (unsettled, moved)))| {
+        .map(|(row, (((((m, (c, mp)), v), todo), (unsettled, moved)), remembered))| {
             let mut any = false;
             for (b, &marked) in todo.iter().enumerate() {
                 if !marked {
                     unsettled[b] = false;
                     moved[b] = false;
+                    remembered[b] = false;
                     continue;
                 }
                 let span = b * BLOCK..((b + 1) * BLOCK).min(w);
@@ -156,6 +160,7 @@ pub fn memory_compose_marked(
                     memory_compose_span(&v[span.clone()], &mut m[span.clone()], &mut mp[span.clone()], &mut c[span], pl, step, freeze, p);
                 unsettled[b] = memory_changed || composed_changed;
                 moved[b] = composed_changed;
+                remembered[b] = memory_changed;
                 any |= memory_changed || composed_changed;
             }
             any
@@ -263,8 +268,18 @@ mod tests {
                 first = false;
                 let want = memory(&blurred, &mut m_full, forget_step, freeze) | compose(&blurred, &m_full, &mut c_full, p);
                 let mut mapped = vec![0u16; n];
-                let got = pool.install(|| memory_compose_marked(&blurred, &mut m, &mut mapped, &mut c, None, (forget_step, freeze), p, &todo, &mut unsettled, &mut moved));
+                let (m_before, c_before) = (m.clone(), c.clone());
+                let mut remembered = Blocks::new(w, h, false);
+                let got = pool.install(|| {
+                    memory_compose_marked(&blurred, &mut m, &mut mapped, &mut c, None, (forget_step, freeze), p, &todo, &mut unsettled, &mut moved, &mut remembered)
+                });
                 prop_assert_eq!(got, want, "step {}: changed", step);
+                // Every block where memory or composed changed is marked so.
+                for (i, b) in (0..h).flat_map(|y| (0..w.div_ceil(BLOCK)).map(move |b| (y, b))).enumerate() {
+                    let span = b.0 * w + b.1 * BLOCK..b.0 * w + ((b.1 + 1) * BLOCK).min(w);
+                    prop_assert!(m[span.clone()] == m_before[span.clone()] || remembered.marks[i], "step {}: memory moved in block {:?}", step, b);
+                    prop_assert!(c[span.clone()] == c_before[span] || moved.marks[i], "step {}: composed moved in block {:?}", step, b);
+                }
                 prop_assert_eq!(&m, &m_full, "step {}: memory", step);
                 prop_assert_eq!(&c, &c_full, "step {}: composed", step);
                 // The upscale copy, the blend start and the blends.
@@ -331,9 +346,9 @@ mod tests {
             }
             let (mut m, mut mapped, mut c) = (m0, mapped0, c0);
             let all = Blocks::new(w, h, true);
-            let (mut unsettled, mut moved) = (Blocks::new(w, h, false), Blocks::new(w, h, false));
+            let (mut unsettled, mut moved, mut remembered) = (Blocks::new(w, h, false), Blocks::new(w, h, false), Blocks::new(w, h, false));
             let got = pool.install(|| {
-                memory_compose_marked(&v, &mut m, &mut mapped, &mut c, planes, (forget_step, freeze), p, &all, &mut unsettled, &mut moved)
+                memory_compose_marked(&v, &mut m, &mut mapped, &mut c, planes, (forget_step, freeze), p, &all, &mut unsettled, &mut moved, &mut remembered)
             });
             prop_assert_eq!(got, want);
             prop_assert_eq!(m, m1);

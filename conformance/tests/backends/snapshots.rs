@@ -250,8 +250,8 @@ pub fn a_saved_state_loads_back_as_its_snapshot_restores(make: &Make) {
 /// heights change and nothing moves, each state loads back to every stage
 /// and to the lockstep hash read when it was saved. A save shares the
 /// captured heights with the one before unless the tick changed them, and
-/// where a backend versions its textures (the CPU) every texture the tick
-/// did not write.
+/// where a backend versions its textures (the CPU) every tile of a texture
+/// that the tick did not write.
 pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
     let (mut world, mut fog) = world_and_fog(make);
     let source = world.query::<&VisionSource>().iter().map(|(e, _)| e).next().unwrap();
@@ -260,6 +260,8 @@ pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
     // versions them (the CPU), and only the captured heights where not.
     let (all, shared) = fog.save_state(&world).unwrap().texture_bytes(&fog.save_state(&world).unwrap());
     let versioned = shared == all;
+    // Two instances' eight 16-bit masks, all at 64x64.
+    let mask_bytes = 2 * 8 * 64 * 64 * 2;
     let (mut saved, mut shares) = (Vec::new(), Vec::new());
     for t in 0..9 {
         match t {
@@ -284,7 +286,9 @@ pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
                 // The wall: the capture is shared, the occlusion is not.
                 3 if versioned => 0 < shared && shared < shares[1],
                 3 => shared == shares[1],
-                // The heights: nothing is.
+                // The heights: neither the capture nor the occlusion is;
+                // mask tiles the edit did not reach are, where versioned.
+                4 if versioned => 0 < shared && shared <= mask_bytes,
                 4 => shared == 0,
                 // Settled: everything is, where the backend versions them.
                 7..=8 if versioned => shared == all,
@@ -409,11 +413,96 @@ pub fn a_state_loaded_in_place_continues_as_a_fresh_restore(make: &Make) {
     }
 }
 
+/// A rollback game loads any of its last states and simulates again from
+/// there: states saved every tick over a 160x160 grid (five by five save
+/// tiles; one instance at full resolution, one upscaled from half), with
+/// walkers in some tiles, a wall that comes and goes and slow fades, are
+/// loaded back in a scrambled order, each to the stages it was saved with,
+/// and the ticks run again after each load give the stages of the first
+/// run. Where a backend versions its tiles (the CPU), a save after a
+/// walking tick shares the mask tiles no walker reached.
+pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
+    let area = murk_core::Area { center: Vec3::new(80.0, 80.0, 5.0), extents: Vec3::new(160.0, 160.0, 10.0), yaw_degrees: 0.0 };
+    let slow = Profile { fade_in_rate: 3.0, relax_rate: 2.0, forget_rate: 0.5, ..Profile::default() };
+    let mut fog = FogSubsystem::new(make());
+    for (name, lod) in [("full", 0), ("half", 1)] {
+        fog.create_instance(murk_core::InstanceDesc { name: name.into(), area, resolution: 160, lod, ..desc(slow.clone()) }).unwrap();
+    }
+    let mut world = World::new();
+    let walkers: Vec<Entity> = (0..3).map(|_| world.spawn((Position(Vec3::ZERO), VisionSource::new(10.0)))).collect();
+    for k in 0..6 {
+        world.spawn((Position(Vec3::new(20.0 + 24.0 * k as f32, 140.0, 0.0)), VisionSource::new(8.0)));
+    }
+    let mut wall = None;
+    // The world at tick `t`: walkers pacing in three corners, a wall from
+    // tick 6 to tick 9.
+    let mut place = |world: &mut World, t: u32| {
+        for (k, &e) in walkers.iter().enumerate() {
+            let x = 20.0 + 50.0 * k as f32 + 0.8 * (t % 9) as f32;
+            world.get::<&mut Position>(e).unwrap().0 = Vec3::new(x, 20.0 + 30.0 * k as f32, 0.0);
+        }
+        match (wall, (6..=9).contains(&t)) {
+            (None, true) => {
+                let shape = BlockerShape::Rect { size: Vec2::new(2.0, 12.0), yaw_degrees: 0.0 };
+                wall = Some(world.spawn((Position(Vec3::new(60.0, 90.0, 0.0)), Blocker::wall(shape))));
+            }
+            (Some(e), false) => {
+                world.despawn(e).unwrap();
+                wall = None;
+            }
+            _ => {}
+        }
+    };
+    let (all, shared) = fog.save_state(&world).unwrap().texture_bytes(&fog.save_state(&world).unwrap());
+    let versioned = shared == all;
+    // Five 16-bit masks at 160x160 and three at the output size, per instance.
+    let mask_bytes = 2 * (5 * 160 * 160 + 3 * 160 * 160 + 5 * 80 * 80 + 3 * 160 * 160);
+    let ticks = 14;
+    let (mut states, mut seen) = (Vec::new(), Vec::new());
+    for t in 0..ticks {
+        place(&mut world, t);
+        fog.tick(&mut world, 33_333).unwrap();
+        let state = fog.save_state(&world).unwrap();
+        if let Some(before) = states.last() {
+            let (all, shared) = state.texture_bytes(before);
+            if versioned && !(6..=10).contains(&t) {
+                assert!(shared > all - mask_bytes, "tick {t}: {shared} of {all} bytes shared, no mask tile among them");
+            }
+        }
+        states.push(state);
+        seen.push((stages(&mut fog), fog.lockstep_hash().unwrap()));
+    }
+    // Load a state, check it, and run two to four ticks again from it,
+    // saving each (the new states stand in for the old).
+    let mut pick = 7u32;
+    for round in 0..12 {
+        pick = pick.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        let from = (pick >> 8) % ticks;
+        fog.load_state(&mut world, &states[from as usize]).unwrap();
+        let (want, hash) = &seen[from as usize];
+        assert_eq!(fog.lockstep_hash().unwrap(), *hash, "round {round}: state of tick {from}");
+        for (k, (got, want)) in stages(&mut fog).iter().zip(want).enumerate() {
+            assert!(got == want, "round {round}, state of tick {from}: stage {k} differs at {:?}", got.first_difference(want));
+        }
+        for t in from + 1..(from + 2 + (pick >> 16) % 3).min(ticks) {
+            place(&mut world, t);
+            fog.tick(&mut world, 33_333).unwrap();
+            states[t as usize] = fog.save_state(&world).unwrap();
+            let (want, hash) = &seen[t as usize];
+            assert_eq!(fog.lockstep_hash().unwrap(), *hash, "round {round}: tick {t} again");
+            for (k, (got, want)) in stages(&mut fog).iter().zip(want).enumerate() {
+                assert!(got == want, "round {round}, tick {t} again: stage {k} differs at {:?}", got.first_difference(want));
+            }
+        }
+    }
+}
+
 /// Every test of this suite, by name.
 pub const TESTS: &[Test] = &[
     ("a_saved_state_loads_back_as_its_snapshot_restores", a_saved_state_loads_back_as_its_snapshot_restores),
     ("states_saved_each_tick_share_what_no_tick_wrote", states_saved_each_tick_share_what_no_tick_wrote),
     ("a_state_loaded_in_place_continues_as_a_fresh_restore", a_state_loaded_in_place_continues_as_a_fresh_restore),
+    ("rollbacks_load_any_state_and_replay_its_ticks", rollbacks_load_any_state_and_replay_its_ticks),
     ("the_editor_reads_and_writes_a_snapshot_unchanged", the_editor_reads_and_writes_a_snapshot_unchanged),
     ("a_capture_of_the_wrong_length_is_named", a_capture_of_the_wrong_length_is_named),
     ("two_instances_with_one_name_are_named", two_instances_with_one_name_are_named),

@@ -315,11 +315,11 @@ pub struct FogSubsystem {
     pub(crate) footprint_memo: sight::FootprintMemo,
     /// Time in the sight steps (measured with the `timers` feature only).
     sight_timer: timers::StepTimer,
-    /// The textures of the last save states, by instance and texture, with
-    /// the backend's version they were read under: a save shares one while
-    /// its version holds and a state still holds it (weak: the states are
-    /// the caller's).
-    pub(crate) saved_images: BTreeMap<(InstanceKey, crate::texture::Texture), (u64, std::sync::Weak<crate::backend::StageImage>)>,
+    /// The texture last saved or loaded in place by a save state, by
+    /// instance and texture: the next save shares its tiles whose version
+    /// the backend still holds, while a state still holds it (weak: the
+    /// states are the caller's).
+    pub(crate) saved_images: BTreeMap<(InstanceKey, crate::texture::Texture), std::sync::Weak<crate::texture::TiledImage>>,
 }
 
 impl FogSubsystem {

@@ -57,8 +57,10 @@ impl FogSubsystem {
 
     /// The state as a rollback library keeps it every frame: the body of
     /// [`Self::snapshot`] held in memory, neither encoded, compressed nor
-    /// checksummed ([`Self::load_state`] puts it back). It belongs to this
-    /// process only; send [`Self::snapshot`] across machines.
+    /// checksummed ([`Self::load_state`] puts it back), its textures in
+    /// tiles: a tile no tick wrote since the state saved or loaded before
+    /// is that state's, shared, not copied. It belongs to this process
+    /// only; send [`Self::snapshot`] across machines.
     pub fn save_state(&mut self, world: &World) -> Result<SaveState> {
         let mut kept = Vec::new();
         let body = self.save_body(world, Some(&mut kept))?;
@@ -67,7 +69,8 @@ impl FogSubsystem {
 
     /// Puts back a [`Self::save_state`], with the checks of
     /// [`Self::restore`] (a state of another subsystem whose instances or
-    /// sizes differ is an error naming the field, and changes nothing).
+    /// sizes differ is an error naming the field, and changes nothing). A
+    /// backend that versions its tiles copies back only those that differ.
     pub fn load_state(&mut self, world: &mut World, state: &SaveState) -> Result<()> {
         self.restore_body(world, state.body.clone(), Some(state.kept.clone()))
     }
@@ -92,24 +95,35 @@ impl FogSubsystem {
         for slot in self.instances.values_mut() {
             let mut textures = Vec::new();
             let mut kept_images = Vec::new();
-            for entry in instance_textures(slot.dims, slot.state.built_for) {
-                if kept.is_none() {
+            let entries = instance_textures(slot.dims, slot.state.built_for);
+            if kept.is_none() {
+                for entry in &entries {
                     textures.push(TextureBody::of(entry.texture, &self.backend.read_texture(slot.key, entry.texture)?));
-                    continue;
                 }
-                // A texture no pass wrote since a state still held read it
-                // is that state's image, shared.
-                let at = (slot.key, entry.texture);
-                let version = self.backend.texture_version(slot.key, entry.texture);
-                let held = self.saved_images.get(&at).filter(|(v, _)| Some(*v) == version).and_then(|(_, image)| image.upgrade());
-                let image = match held {
-                    Some(image) => image,
-                    None => Arc::new(self.backend.read_texture(slot.key, entry.texture)?),
-                };
-                if let Some(v) = version {
-                    saved.insert(at, (v, Arc::downgrade(&image)));
+            } else {
+                // The tiles no pass wrote since the last state saved or
+                // loaded here are that state's, shared.
+                let bases: Vec<_> =
+                    entries.iter().map(|e| (e.texture, self.saved_images.get(&(slot.key, e.texture)).and_then(std::sync::Weak::upgrade))).collect();
+                let asked: Vec<_> = bases.iter().map(|(t, base)| (*t, base.as_deref())).collect();
+                let read = self.backend.save_tiles(slot.key, &asked)?;
+                if read.len() != asked.len() {
+                    let message = format!("saved {} textures of the {} asked", read.len(), asked.len());
+                    return Err(MurkError::Backend { backend: self.backend.name(), message });
                 }
-                kept_images.push((entry.texture, image));
+                for ((texture, base), tiles) in bases.into_iter().zip(read) {
+                    let image = match (base, tiles) {
+                        (Some(base), None) => base,
+                        (Some(base), Some(tiles)) if tiles.shares_all(&base) => base,
+                        (_, Some(tiles)) => Arc::new(tiles),
+                        (None, None) => {
+                            let message = format!("gave no tiles for texture `{}`, which has no base", texture.name());
+                            return Err(MurkError::Backend { backend: self.backend.name(), message });
+                        }
+                    };
+                    saved.insert((slot.key, texture), Arc::downgrade(&image));
+                    kept_images.push((texture, image));
+                }
             }
             let capture = match kept.as_deref_mut() {
                 Some(kept) => {
@@ -300,10 +314,12 @@ impl FogSubsystem {
                 }
             }
             let textures = match held {
-                Some(held) => held.images,
-                None => inst.textures.iter().map(|t| t.to_image().map(|(texture, img)| (texture, Arc::new(img)))).collect::<Result<Vec<_>>>()?,
+                Some(held) => TextureSet::tiled(dims, inst.state.built_for, held.images, &prefix)?,
+                None => {
+                    let images = inst.textures.iter().map(TextureBody::to_image).collect::<Result<Vec<_>>>()?;
+                    TextureSet::new(dims, inst.state.built_for, images, &prefix)?
+                }
             };
-            let textures = TextureSet::shared(dims, inst.state.built_for, textures, &prefix)?;
             let flags =
                 inst.flags.iter().map(|f| PendingFlag { due: f.due, changed: Readback::Ready(f.changed), starved: f.starved, epoch: f.epoch });
             let state = inst.state.with_capture(capture);
@@ -452,7 +468,16 @@ impl FogSubsystem {
         // loads in place come last, when nothing is left to check (a backend
         // checks a whole set against the instance before writing any of it).
         let (mut created, mut fresh, mut key) = (Vec::new(), BTreeMap::new(), self.next_key);
-        let (backend, running, saved) = (self.backend.as_mut(), &self.instances, &self.saved_images);
+        let (backend, running) = (self.backend.as_mut(), &self.instances);
+        // The tiles loaded from a save state are what the next save shares.
+        let mut loaded_images = BTreeMap::new();
+        let mut note = |key: InstanceKey, set: &TextureSet| {
+            for (t, _) in set.sizes() {
+                if let Some(tiles) = set.tiles(t) {
+                    loaded_images.insert((key, t), Arc::downgrade(tiles));
+                }
+            }
+        };
         let loaded = (|| {
             let mut in_place = Vec::new();
             for (mut slot, textures) in slots {
@@ -464,26 +489,14 @@ impl FogSubsystem {
                 backend.create_instance(key, slot.dims)?;
                 created.push(key);
                 backend.write_textures(key, &textures)?;
+                note(key, &textures);
                 slot.key = key;
                 key += 1;
                 fresh.insert(slot.desc.name.clone(), slot);
             }
-            for (slot, mut textures) in in_place {
-                // A kept image read from this instance under the version the
-                // texture still has is what the instance holds.
-                let held: Vec<Texture> = textures
-                    .textures()
-                    .filter(|(t, image)| {
-                        saved
-                            .get(&(slot.key, *t))
-                            .is_some_and(|(v, weak)| std::ptr::eq(weak.as_ptr(), *image) && backend.texture_version(slot.key, *t) == Some(*v))
-                    })
-                    .map(|(t, _)| t)
-                    .collect();
-                for t in held {
-                    textures.hold(t);
-                }
+            for (slot, textures) in in_place {
                 backend.write_textures(slot.key, &textures)?;
+                note(slot.key, &textures);
                 fresh.insert(slot.desc.name.clone(), slot);
             }
             Ok(())
@@ -507,6 +520,7 @@ impl FogSubsystem {
             }
         }
         self.adopt_hashes(lockstep);
+        self.saved_images = loaded_images;
         self.next_key = key;
         self.next_reveal = next_reveal;
         self.tick = tick;
@@ -657,7 +671,7 @@ fn restored_sight(
 /// no texture).
 #[derive(Clone, Debug)]
 struct KeptInstance {
-    images: Vec<(Texture, Arc<crate::backend::StageImage>)>,
+    images: Vec<(Texture, Arc<crate::texture::TiledImage>)>,
     capture: Option<Arc<Vec<i32>>>,
     /// The blockers the kept occlusion was built from.
     built_shapes: Option<Arc<super::occlusion::BuiltShapes>>,
@@ -679,15 +693,18 @@ impl SaveState {
     /// What a rollback buffer of states costs in memory is the first figure
     /// of the oldest plus the difference of each next.
     pub fn texture_bytes(&self, other: &SaveState) -> (usize, usize) {
-        let image_bytes = |image: &crate::backend::StageImage| image.data.len() * image.data.kind().size();
+        let tile_bytes = |t: &crate::texture::Tile| t.data.len() * t.data.kind().size();
         let capture_bytes = |c: &Vec<i32>| c.len() * size_of::<i32>();
         let (mut all, mut shared) = (0, 0);
         for (i, inst) in self.kept.iter().enumerate() {
             let theirs = other.kept.get(i);
             for (texture, image) in &inst.images {
-                all += image_bytes(image);
-                if theirs.is_some_and(|t| t.images.iter().any(|(o, im)| o == texture && Arc::ptr_eq(im, image))) {
-                    shared += image_bytes(image);
+                all += image.bytes();
+                let Some((_, their)) = theirs.and_then(|t| t.images.iter().find(|(o, _)| o == texture)) else { continue };
+                for (tile, their_tile) in image.tiles.iter().zip(&their.tiles) {
+                    if tile.data.same(&their_tile.data) {
+                        shared += tile_bytes(tile);
+                    }
                 }
             }
             if let Some(c) = &inst.capture {

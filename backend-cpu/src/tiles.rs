@@ -1,0 +1,108 @@
+//! The version of the bytes of each save tile of each mask
+//! ([`murk_core::TILE`]-sided, as a rollback state keeps them): a pass
+//! gives a new version to every tile that holds a block it marked, so a
+//! tile under the version a saved tile has holds the saved bytes, and a
+//! save or a load passes it by.
+
+use crate::passes::dirty::{Blocks, BLOCK};
+use murk_core::{Texture, TiledImage, TILE};
+
+const _: () = assert!((TILE as usize).is_multiple_of(BLOCK), "a tile holds whole blocks");
+
+/// The textures whose tiles are versioned one by one; the occlusion's
+/// are versioned all together.
+pub const MASKS: [Texture; 8] =
+    [Texture::Visibility, Texture::Blur, Texture::Memory, Texture::Mapped, Texture::Compose, Texture::Upscale, Texture::Start, Texture::Final];
+
+/// Where `texture` is in [`MASKS`].
+pub fn mask_index(texture: Texture) -> Option<usize> {
+    MASKS.iter().position(|&m| m == texture)
+}
+
+/// The versions of `mask` among those of every mask, in the order of
+/// [`MASKS`].
+pub fn of(masks: &mut [TileVersions], mask: Texture) -> &mut TileVersions {
+    &mut masks[mask_index(mask).expect("one of the masks")]
+}
+
+/// One version per tile of a `width x height` texture, row-major.
+#[derive(Clone, Debug)]
+pub struct TileVersions {
+    width: usize,
+    height: usize,
+    /// Tiles per row of tiles.
+    across: usize,
+    versions: Vec<u64>,
+}
+
+impl TileVersions {
+    /// Every tile at `version`.
+    pub fn new(width: u32, height: u32, version: u64) -> Self {
+        let across = TiledImage::tiles_across(width) as usize;
+        Self { width: width as usize, height: height as usize, across, versions: vec![version; TiledImage::tile_count(width, height)] }
+    }
+
+    /// The version of tile `i`.
+    pub fn get(&self, i: usize) -> u64 {
+        self.versions[i]
+    }
+
+    /// Every tile to `version`.
+    pub fn stamp_all(&mut self, version: u64) {
+        self.versions.fill(version);
+    }
+
+    /// Each tile holding a block marked in `marks` (a grid of this size) to
+    /// `version`.
+    pub fn stamp(&mut self, marks: &Blocks, version: u64) {
+        debug_assert_eq!((marks.width, marks.height), (self.width, self.height));
+        let (tile, per_tile) = (TILE as usize, TILE as usize / BLOCK);
+        let mut any = vec![false; marks.per_row];
+        for (ty, rows) in marks.marks.chunks(marks.per_row.max(1) * tile).enumerate() {
+            any.fill(false);
+            for row in rows.chunks(marks.per_row.max(1)) {
+                for (a, &m) in any.iter_mut().zip(row) {
+                    *a |= m;
+                }
+            }
+            for (tx, blocks) in any.chunks(per_tile).enumerate() {
+                if blocks.contains(&true) {
+                    self.versions[ty * self.across + tx] = version;
+                }
+            }
+        }
+    }
+
+    /// The versions of `tiles` (a texture of this size), a tile not
+    /// versioned to `fresh`.
+    pub fn take(&mut self, tiles: &TiledImage, fresh: u64) {
+        for (v, t) in self.versions.iter_mut().zip(&tiles.tiles) {
+            *v = if t.version == 0 { fresh } else { t.version };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A marked block versions exactly the tile it lies in, at the grid's
+    /// cut edges too.
+    #[test]
+    fn a_mark_versions_the_tile_it_lies_in() {
+        let (w, h) = (3 * TILE + 5, 2 * TILE + 1);
+        let mut versions = TileVersions::new(w, h, 1);
+        let across = TiledImage::tiles_across(w) as usize;
+        assert_eq!(versions.versions.len(), across * 3);
+        for (x, y) in [(0, 0), (TILE, 0), (3 * TILE + 4, 2 * TILE), (TILE - 1, TILE)] {
+            let mut marks = Blocks::new(w as usize, h as usize, false);
+            marks.mark((x as usize, y as usize, x as usize + 1, y as usize + 1), 0);
+            versions.stamp_all(1);
+            versions.stamp(&marks, 2);
+            let at = (y / TILE) as usize * across + (x / TILE) as usize;
+            for i in 0..versions.versions.len() {
+                assert_eq!(versions.get(i), if i == at { 2 } else { 1 }, "mark at ({x}, {y}), tile {i}");
+            }
+        }
+    }
+}
