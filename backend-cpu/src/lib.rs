@@ -425,10 +425,12 @@ impl Backend for CpuBackend {
                 &mut remembered,
             );
             inst.settled_under = Some(key);
+            let remembered = tiles::marked_tiles(&remembered);
             for mask in [Texture::Memory, Texture::Mapped] {
-                tiles::of(&mut inst.mask_tiles, mask).stamp(&remembered, version);
+                tiles::of(&mut inst.mask_tiles, mask).stamp_tiles(&remembered, version);
             }
-            tiles::of(&mut inst.mask_tiles, Texture::Compose).stamp(&moved, version);
+            let composed = tiles::marked_tiles(&moved);
+            tiles::of(&mut inst.mask_tiles, Texture::Compose).stamp_tiles(&composed, version);
             if !known {
                 // After a restore the upscaled mask may not be the one of
                 // composed: every block is upscaled again.
@@ -438,7 +440,12 @@ impl Backend for CpuBackend {
             let scale = inst.dims.out_width / w;
             if scale == 1 {
                 passes::settle::copy_marked(&inst.composed, &mut inst.upscaled, &moved);
-                tiles::of(&mut inst.mask_tiles, Texture::Upscale).stamp(&moved, version);
+                let upscaled = tiles::of(&mut inst.mask_tiles, Texture::Upscale);
+                if known {
+                    upscaled.stamp_tiles(&composed, version);
+                } else {
+                    upscaled.stamp_all(version);
+                }
                 inst.out_unsettled.add(&moved);
             } else if moved.any() {
                 passes::upscale::upscale(&inst.composed, w, h, scale, &mut inst.upscaled);
@@ -482,8 +489,8 @@ impl Backend for CpuBackend {
         let (pool, inst) = self.parts(key)?;
         // A settled instance has nothing to blend: the pool is not woken.
         if inst.out_unsettled.any() {
-            tiles::of(&mut inst.mask_tiles, Texture::Final).stamp(&inst.out_unsettled, next_version());
             pool.install(|| {
+                tiles::of(&mut inst.mask_tiles, Texture::Final).stamp(&inst.out_unsettled, next_version());
                 // Marks matter only to a judgment kept for the next one.
                 let tiles = inst.judge.as_mut().and_then(|j| Some((&mut j.changed[..], j.last.as_ref()?.cutoff)));
                 passes::settle::blend_marked(&inst.start, &inst.upscaled, t, &mut inst.final_mask, &mut inst.out_unsettled, tiles)

@@ -25,6 +25,27 @@ pub fn of(masks: &mut [TileVersions], mask: Texture) -> &mut TileVersions {
     &mut masks[mask_index(mask).expect("one of the masks")]
 }
 
+/// The tiles (row-major, of the grid of `marks`) that hold a marked block.
+pub fn marked_tiles(marks: &Blocks) -> Vec<usize> {
+    // Most marks of a quiet tick are clear: found at the speed of a read.
+    if !marks.any() {
+        return Vec::new();
+    }
+    let (tile, per_tile, per_row) = (TILE as usize, TILE as usize / BLOCK, marks.per_row.max(1));
+    let across = marks.per_row.div_ceil(per_tile);
+    let (mut marked, mut any) = (Vec::new(), vec![false; marks.per_row]);
+    for (ty, rows) in marks.marks.chunks(per_row * tile).enumerate() {
+        any.fill(false);
+        for row in rows.chunks(per_row) {
+            for (a, &m) in any.iter_mut().zip(row) {
+                *a |= m;
+            }
+        }
+        marked.extend(any.chunks(per_tile).enumerate().filter(|(_, blocks)| blocks.contains(&true)).map(|(tx, _)| ty * across + tx));
+    }
+    marked
+}
+
 /// One version per tile of a `width x height` texture, row-major.
 #[derive(Clone, Debug)]
 pub struct TileVersions {
@@ -56,20 +77,14 @@ impl TileVersions {
     /// `version`.
     pub fn stamp(&mut self, marks: &Blocks, version: u64) {
         debug_assert_eq!((marks.width, marks.height), (self.width, self.height));
-        let (tile, per_tile) = (TILE as usize, TILE as usize / BLOCK);
-        let mut any = vec![false; marks.per_row];
-        for (ty, rows) in marks.marks.chunks(marks.per_row.max(1) * tile).enumerate() {
-            any.fill(false);
-            for row in rows.chunks(marks.per_row.max(1)) {
-                for (a, &m) in any.iter_mut().zip(row) {
-                    *a |= m;
-                }
-            }
-            for (tx, blocks) in any.chunks(per_tile).enumerate() {
-                if blocks.contains(&true) {
-                    self.versions[ty * self.across + tx] = version;
-                }
-            }
+        self.stamp_tiles(&marked_tiles(marks), version);
+    }
+
+    /// The tiles `marked` ([`marked_tiles`] of marks over this grid) to
+    /// `version`.
+    pub fn stamp_tiles(&mut self, marked: &[usize], version: u64) {
+        for &i in marked {
+            self.versions[i] = version;
         }
     }
 
