@@ -51,16 +51,13 @@ pub fn marked_tiles(marks: &Blocks) -> Vec<usize> {
 pub struct TileVersions {
     width: usize,
     height: usize,
-    /// Tiles per row of tiles.
-    across: usize,
     versions: Vec<u64>,
 }
 
 impl TileVersions {
     /// Every tile at `version`.
     pub fn new(width: u32, height: u32, version: u64) -> Self {
-        let across = TiledImage::tiles_across(width) as usize;
-        Self { width: width as usize, height: height as usize, across, versions: vec![version; TiledImage::tile_count(width, height)] }
+        Self { width: width as usize, height: height as usize, versions: vec![version; TiledImage::tile_count(width, height)] }
     }
 
     /// The version of tile `i`.
