@@ -109,8 +109,10 @@ struct CpuInstance {
     /// field, every tile), taken anew by whatever may write it.
     occlusion_version: u64,
     /// The version of each tile of each mask, in the order of
-    /// [`tiles::MASKS`].
-    mask_tiles: Vec<tiles::TileVersions>,
+    /// [`tiles::MASKS`]; `None` until a save state is first taken from the
+    /// instance or loaded into it: a game that never saves one pays nothing
+    /// for the versions.
+    mask_tiles: Option<Vec<tiles::TileVersions>>,
 }
 
 impl CpuInstance {
@@ -149,7 +151,7 @@ impl CpuInstance {
             blurred_with,
             judge: None,
             occlusion_version: next_version(),
-            mask_tiles: Self::blank_tiles(dims, next_version()),
+            mask_tiles: None,
         }
     }
 
@@ -379,7 +381,9 @@ impl Backend for CpuBackend {
             let mut blurred_marks = Blocks::new(w as usize, h as usize, false);
             if !input.reuse_visibility {
                 let (_, changed) = passes::visibility::visibility_changes(input, &occ, &mut inst.windows, &mut inst.visibility);
-                tiles::of(&mut inst.mask_tiles, Texture::Visibility).stamp(&changed, version);
+                if let Some(v) = tiles::of(&mut inst.mask_tiles, Texture::Visibility) {
+                    v.stamp(&changed, version);
+                }
                 // Blurred changes within the kernel's reach of what changed,
                 // when the kernel and one step are what blurred was made with.
                 let same_kernel = inst.blurred_with.as_ref() == Some(&input.blur);
@@ -391,7 +395,9 @@ impl Backend for CpuBackend {
                     blurred_marks = Blocks::new(w as usize, h as usize, true);
                     passes::blur::blur(&input.blur, w, h, &inst.visibility, &mut inst.blurred);
                 }
-                tiles::of(&mut inst.mask_tiles, Texture::Blur).stamp(&blurred_marks, version);
+                if let Some(v) = tiles::of(&mut inst.mask_tiles, Texture::Blur) {
+                    v.stamp(&blurred_marks, version);
+                }
             }
             let params = ComposeParams {
                 fade_in_step: input.fade_in_step,
@@ -425,12 +431,18 @@ impl Backend for CpuBackend {
                 &mut remembered,
             );
             inst.settled_under = Some(key);
-            let remembered = tiles::marked_tiles(&remembered);
-            for mask in [Texture::Memory, Texture::Mapped] {
-                tiles::of(&mut inst.mask_tiles, mask).stamp_tiles(&remembered, version);
+            // The versions follow the marks once a state was saved.
+            let mut composed = Vec::new();
+            if inst.mask_tiles.is_some() {
+                composed = tiles::marked_tiles(&moved);
+                let remembered = tiles::marked_tiles(&remembered);
+                let stamps = [(Texture::Memory, &remembered), (Texture::Mapped, &remembered), (Texture::Compose, &composed)];
+                for (mask, marked) in stamps {
+                    if let Some(v) = tiles::of(&mut inst.mask_tiles, mask) {
+                        v.stamp_tiles(marked, version);
+                    }
+                }
             }
-            let composed = tiles::marked_tiles(&moved);
-            tiles::of(&mut inst.mask_tiles, Texture::Compose).stamp_tiles(&composed, version);
             if !known {
                 // After a restore the upscaled mask may not be the one of
                 // composed: every block is upscaled again.
@@ -440,21 +452,24 @@ impl Backend for CpuBackend {
             let scale = inst.dims.out_width / w;
             if scale == 1 {
                 passes::settle::copy_marked(&inst.composed, &mut inst.upscaled, &moved);
-                let upscaled = tiles::of(&mut inst.mask_tiles, Texture::Upscale);
-                if known {
-                    upscaled.stamp_tiles(&composed, version);
-                } else {
-                    upscaled.stamp_all(version);
+                match tiles::of(&mut inst.mask_tiles, Texture::Upscale) {
+                    Some(v) if known => v.stamp_tiles(&composed, version),
+                    Some(v) => v.stamp_all(version),
+                    None => {}
                 }
                 inst.out_unsettled.add(&moved);
             } else if moved.any() {
                 passes::upscale::upscale(&inst.composed, w, h, scale, &mut inst.upscaled);
-                tiles::of(&mut inst.mask_tiles, Texture::Upscale).stamp_all(version);
+                if let Some(v) = tiles::of(&mut inst.mask_tiles, Texture::Upscale) {
+                    v.stamp_all(version);
+                }
                 inst.out_unsettled = Blocks::new(inst.dims.out_width as usize, inst.dims.out_height as usize, true);
             }
             // The blend starts from the final mask (equal to it where settled).
             passes::settle::copy_marked(&inst.final_mask, &mut inst.start, &inst.out_unsettled);
-            tiles::of(&mut inst.mask_tiles, Texture::Start).stamp(&inst.out_unsettled, version);
+            if let Some(v) = tiles::of(&mut inst.mask_tiles, Texture::Start) {
+                v.stamp(&inst.out_unsettled, version);
+            }
             changed
         });
         Ok(RecomputeReport { changed: Readback::Ready(changed) })
@@ -490,7 +505,9 @@ impl Backend for CpuBackend {
         // A settled instance has nothing to blend: the pool is not woken.
         if inst.out_unsettled.any() {
             pool.install(|| {
-                tiles::of(&mut inst.mask_tiles, Texture::Final).stamp(&inst.out_unsettled, next_version());
+                if let Some(v) = tiles::of(&mut inst.mask_tiles, Texture::Final) {
+                    v.stamp(&inst.out_unsettled, next_version());
+                }
                 // Marks matter only to a judgment kept for the next one.
                 let tiles = inst.judge.as_mut().and_then(|j| Some((&mut j.changed[..], j.last.as_ref()?.cutoff)));
                 passes::settle::blend_marked(&inst.start, &inst.upscaled, t, &mut inst.final_mask, &mut inst.out_unsettled, tiles)
@@ -581,10 +598,14 @@ impl Backend for CpuBackend {
 
     fn save_tiles(&mut self, key: InstanceKey, textures: &[(Texture, Option<&TiledImage>)]) -> Result<Vec<Option<TiledImage>>> {
         let (pool, inst) = self.parts(key)?;
+        // The first save versions the masks from here on: what they hold
+        // now takes new versions.
+        let dims = inst.dims;
+        inst.mask_tiles.get_or_insert_with(|| CpuInstance::blank_tiles(dims, next_version()));
         let mut work = Vec::with_capacity(textures.len());
         for &(texture, base) in textures {
             let (w, h, texels) = inst.texels(texture)?;
-            let masks = tiles::mask_index(texture).map(|m| &inst.mask_tiles[m]);
+            let masks = tiles::mask_index(texture).and_then(|m| Some(&inst.mask_tiles.as_ref()?[m]));
             let base = base.filter(|b| (b.width, b.height) == (w, h) && b.tiles.len() == TiledImage::tile_count(w, h));
             work.push((w, h, texels, masks, base));
         }
@@ -682,6 +703,7 @@ impl Backend for CpuBackend {
         // state's version (a whole image, or a tile not versioned, a new one).
         let CpuInstance { visibility, blurred, memory, mapped, composed, upscaled, start, final_mask, mask_tiles, .. } = inst;
         let buffers: [&mut Vec<u16>; 8] = [visibility, blurred, memory, mapped, composed, upscaled, start, final_mask];
+        let mask_tiles = mask_tiles.get_or_insert_with(|| CpuInstance::blank_tiles(d, fresh));
         for ((texture, buffer), versions) in tiles::MASKS.iter().zip(buffers).zip(mask_tiles.iter_mut()) {
             match set.tiles(*texture) {
                 Some(img) => {

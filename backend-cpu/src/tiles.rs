@@ -20,9 +20,9 @@ pub fn mask_index(texture: Texture) -> Option<usize> {
 }
 
 /// The versions of `mask` among those of every mask, in the order of
-/// [`MASKS`].
-pub fn of(masks: &mut [TileVersions], mask: Texture) -> &mut TileVersions {
-    &mut masks[mask_index(mask).expect("one of the masks")]
+/// [`MASKS`] (`None` while the masks are not versioned).
+pub fn of(masks: &mut Option<Vec<TileVersions>>, mask: Texture) -> Option<&mut TileVersions> {
+    Some(&mut masks.as_mut()?[mask_index(mask)?])
 }
 
 /// The tiles (row-major, of the grid of `marks`) that hold a marked block.
