@@ -662,7 +662,10 @@ impl TextureSet {
     }
 
     /// [`TextureSet::new`] of textures held as tiles (a rollback state's),
-    /// with the same checks; each tile must be of its place's size.
+    /// with the same checks; each tile must be of its place's size. The
+    /// tiles' versions are taken on the backend's word, not checked: a set
+    /// of tiles comes from [`crate::Backend::save_tiles`] of this process
+    /// (a tile under a version the instance's tile has is not written).
     pub fn tiled(dims: InstanceDims, build: Option<OcclusionBuild>, textures: Vec<(Texture, Arc<TiledImage>)>, prefix: &str) -> Result<Self> {
         let textures = textures.into_iter().map(|(t, img)| (t, SetImage::Tiled(img, OnceLock::new()))).collect();
         Self::checked(dims, build, textures, prefix)
