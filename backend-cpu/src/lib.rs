@@ -700,23 +700,32 @@ impl Backend for CpuBackend {
         }
         // The masks: a tile of a state's under the version the instance's
         // tile has is there already; the others are copied and take the
-        // state's version (a whole image, or a tile not versioned, a new one).
+        // state's version (a whole image, or a tile not versioned, a new
+        // one). A set of tiles starts the versions; whole images (a
+        // restore, a resample) keep them only where they run.
         let CpuInstance { visibility, blurred, memory, mapped, composed, upscaled, start, final_mask, mask_tiles, .. } = inst;
         let buffers: [&mut Vec<u16>; 8] = [visibility, blurred, memory, mapped, composed, upscaled, start, final_mask];
-        let mask_tiles = mask_tiles.get_or_insert_with(|| CpuInstance::blank_tiles(d, fresh));
-        for ((texture, buffer), versions) in tiles::MASKS.iter().zip(buffers).zip(mask_tiles.iter_mut()) {
+        if tiles::MASKS.iter().any(|&t| set.tiles(t).is_some()) {
+            mask_tiles.get_or_insert_with(|| CpuInstance::blank_tiles(d, fresh));
+        }
+        for (k, (texture, buffer)) in tiles::MASKS.iter().zip(buffers).enumerate() {
+            let versions = mask_tiles.as_mut().map(|masks| &mut masks[k]);
             match set.tiles(*texture) {
                 Some(img) => {
-                    let there = |i: usize| img.tiles[i].version != 0 && img.tiles[i].version == versions.get(i);
-                    if !img.write_into(buffer, there) {
+                    let held = |i: usize| versions.as_ref().is_some_and(|v| img.tiles[i].version != 0 && img.tiles[i].version == v.get(i));
+                    if !img.write_into(buffer, held) {
                         return Err(backend_error(format!("texture `{}` is not in tiles of 16-bit texels of its size", texture.name())));
                     }
-                    versions.take(img, fresh);
+                    if let Some(v) = versions {
+                        v.take(img, fresh);
+                    }
                 }
                 None => match set.get(*texture).map(|i| &i.data) {
                     Some(StageData::U16(v)) => {
                         buffer.copy_from_slice(v);
-                        versions.stamp_all(fresh);
+                        if let Some(v) = versions {
+                            v.stamp_all(fresh);
+                        }
                     }
                     _ => return Err(backend_error(format!("a texture set without the 16-bit texture `{}`", texture.name()))),
                 },

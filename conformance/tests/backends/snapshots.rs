@@ -419,8 +419,9 @@ pub fn a_state_loaded_in_place_continues_as_a_fresh_restore(make: &Make) {
 /// walkers in some tiles, a wall that comes and goes and slow fades, are
 /// loaded back in a scrambled order, each to the stages it was saved with,
 /// and the ticks run again after each load give the stages of the first
-/// run. Where a backend versions its tiles (the CPU), a save after a
-/// walking tick shares the mask tiles no walker reached.
+/// run, also after a portable snapshot was restored in between. Where a
+/// backend versions its tiles (the CPU), a save after a walking tick shares
+/// the mask tiles no walker reached.
 pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
     let area = murk_core::Area { center: Vec3::new(80.0, 80.0, 5.0), extents: Vec3::new(160.0, 160.0, 10.0), yaw_degrees: 0.0 };
     let slow = Profile { fade_in_rate: 3.0, relax_rate: 2.0, forget_rate: 0.5, ..Profile::default() };
@@ -458,7 +459,7 @@ pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
     // Five 16-bit masks at 160x160 and three at the output size, per instance.
     let mask_bytes = 2 * (5 * 160 * 160 + 3 * 160 * 160 + 5 * 80 * 80 + 3 * 160 * 160);
     let ticks = 14;
-    let (mut states, mut seen) = (Vec::new(), Vec::new());
+    let (mut states, mut seen, mut early) = (Vec::new(), Vec::new(), Vec::new());
     for t in 0..ticks {
         place(&mut world, t);
         fog.tick(&mut world, 33_333).unwrap();
@@ -471,6 +472,9 @@ pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
         }
         states.push(state);
         seen.push((stages(&mut fog), fog.lockstep_hash().unwrap()));
+        if t == 3 {
+            early = fog.snapshot(&world).unwrap();
+        }
     }
     // Load a state, check it, and run two to four ticks again from it,
     // saving each (the new states stand in for the old).
@@ -493,6 +497,18 @@ pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
             for (k, (got, want)) in stages(&mut fog).iter().zip(want).enumerate() {
                 assert!(got == want, "round {round}, tick {t} again: stage {k} differs at {:?}", got.first_difference(want));
             }
+        }
+    }
+    // A portable snapshot of tick 3 restored between two loads of the last
+    // state: the second load copies back what the restore replaced.
+    let last = ticks as usize - 1;
+    for restore_between in [false, true] {
+        if restore_between {
+            fog.restore(&mut world, &early).unwrap();
+        }
+        fog.load_state(&mut world, &states[last]).unwrap();
+        for (k, (got, want)) in stages(&mut fog).iter().zip(&seen[last].0).enumerate() {
+            assert!(got == want, "last state, restore between {restore_between}: stage {k} differs at {:?}", got.first_difference(want));
         }
     }
 }
