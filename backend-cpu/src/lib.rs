@@ -110,9 +110,12 @@ struct CpuInstance {
     occlusion_version: u64,
     /// The version of each tile of each mask, in the order of
     /// [`tiles::MASKS`]; `None` until a save state is first taken from the
-    /// instance or loaded into it: a game that never saves one pays nothing
-    /// for the versions.
+    /// instance or loaded into it, or a mask of it is first hashed: a game
+    /// that does neither pays nothing for the versions.
     mask_tiles: Option<Vec<tiles::TileVersions>>,
+    /// The hash last taken of each mask, in the order of [`tiles::MASKS`],
+    /// with the tile versions it was taken at.
+    hashes: [Option<tiles::KeptHash>; tiles::MASKS.len()],
 }
 
 impl CpuInstance {
@@ -152,6 +155,7 @@ impl CpuInstance {
             judge: None,
             occlusion_version: next_version(),
             mask_tiles: None,
+            hashes: Default::default(),
         }
     }
 
@@ -742,26 +746,30 @@ impl Backend for CpuBackend {
 
     fn hash_textures(&mut self, key: InstanceKey, textures: &[Texture]) -> Result<Readback<Vec<u64>>> {
         let (pool, inst) = self.parts(key)?;
-        let d = inst.dims;
-        let mut grids = Vec::with_capacity(textures.len());
-        for &texture in textures {
-            let (size, texels) = match texture {
-                Texture::Visibility => ((d.width, d.height), &inst.visibility),
-                Texture::Blur => ((d.width, d.height), &inst.blurred),
-                Texture::Memory => ((d.width, d.height), &inst.memory),
-                Texture::Mapped => ((d.width, d.height), &inst.mapped),
-                Texture::Compose => ((d.width, d.height), &inst.composed),
-                Texture::Upscale => ((d.out_width, d.out_height), &inst.upscaled),
-                Texture::Start => ((d.out_width, d.out_height), &inst.start),
-                Texture::Final => ((d.out_width, d.out_height), &inst.final_mask),
-                other => {
-                    return Err(backend_error(format!("texture `{}` holds {} texels, the state hash takes u16", other.name(), other.kind().name())))
-                }
-            };
-            grids.push((size, texels));
-        }
-        let hashes = pool.install(|| grids.iter().map(|((w, h), texels)| murk_core::hash::texture_hash(*w, *h, texels)).collect());
-        Ok(Readback::Ready(hashes))
+        // The first hash versions the masks from here on, as a save does:
+        // the next hash rehashes only the tiles a pass wrote since.
+        let dims = inst.dims;
+        inst.mask_tiles.get_or_insert_with(|| CpuInstance::blank_tiles(dims, next_version()));
+        // The kept hashes are taken out while the masks are borrowed.
+        let mut kept = std::mem::take(&mut inst.hashes);
+        let masks = &*inst;
+        let hashes = textures
+            .iter()
+            .map(|&texture| {
+                let (w, h, texels) = masks.texels(texture)?;
+                let (Texels::U16(texels), Some(m)) = (texels, tiles::mask_index(texture)) else {
+                    return Err(backend_error(format!(
+                        "texture `{}` holds {} texels, the state hash takes u16",
+                        texture.name(),
+                        texture.kind().name()
+                    )));
+                };
+                let versions = &masks.mask_tiles.as_ref().expect("versioned above")[m];
+                Ok(pool.install(|| tiles::KeptHash::hash(&mut kept[m], w, h, texels, versions)))
+            })
+            .collect::<Result<Vec<u64>>>();
+        inst.hashes = kept;
+        Ok(Readback::Ready(hashes?))
     }
 
     fn poll_hashes(&mut self, ticket: u64, _wait: bool) -> Result<Option<Vec<u64>>> {

@@ -5,6 +5,7 @@
 //! save or a load passes it by.
 
 use crate::passes::dirty::{Blocks, BLOCK};
+use murk_core::hash::LeafHashes;
 use murk_core::{Texture, TiledImage, TILE};
 
 const _: () = assert!((TILE as usize).is_multiple_of(BLOCK), "a tile holds whole blocks");
@@ -90,6 +91,32 @@ impl TileVersions {
     pub fn take(&mut self, tiles: &TiledImage, fresh: u64) {
         for (v, t) in self.versions.iter_mut().zip(&tiles.tiles) {
             *v = if t.version == 0 { fresh } else { t.version };
+        }
+    }
+}
+
+/// The leaf hashes of one mask and the versions of its tiles they were
+/// taken at: a hash rehashes only the tiles whose version moved since.
+#[derive(Clone, Debug)]
+pub struct KeptHash {
+    seen: Vec<u64>,
+    leaves: LeafHashes,
+}
+
+impl KeptHash {
+    /// The hash of `texels`, a `width x height` mask whose tiles are at
+    /// `versions`: the tiles whose version moved since the hash kept in
+    /// `kept` are rehashed (all of them when none is kept, or one of
+    /// another size), and the result is kept for the next call.
+    pub fn hash(kept: &mut Option<KeptHash>, width: u32, height: u32, texels: &[u16], versions: &TileVersions) -> u64 {
+        match kept {
+            Some(k) if k.leaves.fits(width, height) && k.seen.len() == versions.versions.len() => {
+                let moved: Vec<usize> = k.seen.iter().zip(&versions.versions).enumerate().filter(|(_, (s, v))| s != v).map(|(i, _)| i).collect();
+                k.leaves.update(texels, &moved);
+                k.seen.copy_from_slice(&versions.versions);
+                k.leaves.hash()
+            }
+            _ => kept.insert(KeptHash { seen: versions.versions.clone(), leaves: LeafHashes::new(width, height, texels) }).leaves.hash(),
         }
     }
 }

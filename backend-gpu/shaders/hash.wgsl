@@ -1,12 +1,12 @@
 // The state hash of a 16-bit texture, as core/src/hash.rs defines it: one
-// invocation per leaf of 256 texels, then the root fold over the leaves in
-// one invocation. WGSL has no 64-bit integers: a 64-bit value is a
+// invocation per 16x16 leaf, then the root fold over the leaves in one
+// invocation. WGSL has no 64-bit integers: a 64-bit value is a
 // vec2<u32> (low word, high word), and products are built from 16-bit
 // halves.
 
 // Rust twin: `HashParams` in src/hash.rs.
 struct HashParams {
-    texels: u32,
+    leaves: u32,
     width: u32,
     height: u32,
     slot: u32,
@@ -17,7 +17,7 @@ struct HashParams {
 @group(0) @binding(2) var<storage, read_write> leaves: array<vec2<u32>>;
 @group(0) @binding(3) var<storage, read_write> roots: array<vec2<u32>>;
 
-const LEAF_TEXELS: u32 = 256u;
+const LEAF_SIDE: u32 = 16u;
 const MULTIPLIER: vec2<u32> = vec2<u32>(0x7f4a7c15u, 0x9e3779b9u);
 const FMIX_1: vec2<u32> = vec2<u32>(0xed558ccdu, 0xff51afd7u);
 const FMIX_2: vec2<u32> = vec2<u32>(0x1a85ec53u, 0xc4ceb9feu);
@@ -63,32 +63,35 @@ fn fmix(x: vec2<u32>) -> vec2<u32> {
     return xor_shift_33(b);
 }
 
-// Texel `i` as the CPU reads it back (16 bits), 0 at or past `end`.
-fn texel(i: u32, end: u32) -> u32 {
-    if (i < end) {
-        return src[i] & 0xffffu;
+// Texel (x, y) as the CPU reads it back (16 bits), 0 past the texture.
+fn texel(x: u32, y: u32) -> u32 {
+    if (x < params.width && y < params.height) {
+        return src[y * params.width + x] & 0xffffu;
     }
     return 0u;
 }
 
 @compute @workgroup_size(64)
 fn leaf(@builtin(global_invocation_id) id: vec3<u32>) {
-    let first = id.x * LEAF_TEXELS;
-    if (first >= params.texels) {
+    if (id.x >= params.leaves) {
         return;
     }
-    let end = min(first + LEAF_TEXELS, params.texels);
+    let across = (params.width + LEAF_SIDE - 1u) / LEAF_SIDE;
+    let x0 = (id.x % across) * LEAF_SIDE;
+    let y0 = (id.x / across) * LEAF_SIDE;
     var a = LEAF_SEED;
-    for (var i = first; i < end; i += 4u) {
-        let w = vec2<u32>(texel(i, end) | (texel(i + 1u, end) << 16u), texel(i + 2u, end) | (texel(i + 3u, end) << 16u));
-        a = fold_step(a, w);
+    for (var y = y0; y < y0 + LEAF_SIDE; y += 1u) {
+        for (var x = x0; x < x0 + LEAF_SIDE; x += 4u) {
+            let w = vec2<u32>(texel(x, y) | (texel(x + 1u, y) << 16u), texel(x + 2u, y) | (texel(x + 3u, y) << 16u));
+            a = fold_step(a, w);
+        }
     }
     leaves[id.x] = fmix(a);
 }
 
 @compute @workgroup_size(1)
 fn root() {
-    let count = (params.texels + LEAF_TEXELS - 1u) / LEAF_TEXELS;
+    let count = params.leaves;
     var a = fold_step(ROOT_SEED, vec2<u32>(params.width, params.height));
     for (var b = 0u; b < count; b += 1u) {
         a = fold_step(a, leaves[b]);

@@ -10,8 +10,8 @@ use crate::passes::groups;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct HashParams {
-    /// Texels in the texture.
-    pub texels: u32,
+    /// Leaves in the texture.
+    pub leaves: u32,
     /// Its width.
     pub width: u32,
     /// Its height.
@@ -33,14 +33,14 @@ pub struct Source<'a> {
 /// Records the hash of every source into `roots` (one `vec2<u32>` each, in
 /// order); returns the buffers to recycle once the work is submitted.
 pub fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, sources: &[Source], roots: &wgpu::Buffer) -> Vec<wgpu::Buffer> {
-    let most = sources.iter().map(|s| (s.width * s.height).div_ceil(murk_core::hash::LEAF_TEXELS as u32)).max().unwrap_or(0);
+    let leaf_count = |s: &Source| (murk_core::hash::leaves_across(s.width) as u32) * s.height.div_ceil(murk_core::hash::LEAF_SIDE);
+    let most = sources.iter().map(leaf_count).max().unwrap_or(0);
     let leaves = ctx.take(u64::from(most.max(1)) * 8);
     for (slot, s) in sources.iter().enumerate() {
-        let texels = s.width * s.height;
-        let params = ctx.uniform(bytemuck::bytes_of(&HashParams { texels, width: s.width, height: s.height, slot: slot as u32 }));
+        let params = ctx.uniform(bytemuck::bytes_of(&HashParams { leaves: leaf_count(s), width: s.width, height: s.height, slot: slot as u32 }));
         let buffers = [&params, s.buffer, &leaves, roots];
         let g = ctx.bind(Kernel::HashLeaf, &buffers);
-        ctx.dispatch(enc, Kernel::HashLeaf, &g, groups(texels.div_ceil(murk_core::hash::LEAF_TEXELS as u32), 64), 1);
+        ctx.dispatch(enc, Kernel::HashLeaf, &g, groups(leaf_count(s), 64), 1);
         let g = ctx.bind(Kernel::HashRoot, &buffers);
         ctx.dispatch(enc, Kernel::HashRoot, &g, 1, 1);
     }

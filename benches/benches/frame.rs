@@ -6,6 +6,7 @@
 //! `tick/rts-steady/...` (every tenth source walks each tick, the others
 //! stand: a typical RTS tick), `tick/rts-build/...` and `tick/rts-door/...`
 //! (the walkers, and a building placed or a door toggled every tick),
+//! `tick/rts-lockstep/...` (the walkers, hashing every tick),
 //! `tick/rts-observed/...` and `tick/rts-tracked/...` (the walkers, four
 //! instances of one team each, and in the second every unit tracked: the
 //! difference is what the sight sets cost), `tick/rts-observed-still/...`
@@ -68,6 +69,10 @@ enum Change {
     Building,
     /// The walkers, and a 1x4 door that opens or closes (`rts-door`).
     Door,
+    /// The walkers, the lockstep hash taken in every tick
+    /// (`set_hash_every_tick`), as a lockstep game runs: this row less
+    /// `rts-steady` is what hashing every tick costs (`rts-lockstep`).
+    Lockstep,
     /// The walkers, with four instances over the map, one team each
     /// (`rts-observed`).
     Observed,
@@ -92,6 +97,7 @@ impl Change {
             Change::Walkers => "rts-steady",
             Change::Building => "rts-build",
             Change::Door => "rts-door",
+            Change::Lockstep => "rts-lockstep",
             Change::Observed => "rts-observed",
             Change::Tracked => "rts-tracked",
             Change::ObservedStill => "rts-observed-still",
@@ -137,6 +143,7 @@ impl RtsTicks {
         let moving = sources.into_iter().step_by(10).collect();
         let door = w.world.spawn((Position(Vec3::new(500.5, 500.5, 0.0)),));
         let profile = (w.desc.name.clone(), w.desc.profile.clone());
+        fog.set_hash_every_tick(change == Change::Lockstep);
         let mut t = Self { fog, world: w.world, change, moving, door, tick: 0, profile };
         for _ in 0..4 {
             t.step();
@@ -217,14 +224,24 @@ fn bench_sight(c: &mut Criterion, walking: bool, backends: Vec<(String, Box<dyn 
 }
 
 /// What a lockstep or rollback game does beside ticking, on the
-/// `rts-steady` state: `hash/rts` (the lockstep hash, asked for now),
+/// `rts-steady` state: `hash/rts` (the lockstep hash asked for after each
+/// walking tick; only the hash is timed),
 /// `save/rts` (a snapshot, its size printed) and `restore/rts`.
 fn bench_state(c: &mut Criterion, backends: Vec<(String, Box<dyn Backend>)>) {
     for (backend_label, backend) in backends {
         let mut t = RtsTicks::new(backend, Change::Walkers);
-        c.benchmark_group("hash")
-            .sample_size(10)
-            .bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| b.iter(|| t.fog.lockstep_hash().expect("hash")));
+        c.benchmark_group("hash").sample_size(10).bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| {
+            b.iter_custom(|iters| {
+                let mut spent = std::time::Duration::ZERO;
+                for _ in 0..iters {
+                    t.step();
+                    let started = std::time::Instant::now();
+                    std::hint::black_box(t.fog.lockstep_hash().expect("hash"));
+                    spent += started.elapsed();
+                }
+                spent
+            })
+        });
         let bytes = t.fog.snapshot(&t.world).expect("snapshot");
         eprintln!("snapshot rts/{backend_label}: {} bytes", bytes.len());
         c.benchmark_group("save")
@@ -310,6 +327,7 @@ fn frame(c: &mut Criterion) {
     bench_ticks(c, Change::Walkers, with_gpu(vec![cpu(1), cpu(2)]));
     bench_ticks(c, Change::Building, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Door, with_gpu(vec![cpu(2)]));
+    bench_ticks(c, Change::Lockstep, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Observed, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Tracked, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::ObservedStill, with_gpu(vec![cpu(2)]));

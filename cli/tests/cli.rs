@@ -37,7 +37,7 @@ fn run_writes_final_masks_stages_and_a_summary() {
     }
     let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["ticks"], 12);
-    assert_eq!(summary["format"], 3, "the block state hash, mapped state included");
+    assert_eq!(summary["format"], 4, "the block state hash of square leaves, mapped state included");
     assert_eq!(summary["per_tick"].as_array().unwrap().len(), 12);
     assert_eq!(summary["per_tick"][11]["hashes"]["ground"].as_str().unwrap().len(), 16);
     assert_eq!(summary["settings"]["instances"][0]["profile"]["explored_value"], 0.4);

@@ -1,7 +1,7 @@
 //! The snapshot format is pinned: the bodies of the fog snapshots of five
 //! corpus cases (the coverage pyramid, a distance field at scale 2, a height
 //! capture, overlapping instances, bought maps partly hidden), taken at the
-//! end of each run, hash to the values below (format 7). A change of the bytes fails here; it must
+//! end of each run, hash to the values below (format 8). A change of the bytes fails here; it must
 //! come with a new `murk_core::snapshot::VERSION` and new values. The body
 //! is pinned rather than the container: the compressor may pack the same
 //! body otherwise in another release, which any reader still decodes.

@@ -345,7 +345,54 @@ pub fn every_tick_hash_is_the_lockstep_hash_two_ticks_late(make: &Make) {
     assert_eq!(fogs[0].tick(&mut worlds[0], 33_333).unwrap().lockstep, None);
 }
 
+/// The state hash of an instance whose sides are not multiples of a leaf
+/// (16), with an output grid of its own size, is the definition of
+/// `murk_core::hash` over the masks read back: asked for on some ticks and
+/// not others, so that a hash kept between asks must follow every tick's
+/// changes, walkers and a blocker that appears.
+pub fn the_state_hash_is_the_definition_over_the_masks_read_back(make: &Make) {
+    use murk_core::hash::{state_hash, texture_hash_reference};
+    let profile = Profile { fade_in_rate: 6.0, relax_rate: 6.0, ..Profile::default() };
+    let mut fog = FogSubsystem::new(make());
+    let desc = InstanceDesc {
+        name: "odd".into(),
+        area: Area { center: Vec3::new(32.0, 30.0, 5.0), extents: Vec3::new(70.0, 41.0, 10.0), yaw_degrees: 0.0 },
+        resolution: 70,
+        lod: 1,
+        observed_teams: TeamMask::ALL,
+        profile,
+    };
+    fog.create_instance(desc).unwrap();
+    let mut world = seeded_world(7);
+    let mut sizes = Vec::new();
+    for tick in 0..14 {
+        for (_, (p, _)) in world.query_mut::<(&mut Position, &VisionSource)>() {
+            p.0.x = (p.0.x + 1.5) % 64.0;
+        }
+        if tick == 5 {
+            world.spawn((
+                Position(Vec3::new(20.5, 28.5, 0.0)),
+                Blocker::wall(BlockerShape::Rect { size: murk_core::glam::Vec2::new(3.0, 3.0), yaw_degrees: 0.0 }),
+            ));
+        }
+        fog.tick(&mut world, 33_333).unwrap();
+        if tick % 3 == 1 {
+            continue;
+        }
+        let want = [Stage::Final, Stage::Memory, Stage::Mapped, Stage::Compose].map(|stage| {
+            let image = fog.read_stage("odd", stage).unwrap();
+            let murk_core::StageData::U16(texels) = image.data else { panic!("{stage:?} is a 16-bit mask") };
+            sizes.push((image.width, image.height));
+            texture_hash_reference(image.width, image.height, &texels)
+        });
+        assert_eq!(fog.state_hash("odd").unwrap(), state_hash(want), "tick {tick}");
+    }
+    assert!(sizes.iter().all(|(w, h)| w % 16 != 0 || h % 16 != 0), "sides off the leaf grid: {sizes:?}");
+    assert!(sizes.iter().any(|&s| s != sizes[0]), "an output grid of its own size: {sizes:?}");
+}
+
 pub const TESTS: &[Test] = &[
+    ("the_state_hash_is_the_definition_over_the_masks_read_back", the_state_hash_is_the_definition_over_the_masks_read_back),
     ("every_tick_hash_is_the_lockstep_hash_two_ticks_late", every_tick_hash_is_the_lockstep_hash_two_ticks_late),
     ("infiltration_hidden_seen_ghosted_and_seen_again", infiltration_hidden_seen_ghosted_and_seen_again),
     ("scripted_queries_land_in_the_tick_record", scripted_queries_land_in_the_tick_record),
