@@ -750,12 +750,13 @@ impl Backend for CpuBackend {
         // the next hash rehashes only the tiles a pass wrote since.
         let dims = inst.dims;
         inst.mask_tiles.get_or_insert_with(|| CpuInstance::blank_tiles(dims, next_version()));
-        // The kept hashes are taken out while the masks are borrowed.
+        // The kept hashes are taken out while the masks are borrowed, and
+        // put back whatever happens.
         let mut kept = std::mem::take(&mut inst.hashes);
         let masks = &*inst;
-        let hashes = textures
-            .iter()
-            .map(|&texture| {
+        let hashes = (|| {
+            let mut asks = Vec::with_capacity(textures.len());
+            for &texture in textures {
                 let (w, h, texels) = masks.texels(texture)?;
                 let (Texels::U16(texels), Some(m)) = (texels, tiles::mask_index(texture)) else {
                     return Err(backend_error(format!(
@@ -764,10 +765,10 @@ impl Backend for CpuBackend {
                         texture.kind().name()
                     )));
                 };
-                let versions = &masks.mask_tiles.as_ref().expect("versioned above")[m];
-                Ok(pool.install(|| tiles::KeptHash::hash(&mut kept[m], w, h, texels, versions)))
-            })
-            .collect::<Result<Vec<u64>>>();
+                asks.push((m, w, h, texels, &masks.mask_tiles.as_ref().expect("versioned above")[m]));
+            }
+            Ok(pool.install(|| tiles::KeptHash::hash_all(&mut kept, &asks)))
+        })();
         inst.hashes = kept;
         Ok(Readback::Ready(hashes?))
     }

@@ -7,6 +7,7 @@
 use crate::passes::dirty::{Blocks, BLOCK};
 use murk_core::hash::LeafHashes;
 use murk_core::{Texture, TiledImage, TILE};
+use rayon::prelude::*;
 
 const _: () = assert!((TILE as usize).is_multiple_of(BLOCK), "a tile holds whole blocks");
 
@@ -104,20 +105,41 @@ pub struct KeptHash {
 }
 
 impl KeptHash {
-    /// The hash of `texels`, a `width x height` mask whose tiles are at
-    /// `versions`: the tiles whose version moved since the hash kept in
-    /// `kept` are rehashed (all of them when none is kept, or one of
-    /// another size), and the result is kept for the next call.
-    pub fn hash(kept: &mut Option<KeptHash>, width: u32, height: u32, texels: &[u16], versions: &TileVersions) -> u64 {
-        match kept {
-            Some(k) if k.leaves.fits(width, height) && k.seen.len() == versions.versions.len() => {
-                let moved: Vec<usize> = k.seen.iter().zip(&versions.versions).enumerate().filter(|(_, (s, v))| s != v).map(|(i, _)| i).collect();
-                k.leaves.update(texels, &moved);
-                k.seen.copy_from_slice(&versions.versions);
-                k.leaves.hash()
+    /// The hashes of masks, each `(mask, width, height, texels, versions)`:
+    /// `kept[mask]` is the hash last taken of that mask, and the tiles whose
+    /// version moved since are rehashed, those of every mask in one parallel
+    /// run (all of a mask's when none is kept, or one of another size). The
+    /// results are kept for the next call.
+    pub fn hash_all(kept: &mut [Option<KeptHash>], asks: &[(usize, u32, u32, &[u16], &TileVersions)]) -> Vec<u64> {
+        // Each mask once, however often it is asked for.
+        let mut masks: Vec<usize> = asks.iter().map(|a| a.0).collect();
+        masks.sort_unstable();
+        masks.dedup();
+        let ask_of = |m: usize| asks.iter().find(|a| a.0 == m).expect("asked for");
+        let mut work = Vec::new();
+        for &m in &masks {
+            let &(_, width, height, texels, versions) = ask_of(m);
+            match &kept[m] {
+                Some(k) if k.leaves.fits(width, height) && k.seen.len() == versions.versions.len() => {
+                    let moved = k.seen.iter().zip(&versions.versions).enumerate().filter(|(_, (s, v))| s != v);
+                    work.extend(moved.map(|(i, _)| (m, i)));
+                }
+                _ => kept[m] = Some(KeptHash { seen: Vec::new(), leaves: LeafHashes::new(width, height, texels) }),
             }
-            _ => kept.insert(KeptHash { seen: versions.versions.clone(), leaves: LeafHashes::new(width, height, texels) }).leaves.hash(),
         }
+        let values: Vec<[u64; 4]> = {
+            let kept = &*kept;
+            work.par_iter().with_min_len(8).map(|&(m, tile)| kept[m].as_ref().expect("kept above").leaves.tile_leaves(ask_of(m).3, tile)).collect()
+        };
+        for (&(m, tile), values) in work.iter().zip(values) {
+            kept[m].as_mut().expect("kept above").leaves.set_tile(tile, values);
+        }
+        for &m in &masks {
+            let k = kept[m].as_mut().expect("kept above");
+            k.seen.clone_from(&ask_of(m).4.versions);
+        }
+        let roots = murk_core::hash::hashes(&masks.iter().map(|&m| &kept[m].as_ref().expect("kept above").leaves).collect::<Vec<_>>());
+        asks.iter().map(|a| roots[masks.iter().position(|&m| m == a.0).expect("each mask")]).collect()
     }
 }
 

@@ -43,7 +43,7 @@ pub const LEAF_SIDE: u32 = 16;
 pub const LEAF_TEXELS: usize = (LEAF_SIDE * LEAF_SIDE) as usize;
 /// Leaves per side of a save tile: a tile's leaves are rehashed together.
 const LEAVES_PER_TILE: usize = (TILE / LEAF_SIDE) as usize;
-const _: () = assert!(TILE.is_multiple_of(LEAF_SIDE), "a tile holds whole leaves");
+const _: () = assert!(TILE == 2 * LEAF_SIDE, "a tile holds 2x2 leaves");
 /// The odd multiplier of [`step`].
 pub const MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
 /// The seed of every leaf fold.
@@ -112,31 +112,8 @@ fn word(row: &[u16], x: usize) -> u64 {
     }
 }
 
-/// The values of the leaves `lx0..lx0 + out.len()` of leaf row `ly`, four
-/// folds interleaved so that the multiplies of one overlap those of the
-/// others.
-fn leaf_run(width: u32, height: u32, texels: &[u16], ly: usize, lx0: usize, out: &mut [u64]) {
-    let (w, side) = (width as usize, LEAF_SIDE as usize);
-    let rows = (ly * side..(ly + 1) * side).map(|y| if y < height as usize { &texels[y * w..(y + 1) * w] } else { &[][..] });
-    for (quad, out) in out.chunks_mut(4).enumerate() {
-        let first = lx0 + 4 * quad;
-        let mut a = [LEAF_SEED; 4];
-        for row in rows.clone() {
-            for (k, a) in a.iter_mut().enumerate().take(out.len()) {
-                let x = (first + k) * side;
-                for j in 0..side / 4 {
-                    *a = step(*a, word(row, x + 4 * j));
-                }
-            }
-        }
-        for (o, a) in out.iter_mut().zip(a) {
-            *o = fmix(a);
-        }
-    }
-}
-
-/// The hash of a texture, its leaf rows in parallel on the current rayon
-/// pool; equal to [`texture_hash_reference`] on every thread count.
+/// The hash of a texture, its tiles in parallel on the current rayon pool;
+/// equal to [`texture_hash_reference`] on every thread count.
 pub fn texture_hash(width: u32, height: u32, texels: &[u16]) -> u64 {
     LeafHashes::new(width, height, texels).hash()
 }
@@ -151,13 +128,13 @@ pub struct LeafHashes {
 }
 
 impl LeafHashes {
-    /// Every leaf of a `width x height` texture, leaf rows in parallel.
+    /// Every leaf of a `width x height` texture, tiles in parallel.
     pub fn new(width: u32, height: u32, texels: &[u16]) -> Self {
-        assert_eq!(texels.len(), width as usize * height as usize, "{width}x{height} texels");
         let across = leaves_across(width);
-        let mut leaves = vec![0; across * height.div_ceil(LEAF_SIDE) as usize];
-        leaves.par_chunks_mut(across.max(1)).enumerate().for_each(|(ly, out)| leaf_run(width, height, texels, ly, 0, out));
-        Self { width, height, leaves }
+        let mut hashes = Self { width, height, leaves: vec![0; across * height.div_ceil(LEAF_SIDE) as usize] };
+        let tiles: Vec<usize> = (0..TiledImage::tile_count(width, height)).collect();
+        hashes.update(texels, &tiles);
+        hashes
     }
 
     /// Whether these are the leaves of a `width x height` texture.
@@ -167,43 +144,96 @@ impl LeafHashes {
 
     /// Rehashes the leaves of the tiles `tiles` (indices into the
     /// row-major tile grid of [`TiledImage`]) from `texels`, the texture
-    /// of this size, tile rows in parallel. `tiles` must be ascending.
+    /// of this size, in parallel.
     pub fn update(&mut self, texels: &[u16], tiles: &[usize]) {
-        let (width, height) = (self.width, self.height);
-        assert_eq!(texels.len(), width as usize * height as usize, "{width}x{height} texels");
-        debug_assert!(tiles.windows(2).all(|p| p[0] < p[1]), "tiles ascending");
-        let (across, tiles_across) = (leaves_across(width), TiledImage::tiles_across(width) as usize);
-        let row_of = |t: &usize| t / tiles_across;
-        // The tiles of each tile row, and that row's leaves (LEAVES_PER_TILE
-        // leaf rows) to write them into.
-        let mut work = Vec::new();
-        let mut rest = &mut self.leaves[..];
-        let mut done_rows = 0;
-        for group in tiles.chunk_by(|a, b| row_of(a) == row_of(b)) {
-            let ty = row_of(&group[0]);
-            let skip = (ty - done_rows) * LEAVES_PER_TILE * across;
-            let take = (LEAVES_PER_TILE * across).min(rest.len() - skip);
-            let (row, tail) = std::mem::take(&mut rest)[skip..].split_at_mut(take);
-            work.push((ty, group, row));
-            rest = tail;
-            done_rows = ty + 1;
+        let values: Vec<[u64; 4]> = tiles.par_iter().with_min_len(8).map(|&t| self.tile_leaves(texels, t)).collect();
+        for (&t, values) in tiles.iter().zip(values) {
+            self.set_tile(t, values);
         }
-        work.into_par_iter().for_each(|(ty, group, row)| {
-            for (k, out) in row.chunks_mut(across).enumerate() {
-                let ly = ty * LEAVES_PER_TILE + k;
-                for &t in group {
-                    let lx0 = (t % tiles_across) * LEAVES_PER_TILE;
-                    let end = (lx0 + LEAVES_PER_TILE).min(across);
-                    leaf_run(width, height, texels, ly, lx0, &mut out[lx0..end]);
+    }
+
+    /// The values of the leaves of tile `tile` (the leaves of its top row,
+    /// left to right, then those of its bottom row) of `texels`, the texture
+    /// of this size; a leaf past the texture's leaves comes out as if it
+    /// were one, and [`Self::set_tile`] passes it by.
+    pub fn tile_leaves(&self, texels: &[u16], tile: usize) -> [u64; 4] {
+        let (w, h, side) = (self.width as usize, self.height as usize, LEAF_SIDE as usize);
+        assert_eq!(texels.len(), w * h, "{w}x{h} texels");
+        let across = TiledImage::tiles_across(self.width) as usize;
+        let (x0, y0) = (tile % across * TILE as usize, tile / across * TILE as usize);
+        // Four folds interleaved, so that the multiplies of one overlap
+        // those of the others.
+        let mut a = [LEAF_SEED; 4];
+        let t = TILE as usize;
+        if x0 + t <= w && y0 + t <= h {
+            // A whole tile: rows of 32 texels, no edge to mind.
+            let row = |y: usize| -> &[u16; TILE as usize] { texels[y * w + x0..][..t].try_into().expect("32 texels") };
+            let word = |r: &[u16; TILE as usize], x: usize| {
+                u64::from(r[x]) | u64::from(r[x + 1]) << 16 | u64::from(r[x + 2]) << 32 | u64::from(r[x + 3]) << 48
+            };
+            for r in 0..side {
+                let (top, bottom) = (row(y0 + r), row(y0 + side + r));
+                for x in (0..side).step_by(4) {
+                    a[0] = step(a[0], word(top, x));
+                    a[1] = step(a[1], word(top, side + x));
+                    a[2] = step(a[2], word(bottom, x));
+                    a[3] = step(a[3], word(bottom, side + x));
                 }
             }
-        });
+            return a.map(fmix);
+        }
+        let row = |y: usize| if y < h { &texels[y * w..(y + 1) * w] } else { &[][..] };
+        for r in 0..side {
+            let rows = [row(y0 + r), row(y0 + side + r)];
+            for j in 0..side / 4 {
+                for (k, a) in a.iter_mut().enumerate() {
+                    *a = step(*a, word(rows[k / 2], x0 + (k % 2) * side + 4 * j));
+                }
+            }
+        }
+        a.map(fmix)
+    }
+
+    /// Writes the values [`Self::tile_leaves`] gave for tile `tile`.
+    pub fn set_tile(&mut self, tile: usize, values: [u64; 4]) {
+        let (across, down) = (leaves_across(self.width), self.height.div_ceil(LEAF_SIDE) as usize);
+        let tiles_across = TiledImage::tiles_across(self.width) as usize;
+        let (lx, ly) = (tile % tiles_across * LEAVES_PER_TILE, tile / tiles_across * LEAVES_PER_TILE);
+        for (k, v) in values.into_iter().enumerate() {
+            let (x, y) = (lx + k % 2, ly + k / 2);
+            if x < across && y < down {
+                self.leaves[y * across + x] = v;
+            }
+        }
     }
 
     /// The texture's hash: the root fold over the leaves.
     pub fn hash(&self) -> u64 {
         root(self.width, self.height, &self.leaves)
     }
+}
+
+/// The hashes of several textures ([`LeafHashes::hash`] of each), their
+/// root folds run four at a time, interleaved: each fold is a chain of
+/// dependent multiplies, which alone leaves the multiplier idle.
+pub fn hashes(textures: &[&LeafHashes]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(textures.len());
+    for four in textures.chunks(4) {
+        let mut a = [0; 4];
+        for (a, t) in a.iter_mut().zip(four) {
+            *a = step(ROOT_SEED, u64::from(t.width) | u64::from(t.height) << 32);
+        }
+        let longest = four.iter().map(|t| t.leaves.len()).max().unwrap_or(0);
+        for i in 0..longest {
+            for (a, t) in a.iter_mut().zip(four) {
+                if let Some(&leaf) = t.leaves.get(i) {
+                    *a = step(*a, leaf);
+                }
+            }
+        }
+        out.extend(a.iter().take(four.len()).map(|&a| fmix(a)));
+    }
+    out
 }
 
 /// The hash of a byte string, for snapshot checksums: the bytes fall into
@@ -331,6 +361,17 @@ mod tests {
             assert_ne!(kept.hash(), texture_hash_reference(w, h, &t), "{w}x{h}");
             kept.update(&t, &[0]);
             assert_eq!(kept.hash(), texture_hash_reference(w, h, &t));
+        }
+    }
+
+    /// Roots folded together are each texture's own, whatever the sizes
+    /// and however many.
+    #[test]
+    fn roots_folded_together_are_each_textures_own() {
+        let kept: Vec<LeafHashes> = SIZES.iter().map(|&(w, h)| LeafHashes::new(w, h, &texels((w * h) as usize, u64::from(w + h)))).collect();
+        for n in 0..=kept.len() {
+            let some: Vec<&LeafHashes> = kept.iter().take(n).collect();
+            assert_eq!(hashes(&some), some.iter().map(|k| k.hash()).collect::<Vec<_>>(), "{n} textures");
         }
     }
 
