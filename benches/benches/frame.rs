@@ -7,6 +7,8 @@
 //! stand: a typical RTS tick), `tick/rts-build/...` and `tick/rts-door/...`
 //! (the walkers, and a building placed or a door toggled every tick),
 //! `tick/rts-lockstep/...` (the walkers, hashing every tick),
+//! `tick/rts-saving/...` (the walkers, a rollback state saved after every
+//! tick),
 //! `tick/rts-observed/...` and `tick/rts-tracked/...` (the walkers, four
 //! instances of one team each, and in the second every unit tracked: the
 //! difference is what the sight sets cost), `tick/rts-observed-still/...`
@@ -73,6 +75,10 @@ enum Change {
     /// (`set_hash_every_tick`), as a lockstep game runs: this row less
     /// `rts-steady` is what hashing every tick costs (`rts-lockstep`).
     Lockstep,
+    /// The walkers, a rollback save state taken after every tick and kept
+    /// eight deep: this row less `rts-steady` and `save-state/rts` is what
+    /// saving costs the tick (the tile stamps) (`rts-saving`).
+    Saving,
     /// The walkers, with four instances over the map, one team each
     /// (`rts-observed`).
     Observed,
@@ -98,6 +104,7 @@ impl Change {
             Change::Building => "rts-build",
             Change::Door => "rts-door",
             Change::Lockstep => "rts-lockstep",
+            Change::Saving => "rts-saving",
             Change::Observed => "rts-observed",
             Change::Tracked => "rts-tracked",
             Change::ObservedStill => "rts-observed-still",
@@ -116,6 +123,8 @@ struct RtsTicks {
     door: Entity,
     tick: u32,
     profile: (String, murk_core::Profile),
+    /// The states of a `Saving` row, newest last.
+    saved: std::collections::VecDeque<murk_core::SaveState>,
 }
 
 impl RtsTicks {
@@ -144,7 +153,7 @@ impl RtsTicks {
         let door = w.world.spawn((Position(Vec3::new(500.5, 500.5, 0.0)),));
         let profile = (w.desc.name.clone(), w.desc.profile.clone());
         fog.set_hash_every_tick(change == Change::Lockstep);
-        let mut t = Self { fog, world: w.world, change, moving, door, tick: 0, profile };
+        let mut t = Self { fog, world: w.world, change, moving, door, tick: 0, profile, saved: Default::default() };
         for _ in 0..4 {
             t.step();
         }
@@ -178,7 +187,14 @@ impl RtsTicks {
             _ => {}
         }
         self.tick += 1;
-        self.fog.tick(&mut self.world, 33_333).expect("tick")
+        let report = self.fog.tick(&mut self.world, 33_333).expect("tick");
+        if self.change == Change::Saving {
+            self.saved.push_back(self.fog.save_state(&self.world).expect("save"));
+            if self.saved.len() > 8 {
+                self.saved.pop_front();
+            }
+        }
+        report
     }
 }
 
@@ -328,6 +344,7 @@ fn frame(c: &mut Criterion) {
     bench_ticks(c, Change::Building, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Door, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Lockstep, with_gpu(vec![cpu(2)]));
+    bench_ticks(c, Change::Saving, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Observed, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Tracked, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::ObservedStill, with_gpu(vec![cpu(2)]));
