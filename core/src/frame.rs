@@ -6,6 +6,7 @@
 //! (see [`crate::fixed`]).
 
 use crate::fixed::Fnv64;
+use crate::hash::WordFold;
 use crate::profile::RayMethod;
 
 /// A vision source in texel space.
@@ -42,13 +43,13 @@ pub const SOURCE_ANTI: u32 = 2;
 pub const SOURCE_SEE_THROUGH: u32 = 4;
 
 impl SourceTexel {
-    /// Feeds the source into a hash (field by field, little-endian).
-    pub fn hash_into(&self, h: &mut Fnv64) {
-        for v in [self.x, self.y, self.radius, self.inner_radius, self.eye, self.cone_x, self.cone_y, self.cone_cos] {
-            h.write(&v.to_le_bytes());
-        }
-        h.write(&self.strength.to_le_bytes());
-        h.write(&self.flags.to_le_bytes());
+    /// Feeds the source into a hash: its fields in order, two to a word.
+    pub fn hash_into(&self, h: &mut WordFold) {
+        h.pair(self.x as u32, self.y as u32);
+        h.pair(self.radius as u32, self.inner_radius as u32);
+        h.pair(self.eye as u32, self.cone_x as u32);
+        h.pair(self.cone_y as u32, self.cone_cos as u32);
+        h.pair(self.strength, self.flags);
     }
 }
 

@@ -236,6 +236,38 @@ pub fn hashes(textures: &[&LeafHashes]) -> Vec<u64> {
     out
 }
 
+/// A hash of a run of 64-bit words, for telling inputs apart from one tick
+/// to the next (the sources and blockers an instance was recomputed and
+/// built from): `fmix(fold(LEAF_SEED, words))`, a word at a time where
+/// FNV-1a goes a byte at a time. Not part of the lockstep hash.
+#[derive(Clone, Copy, Debug)]
+pub struct WordFold(u64);
+
+impl Default for WordFold {
+    fn default() -> Self {
+        Self(LEAF_SEED)
+    }
+}
+
+impl WordFold {
+    /// Feeds one word.
+    #[inline]
+    pub fn word(&mut self, w: u64) {
+        self.0 = step(self.0, w);
+    }
+
+    /// Feeds two 32-bit values as one word, `a` in the low half.
+    #[inline]
+    pub fn pair(&mut self, a: u32, b: u32) {
+        self.word(u64::from(a) | u64::from(b) << 32);
+    }
+
+    /// The hash so far.
+    pub fn finish(&self) -> u64 {
+        fmix(self.0)
+    }
+}
+
 /// The hash of a byte string, for snapshot checksums: the bytes fall into
 /// leaves of 512, each read as 8-byte little-endian words (a last word
 /// short of bytes takes 0 for the missing ones); a leaf is

@@ -44,7 +44,9 @@ use std::collections::BTreeMap;
 /// samples in flight. 7: a profile's `eye_offset` and `see_through`.
 /// 8: the texture hash reads its leaves as 16x16 squares instead of runs
 /// of 256 texels, so the per-tick lockstep hashes in flight are another
-/// function of the same state (the layout is 7's).
+/// function of the same state, and an instance state's source and blocker
+/// hashes are word folds (`crate::hash::WordFold`) instead of FNV-1a (the
+/// layout is 7's).
 pub const VERSION: u32 = 8;
 /// Magic of a fog-state snapshot.
 pub const FOG_MAGIC: &[u8; 8] = b"MURKSNAP";

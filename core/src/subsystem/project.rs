@@ -7,8 +7,9 @@ use super::capture::{gather_capture, CaptureUpdate};
 use super::{entity_label, Slot};
 use crate::components::{AntiVision, Blocker, BlockerShape, Position, TeamMask, VisionSource};
 use crate::error::{finite, MurkError, Result};
-use crate::fixed::{Fnv64, HEIGHT_WALL, MAX_RADIUS_TEXELS, TEXEL_ONE, UNIT_ONE};
+use crate::fixed::{HEIGHT_WALL, MAX_RADIUS_TEXELS, TEXEL_ONE, UNIT_ONE};
 use crate::frame::{CircleTexel, OcclusionInput, PolygonTexel, SourceTexel, SOURCE_ANTI, SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
+use crate::hash::WordFold;
 use crate::transform::{sin_cos_degrees, AreaTransform};
 use crate::zlayer::Slab;
 use hecs::{Entity, World};
@@ -124,27 +125,26 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
     // Canonical order (by content, not by entity id), so the hashes and the
     // bins do not depend on how the game allocated its entities.
     sources.sort_unstable();
-    let mut sh = Fnv64::default();
+    let mut sh = WordFold::default();
     for src in &sources {
         src.hash_into(&mut sh);
     }
     occlusion.circles.sort_unstable();
     polygons.sort_unstable();
-    let mut bh = Fnv64::default();
+    // Each shape after a word of its kind and length.
+    let mut bh = WordFold::default();
     for c in &occlusion.circles {
-        bh.write(&[0]);
-        for v in [c.x, c.y, c.radius, c.height] {
-            bh.write(&v.to_le_bytes());
-        }
+        bh.word(0);
+        bh.pair(c.x as u32, c.y as u32);
+        bh.pair(c.radius as u32, c.height as u32);
     }
     for &(vertices, top) in &polygons {
-        bh.write(&[1]);
+        bh.pair(1, vertices.len() as u32);
         let first = occlusion.vertices.len() as u32;
         for q in vertices {
-            bh.write(&q[0].to_le_bytes());
-            bh.write(&q[1].to_le_bytes());
+            bh.pair(q[0] as u32, q[1] as u32);
         }
-        bh.write(&top.to_le_bytes());
+        bh.pair(top as u32, 0);
         occlusion.polygons.push(PolygonTexel { first, count: vertices.len() as u32, height: top, pad: 0 });
         occlusion.vertices.extend_from_slice(vertices);
     }
