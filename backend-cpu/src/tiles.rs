@@ -7,7 +7,6 @@
 use crate::passes::dirty::{Blocks, BLOCK};
 use murk_core::hash::LeafHashes;
 use murk_core::{Texture, TiledImage, TILE};
-use rayon::prelude::*;
 
 const _: () = assert!((TILE as usize).is_multiple_of(BLOCK), "a tile holds whole blocks");
 
@@ -111,35 +110,25 @@ impl KeptHash {
     /// run (all of a mask's when none is kept, or one of another size). The
     /// results are kept for the next call.
     pub fn hash_all(kept: &mut [Option<KeptHash>], asks: &[(usize, u32, u32, &[u16], &TileVersions)]) -> Vec<u64> {
-        // Each mask once, however often it is asked for.
-        let mut masks: Vec<usize> = asks.iter().map(|a| a.0).collect();
-        masks.sort_unstable();
-        masks.dedup();
-        let ask_of = |m: usize| asks.iter().find(|a| a.0 == m).expect("asked for");
-        let mut work = Vec::new();
-        for &m in &masks {
-            let &(_, width, height, texels, versions) = ask_of(m);
-            match &kept[m] {
-                Some(k) if k.leaves.fits(width, height) && k.seen.len() == versions.versions.len() => {
-                    let moved = k.seen.iter().zip(&versions.versions).enumerate().filter(|(_, (s, v))| s != v);
-                    work.extend(moved.map(|(i, _)| (m, i)));
-                }
-                _ => kept[m] = Some(KeptHash { seen: Vec::new(), leaves: LeafHashes::new(width, height, texels) }),
+        // Each mask once, however often it is asked for, in mask order.
+        let mut masks: Vec<_> = asks.iter().collect();
+        masks.sort_unstable_by_key(|a| a.0);
+        masks.dedup_by_key(|a| a.0);
+        let mut slots = kept.iter_mut().enumerate();
+        let mut work = Vec::with_capacity(masks.len());
+        for &&(m, width, height, texels, versions) in &masks {
+            let slot = slots.find(|(i, _)| *i == m).expect("one slot per mask, masks ascending").1;
+            if !slot.as_ref().is_some_and(|k| k.leaves.fits(width, height) && k.seen.len() == versions.versions.len()) {
+                *slot = Some(KeptHash { seen: versions.versions.clone(), leaves: LeafHashes::new(width, height, texels) });
             }
+            let k = slot.as_mut().expect("kept above");
+            let moved = k.seen.iter().zip(&versions.versions).enumerate().filter(|(_, (s, v))| s != v).map(|(i, _)| i).collect();
+            k.seen.clone_from(&versions.versions);
+            work.push((&mut k.leaves, texels, moved));
         }
-        let values: Vec<[u64; 4]> = {
-            let kept = &*kept;
-            work.par_iter().with_min_len(8).map(|&(m, tile)| kept[m].as_ref().expect("kept above").leaves.tile_leaves(ask_of(m).3, tile)).collect()
-        };
-        for (&(m, tile), values) in work.iter().zip(values) {
-            kept[m].as_mut().expect("kept above").leaves.set_tile(tile, values);
-        }
-        for &m in &masks {
-            let k = kept[m].as_mut().expect("kept above");
-            k.seen.clone_from(&ask_of(m).4.versions);
-        }
-        let roots = murk_core::hash::hashes(&masks.iter().map(|&m| &kept[m].as_ref().expect("kept above").leaves).collect::<Vec<_>>());
-        asks.iter().map(|a| roots[masks.iter().position(|&m| m == a.0).expect("each mask")]).collect()
+        murk_core::hash::rehash(&mut work);
+        let roots = murk_core::hash::hashes(&work.iter().map(|w| &*w.0).collect::<Vec<_>>());
+        asks.iter().map(|a| roots[masks.iter().position(|b| b.0 == a.0).expect("each mask")]).collect()
     }
 }
 

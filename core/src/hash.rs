@@ -146,17 +146,14 @@ impl LeafHashes {
     /// row-major tile grid of [`TiledImage`]) from `texels`, the texture
     /// of this size, in parallel.
     pub fn update(&mut self, texels: &[u16], tiles: &[usize]) {
-        let values: Vec<[u64; 4]> = tiles.par_iter().with_min_len(8).map(|&t| self.tile_leaves(texels, t)).collect();
-        for (&t, values) in tiles.iter().zip(values) {
-            self.set_tile(t, values);
-        }
+        rehash(&mut [(self, texels, tiles.to_vec())]);
     }
 
     /// The values of the leaves of tile `tile` (the leaves of its top row,
     /// left to right, then those of its bottom row) of `texels`, the texture
     /// of this size; a leaf past the texture's leaves comes out as if it
     /// were one, and [`Self::set_tile`] passes it by.
-    pub fn tile_leaves(&self, texels: &[u16], tile: usize) -> [u64; 4] {
+    fn tile_leaves(&self, texels: &[u16], tile: usize) -> [u64; 4] {
         let (w, h, side) = (self.width as usize, self.height as usize, LEAF_SIDE as usize);
         assert_eq!(texels.len(), w * h, "{w}x{h} texels");
         let across = TiledImage::tiles_across(self.width) as usize;
@@ -195,7 +192,7 @@ impl LeafHashes {
     }
 
     /// Writes the values [`Self::tile_leaves`] gave for tile `tile`.
-    pub fn set_tile(&mut self, tile: usize, values: [u64; 4]) {
+    fn set_tile(&mut self, tile: usize, values: [u64; 4]) {
         let (across, down) = (leaves_across(self.width), self.height.div_ceil(LEAF_SIDE) as usize);
         let tiles_across = TiledImage::tiles_across(self.width) as usize;
         let (lx, ly) = (tile % tiles_across * LEAVES_PER_TILE, tile / tiles_across * LEAVES_PER_TILE);
@@ -210,6 +207,19 @@ impl LeafHashes {
     /// The texture's hash: the root fold over the leaves.
     pub fn hash(&self) -> u64 {
         root(self.width, self.height, &self.leaves)
+    }
+}
+
+/// [`LeafHashes::update`] of several textures at once, each
+/// `(leaves, texels, tiles)`: the tiles of all of them in one parallel run.
+pub fn rehash(textures: &mut [(&mut LeafHashes, &[u16], Vec<usize>)]) {
+    let work: Vec<(usize, usize)> = textures.iter().enumerate().flat_map(|(k, (_, _, tiles))| tiles.iter().map(move |&t| (k, t))).collect();
+    let values: Vec<[u64; 4]> = {
+        let textures = &*textures;
+        work.par_iter().with_min_len(8).map(|&(k, tile)| textures[k].0.tile_leaves(textures[k].1, tile)).collect()
+    };
+    for (&(k, tile), values) in work.iter().zip(values) {
+        textures[k].0.set_tile(tile, values);
     }
 }
 
