@@ -92,23 +92,46 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
     cache.concealed.resize(out.len(), 0);
     let windows = &cache.windows;
     let band_rows = bins.tile_size as usize;
+    // Each source's window (looked up once, not once per band it meets).
+    let of_source: Vec<(&Window, bool)> = input.sources.iter().map(|s| (&windows[s], s.flags & SOURCE_ANTI != 0)).collect();
     let added: Vec<(&Window, bool)> = changes.added.iter().map(|s| (&windows[s], s.flags & SOURCE_ANTI != 0)).collect();
-    // A dropped window and a new one over the same box and grid (a source
-    // that moved within its texel) make a pair. Where the new value is at
-    // least the old one, or the old one was below the combined value, the
-    // combination becomes the maximum of the kept value and the new one
-    // (which adding the new windows does); only the texels where the old
-    // value was the maximum and the new one is lower are combined anew.
-    // Other dropped windows have their whole box combined anew.
+    // A dropped window and a new one over the same grid make a pair (best a
+    // source that moved within its texel, over the same box; else one that
+    // stepped to a texel beside it). With the new window's value taken as 0
+    // outside its box: where the new value is at least the old one, or the
+    // old one was below the combined value, the combination becomes the
+    // maximum of the kept value and the new one (which adding the new
+    // windows does); only the texels where the old value was the maximum
+    // and the new one is lower are combined anew. Dropped windows left
+    // without a partner have their whole box combined anew.
     let (mut pairs, mut unpaired): (Vec<(&Window, &Window, bool)>, Vec<Box4>) = (Vec::new(), Vec::new());
     if incremental {
-        let mut free: BTreeMap<(Box4, bool), Vec<&Window>> = BTreeMap::new();
+        // The new windows not paired yet, by grid and box corner.
+        let mut free: BTreeMap<(bool, usize, usize), Vec<&Window>> = BTreeMap::new();
         for &(win, anti) in added.iter().filter(|(win, _)| win.width > 0 && win.rows > 0) {
-            free.entry((win.rect(), anti)).or_default().push(win);
+            free.entry((anti, win.y0 as usize, win.x0 as usize)).or_default().push(win);
         }
+        let mut take = |anti: bool, (x0, y0): (usize, usize), same: Option<Box4>| {
+            let list = free.get_mut(&(anti, y0, x0))?;
+            let at = list.iter().position(|win| same.is_none_or(|r| win.rect() == r))?;
+            Some(list.swap_remove(at))
+        };
+        // Same boxes first, then boxes whose corner is one texel away.
+        let mut left = Vec::new();
         for (key, old) in &changes.removed {
             let anti = key.flags & SOURCE_ANTI != 0;
-            match free.get_mut(&(old.rect(), anti)).and_then(Vec::pop) {
+            match take(anti, (old.x0 as usize, old.y0 as usize), Some(old.rect())) {
+                Some(new) => pairs.push((old, new, anti)),
+                None => left.push((old, anti)),
+            }
+        }
+        for (old, anti) in left {
+            let (x0, y0) = (old.x0 as usize, old.y0 as usize);
+            let beside = [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)]
+                .into_iter()
+                .filter_map(|(dx, dy): (isize, isize)| Some((x0.checked_add_signed(dx)?, y0.checked_add_signed(dy)?)))
+                .find_map(|corner| take(anti, corner, None));
+            match beside {
                 Some(new) => pairs.push((old, new, anti)),
                 None => unpaired.push(old.rect()),
             }
@@ -132,8 +155,8 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
             }
         };
     cache.painted.par_chunks_mut(w * band_rows).zip(cache.concealed.par_chunks_mut(w * band_rows)).enumerate().for_each_init(
-        || (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
-        |(list, band_windows, spans, near), (band, (reveal, conceal))| {
+        || (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()),
+        |(list, band_windows, spans, near, aligned), (band, (reveal, conceal))| {
             let tile_row = band as u32;
             list.clear();
             for t in tile_row * bins.tiles_x..(tile_row + 1) * bins.tiles_x {
@@ -142,10 +165,7 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
             list.sort_unstable();
             list.dedup();
             band_windows.clear();
-            band_windows.extend(list.iter().map(|&i| {
-                let s = &input.sources[i as usize];
-                (&windows[s], s.flags & SOURCE_ANTI != 0)
-            }));
+            band_windows.extend(list.iter().map(|&i| of_source[i as usize]));
             let (y0, y1) = (band * band_rows, band * band_rows + reveal.len() / w);
             if !incremental {
                 reveal.fill(0);
@@ -159,10 +179,24 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
             for (p, &(old, new, anti)) in pairs.iter().enumerate() {
                 let grid = if anti { &*conceal } else { &*reveal };
                 let (ox, oy, ow, orows) = old.rect();
+                let (nx, ny, nw, nrows) = new.rect();
                 for y in oy.max(y0)..(oy + orows).min(y1) {
                     let r = (y - oy) * ow;
                     let at = (y - y0) * w + ox;
-                    if let Some((a, b)) = pair_span(&old.values[r..r + ow], &new.values[r..r + ow], &grid[at..at + ow]) {
+                    // The new window's values over the old row (0 outside its box).
+                    let beside: &[u16] = if (nx, ny, nw, nrows) == (ox, oy, ow, orows) {
+                        &new.values[r..r + ow]
+                    } else {
+                        aligned.clear();
+                        aligned.resize(ow, 0);
+                        let (a, b) = (ox.max(nx), (ox + ow).min(nx + nw));
+                        if (ny..ny + nrows).contains(&y) && a < b {
+                            let from = (y - ny) * nw + a - nx;
+                            aligned[a - ox..b - ox].copy_from_slice(&new.values[from..from + b - a]);
+                        }
+                        aligned
+                    };
+                    if let Some((a, b)) = pair_span(&old.values[r..r + ow], beside, &grid[at..at + ow]) {
                         spans.push((p, y, ox + a, ox + b));
                     }
                 }
@@ -234,17 +268,11 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
     let per_row = w.div_ceil(BLOCK);
     let mut changed = Blocks::new(w, occ.height as usize, false);
     out.par_chunks_mut(w).zip(cache.concealed.par_chunks(w)).zip(changed.marks.par_chunks_mut(per_row)).enumerate().for_each_init(
-        || (Vec::new(), Vec::new()),
-        |(near, old), (y, ((row, conceal), changed))| {
+        Vec::new,
+        |near, (y, ((row, conceal), changed))| {
             let marks = &region.marks[y * per_row..(y + 1) * per_row];
             for (x0, x1) in Blocks::spans(marks, w) {
-                old.clear();
-                old.extend_from_slice(&row[x0..x1]);
-                finish_span(occ, painted, input.reveal_walls, conceal, y, (x0, x1), near, row);
-                for (b, c) in changed[x0 / BLOCK..x1.div_ceil(BLOCK)].iter_mut().enumerate() {
-                    let (a, z) = (x0 + b * BLOCK, (x0 + (b + 1) * BLOCK).min(x1));
-                    *c = row[a..z] != old[a - x0..z - x0];
-                }
+                finish_span(occ, painted, input.reveal_walls, conceal, y, (x0, x1), near, row, &mut changed[x0 / BLOCK..x1.div_ceil(BLOCK)]);
             }
             if !kept {
                 for (b, (c, _)) in changed.iter_mut().zip(marks).enumerate().filter(|(_, (_, &m))| !m) {
@@ -294,7 +322,9 @@ pub(crate) fn pair_span(old: &[u16], new: &[u16], painted: &[u16]) -> Option<(us
 /// `reveal_walls`, as [`wall_reveal`]), then scaled down by the anti-vision
 /// in `conceal` (the whole row). Eight texels at a time with `wide`;
 /// [`finish_row_scalar`] is the reference. `near` is scratch; `out` is the
-/// whole row.
+/// whole row. `changed[b]` is set for each run `b` of [`BLOCK`] texels from
+/// `x0` on that holds a texel whose value changed (other flags are left as
+/// they are).
 #[allow(clippy::too_many_arguments, reason = "the grids and marks of one pass")]
 pub fn finish_span(
     occ: &Occlusion,
@@ -305,6 +335,7 @@ pub fn finish_span(
     (x0, x1): (usize, usize),
     near: &mut Vec<u16>,
     out: &mut [u16],
+    changed: &mut [bool],
 ) {
     let (w, h) = (occ.width as usize, occ.height as usize);
     let n = x1 - x0;
@@ -328,11 +359,15 @@ pub fn finish_span(
         let open = u16x8::new(std::array::from_fn(|i| u16::from(coverage[x + i]))).cmp_eq(zero);
         let beside = load(&near[x..]).max(load(&near[x + 1..])).max(load(&near[x + 2..]));
         let lit = open.blend(mine, mine.max(beside));
-        store(mask_mul8(lit, full - load(&conceal[x..])), &mut out[x..]);
+        let v = mask_mul8(lit, full - load(&conceal[x..]));
+        changed[x / BLOCK] |= v.as_array_ref() != &out[x..x + LANES];
+        store(v, &mut out[x..]);
     }
     for x in whole..n {
         let lit = if coverage[x] == 0 { own[x] } else { own[x].max(near[x]).max(near[x + 1]).max(near[x + 2]) };
-        out[x] = mask_mul(lit, u16::MAX - conceal[x]);
+        let v = mask_mul(lit, u16::MAX - conceal[x]);
+        changed[x / BLOCK] |= v != out[x];
+        out[x] = v;
     }
 }
 
@@ -776,20 +811,30 @@ mod tests {
             let accel = Accel::default();
             let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: &Grid::default(), accel: &accel };
             let mut near = Vec::new();
+            // The flag of each run of BLOCK texels from x0 whose values in `before` and `after` differ.
+            let runs = |x0: usize, x1: usize, before: &[u16], after: &[u16]| -> Vec<bool> {
+                (x0..x1).step_by(BLOCK).map(|a| before[a..(a + BLOCK).min(x1)] != after[a..(a + BLOCK).min(x1)]).collect()
+            };
             for y in 0..h as usize {
                 let row = y * w as usize..(y + 1) * w as usize;
                 let (mut a, mut b) = (vec![0u16; w as usize], vec![1u16; w as usize]);
                 finish_row_scalar(&occ, &painted, reveal_walls, &conceal[row.clone()], y, &mut a);
-                finish_span(&occ, &painted, reveal_walls, &conceal[row.clone()], y, (0, w as usize), &mut near, &mut b);
+                let mut changed = vec![false; (w as usize).div_ceil(BLOCK)];
+                finish_span(&occ, &painted, reveal_walls, &conceal[row.clone()], y, (0, w as usize), &mut near, &mut b, &mut changed);
                 prop_assert_eq!(&a, &b, "row {}", y);
+                prop_assert_eq!(changed, runs(0, w as usize, &a, &vec![1u16; w as usize]), "row {}: changed runs", y);
                 // Any span of the row: its texels as the whole row's, the others untouched.
                 let (x0, x1) = (cut.0 as usize % (w as usize + 1), cut.1 as usize % (w as usize + 1));
                 let (x0, x1) = (x0.min(x1), x0.max(x1));
-                let mut c = vec![7u16; w as usize];
-                finish_span(&occ, &painted, reveal_walls, &conceal[row], y, (x0, x1), &mut near, &mut c);
+                // A texel already holding its value is not a change.
+                let mut c: Vec<u16> = (0..w as usize).map(|x| if x % 3 == 0 { a[x] } else { 7 }).collect();
+                let before = c.clone();
+                let mut changed = vec![false; (x1 - x0).div_ceil(BLOCK)];
+                finish_span(&occ, &painted, reveal_walls, &conceal[row], y, (x0, x1), &mut near, &mut c, &mut changed);
                 for x in 0..w as usize {
-                    prop_assert_eq!(c[x], if (x0..x1).contains(&x) { a[x] } else { 7 }, "row {} span {}..{} texel {}", y, x0, x1, x);
+                    prop_assert_eq!(c[x], if (x0..x1).contains(&x) { a[x] } else { before[x] }, "row {} span {}..{} texel {}", y, x0, x1, x);
                 }
+                prop_assert_eq!(changed, runs(x0, x1, &before, &c), "row {} span {}..{}: changed runs", y, x0, x1);
             }
         }
     }

@@ -9,6 +9,7 @@ use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
 use murk_core::{RayMethod, RecomputeInput, SourceTexel, TexelRect};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use wide::{i32x8, CmpGt};
 
 /// What a source's window depends on besides the source and the occlusion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +118,8 @@ impl Shadow {
                 0
             })
         };
+        // A target is at or below the eye when its ground height is at most this.
+        let low_limit = i64::from(s.eye) - i64::from(input.target_height);
         let fill = |(k, (out, laid)): (usize, (&mut [u64], &[u64]))| {
             let y = y0 + k as i32;
             let left = far - near(y, sy).pow(2);
@@ -141,19 +144,27 @@ impl Shadow {
                 let from = if lo <= 0 { !0u64 } else { !0u64 << lo };
                 let to = if hi >= 63 { !0u64 } else { !0u64 >> (63 - hi) };
                 let mut set = word & from & to;
-                while set != 0 {
-                    let i = set.trailing_zeros();
-                    set &= set - 1;
+                if y == sy && (n as i32 * 64..n as i32 * 64 + 64).contains(&(sx - x0)) {
+                    // The source's own texel is never dark.
+                    set &= !(1u64 << (sx - x0 - n as i32 * 64));
+                }
+                if set == 0 {
+                    continue;
+                }
+                // Targets at or below the eye are hidden by any cover on their ray.
+                let start = (x0 + n as i32 * 64) as usize;
+                let low = low_targets(&heights[start..(start + 64).min(x0 as usize + width)], low_limit);
+                *o |= set & low;
+                let mut raised = set & !low;
+                while raised != 0 {
+                    let i = raised.trailing_zeros();
+                    raised &= raised - 1;
                     let x = x0 + n as i32 * 64 + i as i32;
-                    if (x, y) == (sx, sy) {
-                        continue;
-                    }
                     let target = i64::from(heights[x as usize]) + i64::from(input.target_height);
-                    let hidden = target <= i64::from(s.eye)
-                        || match bits.blocked_raised(x, y, target as i32, s.eye) {
-                            Some(hidden) => hidden,
-                            None => occluded_value(input, occ, s, None, x as u32, y as u32, u16::MAX) == 0,
-                        };
+                    let hidden = match bits.blocked_raised(x, y, target as i32, s.eye) {
+                        Some(hidden) => hidden,
+                        None => occluded_value(input, occ, s, None, x as u32, y as u32, u16::MAX) == 0,
+                    };
                     *o |= u64::from(hidden) << i;
                 }
             }
@@ -165,6 +176,27 @@ impl Shadow {
         }
         Some(Self { bits, dark })
     }
+}
+
+/// Bit `i` set where `heights[i] <= limit`, for the (up to 64) heights
+/// given; eight at a time with `wide`.
+fn low_targets(heights: &[i32], limit: i64) -> u64 {
+    let Ok(limit) = i32::try_from(limit) else {
+        // Every i32 height is below a limit past i32, none below one under it.
+        return if limit > 0 { !0 } else { 0 };
+    };
+    let above = i32x8::splat(limit);
+    let mut low = 0u64;
+    let mut chunks = heights.chunks_exact(8);
+    for (k, chunk) in chunks.by_ref().enumerate() {
+        let v = i32x8::new(chunk.try_into().expect("eight heights"));
+        low |= u64::from(!v.cmp_gt(above).move_mask() as u8) << (8 * k);
+    }
+    let done = heights.len() / 8 * 8;
+    for (i, &h) in chunks.remainder().iter().enumerate() {
+        low |= u64::from(h <= limit) << (done + i);
+    }
+    low
 }
 
 impl Window {
