@@ -93,7 +93,9 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
     let windows = &cache.windows;
     let band_rows = bins.tile_size as usize;
     // Each source's window (looked up once, not once per band it meets).
-    let of_source: Vec<(&Window, bool)> = input.sources.iter().map(|s| (&windows[s], s.flags & SOURCE_ANTI != 0)).collect();
+    let in_order: Vec<&Window> = windows.values().collect();
+    let of_source: Vec<(&Window, bool)> =
+        input.sources.iter().zip(&changes.rank).map(|(s, &r)| (in_order[r as usize], s.flags & SOURCE_ANTI != 0)).collect();
     let added: Vec<(&Window, bool)> = changes.added.iter().map(|s| (&windows[s], s.flags & SOURCE_ANTI != 0)).collect();
     // A dropped window and a new one over the same grid make a pair (best a
     // source that moved within its texel, over the same box; else one that
@@ -360,7 +362,8 @@ pub fn finish_span(
         let beside = load(&near[x..]).max(load(&near[x + 1..])).max(load(&near[x + 2..]));
         let lit = open.blend(mine, mine.max(beside));
         let v = mask_mul8(lit, full - load(&conceal[x..]));
-        changed[x / BLOCK] |= v.as_array_ref() != &out[x..x + LANES];
+        let differs = bytemuck::cast::<u16x8, u128>(v ^ load(&out[x..])) != 0;
+        changed[x / BLOCK] |= differs;
         store(v, &mut out[x..]);
     }
     for x in whole..n {

@@ -352,6 +352,9 @@ pub(super) struct Changes {
     pub(super) removed: Vec<(SourceTexel, Window)>,
     /// Keys whose windows were not kept before (built now).
     pub(super) added: Vec<SourceTexel>,
+    /// Per source of the input, the place of its key among the windows
+    /// kept now (in key order).
+    pub(super) rank: Vec<u32>,
 }
 
 impl Window {
@@ -436,13 +439,32 @@ impl WindowCache {
             self.clear();
             self.settings = Some(settings);
         }
-        let mut wanted: Vec<SourceTexel> = input.sources.clone();
-        wanted.sort_unstable();
-        wanted.dedup();
-        let gone: Vec<SourceTexel> = self.windows.keys().filter(|k| wanted.binary_search(k).is_err()).copied().collect();
+        // The distinct keys in order, and each source's place among them.
+        let sources = &input.sources;
+        let mut order: Vec<u32> = (0..sources.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| sources[a as usize].cmp(&sources[b as usize]));
+        let (mut wanted, mut rank) = (Vec::with_capacity(sources.len()), vec![0u32; sources.len()]);
+        for &i in &order {
+            let s = sources[i as usize];
+            if wanted.last() != Some(&s) {
+                wanted.push(s);
+            }
+            rank[i as usize] = wanted.len() as u32 - 1;
+        }
+        // One walk over the kept keys and the wanted ones (both ascending).
+        let (mut gone, mut missing) = (Vec::new(), Vec::new());
+        let mut kept = self.windows.keys().copied().peekable();
+        for &k in &wanted {
+            while let Some(g) = kept.next_if(|g| *g < k) {
+                gone.push(g);
+            }
+            if kept.next_if_eq(&k).is_none() {
+                missing.push(k);
+            }
+        }
+        gone.extend(kept);
         let mut removed: Vec<(SourceTexel, Window)> = std::mem::take(&mut self.forgotten);
         removed.extend(gone.iter().filter_map(|k| self.windows.remove(k).map(|w| (*k, w))).filter(|(_, w)| w.width > 0 && w.rows > 0));
-        let missing: Vec<SourceTexel> = wanted.into_iter().filter(|k| !self.windows.contains_key(k)).collect();
         // Tables for the reaches worth sharing; a long-sighted source (whose
         // square table could be far larger than its clipped window) computes
         // its falloff per texel.
@@ -468,6 +490,6 @@ impl WindowCache {
             })
             .collect();
         self.windows.extend(built);
-        Changes { built: missing.len(), removed, added: missing }
+        Changes { built: missing.len(), removed, added: missing, rank }
     }
 }
