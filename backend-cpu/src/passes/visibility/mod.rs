@@ -96,6 +96,8 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
     let in_order: Vec<&Window> = windows.values().collect();
     let of_source: Vec<(&Window, bool)> =
         input.sources.iter().zip(&changes.rank).map(|(s, &r)| (in_order[r as usize], s.flags & SOURCE_ANTI != 0)).collect();
+    // With no anti-vision window the concealment combined is 0 everywhere.
+    let any_anti = of_source.iter().any(|&(_, anti)| anti);
     let added: Vec<(&Window, bool)> = changes.added.iter().map(|s| (&windows[s], s.flags & SOURCE_ANTI != 0)).collect();
     // A dropped window and a new one over the same grid make a pair (best a
     // source that moved within its texel, over the same box; else one that
@@ -274,6 +276,7 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
         |near, (y, ((row, conceal), changed))| {
             let marks = &region.marks[y * per_row..(y + 1) * per_row];
             for (x0, x1) in Blocks::spans(marks, w) {
+                let conceal = any_anti.then_some(conceal);
                 finish_span(occ, painted, input.reveal_walls, conceal, y, (x0, x1), near, row, &mut changed[x0 / BLOCK..x1.div_ceil(BLOCK)]);
             }
             if !kept {
@@ -322,7 +325,8 @@ pub(crate) fn pair_span(old: &[u16], new: &[u16], painted: &[u16]) -> Option<(us
 /// Texels `x0..x1` of row `y` of the finished visibility: each texel's
 /// painted reveal, for a covered texel raised to its open neighbours' (with
 /// `reveal_walls`, as [`wall_reveal`]), then scaled down by the anti-vision
-/// in `conceal` (the whole row). Eight texels at a time with `wide`;
+/// in `conceal` (the whole row; `None` where no texel is concealed). Eight
+/// texels at a time with `wide`;
 /// [`finish_row_scalar`] is the reference. `near` is scratch; `out` is the
 /// whole row. `changed[b]` is set for each run `b` of [`BLOCK`] texels from
 /// `x0` on that holds a texel whose value changed (other flags are left as
@@ -332,7 +336,7 @@ pub fn finish_span(
     occ: &Occlusion,
     painted: &[u16],
     reveal_walls: bool,
-    conceal: &[u16],
+    conceal: Option<&[u16]>,
     y: usize,
     (x0, x1): (usize, usize),
     near: &mut Vec<u16>,
@@ -353,7 +357,7 @@ pub fn finish_span(
         }
     }
     let (own, coverage) = (&painted[y * w + x0..y * w + x1], &occ.coverage[y * w + x0..y * w + x1]);
-    let (conceal, out) = (&conceal[x0..x1], &mut out[x0..x1]);
+    let (conceal, out) = (conceal.map(|c| &c[x0..x1]), &mut out[x0..x1]);
     let whole = n / LANES * LANES;
     let (zero, full) = (u16x8::splat(0), u16x8::splat(u16::MAX));
     for x in (0..whole).step_by(LANES) {
@@ -361,14 +365,15 @@ pub fn finish_span(
         let open = u16x8::new(std::array::from_fn(|i| u16::from(coverage[x + i]))).cmp_eq(zero);
         let beside = load(&near[x..]).max(load(&near[x + 1..])).max(load(&near[x + 2..]));
         let lit = open.blend(mine, mine.max(beside));
-        let v = mask_mul8(lit, full - load(&conceal[x..]));
+        // A texel with no concealment keeps its reveal (`mask_mul(v, 65535)` is `v`).
+        let v = conceal.map_or(lit, |c| mask_mul8(lit, full - load(&c[x..])));
         let differs = bytemuck::cast::<u16x8, u128>(v ^ load(&out[x..])) != 0;
         changed[x / BLOCK] |= differs;
         store(v, &mut out[x..]);
     }
     for x in whole..n {
         let lit = if coverage[x] == 0 { own[x] } else { own[x].max(near[x]).max(near[x + 1]).max(near[x + 2]) };
-        let v = mask_mul(lit, u16::MAX - conceal[x]);
+        let v = conceal.map_or(lit, |c| mask_mul(lit, u16::MAX - c[x]));
         changed[x / BLOCK] |= v != out[x];
         out[x] = v;
     }
@@ -823,8 +828,13 @@ mod tests {
                 let (mut a, mut b) = (vec![0u16; w as usize], vec![1u16; w as usize]);
                 finish_row_scalar(&occ, &painted, reveal_walls, &conceal[row.clone()], y, &mut a);
                 let mut changed = vec![false; (w as usize).div_ceil(BLOCK)];
-                finish_span(&occ, &painted, reveal_walls, &conceal[row.clone()], y, (0, w as usize), &mut near, &mut b, &mut changed);
+                finish_span(&occ, &painted, reveal_walls, Some(&conceal[row.clone()]), y, (0, w as usize), &mut near, &mut b, &mut changed);
                 prop_assert_eq!(&a, &b, "row {}", y);
+                // No concealment given: the bytes of a row concealed nowhere.
+                let (mut open, mut none) = (vec![0u16; w as usize], vec![1u16; w as usize]);
+                finish_row_scalar(&occ, &painted, reveal_walls, &vec![0u16; w as usize], y, &mut open);
+                finish_span(&occ, &painted, reveal_walls, None, y, (0, w as usize), &mut near, &mut none, &mut vec![false; (w as usize).div_ceil(BLOCK)]);
+                prop_assert_eq!(&open, &none, "row {} without concealment", y);
                 prop_assert_eq!(changed, runs(0, w as usize, &a, &vec![1u16; w as usize]), "row {}: changed runs", y);
                 // Any span of the row: its texels as the whole row's, the others untouched.
                 let (x0, x1) = (cut.0 as usize % (w as usize + 1), cut.1 as usize % (w as usize + 1));
@@ -833,7 +843,7 @@ mod tests {
                 let mut c: Vec<u16> = (0..w as usize).map(|x| if x % 3 == 0 { a[x] } else { 7 }).collect();
                 let before = c.clone();
                 let mut changed = vec![false; (x1 - x0).div_ceil(BLOCK)];
-                finish_span(&occ, &painted, reveal_walls, &conceal[row], y, (x0, x1), &mut near, &mut c, &mut changed);
+                finish_span(&occ, &painted, reveal_walls, Some(&conceal[row]), y, (x0, x1), &mut near, &mut c, &mut changed);
                 for x in 0..w as usize {
                     prop_assert_eq!(c[x], if (x0..x1).contains(&x) { a[x] } else { before[x] }, "row {} span {}..{} texel {}", y, x0, x1, x);
                 }
