@@ -72,6 +72,20 @@ impl Blocks {
         wide
     }
 
+    /// The blocks marked in a row within `by` rows of their own.
+    pub fn widened_rows(&self, by: usize) -> Blocks {
+        let mut wide = Blocks::new(self.width, self.height, false);
+        let per_row = self.per_row.max(1);
+        for (y, out) in wide.marks.chunks_mut(per_row).enumerate() {
+            for near in self.marks[y.saturating_sub(by) * per_row..((y + by + 1).min(self.height)) * per_row].chunks(per_row) {
+                for (o, &m) in out.iter_mut().zip(near) {
+                    *o |= m;
+                }
+            }
+        }
+        wide
+    }
+
     /// Marks every block marked in `other` (the same grid) too.
     pub fn add(&mut self, other: &Blocks) {
         for (m, &o) in self.marks.iter_mut().zip(&other.marks) {
@@ -156,6 +170,12 @@ mod tests {
             assert_eq!(&wide.marks[y * 3..y * 3 + 3], if y < 4 { &[true, true, true] } else { &[false, false, false] }, "row {y}");
         }
         assert_eq!(one.widened(0), one);
+        // Rows only: block 1 of rows 0..=2 for the mark on row 1, none beyond.
+        let rows = one.widened_rows(1);
+        for y in 0..6 {
+            assert_eq!(&rows.marks[y * 3..y * 3 + 3], if y <= 2 { &[false, true, false] } else { &[false, false, false] }, "row {y}");
+        }
+        assert_eq!(one.widened_rows(0), one);
         let mut all = Blocks::new(40, 5, true);
         assert!(all.all());
         all.add(&b);

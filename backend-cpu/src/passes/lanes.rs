@@ -58,22 +58,56 @@ pub fn max_into_scalar(dst: &mut [u16], src: &[u16]) {
 /// last sixteen (a maximum taken twice is the same), a shorter slice by
 /// the scalar twin.
 pub fn max_into(dst: &mut [u16], src: &[u16]) {
+    max_into_rising(dst, src, |_, _| {});
+}
+
+/// [`max_into`], also calling `rose(a, b)` for runs `a..b` of `dst` (of
+/// sixteen texels joined where they meet, or the whole of a shorter slice)
+/// that hold every texel whose value rose; a run where none rose is not
+/// named.
+pub fn max_into_rising(dst: &mut [u16], src: &[u16], mut rose: impl FnMut(usize, usize)) {
     const N: usize = 16;
     let n = dst.len().min(src.len());
+    // The run's maximum written back; whether a value rose.
     let max16 = |d: &mut [u16], s: &[u16]| {
-        let m = u16x16::new(d[..N].try_into().expect("16 texels")).max(u16x16::new(s[..N].try_into().expect("16 texels")));
+        let old = u16x16::new(d[..N].try_into().expect("16 texels"));
+        let m = old.max(u16x16::new(s[..N].try_into().expect("16 texels")));
         d[..N].copy_from_slice(m.as_array_ref());
+        bytemuck::cast::<u16x16, [u128; 2]>(m ^ old) != [0, 0]
     };
     if n < N {
-        max_into_scalar(&mut dst[..n], &src[..n]);
+        let mut any = false;
+        for (d, &s) in dst[..n].iter_mut().zip(&src[..n]) {
+            any |= s > *d;
+            *d = (*d).max(s);
+        }
+        if any {
+            rose(0, n);
+        }
         return;
     }
+    // Neighbouring runs are named as one.
+    let mut run: Option<(usize, usize)> = None;
+    let mut note = |a: usize, b: usize| match run {
+        Some((start, end)) if a <= end => run = Some((start, b)),
+        _ => {
+            if let Some((start, end)) = run {
+                rose(start, end);
+            }
+            run = Some((a, b));
+        }
+    };
     let whole = n / N * N;
-    for (d, s) in dst[..whole].chunks_exact_mut(N).zip(src.chunks_exact(N)) {
-        max16(d, s);
+    for (k, (d, s)) in dst[..whole].chunks_exact_mut(N).zip(src.chunks_exact(N)).enumerate() {
+        if max16(d, s) {
+            note(k * N, (k + 1) * N);
+        }
     }
-    if whole < n {
-        max16(&mut dst[n - N..n], &src[n - N..n]);
+    if whole < n && max16(&mut dst[n - N..n], &src[n - N..n]) {
+        note(n - N, n);
+    }
+    if let Some((start, end)) = run {
+        rose(start, end);
     }
 }
 
@@ -107,6 +141,21 @@ mod tests {
             max_into_scalar(&mut a, &src);
             max_into(&mut b, &src);
             prop_assert_eq!(a, b);
+        }
+
+        /// The runs named hold every texel that rose, and each of them holds one.
+        #[test]
+        fn max_into_names_the_runs_where_a_value_rose(pairs in prop::collection::vec((any::<u16>(), prop_oneof![Just(0u16), any::<u16>()]), 0..70)) {
+            let (mut dst, src): (Vec<u16>, Vec<u16>) = pairs.into_iter().unzip();
+            let before = dst.clone();
+            let mut runs = Vec::new();
+            max_into_rising(&mut dst, &src, |a, b| runs.push((a, b)));
+            let mut want = before.clone();
+            max_into_scalar(&mut want, &src);
+            prop_assert_eq!(&dst, &want);
+            let rose: Vec<usize> = (0..dst.len()).filter(|&i| dst[i] != before[i]).collect();
+            prop_assert!(rose.iter().all(|i| runs.iter().any(|&(a, b)| (a..b).contains(i))), "runs {:?} miss a texel of {:?}", runs, rose);
+            prop_assert!(runs.iter().all(|&(a, b)| rose.iter().any(|i| (a..b).contains(i))), "a run of {:?} holds no texel of {:?}", runs, rose);
         }
 
         #[test]

@@ -37,7 +37,7 @@ use std::collections::BTreeMap;
 use wide::{u16x16, u16x8, u8x16, CmpEq};
 
 use crate::passes::dirty::{Blocks, BLOCK};
-use crate::passes::lanes::{load, mask_mul8, max_into, store, LANES};
+use crate::passes::lanes::{load, mask_mul8, max_into, max_into_rising, store, LANES};
 
 mod march;
 mod occlusion;
@@ -141,26 +141,47 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
             }
         }
     }
+    // The finish redoes, on a kept combination, the blocks where the
+    // combination may have changed, widened by `by` texels (walls read
+    // their 8-neighbours); rows are widened after the bands.
+    let by = usize::from(input.reveal_walls);
+    let per_row = w.div_ceil(BLOCK);
+    let mark = |marks: &mut [bool], row: usize, (a, b): (usize, usize)| {
+        let (a, b) = (a.saturating_sub(by), (b + by).min(w));
+        marks[row * per_row + a / BLOCK..=row * per_row + (b - 1) / BLOCK].fill(true);
+    };
     // Max the windows of `list` (with whether each is anti-vision) over the
-    // box `bx0..bx1` by `by0..by1` into the band starting at row `y0`.
-    let combine =
-        |list: &[(&Window, bool)], y0: usize, reveal: &mut [u16], conceal: &mut [u16], (bx0, bx1): (usize, usize), (by0, by1): (usize, usize)| {
-            for &(win, anti) in list {
-                let target = if anti { &mut *conceal } else { &mut *reveal };
-                let (wx0, wy0, ww, wrows) = win.rect();
-                let (x0, x1) = (wx0.max(bx0), (wx0 + ww).min(bx1));
-                if x0 >= x1 {
-                    continue;
-                }
-                for y in wy0.max(by0)..(wy0 + wrows).min(by1) {
-                    let from = (y - wy0) * ww + x0 - wx0;
-                    max_into(&mut target[(y - y0) * w + x0..(y - y0) * w + x1], &win.values[from..from + x1 - x0]);
+    // box `bx0..bx1` by `by0..by1` into the band starting at row `y0`; with
+    // `marks` (the band's), marking the texels where a value rose.
+    let combine = |list: &[(&Window, bool)],
+                   y0: usize,
+                   reveal: &mut [u16],
+                   conceal: &mut [u16],
+                   (bx0, bx1): (usize, usize),
+                   (by0, by1): (usize, usize),
+                   mut marks: Option<&mut [bool]>| {
+        for &(win, anti) in list {
+            let target = if anti { &mut *conceal } else { &mut *reveal };
+            let (wx0, wy0, ww, wrows) = win.rect();
+            let (x0, x1) = (wx0.max(bx0), (wx0 + ww).min(bx1));
+            if x0 >= x1 {
+                continue;
+            }
+            for y in wy0.max(by0)..(wy0 + wrows).min(by1) {
+                let from = (y - wy0) * ww + x0 - wx0;
+                let (dst, src) = (&mut target[(y - y0) * w + x0..(y - y0) * w + x1], &win.values[from..from + x1 - x0]);
+                match marks.as_deref_mut() {
+                    Some(marks) => max_into_rising(dst, src, |a, b| mark(marks, y - y0, (x0 + a, x0 + b))),
+                    None => max_into(dst, src),
                 }
             }
-        };
-    cache.painted.par_chunks_mut(w * band_rows).zip(cache.concealed.par_chunks_mut(w * band_rows)).enumerate().for_each_init(
+        }
+    };
+    let mut rising = Blocks::new(w, occ.height as usize, false);
+    let bands = cache.painted.par_chunks_mut(w * band_rows).zip(cache.concealed.par_chunks_mut(w * band_rows));
+    bands.zip(rising.marks.par_chunks_mut(per_row * band_rows)).enumerate().for_each_init(
         || (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()),
-        |(list, band_windows, spans, near, aligned), (band, (reveal, conceal))| {
+        |(list, band_windows, spans, near, aligned), (band, ((reveal, conceal), marks))| {
             let tile_row = band as u32;
             list.clear();
             for t in tile_row * bins.tiles_x..(tile_row + 1) * bins.tiles_x {
@@ -174,7 +195,7 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
             if !incremental {
                 reveal.fill(0);
                 conceal.fill(0);
-                combine(band_windows, y0, reveal, conceal, (0, w), (y0, y1));
+                combine(band_windows, y0, reveal, conceal, (0, w), (y0, y1), None);
                 return;
             }
             // The pairs, against the combination as it was: per row, the
@@ -214,9 +235,10 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
                     let at = (y - y0) * w + rx;
                     reveal[at..at + rw].fill(0);
                     conceal[at..at + rw].fill(0);
+                    mark(marks, y - y0, (rx, rx + rw));
                 }
                 if ry0 < ry1 {
-                    combine(band_windows, y0, reveal, conceal, (rx, rx + rw), (ry0, ry1));
+                    combine(band_windows, y0, reveal, conceal, (rx, rx + rw), (ry0, ry1), None);
                 }
             }
             // The pairs' spans, from the windows over the pair's box.
@@ -234,29 +256,27 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
                 let at = (y - y0) * w;
                 reveal[at + a..at + b].fill(0);
                 conceal[at + a..at + b].fill(0);
-                combine(near, y0, reveal, conceal, (a, b), (y, y + 1));
+                mark(marks, y - y0, (a, b));
+                combine(near, y0, reveal, conceal, (a, b), (y, y + 1), None);
             }
             // New windows add to what is kept.
-            combine(&added, y0, reveal, conceal, (0, w), (y0, y1));
+            combine(&added, y0, reveal, conceal, (0, w), (y0, y1), Some(marks));
         },
     );
     cache.combined = true;
     // The texels the finish must redo. On a kept combination, those whose
-    // painted reveal or concealment may have changed, and (walls read their
-    // 8-neighbours) the texels beside them; the other blocks keep what they
-    // hold. Otherwise every window's box (and the texels beside it): outside
-    // them nothing is painted, so the finished texel is 0.
+    // painted reveal or concealment may have changed (the texels combined
+    // anew, and those where a new window raised the value), and (walls read
+    // their 8-neighbours) the texels beside them; the other blocks keep what
+    // they hold. Otherwise every window's box (and the texels beside it):
+    // outside them nothing is painted, so the finished texel is 0.
     let kept = incremental && cache.finished == Some(input.reveal_walls);
-    let by = usize::from(input.reveal_walls);
-    let mut region = Blocks::new(w, occ.height as usize, false);
-    let boxes: Vec<Box4> = if kept {
-        changes.removed.iter().map(|(_, win)| win.rect()).chain(added.iter().map(|(win, _)| win.rect())).collect()
-    } else {
-        cache.windows.values().map(Window::rect).collect()
-    };
-    for (x0, y0, ww, rows) in boxes {
-        if ww > 0 && rows > 0 {
-            region.mark((x0, y0, x0 + ww, y0 + rows), by);
+    let mut region = if kept { rising.widened_rows(by) } else { Blocks::new(w, occ.height as usize, false) };
+    if !kept {
+        for (x0, y0, ww, rows) in cache.windows.values().map(Window::rect) {
+            if ww > 0 && rows > 0 {
+                region.mark((x0, y0, x0 + ww, y0 + rows), by);
+            }
         }
     }
     // Where the coverage changed, the finish reads it (a wall's own texel,
@@ -269,7 +289,6 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
     // texel is lit or concealed. Each block finished is compared with what
     // it held.
     let painted = &cache.painted;
-    let per_row = w.div_ceil(BLOCK);
     let mut changed = Blocks::new(w, occ.height as usize, false);
     out.par_chunks_mut(w).zip(cache.concealed.par_chunks(w)).zip(changed.marks.par_chunks_mut(per_row)).enumerate().for_each_init(
         Vec::new,
