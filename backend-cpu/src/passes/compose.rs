@@ -70,7 +70,7 @@ pub fn compose_simd(visibility: &[u16], memory: &[u16], composed: &mut [u16], p:
         let target = load(&visibility[x..]).max(baseline);
         let cur = load(&composed[x..]);
         let next = cur + target.saturating_sub(cur).min(fade_in) - cur.saturating_sub(target).min(relax);
-        changed |= next.to_array() != cur.to_array();
+        changed |= bytemuck::cast::<u16x8, u128>(next ^ cur) != 0;
         store(next, &mut composed[x..]);
     }
     compose_scalar(&visibility[whole..], &memory[whole..], &mut composed[whole..], p) | changed

@@ -31,8 +31,9 @@ pub fn store(v: u16x8, out: &mut [u16]) {
 /// Eight 32-bit lanes, each below 2^16, back to 16 bits.
 #[inline]
 pub fn narrow(v: u32x8) -> u16x8 {
-    let low = i16x8::from_i32x8_truncate(i32x8::new(v.to_array().map(|x| x as i32)));
-    u16x8::new(low.to_array().map(|x| x as u16))
+    // The lanes' bits reinterpreted, not converted lane by lane (which the
+    // compiler splits into scalar moves).
+    bytemuck::cast(i16x8::from_i32x8_truncate(bytemuck::cast::<u32x8, i32x8>(v)))
 }
 
 /// `murk_core::fixed::mask_mul` in lanes: `(a * b + 32767) / 65535`. The

@@ -44,9 +44,8 @@ pub fn memory_simd(visibility: &[u16], memory: &mut [u16], step: u16) -> bool {
         let cur = u16x16::new(m.try_into().expect("16 texels"));
         let seen = u16x16::new(v.try_into().expect("16 texels"));
         let next = seen.cmp_eq(zero).blend(cur.saturating_sub(step), cur.max(seen));
-        let out = next.to_array();
-        changed |= out != *cur.as_array_ref();
-        m.copy_from_slice(&out);
+        changed |= bytemuck::cast::<u16x16, [u128; 2]>(next ^ cur) != [0, 0];
+        m.copy_from_slice(next.as_array_ref());
     }
     memory_scalar(&visibility[whole..], &mut memory[whole..], step.as_array_ref()[0]) | changed
 }
