@@ -51,25 +51,21 @@ impl Blocks {
     /// The blocks holding a texel within `by` texels (along each axis) of a
     /// texel of a marked block.
     pub fn widened(&self, by: usize) -> Blocks {
-        let mut across = Blocks::new(self.width, self.height, false);
+        // Along a row, a texel `by` beyond a block's edge lies `by / BLOCK`
+        // blocks further, rounded up (the grid's last block ends the row).
+        let reach = by.div_ceil(BLOCK);
+        let mut across = self.clone();
         for (row, out) in self.marks.chunks(self.per_row.max(1)).zip(across.marks.chunks_mut(self.per_row.max(1))) {
-            for b in (0..row.len()).filter(|&b| row[b]) {
-                let (x0, x1) = ((b * BLOCK).saturating_sub(by), ((b + 1) * BLOCK + by).min(self.width));
-                out[x0 / BLOCK..=(x1 - 1) / BLOCK].fill(true);
-            }
-        }
-        let mut wide = Blocks::new(self.width, self.height, false);
-        for y in 0..self.height {
-            let row = &across.marks[y * self.per_row..(y + 1) * self.per_row];
-            if row.contains(&true) {
-                for yy in y.saturating_sub(by)..(y + by + 1).min(self.height) {
-                    for (o, &m) in wide.marks[yy * self.per_row..(yy + 1) * self.per_row].iter_mut().zip(row) {
-                        *o |= m;
-                    }
+            for s in 1..=reach.min(row.len().saturating_sub(1)) {
+                for (o, &m) in out[s..].iter_mut().zip(row) {
+                    *o |= m;
+                }
+                for (o, &m) in out.iter_mut().zip(&row[s..]) {
+                    *o |= m;
                 }
             }
         }
-        wide
+        across.widened_rows(by)
     }
 
     /// The blocks marked in a row within `by` rows of their own.
@@ -129,6 +125,7 @@ impl Blocks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
 
     /// `any` and `all` read in runs: a lone mark (or a lone clear block) is
     /// found wherever it lies, in a full run or in the last, partial one.
@@ -146,6 +143,24 @@ mod tests {
                 some.marks[at] = false;
                 most.marks[at] = true;
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Widening gives what marking each marked block's texels widened
+        /// by the same reach gives.
+        #[test]
+        fn widened_marks_every_block_within_reach(
+            (w, h, marks) in (1usize..120, 1usize..12).prop_flat_map(|(w, h)| (proptest::strategy::Just(w), proptest::strategy::Just(h), proptest::collection::vec(proptest::bool::weighted(0.1), w.div_ceil(BLOCK) * h))),
+            by in 0usize..40,
+        ) {
+            let blocks = Blocks { width: w, height: h, per_row: w.div_ceil(BLOCK), marks };
+            let mut want = Blocks::new(w, h, false);
+            for (i, _) in blocks.marks.iter().enumerate().filter(|(_, &m)| m) {
+                let (b, y) = (i % blocks.per_row, i / blocks.per_row);
+                want.mark((b * BLOCK, y, ((b + 1) * BLOCK).min(w), y + 1), by);
+            }
+            proptest::prop_assert_eq!(blocks.widened(by), want);
         }
     }
 

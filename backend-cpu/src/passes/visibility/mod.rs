@@ -181,16 +181,20 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
     let bands = cache.painted.par_chunks_mut(w * band_rows).zip(cache.concealed.par_chunks_mut(w * band_rows));
     bands.zip(rising.marks.par_chunks_mut(per_row * band_rows)).enumerate().for_each_init(
         || (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()),
-        |(list, band_windows, spans, near, aligned), (band, ((reveal, conceal), marks))| {
+        |(seen, band_windows, spans, near, aligned), (band, ((reveal, conceal), marks))| {
+            // The sources binned to the band's tiles, each once (`seen`
+            // holds the last band + 1 that listed a source).
             let tile_row = band as u32;
-            list.clear();
-            for t in tile_row * bins.tiles_x..(tile_row + 1) * bins.tiles_x {
-                list.extend_from_slice(&bins.indices[bins.offsets[t as usize] as usize..bins.offsets[t as usize + 1] as usize]);
-            }
-            list.sort_unstable();
-            list.dedup();
+            seen.resize(input.sources.len(), 0u32);
             band_windows.clear();
-            band_windows.extend(list.iter().map(|&i| of_source[i as usize]));
+            for t in tile_row * bins.tiles_x..(tile_row + 1) * bins.tiles_x {
+                for &i in &bins.indices[bins.offsets[t as usize] as usize..bins.offsets[t as usize + 1] as usize] {
+                    if seen[i as usize] != tile_row + 1 {
+                        seen[i as usize] = tile_row + 1;
+                        band_windows.push(of_source[i as usize]);
+                    }
+                }
+            }
             let (y0, y1) = (band * band_rows, band * band_rows + reveal.len() / w);
             if !incremental {
                 reveal.fill(0);
