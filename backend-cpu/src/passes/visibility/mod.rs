@@ -511,6 +511,49 @@ mod tests {
         }
     }
 
+    /// Ground heights changed in place under kept windows (the cache told
+    /// where, as a local occlusion update does): the windows swept after,
+    /// which read the heights as kept low bits, give the bytes of a cold
+    /// pass over the new heights.
+    #[test]
+    fn windows_swept_after_a_local_height_change_equal_a_cold_pass() {
+        let (w, h) = (72u32, 56u32);
+        for seed in 0..4 {
+            let (cov, mut heights) = grid(w, h, seed, 12, 12, false, true);
+            let mut accel = Accel::new(&cov, &heights, w, h);
+            let src = |x: i32, y: i32| SourceTexel { x: x * 8 + 3, y: y * 8 + 4, radius: 30 * 8, eye: 12, strength: 65535, ..Default::default() };
+            let at = |dx: i32| vec![src(20 + dx, 20), src(50 - dx, 30), src(36, 12 + dx)];
+            let mut cache = WindowCache::default();
+            let mut out = vec![0u16; (w * h) as usize];
+            {
+                let occ =
+                    Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: &Grid::default(), accel: &accel };
+                visibility_cached(&dda_input(at(0), w, h, 2, true), &occ, &mut cache, &mut out);
+            }
+            // Open ground in the rectangle swaps sides of the eye.
+            let rect = TexelRect { x0: 24, y0: 14, x1: 50, y1: 40 };
+            for y in rect.y0..rect.y1 {
+                for x in rect.x0..rect.x1 {
+                    let i = (y * w + x) as usize;
+                    if cov[i] == 0 {
+                        heights[i] = if heights[i] + 2 <= 12 { 30 + (i as i32 % 7) } else { i as i32 % 9 };
+                    }
+                }
+            }
+            let same_classes = accel.update(&cov, &heights, w, h, &[rect]);
+            cache.forget(&[rect], !same_classes);
+            let occ =
+                Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: &Grid::default(), accel: &accel };
+            for dx in 1..3 {
+                let input = dda_input(at(dx), w, h, 2, true);
+                visibility_cached(&input, &occ, &mut cache, &mut out);
+                let mut cold = vec![0u16; out.len()];
+                visibility(&input, &occ, &mut cold);
+                assert_eq!(out, cold, "seed {seed}, step {dx}");
+            }
+        }
+    }
+
     /// The cache holds one window per distinct source key: equal sources
     /// share one, sources that leave free theirs, and a moved source costs
     /// exactly one new window.
@@ -558,7 +601,7 @@ mod tests {
             let s = SourceTexel { x: px * 8 + 5, y: py * 8 + 2, radius: (70 + 9 * seed) * 8, eye: 12, strength: 65535, ..Default::default() };
             let bits = RayBits::build(&s, &occ, RayMethod::Dda).expect("every cover rises above the eye");
             let input = dda_input(vec![s], w, h, 3 * seed, false);
-            let win = Window::build(&input, &occ, &s, None, Shadow::build(&input, &s, &occ).as_ref());
+            let win = Window::build(&input, &occ, &s, None, Shadow::build(&input, &s, &occ, None).as_ref());
             assert!(seed != 0 || win.width > 128, "the window spans three words");
             let rows = win.values.len() / win.width;
             let laid = bits.first_class(win.x0, win.y0, win.width, rows);
@@ -794,7 +837,7 @@ mod tests {
             let (one, other) = (src(a, ia), src(b, ib));
             prop_assert_eq!(Shadow::key(&one), Shadow::key(&other));
             let input = dda_input(vec![other], w, h, 0, false);
-            let shadow = Shadow::build(&input, &one, &occ);
+            let shadow = Shadow::build(&input, &one, &occ, None);
             let win = Window::build(&input, &occ, &other, None, shadow.as_ref());
             for (k, &v) in win.values.iter().enumerate() {
                 let (x, y) = (win.x0 + (k % win.width) as i32, win.y0 + (k / win.width) as i32);
@@ -925,7 +968,7 @@ mod tests {
             // The window as visibility builds it (falloff table, the sweep's
             // clear texels laid out at once) holds the same values.
             let table = FalloffTable::new(&FalloffTable::key(&s));
-            let shadow = Shadow::build(&input, &s, &occ);
+            let shadow = Shadow::build(&input, &s, &occ, None);
             for falloff in [Some(&table), None] {
                 let win = Window::build(&input, &occ, &s, falloff, shadow.as_ref());
                 for (k, &v) in win.values.iter().enumerate() {

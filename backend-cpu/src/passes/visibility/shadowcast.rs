@@ -349,7 +349,7 @@ impl Lines<'_> {
 }
 
 /// `n <= 64` bits of `bits` from bit `from` on, in the low bits.
-fn bits_at(bits: &[u64], from: usize, n: usize) -> u64 {
+pub(super) fn bits_at(bits: &[u64], from: usize, n: usize) -> u64 {
     let (k, shift) = (from / 64, from % 64);
     let mut v = bits[k] >> shift;
     if shift != 0 && k + 1 < bits.len() {

@@ -2,7 +2,7 @@
 //! over its reach) and the cache that keeps windows across recomputes, keyed
 //! by everything a window depends on.
 use super::occlusion::Occlusion;
-use super::shadowcast::RayBits;
+use super::shadowcast::{bits_at, RayBits};
 use super::source::{falloff_at, falloff_value, occluded_value};
 use murk_core::fixed::TEXEL_ONE;
 use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
@@ -89,7 +89,9 @@ impl Shadow {
     /// The shadowcast of `s`, or `None` where it does not apply (a cover at
     /// or below the eye, or no window). The dark texels depend on the
     /// source's texel and eye and on `input`'s ray settings only.
-    pub(super) fn build(input: &RecomputeInput, s: &SourceTexel, occ: &Occlusion) -> Option<Self> {
+    /// `low` is the grid's [`LowBits`] for the source's limit, where kept
+    /// (else the heights are compared).
+    pub(super) fn build(input: &RecomputeInput, s: &SourceTexel, occ: &Occlusion, low: Option<&[u64]>) -> Option<Self> {
         let (x0, y0, width, rows) = window_box(s, occ)?;
         let bits = RayBits::build(s, occ, input.method)?;
         let first = bits.first_class(x0, y0, width, rows);
@@ -119,7 +121,8 @@ impl Shadow {
             })
         };
         // A target is at or below the eye when its ground height is at most this.
-        let low_limit = i64::from(s.eye) - i64::from(input.target_height);
+        let low_limit = limit(input, s);
+        let grid_words = (occ.width as usize).div_ceil(64);
         let fill = |(k, (out, laid)): (usize, (&mut [u64], &[u64]))| {
             let y = y0 + k as i32;
             let left = far - near(y, sy).pow(2);
@@ -153,7 +156,11 @@ impl Shadow {
                 }
                 // Targets at or below the eye are hidden by any cover on their ray.
                 let start = (x0 + n as i32 * 64) as usize;
-                let low = low_targets(&heights[start..(start + 64).min(x0 as usize + width)], low_limit);
+                let count = (x0 as usize + width - start).min(64);
+                let low = match low {
+                    Some(bits) => bits_at(&bits[y as usize * grid_words..][..grid_words], start, count),
+                    None => low_targets(&heights[start..start + count], low_limit),
+                };
                 *o |= set & low;
                 let mut raised = set & !low;
                 while raised != 0 {
@@ -175,6 +182,30 @@ impl Shadow {
             dark.chunks_mut(words).zip(first.chunks(words)).enumerate().for_each(fill);
         }
         Some(Self { bits, dark })
+    }
+}
+
+/// The ground height at or below which a target of `s` is at or below its
+/// eye.
+fn limit(input: &RecomputeInput, s: &SourceTexel) -> i64 {
+    i64::from(s.eye) - i64::from(input.target_height)
+}
+
+/// At most this many limits keep [`LowBits`] (sources of more eye heights
+/// than this compare heights).
+const MAX_LOWS: usize = 4;
+
+/// Per limit (see [`limit`]), the grid texels whose height is at most it,
+/// as bit rows of `width.div_ceil(64)` words: what a shadowcast reads for
+/// each texel behind cover, one bit instead of a height.
+pub(super) type LowBits = BTreeMap<i64, Vec<u64>>;
+
+/// Words `words` of grid row `y` of the low bits of `limit` into `row`.
+fn fill_low_row(occ: &Occlusion, limit: i64, y: usize, row: &mut [u64], words: std::ops::Range<usize>) {
+    let w = occ.width as usize;
+    let heights = &occ.heights[y * w..(y + 1) * w];
+    for k in words {
+        row[k] = low_targets(&heights[64 * k..(64 * k + 64).min(w)], limit);
     }
 }
 
@@ -342,6 +373,11 @@ pub struct WindowCache {
     /// Where the occlusion changed since the last finished grid: the
     /// finish reads coverage there.
     pub(super) touched: Vec<TexelRect>,
+    /// The low bits of the limits of the sources kept (when there are few
+    /// enough of them), and where the heights changed since they were
+    /// last brought up to date.
+    pub(super) lows: LowBits,
+    pub(super) lows_stale: Vec<TexelRect>,
 }
 
 /// What one [`WindowCache::update`] changed.
@@ -371,6 +407,8 @@ impl WindowCache {
         self.shadows.clear();
         self.forgotten.clear();
         self.touched.clear();
+        self.lows.clear();
+        self.lows_stale.clear();
         self.combined = false;
         self.finished = None;
     }
@@ -413,6 +451,7 @@ impl WindowCache {
             });
         }
         self.touched.extend_from_slice(rects);
+        self.lows_stale.extend_from_slice(rects);
     }
 
     /// Windows kept.
@@ -429,6 +468,34 @@ impl WindowCache {
     /// bytes per texel).
     pub fn bytes(&self) -> usize {
         self.windows.values().map(Window::bytes).sum()
+    }
+
+    /// Brings the low bits up to date where the heights changed, and keeps
+    /// those of the limits of the swept sources in `wanted` (none when
+    /// they have more than [`MAX_LOWS`] limits), building the missing ones.
+    fn update_lows(&mut self, input: &RecomputeInput, occ: &Occlusion, wanted: &[SourceTexel]) {
+        let words = (occ.width as usize).div_ceil(64);
+        for r in self.lows_stale.drain(..) {
+            let span = r.x0 as usize / 64..(r.x1 as usize).div_ceil(64);
+            for (&at, bits) in &mut self.lows {
+                let rows = r.y0 as usize * words..r.y1 as usize * words;
+                bits[rows].par_chunks_mut(words).enumerate().for_each(|(k, row)| fill_low_row(occ, at, r.y0 as usize + k, row, span.clone()));
+            }
+        }
+        let mut limits: Vec<i64> = wanted.iter().filter(|s| Shadow::applies(input, s)).map(|s| limit(input, s)).collect();
+        limits.sort_unstable();
+        limits.dedup();
+        if limits.len() > MAX_LOWS {
+            limits.clear();
+        }
+        self.lows.retain(|at, _| limits.binary_search(at).is_ok());
+        for at in limits {
+            self.lows.entry(at).or_insert_with(|| {
+                let mut bits = vec![0u64; words * occ.height as usize];
+                bits.par_chunks_mut(words).enumerate().for_each(|(y, row)| fill_low_row(occ, at, y, row, 0..words));
+                bits
+            });
+        }
     }
 
     /// Makes the cache hold exactly the windows of `input`'s sources,
@@ -478,8 +545,13 @@ impl WindowCache {
         asked.sort_unstable_by_key(|&(k, _)| k);
         asked.dedup_by_key(|&mut (k, _)| k);
         self.shadows.retain(|k, _| asked.binary_search_by_key(k, |&(a, _)| a).is_ok());
-        let swept: Vec<(ShadowKey, Option<Shadow>)> =
-            asked.par_iter().filter(|(k, _)| !self.shadows.contains_key(k)).map(|(k, s)| (*k, Shadow::build(input, s, occ))).collect();
+        self.update_lows(input, occ, &wanted);
+        let lows = &self.lows;
+        let swept: Vec<(ShadowKey, Option<Shadow>)> = asked
+            .par_iter()
+            .filter(|(k, _)| !self.shadows.contains_key(k))
+            .map(|(k, s)| (*k, Shadow::build(input, s, occ, lows.get(&limit(input, s)).map(Vec::as_slice))))
+            .collect();
         self.shadows.extend(swept);
         let shadows = &self.shadows;
         let built: Vec<(SourceTexel, Window)> = missing
