@@ -732,7 +732,15 @@ mod tests {
                     sums[y * (w + 1) + x + 1] + sums[(y + 1) * (w + 1) + x] - sums[y * (w + 1) + x] + u32::from(coverage[y * w + x] != 0);
             }
         }
+        // Here `sums` holds the whole summed-area table, which the built
+        // tables give through `covered_before` (see `summed_area`).
         Accel { sums, tops, classes, words_per_row, classes_by_column, words_per_column, classes_complete, lowest_top, ..Accel::default() }
+    }
+
+    /// The whole summed-area table of built tables, entry by entry.
+    fn summed_area(accel: &Accel, w: u32, h: u32) -> Vec<u32> {
+        let (w, h) = (w as usize, h as usize);
+        (0..=h).flat_map(|y| (0..=w).map(move |x| accel.covered_before(w, x, y))).collect()
     }
 
     proptest! {
@@ -767,7 +775,7 @@ mod tests {
                 });
                 prop_assert_eq!((&filled_cov, &filled_heights), (&cov, &heights));
                 for got in [fresh, reused, filled] {
-                prop_assert_eq!(&got.sums, &want.sums);
+                prop_assert_eq!(&summed_area(&got, w, h), &want.sums);
                 prop_assert_eq!(&got.tops, &want.tops);
                 prop_assert_eq!(&got.classes, &want.classes);
                 prop_assert_eq!(&got.classes_by_column, &want.classes_by_column);
@@ -806,7 +814,7 @@ mod tests {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
                 let mut got = Accel::new(&before_cov, &before_heights, w, h);
                 pool.install(|| got.update(&cov, &heights, w, h, &rects));
-                prop_assert_eq!(&got.sums, &want.sums);
+                prop_assert_eq!(&summed_area(&got, w, h), &want.sums);
                 prop_assert_eq!(&got.tops, &want.tops);
                 prop_assert_eq!(&got.classes, &want.classes);
                 prop_assert_eq!(&got.classes_by_column, &want.classes_by_column);
@@ -814,6 +822,7 @@ mod tests {
                 // What a later update reads (per band) is a rebuild's too.
                 let rebuilt = Accel::new(&cov, &heights, w, h);
                 prop_assert_eq!(&got.column_counts, &rebuilt.column_counts);
+                prop_assert_eq!((&got.sums, &got.band_sums), (&rebuilt.sums, &rebuilt.band_sums));
                 prop_assert_eq!(got.levels(), rebuilt.levels());
             }
         }

@@ -33,9 +33,17 @@ pub const MAX_CLASSES: usize = 4;
 /// CPU marches cheaper; they change no result.
 #[derive(Clone, Debug, Default)]
 pub struct Accel {
-    /// Summed-area table of coverage, `(width + 1) x (height + 1)`: a ray whose
-    /// bounding box sums to 0 crosses no covered texel.
+    /// Coverage sums within bands of [`BAND`] rows, `width + 1` entries by
+    /// `height + 1` rows: entry `(x, y)` counts the covered texels of columns `0..x` in
+    /// the rows of row `y - 1`'s band above row `y` (0 for `y = 0`). With
+    /// [`Accel::band_sums`] they make the summed-area table
+    /// ([`Accel::covered_before`]): a ray whose bounding box sums to 0
+    /// crosses no covered texel. A change to the coverage shifts the entries
+    /// of its own band and one row per band below, not every row below.
     pub sums: Vec<u32>,
+    /// Per band of [`BAND`] rows, `width + 1` entries: the covered texels
+    /// of columns `0..x` in the rows above the band.
+    pub band_sums: Vec<u32>,
     /// Height where covered, `i32::MIN` where not: one load per visited texel.
     pub tops: Vec<i32>,
     /// Shadowcasting classes, ascending by top: for each distinct top of a
@@ -133,7 +141,14 @@ impl Accel {
     pub fn rebuild(&mut self, coverage: &[u8], heights: &[i32], width: u32, height: u32) {
         let line = (width as usize).max(1);
         self.build_rows(width, height, coverage.par_chunks(line).zip(heights.par_chunks(line)));
-        coverage_sums(coverage, width as usize, height as usize, &self.column_counts, &mut self.sums);
+        coverage_sums(coverage, width as usize, height as usize, &self.column_counts, (&mut self.sums, &mut self.band_sums));
+    }
+
+    /// The covered texels in columns `0..x` of rows `0..y` of a grid
+    /// `width` wide (`x <= width`, `y <= height`).
+    pub fn covered_before(&self, width: usize, x: usize, y: usize) -> u32 {
+        let stride = width + 1;
+        self.sums[y * stride + x].wrapping_add(self.band_sums[y.saturating_sub(1) / BAND * stride + x])
     }
 
     /// Writes the coverage and heights row by row with `fill(row, coverage,
@@ -155,7 +170,7 @@ impl Accel {
         });
         self.build_rows(width, height, rows);
         // The coverage sums read the coverage once all of it is written.
-        coverage_sums(coverage, width as usize, height as usize, &self.column_counts, &mut self.sums);
+        coverage_sums(coverage, width as usize, height as usize, &self.column_counts, (&mut self.sums, &mut self.band_sums));
     }
 
     /// Everything but the coverage sums: one pass over the rows (tops,
@@ -252,7 +267,7 @@ impl Accel {
                 }
             }
             if moved {
-                shift_sums(&mut self.sums, w, h, r, &delta);
+                shift_sums((&mut self.sums, &mut self.band_sums), w, h, r, &delta);
             }
         }
         for (band, _) in touched.iter().enumerate().filter(|(_, &t)| t) {
@@ -311,26 +326,42 @@ impl Accel {
 
 /// Adds to the coverage sums of a `w x h` grid what the coverage of `r`
 /// changed by: `delta` is the summed-area table of the change over `r`
-/// (`(r.x1 - r.x0 + 1)` entries a row, zero row and column first). An
-/// entry below and right of `r`'s corner shifts by the change in the part
-/// of `r` above and left of it; rows in parallel.
-fn shift_sums(sums: &mut [u32], w: usize, h: usize, r: &TexelRect, delta: &[i32]) {
+/// (`(r.x1 - r.x0 + 1)` entries a row, zero row and column first). The
+/// whole table's entry `(x, y)` shifts by the change above and left of it;
+/// a band's own entries by what of that lies in the band (the rows of the
+/// bands `r` meets, in parallel), the entries above each band below `r`
+/// by all of it.
+fn shift_sums((sums, band_sums): (&mut [u32], &mut [u32]), w: usize, h: usize, r: &TexelRect, delta: &[i32]) {
     let stride = w + 1;
     let (x0, y0, x1, y1) = (r.x0 as usize, r.y0 as usize, r.x1 as usize, r.y1 as usize);
     let rw = x1 - x0;
-    sums[(y0 + 1) * stride..(h + 1) * stride].par_chunks_mut(stride).enumerate().for_each(|(k, line)| {
-        let dy = (k + 1).min(y1 - y0);
-        let d = &delta[dy * (rw + 1)..(dy + 1) * (rw + 1)];
-        for (o, &v) in line[x0 + 1..=x1].iter_mut().zip(&d[1..]) {
-            *o = o.wrapping_add_signed(v);
+    // The change above table row `y` (rows `0..y`), by column from `x0`.
+    let above = |y: usize| {
+        let dy = y.saturating_sub(y0).min(y1 - y0);
+        &delta[dy * (rw + 1)..(dy + 1) * (rw + 1)]
+    };
+    // Adds `now - base` (both by column from `x0`; past `x1`, their last).
+    let add = |line: &mut [u32], now: &[i32], base: &[i32]| {
+        for ((o, &v), &b) in line[x0 + 1..=x1].iter_mut().zip(&now[1..]).zip(&base[1..]) {
+            *o = o.wrapping_add_signed(v - b);
         }
-        let total = d[rw];
+        let total = now[rw] - base[rw];
         if total != 0 {
             for o in &mut line[x1 + 1..] {
                 *o = o.wrapping_add_signed(total);
             }
         }
+    };
+    // Table rows y0 + 1 ..= the end of the band of the last changed row.
+    let last = ((y1 - 1) / BAND + 1) * BAND;
+    sums[(y0 + 1) * stride..(last.min(h) + 1) * stride].par_chunks_mut(stride).enumerate().for_each(|(k, line)| {
+        let y = y0 + 1 + k;
+        add(line, above(y), above((y - 1) / BAND * BAND));
     });
+    let none = vec![0i32; rw + 1];
+    for (band, line) in band_sums.chunks_mut(stride).enumerate().skip(y0 / BAND + 1) {
+        add(line, above(band * BAND), &none);
+    }
 }
 
 /// The texels of a `w`-wide grid of tops covered at least as high as each
@@ -445,12 +476,13 @@ pub(super) fn transpose64(a: &mut [u64; 64]) {
     }
 }
 
-/// The summed-area table of a `w x h` coverage grid into `sums`: entry
-/// `(x, y)` counts the covered (non-zero) texels in `[0, x) x [0, y)`. `columns`
-/// holds, per band of [`BAND`] rows, the covered texels of each column in
-/// that band (counted by the first pass): they give the entries above each
-/// band; then bands of rows in parallel sum their rows on top of those.
-pub(super) fn coverage_sums(coverage: &[u8], w: usize, h: usize, columns: &[u32], sums: &mut Vec<u32>) {
+/// The coverage sums of a `w x h` coverage grid (see [`Accel::sums`]):
+/// per band of [`BAND`] rows, the sums within the band into `sums`, and
+/// into `band_sums` the entries above it. `columns` holds, per band, the
+/// covered texels of each column in that band (counted by the first pass):
+/// they give the entries above each band; then bands of rows in parallel
+/// sum their own rows.
+pub(super) fn coverage_sums(coverage: &[u8], w: usize, h: usize, columns: &[u32], (sums, band_sums): (&mut Vec<u32>, &mut Vec<u32>)) {
     let stride = w + 1;
     // Every entry is written below (row 0 and column 0 as zeros): only new
     // memory is filled here.
@@ -458,19 +490,21 @@ pub(super) fn coverage_sums(coverage: &[u8], w: usize, h: usize, columns: &[u32]
     sums.truncate(stride * (h + 1));
     sums[..stride].fill(0);
     let (line, bands) = (w.max(1), h.div_ceil(BAND));
-    // The table's row at the top of each band: the row above it plus the
-    // running sum of the band's column counts.
-    let mut tops = vec![0u32; stride * bands];
+    // The entries above each band: those above the band before plus the
+    // band before's column counts, summed along the row.
+    band_sums.clear();
+    band_sums.resize(stride * bands.max(1), 0);
     for band in 1..bands {
-        let (before, now) = tops.split_at_mut(band * stride);
+        let (before, now) = band_sums.split_at_mut(band * stride);
         let mut acc = 0u32;
         for ((o, &p), &n) in now[1..stride].iter_mut().zip(&before[(band - 1) * stride + 1..]).zip(&columns[(band - 1) * line..]) {
             acc += n;
             *o = p + acc;
         }
     }
-    sums[stride..].par_chunks_mut(stride * BAND).zip(coverage.par_chunks(line * BAND)).zip(tops.par_chunks(stride)).for_each(|((out, rows), top)| {
-        let mut above = top;
+    sums[stride..].par_chunks_mut(stride * BAND).zip(coverage.par_chunks(line * BAND)).for_each(|(out, rows)| {
+        let zero = vec![0u32; stride];
+        let mut above: &[u32] = &zero;
         for (line, row) in out.chunks_mut(stride).zip(rows.chunks(w.max(1))) {
             line[0] = 0;
             // The running count along the row, then the entries above
@@ -499,9 +533,8 @@ impl Occlusion<'_> {
         if x0 > x1 || y0 > y1 {
             return true;
         }
-        let stride = (w + 1) as usize;
-        let at = |x: i32, y: i32| self.accel.sums[y as usize * stride + x as usize];
-        at(x1 + 1, y1 + 1) + at(x0, y0) == at(x0, y1 + 1) + at(x1 + 1, y0)
+        let at = |x: i32, y: i32| self.accel.covered_before(w as usize, x as usize, y as usize);
+        at(x1 + 1, y1 + 1).wrapping_add(at(x0, y0)) == at(x0, y1 + 1).wrapping_add(at(x1 + 1, y0))
     }
 
     pub(super) fn height_at(&self, x: i32, y: i32) -> i32 {
