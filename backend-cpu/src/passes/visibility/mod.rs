@@ -275,14 +275,15 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
     // they hold. Otherwise every window's box (and the texels beside it):
     // outside them nothing is painted, so the finished texel is 0.
     let kept = incremental && cache.finished == Some(input.reveal_walls);
-    let mut region = if kept { rising.widened_rows(by) } else { Blocks::new(w, occ.height as usize, false) };
-    if !kept {
-        for (x0, y0, ww, rows) in cache.windows.values().map(Window::rect) {
-            if ww > 0 && rows > 0 {
-                region.mark((x0, y0, x0 + ww, y0 + rows), by);
-            }
+    let mut region = if kept {
+        rising.widened_rows(by)
+    } else {
+        let mut boxes = Blocks::new(w, occ.height as usize, false);
+        for (x0, y0, ww, rows) in cache.windows.values().map(Window::rect).filter(|&(_, _, ww, rows)| ww > 0 && rows > 0) {
+            boxes.mark((x0, y0, x0 + ww, y0 + rows), by);
         }
-    }
+        boxes
+    };
     // Where the coverage changed, the finish reads it (a wall's own texel,
     // and with `reveal_walls` its neighbours').
     for r in cache.touched.drain(..) {
