@@ -381,7 +381,7 @@ impl Backend for CpuBackend {
                 distance_field: &inst.distance_field,
                 accel: &inst.accel,
             };
-            // The blocks whose blurred visibility may change.
+            // The blocks whose blurred visibility changed.
             let mut blurred_marks = Blocks::new(w as usize, h as usize, false);
             if !input.reuse_visibility {
                 let (_, changed) = passes::visibility::visibility_changes(input, &occ, &mut inst.windows, &mut inst.visibility);
@@ -393,8 +393,8 @@ impl Backend for CpuBackend {
                 let same_kernel = inst.blurred_with.as_ref() == Some(&input.blur);
                 inst.blurred_with = Some(input.blur.clone());
                 if input.blur.iterations == 1 && same_kernel {
-                    blurred_marks = changed.widened(input.blur.radius());
-                    passes::blur::blur_marked(&input.blur, w, h, &inst.visibility, &mut inst.blurred, &blurred_marks);
+                    let reach = changed.widened(input.blur.radius());
+                    blurred_marks = passes::blur::blur_marked(&input.blur, w, h, &inst.visibility, &mut inst.blurred, &reach);
                 } else {
                     blurred_marks = Blocks::new(w as usize, h as usize, true);
                     passes::blur::blur(&input.blur, w, h, &inst.visibility, &mut inst.blurred);
@@ -611,33 +611,54 @@ impl Backend for CpuBackend {
             let (w, h, texels) = inst.texels(texture)?;
             let masks = tiles::mask_index(texture).and_then(|m| Some(&inst.mask_tiles.as_ref()?[m]));
             let base = base.filter(|b| (b.width, b.height) == (w, h) && b.tiles.len() == TiledImage::tile_count(w, h));
-            work.push((w, h, texels, masks, base));
+            work.push((texture, w, h, texels, masks, base));
         }
+        // The blend starts from the final mask of the tick before: the
+        // start's tiles taken anew are those of the last save's final mask.
+        let last_final = work.iter().find(|wk| wk.0 == Texture::Final).and_then(|wk| wk.5);
         let occlusion = inst.occlusion_version;
-        // All of them in one parallel run: a tile under the version the
-        // base's tile has holds its bytes.
+        // A tile under the version the base's tile has holds its bytes. A
+        // mask's tile taken anew is first compared with the tiles taken anew
+        // at the same place of the masks of its size before it (composed,
+        // upscaled and final are often equal there), a start tile also with
+        // the last final one, and shares an equal one.
         let saved = pool.install(|| {
-            work.par_iter()
-                .map(|(w, h, texels, masks, base)| {
-                    let version = |i| masks.map_or(occlusion, |m| m.get(i));
-                    if base.is_some_and(|b| b.tiles.iter().enumerate().all(|(i, tile)| tile.version == version(i))) {
-                        return None;
-                    }
-                    let tiles = (0..TiledImage::tile_count(*w, *h))
-                        .into_par_iter()
-                        .map(|i| {
-                            let version = version(i);
-                            match base.map(|b| &b.tiles[i]) {
-                                Some(tile) if tile.version == version => tile.clone(),
-                                _ => Tile { version, data: texels.tile(*w, *h, i) },
+            let mut saved: Vec<Option<(TiledImage, Vec<bool>)>> = Vec::with_capacity(work.len());
+            for &(texture, w, h, ref texels, masks, base) in &work {
+                let version = |i| masks.map_or(occlusion, |m| m.get(i));
+                if base.is_some_and(|b| b.tiles.iter().enumerate().all(|(i, tile)| tile.version == version(i))) {
+                    saved.push(None);
+                    continue;
+                }
+                let twins: Vec<_> = match masks {
+                    Some(_) => work
+                        .iter()
+                        .zip(&saved)
+                        .filter(|(other, _)| other.4.is_some() && (other.1, other.2) == (w, h))
+                        .filter_map(|(_, s)| s.as_ref())
+                        .collect(),
+                    None => Vec::new(),
+                };
+                let before = last_final.filter(|f| texture == Texture::Start && (f.width, f.height) == (w, h));
+                let (tiles, fresh) = (0..TiledImage::tile_count(w, h))
+                    .into_par_iter()
+                    .map(|i| {
+                        let version = version(i);
+                        match base.map(|b| &b.tiles[i]) {
+                            Some(tile) if tile.version == version => (tile.clone(), false),
+                            _ => {
+                                let taken = twins.iter().filter(|(_, fresh)| fresh[i]).map(|(image, _)| &image.tiles[i].data);
+                                let twins = taken.chain(before.map(|f| &f.tiles[i].data));
+                                (Tile { version, data: texels.tile(w, h, i, twins) }, true)
                             }
-                        })
-                        .collect();
-                    Some(TiledImage { width: *w, height: *h, tiles })
-                })
-                .collect()
+                        }
+                    })
+                    .unzip();
+                saved.push(Some((TiledImage { width: w, height: h, tiles }, fresh)));
+            }
+            saved
         });
-        Ok(saved)
+        Ok(saved.into_iter().map(|s| s.map(|(image, _)| image)).collect())
     }
 
     fn write_textures(&mut self, key: InstanceKey, set: &TextureSet) -> Result<()> {
@@ -804,13 +825,14 @@ enum Texels<'a> {
 }
 
 impl Texels<'_> {
-    /// A copy of tile `i` of the texture, `width x height` texels.
-    fn tile(&self, width: u32, height: u32, i: usize) -> TileData {
+    /// Tile `i` of the texture, `width x height` texels: the first of
+    /// `twins` that holds its texels, or else a copy.
+    fn tile<'a>(&self, width: u32, height: u32, i: usize, twins: impl IntoIterator<Item = &'a TileData>) -> TileData {
         match self {
-            Texels::U8(v) => TiledImage::copy_tile(v, width, height, i),
-            Texels::U16(v) => TiledImage::copy_tile(v, width, height, i),
-            Texels::I32(v) => TiledImage::copy_tile(v, width, height, i),
-            Texels::U32(v) => TiledImage::copy_tile(v, width, height, i),
+            Texels::U8(v) => TiledImage::copy_tile_or_twin(v, width, height, i, twins),
+            Texels::U16(v) => TiledImage::copy_tile_or_twin(v, width, height, i, twins),
+            Texels::I32(v) => TiledImage::copy_tile_or_twin(v, width, height, i, twins),
+            Texels::U32(v) => TiledImage::copy_tile_or_twin(v, width, height, i, twins),
         }
     }
 }

@@ -59,3 +59,69 @@ fn footprints_are_one_value_each_and_bad_ones_are_named() {
         assert!(e.contains(needle), "`{e}` should name `{needle}`");
     }
 }
+
+/// A save takes a mask's changed tile anew only where no other mask holds
+/// the same texels at that place: composed, upscaled and final masks equal
+/// there share one allocation, a blurred tile equal to the composed one
+/// too, and a blend start's tile shares the final one of the state saved
+/// before when it holds its texels. Unequal tiles are never shared.
+#[test]
+fn a_save_shares_the_tiles_masks_hold_in_common() {
+    use murk_core::{instance_textures, InstanceDims, StageData, StageImage, Texture, TextureSet, TILE};
+    let dims = InstanceDims { width: 64, height: 64, out_width: 64, out_height: 64 };
+    let mut cpu = CpuBackend::new(2).unwrap();
+    cpu.create_instance(7, dims).unwrap();
+    let entries = instance_textures(dims, None);
+    let pattern =
+        |seed: u16| StageImage { width: 64, height: 64, data: StageData::U16((0..64 * 64).map(|i| (i as u16).wrapping_mul(seed)).collect()) };
+    // Blurred equals composed in tile 0 only.
+    let mut blur = pattern(5);
+    if let StageData::U16(v) = &mut blur.data {
+        for y in 0..TILE as usize {
+            v[y * 64..y * 64 + TILE as usize]
+                .copy_from_slice(&(y * 64..y * 64 + TILE as usize).map(|i| (i as u16).wrapping_mul(3)).collect::<Vec<_>>());
+        }
+    }
+    let load = |cpu: &mut CpuBackend, last: StageImage, blur: &StageImage, start: StageImage| {
+        let textures = entries
+            .iter()
+            .map(|e| {
+                let image = match e.texture {
+                    Texture::Compose | Texture::Upscale | Texture::Final => last.clone(),
+                    Texture::Blur => blur.clone(),
+                    Texture::Visibility => pattern(11),
+                    Texture::Memory | Texture::Mapped => pattern(17),
+                    Texture::Start => start.clone(),
+                    other => cpu.read_texture(7, other).unwrap(),
+                };
+                (e.texture, image)
+            })
+            .collect();
+        cpu.write_textures(7, &TextureSet::new(dims, None, textures, "test").unwrap()).unwrap();
+    };
+    load(&mut cpu, pattern(3), &blur, pattern(13));
+    let fresh: Vec<_> = entries.iter().map(|e| (e.texture, None)).collect();
+    let first = cpu.save_tiles(7, &fresh).unwrap();
+    let image = |saved: &[Option<murk_core::TiledImage>], t: Texture| saved[entries.iter().position(|e| e.texture == t).unwrap()].clone().unwrap();
+    let (compose, blurred) = (image(&first, Texture::Compose), image(&first, Texture::Blur));
+    for i in 0..4 {
+        for twin in [Texture::Upscale, Texture::Final] {
+            assert!(image(&first, twin).tiles[i].data.same(&compose.tiles[i].data), "{} tile {i}", twin.name());
+        }
+        assert_eq!(blurred.tiles[i].data.same(&compose.tiles[i].data), i == 0, "blurred tile {i}");
+        for other in [Texture::Visibility, Texture::Start] {
+            assert!(!image(&first, other).tiles[i].data.same(&compose.tiles[i].data), "{} tile {i}", other.name());
+        }
+        let memory = image(&first, Texture::Memory);
+        assert!(memory.tiles[i].data.same(&image(&first, Texture::Mapped).tiles[i].data));
+        assert!(!memory.tiles[i].data.same(&image(&first, Texture::Visibility).tiles[i].data));
+    }
+    // Loaded again with the start equal to the final mask before: every
+    // tile is new, and the start's are the last final's.
+    load(&mut cpu, pattern(23), &pattern(29), pattern(3));
+    let bases: Vec<_> = entries.iter().zip(&first).map(|(e, s)| (e.texture, s.as_ref())).collect();
+    let second = cpu.save_tiles(7, &bases).unwrap();
+    let (start, last_final) = (image(&second, Texture::Start), image(&first, Texture::Final));
+    assert!(start.tiles.iter().zip(&last_final.tiles).all(|(s, f)| s.data.same(&f.data)));
+    assert_eq!(start.to_image(), pattern(3));
+}

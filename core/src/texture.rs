@@ -175,7 +175,7 @@ impl StageData {
 }
 
 /// A texel type a [`Grid`] can hold: one of the four of [`StageData`].
-pub trait Texel: Copy + Default + Send + Sync + 'static {
+pub trait Texel: Copy + Default + PartialEq + Send + Sync + 'static {
     /// Its kind.
     const KIND: TexelKind;
     /// Texels as stage data.
@@ -474,6 +474,22 @@ impl TileData {
         self.len() == 0
     }
 
+    /// Bytes of its texels.
+    pub fn bytes(&self) -> usize {
+        self.len() * self.kind().size()
+    }
+
+    /// The address of its texels: two tiles have one address when they
+    /// share one allocation.
+    pub fn address(&self) -> usize {
+        match self {
+            TileData::U8(v) => v.as_ptr() as usize,
+            TileData::U16(v) => v.as_ptr() as usize,
+            TileData::I32(v) => v.as_ptr() as usize,
+            TileData::U32(v) => v.as_ptr() as usize,
+        }
+    }
+
     /// Whether the two are one allocation (shared, not equal copies).
     pub fn same(&self, other: &TileData) -> bool {
         match (self, other) {
@@ -521,6 +537,20 @@ impl TiledImage {
 
     /// A copy of tile `i` of a row-major `width x height` grid of texels.
     pub fn copy_tile<T: Texel>(texels: &[T], width: u32, height: u32, i: usize) -> TileData {
+        Self::copy_tile_or_twin(texels, width, height, i, [])
+    }
+
+    /// Tile `i` of a row-major `width x height` grid of texels: the first of
+    /// `twins` that holds the same texels, shared, or else a copy. (A save
+    /// offers the tiles it just took at the same place of other masks:
+    /// several masks often hold the same bytes there.)
+    pub fn copy_tile_or_twin<'a, T: Texel>(
+        texels: &[T],
+        width: u32,
+        height: u32,
+        i: usize,
+        twins: impl IntoIterator<Item = &'a TileData>,
+    ) -> TileData {
         const SIDE: usize = TILE as usize;
         let (x0, y0, x1, y1) = Self::tile_rect(width, height, i);
         let (w, x0, x1) = (width as usize, x0 as usize, x1 as usize);
@@ -538,7 +568,10 @@ impl TiledImage {
                 dst.copy_from_slice(&texels[y * w + x0..y * w + x1]);
             }
         }
-        T::wrap_tile(Arc::from(&*out))
+        match twins.into_iter().find(|twin| T::unwrap_tile(twin).is_some_and(|t| t == out)) {
+            Some(twin) => twin.clone(),
+            None => T::wrap_tile(Arc::from(&*out)),
+        }
     }
 
     /// An image cut into tiles, none of them versioned.
@@ -604,11 +637,6 @@ impl TiledImage {
             Some(TexelKind::U32) => joined::<u32>(self),
         };
         StageImage { width: self.width, height: self.height, data }
-    }
-
-    /// Bytes of texels it holds.
-    pub fn bytes(&self) -> usize {
-        self.tiles.iter().map(|t| t.data.len() * t.data.kind().size()).sum()
     }
 
     /// Whether every tile is the same allocation as `other`'s at its place.
@@ -836,7 +864,7 @@ mod tests {
         assert_eq!(tiled.tiles.len(), 6);
         assert!(tiled.fits());
         assert_eq!(tiled.to_image(), image);
-        assert_eq!(tiled.bytes(), texels.len() * 2);
+        assert_eq!(tiled.tiles.iter().map(|t| t.data.bytes()).sum::<usize>(), texels.len() * 2);
         let mut out = vec![0u16; texels.len()];
         assert!(tiled.write_into(&mut out, |i| i == 4));
         for (i, (&got, &want)) in out.iter().zip(&texels).enumerate() {

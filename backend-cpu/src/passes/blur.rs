@@ -41,46 +41,53 @@ pub fn blur(kernel: &BlurKernel, width: u32, height: u32, src: &[u16], dst: &mut
 
 /// One step of the blur from `src` into `dst`, bands of rows in parallel.
 fn blur_once(weights: &[u32], w: usize, h: usize, src: &[u16], dst: &mut [u16]) {
-    blur_once_marked(weights, w, h, src, dst, None);
+    let mut changed = Blocks::new(w, h, false);
+    blur_once_marked(weights, w, h, src, dst, None, &mut changed);
 }
 
 /// [`blur`] of the texels in the blocks `marks` marks, the others of `dst`
-/// untouched: each marked texel gets the bytes of the whole blur. With more
-/// than one iteration (whose intermediate steps are not kept) every texel
-/// is blurred.
-pub fn blur_marked(kernel: &BlurKernel, width: u32, height: u32, src: &[u16], dst: &mut [u16], marks: &Blocks) {
+/// untouched: each marked texel gets the bytes of the whole blur. Gives the
+/// blocks whose bytes it changed (those a later pass has to redo). With
+/// more than one iteration (whose intermediate steps are not kept) every
+/// texel is blurred, and every block given.
+pub fn blur_marked(kernel: &BlurKernel, width: u32, height: u32, src: &[u16], dst: &mut [u16], marks: &Blocks) -> Blocks {
+    let (w, h) = (width as usize, height as usize);
     if kernel.iterations != 1 {
         blur(kernel, width, height, src, dst);
-        return;
+        return Blocks::new(w, h, true);
     }
-    blur_once_marked(&kernel.weights, width as usize, height as usize, src, dst, Some(marks));
+    let mut changed = Blocks::new(w, h, false);
+    blur_once_marked(&kernel.weights, w, h, src, dst, Some(marks), &mut changed);
+    changed
 }
 
 /// One step of the blur from `src` into `dst` (the marked blocks only,
-/// given `marks`), bands of rows in parallel.
-fn blur_once_marked(weights: &[u32], w: usize, h: usize, src: &[u16], dst: &mut [u16], marks: Option<&Blocks>) {
+/// given `marks`), bands of rows in parallel; the blocks whose bytes it
+/// changed are marked in `changed`.
+fn blur_once_marked(weights: &[u32], w: usize, h: usize, src: &[u16], dst: &mut [u16], marks: Option<&Blocks>, changed: &mut Blocks) {
     // Kernels of up to nine taps with their length known to the compiler.
     match weights.len() {
-        1 => blur_once_taps::<1>(weights, w, h, src, dst, marks),
-        3 => blur_once_taps::<3>(weights, w, h, src, dst, marks),
-        5 => blur_once_taps::<5>(weights, w, h, src, dst, marks),
-        7 => blur_once_taps::<7>(weights, w, h, src, dst, marks),
-        9 => blur_once_taps::<9>(weights, w, h, src, dst, marks),
-        _ => blur_once_taps::<0>(weights, w, h, src, dst, marks),
+        1 => blur_once_taps::<1>(weights, w, h, src, dst, marks, changed),
+        3 => blur_once_taps::<3>(weights, w, h, src, dst, marks, changed),
+        5 => blur_once_taps::<5>(weights, w, h, src, dst, marks, changed),
+        7 => blur_once_taps::<7>(weights, w, h, src, dst, marks, changed),
+        9 => blur_once_taps::<9>(weights, w, h, src, dst, marks, changed),
+        _ => blur_once_taps::<0>(weights, w, h, src, dst, marks, changed),
     }
 }
 
 /// [`blur_once_marked`] for a kernel of `N` taps (0: any length).
-fn blur_once_taps<const N: usize>(weights: &[u32], w: usize, h: usize, src: &[u16], dst: &mut [u16], marks: Option<&Blocks>) {
+fn blur_once_taps<const N: usize>(weights: &[u32], w: usize, h: usize, src: &[u16], dst: &mut [u16], marks: Option<&Blocks>, changed: &mut Blocks) {
     let r = weights.len() / 2;
     let splat: Vec<u16x8> = weights.iter().map(|&wt| u16x8::splat(wt as u16)).collect();
     let splat = &splat[..];
     let per_row = w.div_ceil(BLOCK);
     let every = vec![true; per_row];
     let row_marks = |y: usize| marks.map_or(&every[..], |m| &m.marks[y * per_row..(y + 1) * per_row]);
-    dst.par_chunks_mut(w * BAND).enumerate().for_each_init(
+    let bands = dst.par_chunks_mut(w * BAND).zip(changed.marks.par_chunks_mut(per_row.max(1) * BAND));
+    bands.enumerate().for_each_init(
         || (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
-        |(padded, sums, rows, columns), (band, out)| {
+        |(padded, sums, rows, columns), (band, (out, changed))| {
             // Scratch rows 2k and 2k + 1: the sums along X of the high and
             // the low bytes of grid row `first + k`, clamped, over the blocks
             // marked in an output row that reads them (rows k - 2r..=k).
@@ -102,11 +109,12 @@ fn blur_once_taps<const N: usize>(weights: &[u32], w: usize, h: usize, src: &[u1
                 }
             }
             // Output row i weighs scratch rows i..=i + 2r.
-            for (i, line) in out.chunks_mut(w).enumerate() {
+            for (i, (line, changed)) in out.chunks_mut(w).zip(changed.chunks_mut(per_row.max(1))).enumerate() {
                 rows.clear();
                 rows.extend((0..weights.len()).map(|j| 2 * (i + j) * w));
                 for (x0, x1) in Blocks::spans(row_marks(band * BAND + i), w) {
-                    blur_column::<N>(splat, weights, &sums[x0..], w, rows, &mut line[x0..x1]);
+                    let blocks = &mut changed[x0 / BLOCK..x1.div_ceil(BLOCK)];
+                    blur_column::<N>(splat, weights, &sums[x0..], w, rows, &mut line[x0..x1], blocks);
                 }
             }
         },
@@ -161,8 +169,9 @@ fn blur_row<const N: usize>(
 /// One row along Y: output texel `x` weighs texel `x` of the scratch rows
 /// starting at `rows` (high-byte sums, the low-byte sums `w` after them)
 /// and rounds once: `(sum_j w_j * (256 * hi_j + lo_j) + 32768) >> 16`, each
-/// product a 16-bit one, the sum below 2^32.
-fn blur_column<const N: usize>(splat: &[u16x8], weights: &[u32], src: &[u16], w: usize, rows: &[usize], out: &mut [u16]) {
+/// product a 16-bit one, the sum below 2^32. `out` starts at a block's
+/// edge; each block whose bytes it changes is marked in `changed`.
+fn blur_column<const N: usize>(splat: &[u16x8], weights: &[u32], src: &[u16], w: usize, rows: &[usize], out: &mut [u16], changed: &mut [bool]) {
     let taps = if N == 0 { weights.len() } else { N };
     let n = out.len();
     let whole = n / LANES * LANES;
@@ -171,12 +180,16 @@ fn blur_column<const N: usize>(splat: &[u16x8], weights: &[u32], src: &[u16], w:
         for (&wt, &row) in splat[..taps].iter().zip(&rows[..taps]) {
             acc += (load(&src[row + x..]).mul_widen(wt) << 8) + load(&src[row + w + x..]).mul_widen(wt);
         }
-        store(narrow(acc >> 16), &mut out[x..]);
+        let value = narrow(acc >> 16);
+        changed[x / BLOCK] |= bytemuck::cast::<u16x8, u128>(value ^ load(&out[x..])) != 0;
+        store(value, &mut out[x..]);
     }
     for x in whole..n {
         let acc =
             weights.iter().zip(rows).fold(32768u32, |acc, (&wt, &row)| acc + wt * (256 * u32::from(src[row + x]) + u32::from(src[row + w + x])));
-        out[x] = (acc >> 16) as u16;
+        let value = (acc >> 16) as u16;
+        changed[x / BLOCK] |= value != out[x];
+        out[x] = value;
     }
 }
 
@@ -278,8 +291,17 @@ mod tests {
             let (mut want, mut got) = (vec![0u16; wu * hu], vec![0u16; wu * hu]);
             blur(&k, w, h, &mixed, &mut want);
             blur(&k, w, h, &old, &mut got);
+            let before = got.clone();
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
-            pool.install(|| blur_marked(&k, w, h, &mixed, &mut got, &marks));
+            let changed = pool.install(|| blur_marked(&k, w, h, &mixed, &mut got, &marks));
+            // Exactly the blocks whose bytes moved are given as changed (a
+            // kernel of no step, radius 0, gives every block).
+            for (b, &mark) in changed.marks.iter().enumerate() {
+                let (y, x0) = (b / marks.per_row, b % marks.per_row * BLOCK);
+                let span = y * wu + x0..y * wu + (x0 + BLOCK).min(wu);
+                let moved = k.iterations != 1 || got[span.clone()] != before[span];
+                prop_assert_eq!(mark, moved, "block {} of row {}", x0 / BLOCK, y);
+            }
             prop_assert_eq!(got, want);
         }
     }

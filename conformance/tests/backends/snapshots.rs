@@ -467,7 +467,7 @@ pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
         if let Some(before) = states.last() {
             let (all, shared) = state.texture_bytes(before);
             if versioned && !(6..=10).contains(&t) {
-                assert!(shared > all - mask_bytes, "tick {t}: {shared} of {all} bytes shared, no mask tile among them");
+                assert!(all - shared < mask_bytes, "tick {t}: {shared} of {all} bytes shared, no mask tile among them");
             }
         }
         states.push(state);

@@ -15,7 +15,7 @@ use crate::snapshot::{FlagBody, FogBody, InstanceBody, SampleBatchBody, SightBat
 use crate::stealth::{StealthBatch, StealthState};
 use crate::texture::{instance_textures, Texture, TextureSet};
 use hecs::{Entity, World};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 /// How far beyond the largest live entity index a restored ghost may keep
@@ -687,33 +687,26 @@ pub struct SaveState {
 }
 
 impl SaveState {
-    /// The bytes of textures and captured heights the state holds, and of
-    /// those the bytes it shares with `other` (the same images, not copies:
-    /// a save shares what no tick wrote since the state before was saved).
-    /// What a rollback buffer of states costs in memory is the first figure
-    /// of the oldest plus the difference of each next.
+    /// The bytes of textures and captured heights the state holds, each
+    /// allocation once (masks equal at a place share their tile there), and
+    /// of those the bytes of the allocations `other` holds too (a save
+    /// shares what no tick wrote since the state before was saved, and a
+    /// blend start's tiles are the final mask's of the tick before). What a
+    /// rollback buffer of states costs in memory is the first figure of the
+    /// oldest plus the difference of each next.
     pub fn texture_bytes(&self, other: &SaveState) -> (usize, usize) {
-        let tile_bytes = |t: &crate::texture::Tile| t.data.len() * t.data.kind().size();
-        let capture_bytes = |c: &Vec<i32>| c.len() * size_of::<i32>();
-        let (mut all, mut shared) = (0, 0);
-        for (i, inst) in self.kept.iter().enumerate() {
-            let theirs = other.kept.get(i);
-            for (texture, image) in &inst.images {
-                all += image.bytes();
-                let Some((_, their)) = theirs.and_then(|t| t.images.iter().find(|(o, _)| o == texture)) else { continue };
-                for (tile, their_tile) in image.tiles.iter().zip(&their.tiles) {
-                    if tile.data.same(&their_tile.data) {
-                        shared += tile_bytes(tile);
-                    }
-                }
-            }
-            if let Some(c) = &inst.capture {
-                all += capture_bytes(c);
-                if theirs.and_then(|t| t.capture.as_ref()).is_some_and(|o| Arc::ptr_eq(o, c)) {
-                    shared += capture_bytes(c);
-                }
-            }
-        }
-        (all, shared)
+        let theirs: HashSet<usize> = other.allocations().map(|(at, _)| at).collect();
+        let mine: HashMap<usize, usize> = self.allocations().collect();
+        (mine.values().sum(), mine.iter().filter(|(at, _)| theirs.contains(at)).map(|(_, bytes)| bytes).sum())
+    }
+
+    /// Each allocation of texels the state holds, by address, with its
+    /// bytes (once per holder: a caller keeps one of each address).
+    fn allocations(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.kept.iter().flat_map(|inst| {
+            let tiles = inst.images.iter().flat_map(|(_, image)| &image.tiles).map(|t| (t.data.address(), t.data.bytes()));
+            let capture = inst.capture.iter().map(|c| (Arc::as_ptr(c) as usize, c.len() * size_of::<i32>()));
+            tiles.chain(capture)
+        })
     }
 }
