@@ -10,6 +10,7 @@
 
 use crate::backend::TexelRect;
 use crate::frame::{CircleTexel, OcclusionInput, PolygonTexel};
+use crate::hash::WordFold;
 use crate::raster::{circle_rect, polygon_rect};
 use std::cmp::Ordering;
 
@@ -23,15 +24,42 @@ const MAX_RECTS: usize = 64;
 /// The blockers an occlusion was last built from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct BuiltShapes {
-    circles: Vec<CircleTexel>,
-    polygons: Vec<PolygonTexel>,
-    vertices: Vec<[i32; 2]>,
+    pub(crate) circles: Vec<CircleTexel>,
+    pub(crate) polygons: Vec<PolygonTexel>,
+    pub(crate) vertices: Vec<[i32; 2]>,
 }
 
 impl BuiltShapes {
     /// The shapes of `input` (its capture is kept by the instance's state).
+    #[cfg(test)]
     pub(crate) fn of(input: &OcclusionInput) -> Self {
         Self { circles: input.circles.clone(), polygons: input.polygons.clone(), vertices: input.vertices.clone() }
+    }
+
+    /// Adds a polygon after the others.
+    pub(crate) fn push_polygon(&mut self, vertices: &[[i32; 2]], top: i32) {
+        let first = self.vertices.len() as u32;
+        self.polygons.push(PolygonTexel { first, count: vertices.len() as u32, height: top, pad: 0 });
+        self.vertices.extend_from_slice(vertices);
+    }
+
+    /// The hash of the shapes in their order: each circle and polygon after
+    /// a word of its kind (and a polygon's length).
+    pub(crate) fn hash(&self) -> u64 {
+        let mut fold = WordFold::default();
+        for c in &self.circles {
+            fold.word(0);
+            fold.pair(c.x as u32, c.y as u32);
+            fold.pair(c.radius as u32, c.height as u32);
+        }
+        for p in &self.polygons {
+            fold.pair(1, p.count);
+            for q in &self.vertices[p.first as usize..(p.first + p.count) as usize] {
+                fold.pair(q[0] as u32, q[1] as u32);
+            }
+            fold.pair(p.height as u32, 0);
+        }
+        fold.finish()
     }
 
     /// The rectangles of every shape in exactly one of `self` and `new`

@@ -4,15 +4,19 @@
 //! here, before a tick changes any state.
 
 use super::capture::{gather_capture, CaptureUpdate};
+use super::occlusion::BuiltShapes;
 use super::{entity_label, Slot};
+use crate::backend::TexelRect;
 use crate::components::{AntiVision, Blocker, BlockerShape, Position, TeamMask, VisionSource};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::{HEIGHT_WALL, MAX_RADIUS_TEXELS, TEXEL_ONE, UNIT_ONE};
-use crate::frame::{CircleTexel, OcclusionInput, PolygonTexel, SourceTexel, SOURCE_ANTI, SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
+use crate::frame::{CircleTexel, OcclusionInput, SourceTexel, SOURCE_ANTI, SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
 use crate::hash::WordFold;
+use crate::raster::{circle_rect, polygon_rect};
 use crate::transform::{sin_cos_degrees, AreaTransform};
 use crate::zlayer::Slab;
 use hecs::{Entity, World};
+use std::sync::Arc;
 
 /// What one instance needs from the world this tick, gathered before any state changes.
 pub(super) struct Gathered {
@@ -20,6 +24,10 @@ pub(super) struct Gathered {
     pub(super) blocker_hash: u64,
     /// The blocker projections to keep for the next tick.
     pub(super) blocker_memo: BlockerMemoUpdate,
+    /// When the shapes were merged from the last tick's: those shapes, and
+    /// the rectangles of every shape taken out or put in (each shape on one
+    /// side only is among them).
+    pub(super) shape_changes: Option<(Arc<BuiltShapes>, Vec<TexelRect>)>,
     pub(super) capture: Option<CaptureUpdate>,
     pub(super) sources: Vec<SourceTexel>,
     pub(super) source_hash: u64,
@@ -83,18 +91,27 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
         };
         entries.push(MemoEntry::New(KeptBlocker { entity: bits, position: *pos, blocker: b.clone(), shape }));
     }
-    let mut polygons: Vec<(&[[i32; 2]], i32)> = Vec::new();
-    for entry in &entries {
-        let kept = match entry {
-            MemoEntry::Kept(i) => &memo[*i],
-            MemoEntry::New(k) => k,
-        };
-        match &kept.shape {
-            Projected::Nothing => {}
-            Projected::Circle(c) => occlusion.circles.push(*c),
-            Projected::Polygon(v, top) => polygons.push((v, *top)),
+    // The shapes in canonical order (by content, not by entity): the last
+    // tick's with this tick's changes merged in, or all of them sorted.
+    let last = slot.blocker_memo.shapes_for(t, &slab, profile.z_layering);
+    let (w, h) = (occlusion.width, occlusion.height);
+    let mut shape_changes = None;
+    let shapes = match last.map(|(shapes, hash)| (shapes, *hash, merged_shapes(shapes, memo, &entries, w, h))) {
+        Some((shapes, hash, Merge::Unchanged)) => (Arc::clone(shapes), hash),
+        Some((last, _, Merge::Merged(merged, rects))) => {
+            shape_changes = Some((Arc::clone(last), rects));
+            let hash = merged.hash();
+            (Arc::new(merged), hash)
         }
-    }
+        _ => {
+            let sorted = sorted_shapes(&entries, memo);
+            let hash = sorted.hash();
+            (Arc::new(sorted), hash)
+        }
+    };
+    occlusion.circles.clone_from(&shapes.0.circles);
+    occlusion.polygons.clone_from(&shapes.0.polygons);
+    occlusion.vertices.clone_from(&shapes.0.vertices);
 
     // Sources.
     let mut sources_in: Vec<(Entity, Position, VisionSource)> =
@@ -129,28 +146,120 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
     for src in &sources {
         src.hash_into(&mut sh);
     }
-    occlusion.circles.sort_unstable();
-    polygons.sort_unstable();
-    // Each shape after a word of its kind and length.
-    let mut bh = WordFold::default();
-    for c in &occlusion.circles {
-        bh.word(0);
-        bh.pair(c.x as u32, c.y as u32);
-        bh.pair(c.radius as u32, c.height as u32);
-    }
-    for &(vertices, top) in &polygons {
-        bh.pair(1, vertices.len() as u32);
-        let first = occlusion.vertices.len() as u32;
-        for q in vertices {
-            bh.pair(q[0] as u32, q[1] as u32);
+    let blocker_hash = shapes.1;
+    let blocker_memo = BlockerMemoUpdate { under: (*t, slab, profile.z_layering), entries, shapes };
+    Ok(Gathered { occlusion, blocker_hash, blocker_memo, shape_changes, capture, sources, source_hash: sh.finish() })
+}
+
+/// The projections of the kept blockers `memo` no entry keeps (changed or
+/// gone), and those of the new entries.
+fn memo_changes<'a>(memo: &'a [KeptBlocker], entries: &'a [MemoEntry]) -> (Vec<&'a Projected>, Vec<&'a Projected>) {
+    let mut kept = vec![false; memo.len()];
+    let mut added = Vec::new();
+    for entry in entries {
+        match entry {
+            MemoEntry::Kept(i) => kept[*i] = true,
+            MemoEntry::New(k) => added.push(&k.shape),
         }
-        bh.pair(top as u32, 0);
-        occlusion.polygons.push(PolygonTexel { first, count: vertices.len() as u32, height: top, pad: 0 });
-        occlusion.vertices.extend_from_slice(vertices);
     }
-    drop(polygons);
-    let blocker_memo = BlockerMemoUpdate { under: (*t, slab, profile.z_layering), entries };
-    Ok(Gathered { occlusion, blocker_hash: bh.finish(), blocker_memo, capture, sources, source_hash: sh.finish() })
+    let removed = memo.iter().zip(&kept).filter(|(_, &k)| !k).map(|(m, _)| &m.shape).collect();
+    (removed, added)
+}
+
+/// A list of projections as the circles and the polygons (vertices and
+/// top) among them, each sorted.
+fn split_sorted<'a>(shapes: impl IntoIterator<Item = &'a Projected>) -> (Vec<CircleTexel>, Vec<PolygonRef<'a>>) {
+    let (mut circles, mut polygons) = (Vec::new(), Vec::new());
+    for shape in shapes {
+        match shape {
+            Projected::Nothing => {}
+            Projected::Circle(c) => circles.push(*c),
+            Projected::Polygon(v, top) => polygons.push((&v[..], *top)),
+        }
+    }
+    circles.sort_unstable();
+    polygons.sort_unstable();
+    (circles, polygons)
+}
+
+/// Every shape of this tick's blockers, sorted.
+fn sorted_shapes(entries: &[MemoEntry], memo: &[KeptBlocker]) -> BuiltShapes {
+    let (circles, polygons) = split_sorted(entries.iter().map(|entry| match entry {
+        MemoEntry::Kept(i) => &memo[*i].shape,
+        MemoEntry::New(k) => &k.shape,
+    }));
+    let mut shapes = BuiltShapes { circles, ..BuiltShapes::default() };
+    for (vertices, top) in polygons {
+        shapes.push_polygon(vertices, top);
+    }
+    shapes
+}
+
+/// A polygon's vertices and top.
+type PolygonRef<'a> = (&'a [[i32; 2]], i32);
+
+/// What merging a tick's changes into the last sorted shapes gave.
+#[derive(Debug)]
+enum Merge {
+    /// No blocker changed: the last shapes hold.
+    Unchanged,
+    /// The new shapes, and the rectangles of every shape taken out or put in.
+    Merged(BuiltShapes, Vec<TexelRect>),
+    /// A projection to take out is not among the last shapes: they do not
+    /// belong together (the caller sorts anew).
+    Apart,
+}
+
+/// The last tick's sorted shapes `last` with this tick's changes: the
+/// projections of the blockers that changed or went taken out, those of
+/// the new ones merged in, in one walk, with the rectangles on a
+/// `width x height` grid of every shape taken out or put in.
+fn merged_shapes(last: &BuiltShapes, memo: &[KeptBlocker], entries: &[MemoEntry], width: u32, height: u32) -> Merge {
+    let (removed, added) = memo_changes(memo, entries);
+    if removed.is_empty() && added.is_empty() {
+        return Merge::Unchanged;
+    }
+    let (gone_circles, gone_polygons) = split_sorted(removed);
+    let (new_circles, new_polygons) = split_sorted(added);
+    let circles = gone_circles.iter().chain(&new_circles).filter_map(|c| circle_rect(c, width, height));
+    let polygons = gone_polygons.iter().chain(&new_polygons).filter_map(|(v, _)| polygon_rect(v, width, height));
+    let rects = circles.chain(polygons).collect();
+    let mut shapes = BuiltShapes::default();
+    if !merge_sorted(last.circles.iter().copied(), &gone_circles, &new_circles, |c| shapes.circles.push(c)) {
+        return Merge::Apart;
+    }
+    let old_polygons = last.polygons.iter().map(|p| (&last.vertices[p.first as usize..(p.first + p.count) as usize], p.height));
+    let mut polygons = Vec::with_capacity(last.polygons.len() + new_polygons.len());
+    if !merge_sorted(old_polygons, &gone_polygons, &new_polygons, |p| polygons.push(p)) {
+        return Merge::Apart;
+    }
+    shapes.vertices.reserve(last.vertices.len());
+    for (vertices, top) in polygons {
+        shapes.push_polygon(vertices, top);
+    }
+    Merge::Merged(shapes, rects)
+}
+
+/// Walks the sorted `old` less the sorted `removed` (each taken out once)
+/// with the sorted `added` merged in, giving each item in order to `emit`;
+/// `false` when an item of `removed` is not in `old`.
+fn merge_sorted<K: Ord + Copy>(old: impl Iterator<Item = K>, removed: &[K], added: &[K], mut emit: impl FnMut(K)) -> bool {
+    let (mut removed, mut added) = (removed.iter().copied().peekable(), added.iter().copied().peekable());
+    for item in old {
+        while let Some(new) = added.next_if(|new| *new < item) {
+            emit(new);
+        }
+        match removed.peek() {
+            Some(gone) if *gone == item => {
+                removed.next();
+                continue;
+            }
+            Some(gone) if *gone < item => return false,
+            _ => emit(item),
+        }
+    }
+    added.for_each(emit);
+    removed.peek().is_none()
 }
 
 /// A blocker's projection into one instance, kept with the inputs it came
@@ -179,6 +288,9 @@ enum Projected {
 pub(crate) struct BlockerMemo {
     under: Option<(AreaTransform, Slab, bool)>,
     kept: Vec<KeptBlocker>,
+    /// The shapes of the kept projections in canonical order, and their
+    /// hash.
+    shapes: Option<(Arc<BuiltShapes>, u64)>,
 }
 
 /// One blocker of a tick: its kept projection (an index into the memo), or
@@ -192,6 +304,7 @@ pub(super) enum MemoEntry {
 pub(super) struct BlockerMemoUpdate {
     under: (AreaTransform, Slab, bool),
     entries: Vec<MemoEntry>,
+    shapes: (Arc<BuiltShapes>, u64),
 }
 
 impl BlockerMemo {
@@ -202,6 +315,20 @@ impl BlockerMemo {
             Some(under) if *under == (*t, *slab, z_layering) => &self.kept,
             _ => &[],
         }
+    }
+
+    /// The kept projections' sorted shapes and their hash, under the same
+    /// conditions as [`Self::kept_for`].
+    fn shapes_for(&self, t: &AreaTransform, slab: &Slab, z_layering: bool) -> Option<&(Arc<BuiltShapes>, u64)> {
+        match &self.under {
+            Some(under) if *under == (*t, *slab, z_layering) => self.shapes.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The shapes of the projections kept last, sorted.
+    pub(super) fn shapes(&self) -> Option<Arc<BuiltShapes>> {
+        self.shapes.as_ref().map(|(shapes, _)| Arc::clone(shapes))
     }
 
     /// Keeps this tick's projections (moved, not copied) and forgets the
@@ -219,6 +346,7 @@ impl BlockerMemo {
             })
             .collect();
         self.under = Some(update.under);
+        self.shapes = Some(update.shapes);
     }
 }
 
@@ -408,6 +536,58 @@ fn clip_to_rect(poly: &[(f64, f64)], lo: (f64, f64), hi: (f64, f64)) -> Vec<(f64
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::components::BlockerShape;
+    use proptest::prelude::*;
+
+    /// A kept blocker of entity `entity` projected to a small shape picked
+    /// by `seed` (often equal to another: the lists hold repeats).
+    fn kept((entity, seed): (u64, (u8, u8, u8))) -> KeptBlocker {
+        let (a, b) = (i32::from(seed.1 % 3), i32::from(seed.2 % 3));
+        let shape = match seed.0 % 3 {
+            0 => Projected::Nothing,
+            1 => Projected::Circle(CircleTexel { x: 8 * a, y: 8 * b, radius: 16, height: a }),
+            _ => Projected::Polygon(vec![[8 * a, 0], [16, 8 * b], [24, 24]], b),
+        };
+        KeptBlocker { entity, position: Position(glam::Vec3::ZERO), blocker: Blocker::wall(BlockerShape::Circle { radius: 1.0 }), shape }
+    }
+
+    proptest! {
+        /// The last tick's sorted shapes with a tick's changes merged in
+        /// are the shapes of sorting the tick's blockers anew, with their
+        /// hash; the rectangles given cover every shape on one side only.
+        #[test]
+        fn merged_shapes_equal_the_sorted_ones(
+            old in prop::collection::vec(any::<(u8, u8, u8)>(), 0..30),
+            keep in prop::collection::vec(any::<bool>(), 30),
+            new in prop::collection::vec(any::<(u8, u8, u8)>(), 0..8),
+        ) {
+            let memo: Vec<KeptBlocker> = old.into_iter().enumerate().map(|(i, s)| kept((i as u64, s))).collect();
+            let last = sorted_shapes(&(0..memo.len()).map(MemoEntry::Kept).collect::<Vec<_>>(), &memo);
+            let mut entries: Vec<MemoEntry> = (0..memo.len()).filter(|&i| keep[i]).map(MemoEntry::Kept).collect();
+            entries.extend(new.into_iter().enumerate().map(|(i, s)| MemoEntry::New(kept((100 + i as u64, s)))));
+            let want = sorted_shapes(&entries, &memo);
+            let input = OcclusionInput { width: 4, height: 4, circles: want.circles.clone(), polygons: want.polygons.clone(), vertices: want.vertices.clone(), ..OcclusionInput::default() };
+            let mut differ = Vec::new();
+            last.changes(&input, &mut differ);
+            match merged_shapes(&last, &memo, &entries, 4, 4) {
+                Merge::Unchanged => {
+                    prop_assert_eq!(&last, &want);
+                    prop_assert!(differ.is_empty());
+                }
+                Merge::Merged(merged, rects) => {
+                    prop_assert_eq!(&merged, &want);
+                    prop_assert_eq!(merged.hash(), want.hash());
+                    for r in &differ {
+                        prop_assert!(rects.contains(r), "{:?} not among {:?}", r, rects);
+                    }
+                }
+                Merge::Apart => prop_assert!(false, "the memo's shapes are the last sorted ones"),
+            }
+            // Merged into shapes that do not hold what it takes out: none.
+            let gone = memo.iter().enumerate().any(|(i, m)| !keep[i] && !matches!(m.shape, Projected::Nothing));
+            prop_assert_eq!(matches!(merged_shapes(&BuiltShapes::default(), &memo, &entries, 4, 4), Merge::Apart), gone);
+        }
+    }
 
     #[test]
     fn clipped_polygons_stay_on_the_grid_whatever_the_rounding() {

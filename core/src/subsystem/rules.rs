@@ -8,7 +8,7 @@
 //! ([`PendingFlag`]); [`resolve_flags`] uses them to mark an instance settled.
 
 use super::capture::{CaptureHeights, CaptureUpdate};
-use super::occlusion::{capture_change, local_plan, BuiltShapes};
+use super::occlusion::{capture_change, local_plan};
 use super::project::Gathered;
 use super::{target_height_units, InstanceTick, Slot};
 use crate::backend::{Backend, InstanceKey, Readback, TexelRect};
@@ -171,9 +171,12 @@ pub(super) fn apply(
         full = true;
     }
     if slot.state.blocker_hash != Some(g.blocker_hash) {
-        match &slot.built_shapes {
-            Some(built) => built.changes(&g.occlusion, &mut changed),
-            None => full = true,
+        match (&slot.built_shapes, &g.shape_changes) {
+            // Built from the shapes this tick's were merged from: what the
+            // merge took out and put in.
+            (Some(built), Some((from, rects))) if Arc::ptr_eq(built, from) => changed.extend_from_slice(rects),
+            (Some(built), _) => built.changes(&g.occlusion, &mut changed),
+            (None, _) => full = true,
         }
     }
     let needs = OcclusionBuild { mips: g.occlusion.build_mips, distance_field_scale: g.occlusion.distance_field_scale };
@@ -218,11 +221,12 @@ pub(super) fn apply(
         };
         slot.state.capture = input.capture.take();
         result?;
-        slot.built_shapes = Some(Arc::new(BuiltShapes::of(&input)));
+        // The gather's shapes are the memo's, committed above.
+        slot.built_shapes = slot.blocker_memo.shapes();
         outcome.occlusion_built = true;
     } else if slot.built_shapes.is_none() {
         // The backend holds the build of these shapes (their hash says so).
-        slot.built_shapes = Some(Arc::new(BuiltShapes::of(&g.occlusion)));
+        slot.built_shapes = slot.blocker_memo.shapes();
     }
     slot.state.blocker_hash = Some(g.blocker_hash);
     slot.state.built_for = Some(needs);
