@@ -611,11 +611,11 @@ impl Backend for CpuBackend {
             let (w, h, texels) = inst.texels(texture)?;
             let masks = tiles::mask_index(texture).and_then(|m| Some(&inst.mask_tiles.as_ref()?[m]));
             let base = base.filter(|b| (b.width, b.height) == (w, h) && b.tiles.len() == TiledImage::tile_count(w, h));
-            work.push((texture, w, h, texels, masks, base));
+            work.push(SaveWork { texture, width: w, height: h, texels, masks, base });
         }
         // The blend starts from the final mask of the tick before: the
         // start's tiles taken anew are those of the last save's final mask.
-        let last_final = work.iter().find(|wk| wk.0 == Texture::Final).and_then(|wk| wk.5);
+        let last_final = work.iter().find(|wk| wk.texture == Texture::Final).and_then(|wk| wk.base);
         let occlusion = inst.occlusion_version;
         // A tile under the version the base's tile has holds its bytes. A
         // mask's tile taken anew is first compared with the tiles taken anew
@@ -624,7 +624,7 @@ impl Backend for CpuBackend {
         // the last final one, and shares an equal one.
         let saved = pool.install(|| {
             let mut saved: Vec<Option<(TiledImage, Vec<bool>)>> = Vec::with_capacity(work.len());
-            for &(texture, w, h, ref texels, masks, base) in &work {
+            for &SaveWork { texture, width: w, height: h, ref texels, masks, base } in &work {
                 let version = |i| masks.map_or(occlusion, |m| m.get(i));
                 if base.is_some_and(|b| b.tiles.iter().enumerate().all(|(i, tile)| tile.version == version(i))) {
                     saved.push(None);
@@ -634,7 +634,7 @@ impl Backend for CpuBackend {
                     Some(_) => work
                         .iter()
                         .zip(&saved)
-                        .filter(|(other, _)| other.4.is_some() && (other.1, other.2) == (w, h))
+                        .filter(|(other, _)| other.masks.is_some() && (other.width, other.height) == (w, h))
                         .filter_map(|(_, s)| s.as_ref())
                         .collect(),
                     None => Vec::new(),
@@ -822,6 +822,18 @@ enum Texels<'a> {
     U16(&'a [u16]),
     I32(&'a [i32]),
     U32(&'a [u32]),
+}
+
+/// One texture a save asks for: its size and texels, the versions of its
+/// tiles (a mask's; `None`: the occlusion's, versioned all together) and
+/// the state's image to share tiles with.
+struct SaveWork<'a> {
+    texture: Texture,
+    width: u32,
+    height: u32,
+    texels: Texels<'a>,
+    masks: Option<&'a tiles::TileVersions>,
+    base: Option<&'a TiledImage>,
 }
 
 impl Texels<'_> {
