@@ -308,22 +308,26 @@ pub(super) struct BlockerMemoUpdate {
 }
 
 impl BlockerMemo {
+    /// Whether the kept projections were made under `t`, `slab` and
+    /// `z_layering`.
+    fn made_under(&self, t: &AreaTransform, slab: &Slab, z_layering: bool) -> bool {
+        self.under == Some((*t, *slab, z_layering))
+    }
+
     /// The kept projections, when they were made under `t`, `slab` and
     /// `z_layering` (none otherwise).
     fn kept_for(&self, t: &AreaTransform, slab: &Slab, z_layering: bool) -> &[KeptBlocker] {
-        match &self.under {
-            Some(under) if *under == (*t, *slab, z_layering) => &self.kept,
-            _ => &[],
+        if self.made_under(t, slab, z_layering) {
+            &self.kept
+        } else {
+            &[]
         }
     }
 
     /// The kept projections' sorted shapes and their hash, under the same
     /// conditions as [`Self::kept_for`].
     fn shapes_for(&self, t: &AreaTransform, slab: &Slab, z_layering: bool) -> Option<&(Arc<BuiltShapes>, u64)> {
-        match &self.under {
-            Some(under) if *under == (*t, *slab, z_layering) => self.shapes.as_ref(),
-            _ => None,
-        }
+        self.shapes.as_ref().filter(|_| self.made_under(t, slab, z_layering))
     }
 
     /// The shapes of the projections kept last, sorted.
