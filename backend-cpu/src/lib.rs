@@ -48,8 +48,9 @@ use passes::settle::SettleKey;
 use passes::visibility::Occlusion;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The last version given to texture bytes, by any CPU backend of the
 /// process (the versions of the tiles of [`Backend::save_tiles`]): versions
@@ -205,11 +206,58 @@ impl Workers {
         Ok(Workers::Pool(pool))
     }
 
+    /// Runs `work` on the pool. With more than one worker, the others stay
+    /// awake until `work` returns, taking each piece of parallel work as
+    /// soon as it is split off: a worker that fell asleep between two
+    /// parallel loops is woken by a system call and starts tens of
+    /// microseconds late, and a tick runs many short loops.
     fn install<R: Send>(&self, work: impl FnOnce() -> R + Send) -> R {
         match self {
+            Workers::Pool(pool) if pool.current_num_threads() > 1 => pool.install(|| {
+                let done = AtomicBool::new(false);
+                let caller = rayon::current_thread_index();
+                rayon::scope(|s| {
+                    for _ in 1..rayon::current_num_threads() {
+                        s.spawn(|_| help_until(&done, caller));
+                    }
+                    // (When `work` panics, the helpers end once idle for
+                    // their patience.)
+                    let result = work();
+                    done.store(true, Ordering::Release);
+                    result
+                })
+            }),
             Workers::Pool(pool) => pool.install(work),
             Workers::CallingThread => work(),
         }
+    }
+}
+
+/// How long a helper waits for work before it leaves the worker to the
+/// pool's own idling (which sleeps): far longer than the serial steps
+/// between a tick's parallel loops, short enough not to hold a core while
+/// the work runs long on one thread, or while cores are oversubscribed.
+const HELPER_PATIENCE: Duration = Duration::from_micros(250);
+
+/// Runs the pool's pending work until `done` is set, or until no work came
+/// for [`HELPER_PATIENCE`]. A helper taken up by the thread running the
+/// work itself (while that thread waits inside the work) returns at once:
+/// it would wait on a flag only that thread sets.
+fn help_until(done: &AtomicBool, caller: Option<usize>) {
+    if rayon::current_thread_index() == caller {
+        return;
+    }
+    let mut idle_since = None;
+    while !done.load(Ordering::Acquire) {
+        if rayon::yield_now() == Some(rayon::Yield::Executed) {
+            idle_since = None;
+            continue;
+        }
+        let since = *idle_since.get_or_insert_with(Instant::now);
+        if since.elapsed() > HELPER_PATIENCE {
+            return;
+        }
+        std::thread::yield_now();
     }
 }
 
@@ -889,5 +937,30 @@ fn check_inside(inst: &CpuInstance, texels: &[[u32; 2]]) -> Result<()> {
     match texels.iter().find(|&&[x, y]| x >= w || y >= h) {
         Some([x, y]) => Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {w}x{h}"))),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The helpers that keep the other workers awake end with the work:
+    /// a result comes back, a panic in the work comes back as a panic (not a
+    /// hang), and an install inside an install runs.
+    #[test]
+    fn workers_return_results_and_panics() {
+        for threads in [1, 2, 3] {
+            let workers = Workers::new(threads).expect("a pool");
+            let sum: u64 = workers.install(|| (0..10_000u64).into_par_iter().map(|i| i * i).sum());
+            assert_eq!(sum, (0..10_000u64).map(|i| i * i).sum::<u64>());
+            let nested = workers.install(|| workers.install(|| (0..100u32).into_par_iter().sum::<u32>()));
+            assert_eq!(nested, 4950);
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                workers.install(|| (0..64u32).into_par_iter().for_each(|i| assert!(i != 40, "work {i} fails")))
+            }));
+            assert!(caught.is_err(), "{threads} threads: the panic came back");
+            // The pool still works after the panic.
+            assert_eq!(workers.install(|| (0..10u32).into_par_iter().sum::<u32>()), 45);
+        }
     }
 }

@@ -11,7 +11,7 @@
 //! [`blur_scalar`] is the reference; [`blur`] runs bands of rows in
 //! parallel, eight texels at a time with `wide`. Twin: `backend-gpu/shaders/blur.wgsl`.
 
-use super::dirty::{Blocks, BLOCK};
+use super::dirty::{Blocks, RowRun, BLOCK};
 use super::lanes::{load, narrow, store, LANES};
 use murk_core::BlurKernel;
 use rayon::prelude::*;
@@ -86,22 +86,26 @@ fn blur_once_taps<const N: usize>(weights: &[u32], w: usize, h: usize, src: &[u1
     let row_marks = |y: usize| marks.map_or(&every[..], |m| &m.marks[y * per_row..(y + 1) * per_row]);
     let bands = dst.par_chunks_mut(w * BAND).zip(changed.marks.par_chunks_mut(per_row.max(1) * BAND));
     bands.enumerate().for_each_init(
-        || (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
-        |(padded, sums, rows, columns), (band, (out, changed))| {
+        || (Vec::new(), Vec::new(), Vec::new(), Vec::new(), RowRun::default()),
+        |(padded, sums, rows, columns, run), (band, (out, changed))| {
             // Scratch rows 2k and 2k + 1: the sums along X of the high and
             // the low bytes of grid row `first + k`, clamped, over the blocks
             // marked in an output row that reads them (rows k - 2r..=k).
             let count_out = out.len() / w;
             let (first, count) = ((band * BAND) as i64 - r as i64, count_out + 2 * r);
             sums.resize(2 * count * w, 0);
+            columns.clear();
+            columns.resize(per_row, false);
+            run.reset(per_row);
             for (k, pair) in sums.chunks_mut(2 * w).enumerate() {
-                columns.clear();
-                columns.resize(per_row, false);
-                for i in k.saturating_sub(2 * r)..=k.min(count_out - 1) {
-                    for (c, &m) in columns.iter_mut().zip(row_marks(band * BAND + i)) {
-                        *c |= m;
-                    }
+                // Output rows k - 2r..=k, one coming in and one going out.
+                if k < count_out {
+                    run.add(row_marks(band * BAND + k));
                 }
+                if let Some(gone) = k.checked_sub(2 * r + 1).filter(|&i| i < count_out) {
+                    run.remove(row_marks(band * BAND + gone));
+                }
+                run.write(columns);
                 let y = (first + k as i64).clamp(0, h as i64 - 1) as usize;
                 let (hi, lo) = pair.split_at_mut(w);
                 for span in Blocks::spans(columns, w) {

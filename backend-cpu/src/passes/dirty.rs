@@ -71,13 +71,25 @@ impl Blocks {
     /// The blocks marked in a row within `by` rows of their own.
     pub fn widened_rows(&self, by: usize) -> Blocks {
         let mut wide = Blocks::new(self.width, self.height, false);
-        let per_row = self.per_row.max(1);
+        let per_row = self.per_row;
+        if self.marks.is_empty() {
+            return wide;
+        }
+        let row = |y: usize| &self.marks[y * per_row..(y + 1) * per_row];
+        // Output row y reads rows y - by..=y + by: one row comes in and one
+        // goes out per step.
+        let mut run = RowRun::new(per_row);
+        for y in 0..by.min(self.height) {
+            run.add(row(y));
+        }
         for (y, out) in wide.marks.chunks_mut(per_row).enumerate() {
-            for near in self.marks[y.saturating_sub(by) * per_row..((y + by + 1).min(self.height)) * per_row].chunks(per_row) {
-                for (o, &m) in out.iter_mut().zip(near) {
-                    *o |= m;
-                }
+            if y + by < self.height {
+                run.add(row(y + by));
             }
+            if y > by {
+                run.remove(row(y - by - 1));
+            }
+            run.write(out);
         }
         wide
     }
@@ -119,6 +131,48 @@ impl Blocks {
             }
             Some((start * BLOCK, (b * BLOCK).min(width)))
         })
+    }
+}
+
+/// The union of the marks of a run of rows, kept as a count per block
+/// (rows come in and go out one at a time, each costing one pass over a
+/// row).
+#[derive(Clone, Debug, Default)]
+pub struct RowRun {
+    counts: Vec<u32>,
+}
+
+impl RowRun {
+    /// An empty run over rows of `per_row` blocks.
+    pub fn new(per_row: usize) -> Self {
+        Self { counts: vec![0; per_row] }
+    }
+
+    /// Empties the run, for rows of `per_row` blocks.
+    pub fn reset(&mut self, per_row: usize) {
+        self.counts.clear();
+        self.counts.resize(per_row, 0);
+    }
+
+    /// A row comes into the run.
+    pub fn add(&mut self, row: &[bool]) {
+        for (c, &m) in self.counts.iter_mut().zip(row) {
+            *c += u32::from(m);
+        }
+    }
+
+    /// A row that came in goes out of the run.
+    pub fn remove(&mut self, row: &[bool]) {
+        for (c, &m) in self.counts.iter_mut().zip(row) {
+            *c -= u32::from(m);
+        }
+    }
+
+    /// Writes the union: a block is marked where a row of the run marks it.
+    pub fn write(&self, out: &mut [bool]) {
+        for (o, &c) in out.iter_mut().zip(&self.counts) {
+            *o = c != 0;
+        }
     }
 }
 

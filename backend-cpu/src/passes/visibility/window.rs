@@ -308,10 +308,16 @@ impl Window {
 /// table: 66 KB of table at most.
 pub(super) const MAX_TABLE_REACH: i32 = 90;
 
+/// The bytes of falloff tables kept from one update to the next; past
+/// them, only the tables the last update used are kept. 4 MiB hold the 64
+/// sub-texel offsets of several radii.
+const TABLE_BYTES_KEPT: usize = 4 << 20;
+
 /// Steps 1-4 of a source (range, cone, falloff, Z strength) over its whole
 /// reach, by offset from the source texel. They depend on the source only
 /// through [`FalloffTable::key`] (not its texel), so sources of the same
 /// radius, falloff, cone, strength and sub-texel offset share one table.
+#[derive(Clone, Debug)]
 pub(super) struct FalloffTable {
     pub(super) reach: i32,
     pub(super) values: Vec<u16>,
@@ -333,6 +339,11 @@ impl FalloffTable {
             }
         }
         Self { reach, values }
+    }
+
+    /// Heap bytes of the table's values.
+    fn bytes(&self) -> usize {
+        self.values.capacity() * 2
     }
 
     /// The row `oy` texels below the source texel.
@@ -378,6 +389,10 @@ pub struct WindowCache {
     /// last brought up to date.
     pub(super) lows: LowBits,
     pub(super) lows_stale: Vec<TexelRect>,
+    /// Falloff tables by [`FalloffTable::key`], kept across updates (a
+    /// table depends on its key alone), and their bytes.
+    pub(super) tables: BTreeMap<SourceTexel, FalloffTable>,
+    pub(super) table_bytes: usize,
 }
 
 /// What one [`WindowCache::update`] changed.
@@ -403,6 +418,7 @@ impl Window {
 impl WindowCache {
     /// Forgets every window (the occlusion changed).
     pub fn clear(&mut self) {
+        // The falloff tables stay: they depend on the sources alone.
         self.windows.clear();
         self.shadows.clear();
         self.forgotten.clear();
@@ -538,7 +554,14 @@ impl WindowCache {
         let mut keys: Vec<SourceTexel> = missing.iter().map(FalloffTable::key).filter(|k| (k.radius >> 3) + 2 <= MAX_TABLE_REACH).collect();
         keys.sort_unstable();
         keys.dedup();
-        let tables: BTreeMap<SourceTexel, FalloffTable> = keys.into_par_iter().map(|k| (k, FalloffTable::new(&k))).collect();
+        let new: Vec<SourceTexel> = keys.iter().filter(|k| !self.tables.contains_key(k)).copied().collect();
+        let made: Vec<(SourceTexel, FalloffTable)> = new.into_par_iter().map(|k| (k, FalloffTable::new(&k))).collect();
+        self.table_bytes += made.iter().map(|(_, t)| t.bytes()).sum::<usize>();
+        self.tables.extend(made);
+        if self.table_bytes > TABLE_BYTES_KEPT {
+            self.tables.retain(|k, _| keys.binary_search(k).is_ok());
+            self.table_bytes = self.tables.values().map(FalloffTable::bytes).sum();
+        }
         // Shadowcasts: those of the last update still asked for are kept,
         // the others dropped, the missing ones swept.
         let mut asked: Vec<(ShadowKey, SourceTexel)> = missing.iter().filter(|s| Shadow::applies(input, s)).map(|s| (Shadow::key(s), *s)).collect();
@@ -553,7 +576,7 @@ impl WindowCache {
             .map(|(k, s)| (*k, Shadow::build(input, s, occ, lows.get(&limit(input, s)).map(Vec::as_slice))))
             .collect();
         self.shadows.extend(swept);
-        let shadows = &self.shadows;
+        let (shadows, tables) = (&self.shadows, &self.tables);
         let built: Vec<(SourceTexel, Window)> = missing
             .par_iter()
             .map(|s| {
