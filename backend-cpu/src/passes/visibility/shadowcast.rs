@@ -250,7 +250,7 @@ fn sweep_class(class: &[u64], by_column: &[u64], occ: &Occlusion, (sx, sy, half,
     let rows = Lines { bits: class, count: occ.height as i32, words: occ.accel.words_per_row, length: occ.width as i32 };
     let columns = Lines { bits: by_column, count: occ.width as i32, words: occ.accel.words_per_column, length: occ.height as i32 };
     let mut sweep = Sweep { step_scan, ..Sweep::default() };
-    let (mut prev, mut col, mut blocked) = (vec![0u64; words], vec![0u64; words], vec![0u64; words]);
+    let (mut prev, mut col) = (vec![0u64; words], vec![0u64; words]);
     for (o, &(a, b, c, d)) in OCTANTS.iter().enumerate() {
         sweep.intervals.clear();
         sweep.points.clear();
@@ -280,10 +280,8 @@ fn sweep_class(class: &[u64], by_column: &[u64], occ: &Occlusion, (sx, sy, half,
                     }
                 }
             }
-            blocked.fill(0);
-            sweep.mark(j, &mut blocked);
             let base = (o * (half as usize + 1) + j as usize) * words;
-            out[base..base + words].copy_from_slice(&blocked);
+            sweep.mark(j, &mut out[base..base + words]);
             sweep.add_column(j, &col);
             if sweep.shades_octant() {
                 // The whole octant is in shadow from here on.
