@@ -469,11 +469,16 @@ impl Backend for CpuBackend {
                 todo = Blocks::new(w as usize, h as usize, true);
             }
             let (mut moved, mut remembered) = (Blocks::new(w as usize, h as usize, false), Blocks::new(w as usize, h as usize, false));
+            // The upscale of scale 1 copies each block of composed that
+            // moved, in the same pass.
+            let scale = inst.dims.out_width / w;
+            let copy = (scale == 1 && known).then_some(&mut inst.upscaled[..]);
             let changed = passes::settle::memory_compose_marked(
                 &inst.blurred,
                 &mut inst.memory,
                 &mut inst.mapped,
                 &mut inst.composed,
+                copy,
                 inst.reveals.as_ref().map(passes::settle::Planes::of),
                 (input.forget_step, input.freeze_memory),
                 params,
@@ -501,9 +506,10 @@ impl Backend for CpuBackend {
                 moved = Blocks::new(w as usize, h as usize, true);
             }
             // The upscaled mask changes only where composed did.
-            let scale = inst.dims.out_width / w;
             if scale == 1 {
-                passes::settle::copy_marked(&inst.composed, &mut inst.upscaled, &moved);
+                if !known {
+                    inst.upscaled.copy_from_slice(&inst.composed);
+                }
                 match tiles::of(&mut inst.mask_tiles, Texture::Upscale) {
                     Some(v) if known => v.stamp_tiles(&composed, version),
                     Some(v) => v.stamp_all(version),

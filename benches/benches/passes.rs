@@ -65,6 +65,7 @@ fn passes_rts(c: &mut Criterion) {
                         &mut mapped,
                         &mut b,
                         None,
+                        None,
                         (100, false),
                         params,
                         &all,

@@ -119,13 +119,15 @@ pub fn memory_compose_span(
 /// the mapped state changed. Returns whether any texel of them
 /// changed. Unmarked blocks must be settled (at the fixed point): there the
 /// bytes and the answer are those of [`memory_compose_span`] over the whole
-/// grid.
+/// grid. With `upscaled` (the upscale of scale 1, a copy of composed), each
+/// block whose composed moved is copied into it while it is at hand.
 #[allow(clippy::too_many_arguments, reason = "the grids and marks of one pass")]
 pub fn memory_compose_marked(
     blurred: &[u16],
     memory: &mut [u16],
     mapped: &mut [u16],
     composed: &mut [u16],
+    upscaled: Option<&mut [u16]>,
     planes: Option<Planes>,
     (forget_step, freeze): (u32, bool),
     p: ComposeParams,
@@ -136,15 +138,19 @@ pub fn memory_compose_marked(
 ) -> bool {
     let (w, per_row) = (todo.width, todo.per_row);
     let step = forget_step.min(u32::from(u16::MAX)) as u16;
+    let mut copies: Vec<Option<&mut [u16]>> = match upscaled {
+        Some(u) => u.chunks_mut(w).map(Some).collect(),
+        None => (0..todo.height).map(|_| None).collect(),
+    };
     memory
         .par_chunks_mut(w)
         .zip(composed.par_chunks_mut(w).zip(mapped.par_chunks_mut(w)))
-        .zip(blurred.par_chunks(w))
+        .zip(blurred.par_chunks(w).zip(copies.par_iter_mut()))
         .zip(todo.marks.par_chunks(per_row))
         .zip(unsettled.marks.par_chunks_mut(per_row).zip(moved.marks.par_chunks_mut(per_row)))
         .zip(remembered.marks.par_chunks_mut(per_row))
         .enumerate()
-        .map(|(row, (((((m, (c, mp)), v), todo), (unsettled, moved)), remembered))| {
+        .map(|(row, (((((m, (c, mp)), (v, copy)), todo), (unsettled, moved)), remembered))| {
             let mut any = false;
             for (b, &marked) in todo.iter().enumerate() {
                 if !marked {
@@ -157,7 +163,10 @@ pub fn memory_compose_marked(
                 let at = row * w + span.start..row * w + span.end;
                 let pl = planes.map(|pl| pl.span(at));
                 let (memory_changed, composed_changed) =
-                    memory_compose_span(&v[span.clone()], &mut m[span.clone()], &mut mp[span.clone()], &mut c[span], pl, step, freeze, p);
+                    memory_compose_span(&v[span.clone()], &mut m[span.clone()], &mut mp[span.clone()], &mut c[span.clone()], pl, step, freeze, p);
+                if let Some(copy) = copy.as_mut().filter(|_| composed_changed) {
+                    copy[span.clone()].copy_from_slice(&c[span]);
+                }
                 unsettled[b] = memory_changed || composed_changed;
                 moved[b] = composed_changed;
                 remembered[b] = memory_changed;
@@ -196,8 +205,11 @@ pub fn blend_marked(start: &[u16], target: &[u16], t: u32, out: &mut [u16], unse
         for ((o, (a, b)), marks) in o.chunks_mut(w).zip(a.chunks(w).zip(b.chunks(w))).zip(marks.chunks_mut(per_row)) {
             for (k, mark) in marks.iter_mut().enumerate().filter(|(_, m)| **m) {
                 let span = k * BLOCK..((k + 1) * BLOCK).min(w);
+                // What the block held, kept only where a judge asks.
                 let mut before = [0u16; BLOCK];
-                before[..span.len()].copy_from_slice(&o[span.clone()]);
+                if tiles.is_some() {
+                    before[..span.len()].copy_from_slice(&o[span.clone()]);
+                }
                 super::blend::blend_simd(&a[span.clone()], &b[span.clone()], t, &mut o[span.clone()]);
                 // A tile is marked only where a value crossed the cutoff (a
                 // fade changes values over many ticks, and crosses once).
@@ -271,7 +283,7 @@ mod tests {
                 let (m_before, c_before) = (m.clone(), c.clone());
                 let mut remembered = Blocks::new(w, h, false);
                 let got = pool.install(|| {
-                    memory_compose_marked(&blurred, &mut m, &mut mapped, &mut c, None, (forget_step, freeze), p, &todo, &mut unsettled, &mut moved, &mut remembered)
+                    memory_compose_marked(&blurred, &mut m, &mut mapped, &mut c, Some(&mut up), None, (forget_step, freeze), p, &todo, &mut unsettled, &mut moved, &mut remembered)
                 });
                 prop_assert_eq!(got, want, "step {}: changed", step);
                 // Every block where memory or composed changed is marked so.
@@ -282,8 +294,8 @@ mod tests {
                 }
                 prop_assert_eq!(&m, &m_full, "step {}: memory", step);
                 prop_assert_eq!(&c, &c_full, "step {}: composed", step);
-                // The upscale copy, the blend start and the blends.
-                pool.install(|| copy_marked(&c, &mut up, &moved));
+                // The upscale copy (made by the pass), the blend start and the blends.
+                prop_assert_eq!(&up, &c, "step {}: upscaled", step);
                 out_unsettled.add(&moved);
                 s_full.copy_from_slice(&f_full);
                 pool.install(|| copy_marked(&f, &mut s, &out_unsettled));
@@ -348,7 +360,7 @@ mod tests {
             let all = Blocks::new(w, h, true);
             let (mut unsettled, mut moved, mut remembered) = (Blocks::new(w, h, false), Blocks::new(w, h, false), Blocks::new(w, h, false));
             let got = pool.install(|| {
-                memory_compose_marked(&v, &mut m, &mut mapped, &mut c, planes, (forget_step, freeze), p, &all, &mut unsettled, &mut moved, &mut remembered)
+                memory_compose_marked(&v, &mut m, &mut mapped, &mut c, None, planes, (forget_step, freeze), p, &all, &mut unsettled, &mut moved, &mut remembered)
             });
             prop_assert_eq!(got, want);
             prop_assert_eq!(m, m1);
