@@ -101,6 +101,11 @@ struct CpuInstance {
     /// Blocks of the output grid where the blend start, the upscaled and the
     /// final mask may differ.
     out_unsettled: Blocks,
+    /// A recompute made the final mask the start of the next blend over
+    /// `out_unsettled`, and the copy is not made yet: the next blend makes
+    /// it block by block as it goes, anything else that reaches the
+    /// instance first (through [`CpuBackend::parts`]) makes it whole.
+    start_pending: bool,
     /// The kernel `blurred` was last blurred with (`None`: not known).
     blurred_with: Option<murk_core::BlurKernel>,
     /// The last footprint judgment and the tiles written since (`None`:
@@ -152,6 +157,7 @@ impl CpuInstance {
             unsettled,
             settled_under,
             out_unsettled,
+            start_pending: false,
             blurred_with,
             judge: None,
             occlusion_version: next_version(),
@@ -280,7 +286,19 @@ impl CpuBackend {
     }
 
     /// Splits the backend into its pool and one instance's textures.
+    /// The pool and the instance of `key`, with the blend start a recompute
+    /// left pending copied.
     fn parts(&mut self, key: InstanceKey) -> Result<(&Workers, &mut CpuInstance)> {
+        let (pool, inst) = self.parts_pending(key)?;
+        if std::mem::take(&mut inst.start_pending) {
+            pool.install(|| passes::settle::copy_marked(&inst.final_mask, &mut inst.start, &inst.out_unsettled));
+        }
+        Ok((pool, inst))
+    }
+
+    /// [`CpuBackend::parts`] with the blend start left as it is (the
+    /// blend's own way in).
+    fn parts_pending(&mut self, key: InstanceKey) -> Result<(&Workers, &mut CpuInstance)> {
         let inst = self.instances.get_mut(&key).ok_or_else(|| unknown_key(key))?;
         Ok((&self.pool, inst))
     }
@@ -523,8 +541,9 @@ impl Backend for CpuBackend {
                 }
                 inst.out_unsettled = Blocks::new(inst.dims.out_width as usize, inst.dims.out_height as usize, true);
             }
-            // The blend starts from the final mask (equal to it where settled).
-            passes::settle::copy_marked(&inst.final_mask, &mut inst.start, &inst.out_unsettled);
+            // The blend starts from the final mask (equal to it where
+            // settled): the next blend copies it as it goes.
+            inst.start_pending = true;
             if let Some(v) = tiles::of(&mut inst.mask_tiles, Texture::Start) {
                 v.stamp(&inst.out_unsettled, version);
             }
@@ -559,7 +578,8 @@ impl Backend for CpuBackend {
     }
 
     fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()> {
-        let (pool, inst) = self.parts(key)?;
+        let (pool, inst) = self.parts_pending(key)?;
+        let restart = std::mem::take(&mut inst.start_pending);
         // A settled instance has nothing to blend: the pool is not woken.
         if inst.out_unsettled.any() {
             pool.install(|| {
@@ -568,7 +588,7 @@ impl Backend for CpuBackend {
                 }
                 // Marks matter only to a judgment kept for the next one.
                 let tiles = inst.judge.as_mut().and_then(|j| Some((&mut j.changed[..], j.last.as_ref()?.cutoff)));
-                passes::settle::blend_marked(&inst.start, &inst.upscaled, t, &mut inst.final_mask, &mut inst.out_unsettled, tiles)
+                passes::settle::blend_marked(&mut inst.start, &inst.upscaled, t, &mut inst.final_mask, &mut inst.out_unsettled, restart, tiles)
             });
         }
         Ok(())

@@ -125,3 +125,68 @@ fn a_save_shares_the_tiles_masks_hold_in_common() {
     assert!(start.tiles.iter().zip(&last_final.tiles).all(|(s, f)| s.data.same(&f.data)));
     assert_eq!(start.to_image(), pattern(3));
 }
+
+/// A recompute makes the final mask the start of the next blend. Whether
+/// the start is read between the recompute and the blend (the copy is then
+/// made at once) or not (the blend makes it as it goes), it is the final
+/// mask the recompute found, and the blend gives the same bytes: the lerp
+/// of that start toward the upscaled mask.
+#[test]
+fn the_blend_start_is_the_final_mask_a_recompute_found() {
+    use murk_core::{bin_sources, BlurKernel, CircleTexel, InstanceDims, OcclusionInput, RayMethod, RecomputeInput, SourceTexel, Texture};
+    use murk_cpu::passes::blend::blend;
+    let dims = InstanceDims { width: 70, height: 40, out_width: 70, out_height: 40 };
+    let source = |x: i32| SourceTexel { x: x * 8 + 4, y: 20 * 8 + 4, radius: 12 * 8, strength: 65535, ..SourceTexel::default() };
+    let input = |x: i32| RecomputeInput {
+        sources: vec![source(x)],
+        bins: bin_sources(&[source(x)], 70, 40, 16),
+        method: RayMethod::Dda,
+        target_height: 0,
+        df_scale: 0,
+        soft_shadow_k_q8: 0,
+        df_jitter: 0,
+        blur: BlurKernel::default(),
+        forget_step: 300,
+        freeze_memory: false,
+        fade_in_step: 9000,
+        relax_step: 4000,
+        explored_value: 20000,
+        mapped_value: 0,
+        show_memory_alpha: 65535,
+        reveal_walls: true,
+        reuse_visibility: false,
+    };
+    let u16s = |cpu: &mut CpuBackend, t: Texture| match cpu.read_texture(1, t).unwrap().data {
+        murk_core::StageData::U16(v) => v,
+        other => panic!("{} is {other:?}", t.name()),
+    };
+    let mut finals = Vec::new();
+    for read_between in [false, true] {
+        let mut cpu = CpuBackend::new(2).unwrap();
+        cpu.create_instance(1, dims).unwrap();
+        // A pillar that casts a shadow.
+        let pillar = CircleTexel { x: 24 * 8, y: 22 * 8, radius: 16, height: murk_core::fixed::HEIGHT_WALL };
+        cpu.build_occlusion(1, &OcclusionInput { width: 70, height: 40, circles: vec![pillar], ..OcclusionInput::default() }).unwrap();
+        let mut run = Vec::new();
+        // The source walks; blends stop halfway, so each recompute finds a
+        // final mask between its start and its target.
+        for (step, x) in [10, 14, 30, 31, 50, 20].into_iter().enumerate() {
+            let found = u16s(&mut cpu, Texture::Final);
+            cpu.recompute(1, &input(x)).unwrap();
+            if read_between && step % 2 == 1 {
+                assert_eq!(u16s(&mut cpu, Texture::Start), found, "step {step}: the start read before the blend");
+            }
+            for t in [20000, 45000] {
+                cpu.blend(1, t).unwrap();
+                let mut want = vec![0u16; found.len()];
+                blend(&found, &u16s(&mut cpu, Texture::Upscale), t, &mut want);
+                assert_eq!(u16s(&mut cpu, Texture::Final), want, "step {step}, t {t}: the final mask");
+            }
+            assert_eq!(u16s(&mut cpu, Texture::Start), found, "step {step}: the start after the blend");
+            run.push(u16s(&mut cpu, Texture::Final));
+        }
+        assert!(run.windows(2).all(|w| w[0] != w[1]), "every step moves the final mask");
+        finals.push(run);
+    }
+    assert_eq!(finals[0], finals[1]);
+}

@@ -194,17 +194,30 @@ pub fn copy_marked(src: &[u16], dst: &mut [u16], marks: &Blocks) {
 /// last judgment), the tile of every block where a value crossed the cutoff
 /// (it reached it and no longer does, or the other way) is marked: only
 /// there can a footprint's judgment change. In parallel bands of
-/// [`TILE_ROWS`] rows.
-pub fn blend_marked(start: &[u16], target: &[u16], t: u32, out: &mut [u16], unsettled: &mut Blocks, tiles: Option<(&mut [bool], u16)>) {
+/// [`TILE_ROWS`] rows. With `restart` (the first blend after a recompute),
+/// each marked block's start first takes the final values the block holds:
+/// the blend starts anew from where the last one stopped.
+pub fn blend_marked(
+    start: &mut [u16],
+    target: &[u16],
+    t: u32,
+    out: &mut [u16],
+    unsettled: &mut Blocks,
+    restart: bool,
+    tiles: Option<(&mut [bool], u16)>,
+) {
     let (w, per_row) = (unsettled.width, unsettled.per_row);
     if w == 0 {
         return;
     }
-    type Band<'a> = ((&'a mut [u16], (&'a [u16], &'a [u16])), &'a mut [bool]);
+    type Band<'a> = ((&'a mut [u16], (&'a mut [u16], &'a [u16])), &'a mut [bool]);
     let blend_band = |((o, (a, b)), marks): Band, mut tiles: Option<(&mut [bool], u16)>| {
-        for ((o, (a, b)), marks) in o.chunks_mut(w).zip(a.chunks(w).zip(b.chunks(w))).zip(marks.chunks_mut(per_row)) {
+        for ((o, (a, b)), marks) in o.chunks_mut(w).zip(a.chunks_mut(w).zip(b.chunks(w))).zip(marks.chunks_mut(per_row)) {
             for (k, mark) in marks.iter_mut().enumerate().filter(|(_, m)| **m) {
                 let span = k * BLOCK..((k + 1) * BLOCK).min(w);
+                if restart {
+                    a[span.clone()].copy_from_slice(&o[span.clone()]);
+                }
                 // What the block held, kept only where a judge asks.
                 let mut before = [0u16; BLOCK];
                 if tiles.is_some() {
@@ -226,8 +239,10 @@ pub fn blend_marked(start: &[u16], target: &[u16], t: u32, out: &mut [u16], unse
         }
     };
     let band = TILE_ROWS * w;
-    let bands =
-        out.par_chunks_mut(band).zip(start.par_chunks(band).zip(target.par_chunks(band))).zip(unsettled.marks.par_chunks_mut(TILE_ROWS * per_row));
+    let bands = out
+        .par_chunks_mut(band)
+        .zip(start.par_chunks_mut(band).zip(target.par_chunks(band)))
+        .zip(unsettled.marks.par_chunks_mut(TILE_ROWS * per_row));
     match tiles {
         Some((tiles, cutoff)) => bands.zip(tiles.par_chunks_mut(per_row)).for_each(|(rows, tiles)| blend_band(rows, Some((tiles, cutoff)))),
         None => bands.for_each(|rows| blend_band(rows, None)),
@@ -298,14 +313,14 @@ mod tests {
                 prop_assert_eq!(&up, &c, "step {}: upscaled", step);
                 out_unsettled.add(&moved);
                 s_full.copy_from_slice(&f_full);
-                pool.install(|| copy_marked(&f, &mut s, &out_unsettled));
+                // The first blend takes the start from the final mask as it goes.
                 for tick in 0..ticks {
                     let t = if tick + 1 == ticks { 65536 } else { (next() % 65537) as u32 };
                     blend(&s_full, &c_full, t, &mut f_full);
                     let before = f.clone();
                     judge.changed.fill(false);
                     let cutoff = [1, 65535, 30000, next() as u16][next() % 4];
-                    pool.install(|| blend_marked(&s, &up, t, &mut f, &mut out_unsettled, Some((&mut judge.changed, cutoff))));
+                    pool.install(|| blend_marked(&mut s, &up, t, &mut f, &mut out_unsettled, tick == 0, Some((&mut judge.changed, cutoff))));
                     prop_assert_eq!(&f, &f_full, "step {} tick {}: final", step, tick);
                     // Every texel that crossed the cutoff lies in a marked tile.
                     for (i, _) in f.iter().zip(&before).enumerate().filter(|(_, (&a, &b))| (a >= cutoff) != (b >= cutoff)) {
