@@ -29,7 +29,7 @@
 
 use super::occlusion::Occlusion;
 use murk_core::fixed::MAX_RADIUS_TEXELS;
-use murk_core::{RayMethod, SourceTexel};
+use murk_core::{RayMethod, SourceTexel, TexelRect};
 
 /// The largest half side of a window: every radius core accepts is swept,
 /// so no source falls back to a march per texel for its size (a radius of
@@ -144,7 +144,9 @@ impl RayBits {
     /// once. Each texel comes from the octant `RayBits::bit` picks for it;
     /// octant columns along grid rows are copied as runs of bits. Empty when
     /// nothing is covered (every ray is clear).
-    pub fn first_class(&self, x0: i32, y0: i32, width: usize, rows: usize) -> Vec<u64> {
+    /// Only the octants of `octants` are read (the texels of the others
+    /// are left clear).
+    pub fn first_class(&self, x0: i32, y0: i32, width: usize, rows: usize, octants: u8) -> Vec<u64> {
         let Some((_, layer)) = self.layers.first() else {
             return Vec::new();
         };
@@ -159,7 +161,7 @@ impl RayBits {
                 (start - (hi - 1), start - lo)
             }
         };
-        for (o, &(a, b, c, d)) in OCTANTS.iter().enumerate() {
+        for (o, &(a, b, c, d)) in OCTANTS.iter().enumerate().filter(|(o, _)| octants >> o & 1 != 0) {
             // The texels `bit` gives to this octant: rows i >= i_min (a
             // negative offset along the row axis is the neighbour octant's
             // at i = 0), and for octants along grid rows (|dy| > |dx|) the
@@ -209,25 +211,23 @@ impl RayBits {
     /// shortcut does not apply: a method other than Step Scan, DDA and
     /// Hierarchical DDA, a covered texel in the window at or below the eye,
     /// or a window too large.
-    pub fn build(s: &SourceTexel, occ: &Occlusion, method: RayMethod) -> Option<Self> {
-        let step_scan = match method {
-            RayMethod::StepScan => true,
-            RayMethod::Dda | RayMethod::HierarchicalDda => false,
-            RayMethod::None | RayMethod::DistanceField => return None,
-        };
+    /// Only the octants of `octants` are swept (the others answer as if
+    /// nothing were covered there).
+    pub fn build(s: &SourceTexel, occ: &Occlusion, method: RayMethod, octants: u8) -> Option<Self> {
+        let step_scan = step_scan(method)?;
         let half = (s.radius >> 3) + 2;
         if half > MAX_HALF {
             return None;
         }
         let (sx, sy) = (s.x >> 3, s.y >> 3);
-        let (w, h) = (occ.width as i32, occ.height as i32);
-        if occ.accel.lowest_top <= s.eye {
-            for y in (sy - half).max(0)..=(sy + half).min(h - 1) {
-                let row = &occ.accel.tops[(y * w) as usize..][..w as usize];
-                if row[(sx - half).max(0) as usize..=(sx + half).min(w - 1) as usize].iter().any(|&top| top != i32::MIN && top <= s.eye) {
-                    return None;
-                }
-            }
+        let reach = TexelRect {
+            x0: (sx - half).max(0) as u32,
+            y0: (sy - half).max(0) as u32,
+            x1: (sx + half + 1).max(0) as u32,
+            y1: (sy + half + 1).max(0) as u32,
+        };
+        if low_cover(occ, s.eye, &reach) {
+            return None;
         }
         // Column bit sets hold rows 0..=j+1 (the pinch test reads row j+1).
         let words = (half as usize + 2).div_ceil(64);
@@ -236,22 +236,91 @@ impl RayBits {
             .classes
             .iter()
             .zip(&occ.accel.classes_by_column)
-            .map(|((top, class), by_column)| (*top, sweep_class(class, by_column, occ, (sx, sy, half, words), step_scan)))
+            .map(|((top, class), by_column)| {
+                let mut out = vec![0u64; 8 * (half as usize + 1) * words];
+                sweep_class(class, by_column, occ, (sx, sy, half, words), step_scan, octants, &mut out);
+                (*top, out)
+            })
             .collect();
         Some(Self { sx, sy, half, words, layers, complete: occ.accel.classes_complete })
     }
 }
 
-/// The bits of one class (`class` row by row, `by_column` column by
-/// column): every octant of the window `(sx, sy, half, words)` swept
-/// outward, for Step Scan's rays or DDA's.
-fn sweep_class(class: &[u64], by_column: &[u64], occ: &Occlusion, (sx, sy, half, words): (i32, i32, i32, usize), step_scan: bool) -> Vec<u64> {
-    let mut out = vec![0u64; 8 * (half as usize + 1) * words];
+/// Every octant, as bits (octant `o` is bit `o`).
+pub const ALL_OCTANTS: u8 = u8::MAX;
+
+/// The octants whose sweep from the source texel `(sx, sy)` over the
+/// window of half side `half` reads a texel of `r`, as bits: octant `o`
+/// reads the texels `source + j (a, c) + i (b, d)` with `0 <= j <= half`
+/// and `0 <= i <= j + 1` (the pinch test reads row `j + 1`). A texel's
+/// answer (its octant's bits, its height, the march to it) depends only on
+/// the texels its octant reads.
+pub fn octants_reading(sx: i32, sy: i32, half: i32, r: &TexelRect) -> u8 {
+    let (sx, sy) = (i64::from(sx), i64::from(sy));
+    let (dx, dy) = ((i64::from(r.x0) - sx, i64::from(r.x1) - 1 - sx), (i64::from(r.y0) - sy, i64::from(r.y1) - 1 - sy));
+    // `p dx + q dy` over the rectangle (one of `p`, `q` is 0, the other 1 or -1).
+    let range = |p: i32, q: i32| {
+        let (lo, hi) = if p != 0 { (i64::from(p) * dx.0, i64::from(p) * dx.1) } else { (i64::from(q) * dy.0, i64::from(q) * dy.1) };
+        (lo.min(hi), lo.max(hi))
+    };
+    let mut octants = 0;
+    for (o, &(a, b, c, d)) in OCTANTS.iter().enumerate() {
+        // The rectangle in the octant's coordinates: j = a dx + c dy, i = b dx + d dy.
+        let ((j0, j1), (i0, i1)) = (range(a, c), range(b, d));
+        let last = j1.min(i64::from(half));
+        if j0.max(0) <= last && i1 >= 0 && i0 <= last + 1 {
+            octants |= 1 << o;
+        }
+    }
+    octants
+}
+
+/// The quadrants around a source texel, as the octant pairs [`RayBits`]
+/// answers each texel from: `(octants, right, down)`, the texels with
+/// `dx >= 0` (`right`) or `dx < 0`, and `dy >= 0` (`down`) or `dy < 0`.
+pub const QUADRANTS: [(u8, bool, bool); 4] =
+    [(0b0000_0011, true, true), (0b0000_1100, false, true), (0b0011_0000, false, false), (0b1100_0000, true, false)];
+
+/// Whether the rays of `method` are Step Scan's (`Some(true)`) or DDA's
+/// (`Some(false)`, Hierarchical DDA's too), or not swept (`None`).
+fn step_scan(method: RayMethod) -> Option<bool> {
+    match method {
+        RayMethod::StepScan => Some(true),
+        RayMethod::Dda | RayMethod::HierarchicalDda => Some(false),
+        RayMethod::None | RayMethod::DistanceField => None,
+    }
+}
+
+/// Whether a covered texel of `r` (clipped to the grid) is at or below `eye`
+/// (the shortcut then does not apply to a window holding it).
+fn low_cover(occ: &Occlusion, eye: i32, r: &TexelRect) -> bool {
+    if occ.accel.lowest_top > eye {
+        return false;
+    }
+    let w = occ.width as usize;
+    let (x1, y1) = ((r.x1 as usize).min(w), (r.y1 as usize).min(occ.height as usize));
+    let x0 = (r.x0 as usize).min(x1);
+    (r.y0 as usize..y1).any(|y| occ.accel.tops[y * w + x0..y * w + x1].iter().any(|&top| top != i32::MIN && top <= eye))
+}
+
+/// Sweeps the octants of `octants` of one class (`class` row by row,
+/// `by_column` column by column) over the window `(sx, sy, half, words)`
+/// outward, for Step Scan's rays or DDA's, into their columns of `out`
+/// (clear; the octants are laid out one after the other).
+fn sweep_class(
+    class: &[u64],
+    by_column: &[u64],
+    occ: &Occlusion,
+    (sx, sy, half, words): (i32, i32, i32, usize),
+    step_scan: bool,
+    octants: u8,
+    out: &mut [u64],
+) {
     let rows = Lines { bits: class, count: occ.height as i32, words: occ.accel.words_per_row, length: occ.width as i32 };
     let columns = Lines { bits: by_column, count: occ.width as i32, words: occ.accel.words_per_column, length: occ.height as i32 };
     let mut sweep = Sweep { step_scan, ..Sweep::default() };
     let (mut prev, mut col) = (vec![0u64; words], vec![0u64; words]);
-    for (o, &(a, b, c, d)) in OCTANTS.iter().enumerate() {
+    for (o, &(a, b, c, d)) in OCTANTS.iter().enumerate().filter(|(o, _)| octants >> o & 1 != 0) {
         sweep.intervals.clear();
         sweep.points.clear();
         // Column j of the octant is a run of one grid row (b != 0) or of one
@@ -294,7 +363,6 @@ fn sweep_class(class: &[u64], by_column: &[u64], occ: &Occlusion, (sx, sy, half,
             std::mem::swap(&mut prev, &mut col);
         }
     }
-    out
 }
 
 /// A class bit set read as lines (grid rows, or grid columns when

@@ -2,7 +2,7 @@
 //! over its reach) and the cache that keeps windows across recomputes, keyed
 //! by everything a window depends on.
 use super::occlusion::Occlusion;
-use super::shadowcast::{bits_at, RayBits};
+use super::shadowcast::{bits_at, octants_reading, RayBits, ALL_OCTANTS, QUADRANTS};
 use super::source::{falloff_at, falloff_value, occluded_value};
 use murk_core::fixed::TEXEL_ONE;
 use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
@@ -93,96 +93,117 @@ impl Shadow {
     /// (else the heights are compared).
     pub(super) fn build(input: &RecomputeInput, s: &SourceTexel, occ: &Occlusion, low: Option<&[u64]>) -> Option<Self> {
         let (x0, y0, width, rows) = window_box(s, occ)?;
-        let bits = RayBits::build(s, occ, input.method)?;
-        let first = bits.first_class(x0, y0, width, rows);
-        let words = width.div_ceil(64);
-        let mut dark = vec![0u64; first.len()];
-        let (sx, sy) = (s.x >> 3, s.y >> 3);
-        // Only texels with a cover on their ray can be dark. A cover on the
-        // ray, and every cover rises above the eye (or there would be no
-        // sweep): a target at or below the eye is hidden, as
-        // `RayBits::blocked` answers first; a raised one asks the higher
-        // classes, then the march.
-        // No source of this key lights a texel whose centre lies, from
-        // every point of the source texel, at or beyond its radius (Q3):
-        // such texels are left out. Per row that leaves
-        // the texels `sx - (q + 4) / 8 ..= sx + (q + 3) / 8`, `q` the largest
-        // integer below the square root of what the row leaves of that
-        // radius (a texel centre lies at least `8 d - 3` to the right, or
-        // `8 d - 4` to the left, from the source texel `d` texels away).
-        let far = i64::from(s.radius).pow(2);
-        let near = |t: i32, st: i32| {
-            i64::from(if t > st {
-                8 * (t - st) - 3
-            } else if t < st {
-                8 * (st - t) - 4
-            } else {
-                0
-            })
-        };
-        // A target is at or below the eye when its ground height is at most this.
-        let low_limit = limit(input, s);
-        let grid_words = (occ.width as usize).div_ceil(64);
-        let fill = |(k, (out, laid)): (usize, (&mut [u64], &[u64]))| {
-            let y = y0 + k as i32;
-            let left = far - near(y, sy).pow(2);
-            if left <= 0 {
-                return;
-            }
-            let mut q = (left as f64).sqrt() as i64;
-            while q * q >= left {
-                q -= 1;
-            }
-            while (q + 1) * (q + 1) < left {
-                q += 1;
-            }
-            let (xa, xb) = (i64::from(sx) - (q + 4) / 8 - i64::from(x0), i64::from(sx) + (q + 3) / 8 - i64::from(x0));
-            let heights = &occ.heights[y as usize * occ.width as usize..];
-            for (n, (o, &word)) in out.iter_mut().zip(laid).enumerate() {
-                // The word's bits from `xa` to `xb`.
-                let (lo, hi) = (xa - 64 * n as i64, xb - 64 * n as i64);
-                if hi < 0 || lo > 63 {
-                    continue;
-                }
-                let from = if lo <= 0 { !0u64 } else { !0u64 << lo };
-                let to = if hi >= 63 { !0u64 } else { !0u64 >> (63 - hi) };
-                let mut set = word & from & to;
-                if y == sy && (n as i32 * 64..n as i32 * 64 + 64).contains(&(sx - x0)) {
-                    // The source's own texel is never dark.
-                    set &= !(1u64 << (sx - x0 - n as i32 * 64));
-                }
-                if set == 0 {
-                    continue;
-                }
-                // Targets at or below the eye are hidden by any cover on their ray.
-                let start = (x0 + n as i32 * 64) as usize;
-                let count = (x0 as usize + width - start).min(64);
-                let low = match low {
-                    Some(bits) => bits_at(&bits[y as usize * grid_words..][..grid_words], start, count),
-                    None => low_targets(&heights[start..start + count], low_limit),
-                };
-                *o |= set & low;
-                let mut raised = set & !low;
-                while raised != 0 {
-                    let i = raised.trailing_zeros();
-                    raised &= raised - 1;
-                    let x = x0 + n as i32 * 64 + i as i32;
-                    let target = i64::from(heights[x as usize]) + i64::from(input.target_height);
-                    let hidden = match bits.blocked_raised(x, y, target as i32, s.eye) {
-                        Some(hidden) => hidden,
-                        None => occluded_value(input, occ, s, None, x as u32, y as u32, u16::MAX) == 0,
-                    };
-                    *o |= u64::from(hidden) << i;
-                }
-            }
-        };
-        if width * rows > LARGE_WINDOW {
-            dark.par_chunks_mut(words).zip(first.par_chunks(words)).enumerate().for_each(fill);
-        } else {
-            dark.chunks_mut(words).zip(first.chunks(words)).enumerate().for_each(fill);
-        }
+        let bits = RayBits::build(s, occ, input.method, ALL_OCTANTS)?;
+        let dark = dark_bits(input, s, occ, low, &bits, ALL_OCTANTS, (x0, y0, width, rows), (0, width as i64 - 1));
         Some(Self { bits, dark })
     }
+}
+
+/// The texels of the rows `y0..y0 + rows` of a window (`x0`, `width`) that
+/// the rays of `s` leave dark, as bit rows of `width.div_ceil(64)` words,
+/// for the columns `cols` (inclusive, from the window's first) of the
+/// octants `octants` of `bits` (the others are left clear); empty when
+/// nothing is covered anywhere.
+#[allow(clippy::too_many_arguments, reason = "a source, its sweep and the part of its window asked")]
+fn dark_bits(
+    input: &RecomputeInput,
+    s: &SourceTexel,
+    occ: &Occlusion,
+    low: Option<&[u64]>,
+    bits: &RayBits,
+    octants: u8,
+    (x0, y0, width, rows): (i32, i32, usize, usize),
+    cols: (i64, i64),
+) -> Vec<u64> {
+    let first = bits.first_class(x0, y0, width, rows, octants);
+    let words = width.div_ceil(64);
+    let mut dark = vec![0u64; first.len()];
+    let (sx, sy) = (s.x >> 3, s.y >> 3);
+    // Only texels with a cover on their ray can be dark. A cover on the
+    // ray, and every cover rises above the eye (or there would be no
+    // sweep): a target at or below the eye is hidden, as
+    // `RayBits::blocked` answers first; a raised one asks the higher
+    // classes, then the march.
+    // No source of this key lights a texel whose centre lies, from
+    // every point of the source texel, at or beyond its radius (Q3):
+    // such texels are left out. Per row that leaves
+    // the texels `sx - (q + 4) / 8 ..= sx + (q + 3) / 8`, `q` the largest
+    // integer below the square root of what the row leaves of that
+    // radius (a texel centre lies at least `8 d - 3` to the right, or
+    // `8 d - 4` to the left, from the source texel `d` texels away).
+    let far = i64::from(s.radius).pow(2);
+    let near = |t: i32, st: i32| {
+        i64::from(if t > st {
+            8 * (t - st) - 3
+        } else if t < st {
+            8 * (st - t) - 4
+        } else {
+            0
+        })
+    };
+    // A target is at or below the eye when its ground height is at most this.
+    let low_limit = limit(input, s);
+    let grid_words = (occ.width as usize).div_ceil(64);
+    let fill = |(k, (out, laid)): (usize, (&mut [u64], &[u64]))| {
+        let y = y0 + k as i32;
+        let left = far - near(y, sy).pow(2);
+        if left <= 0 {
+            return;
+        }
+        let mut q = (left as f64).sqrt() as i64;
+        while q * q >= left {
+            q -= 1;
+        }
+        while (q + 1) * (q + 1) < left {
+            q += 1;
+        }
+        let (xa, xb) = (i64::from(sx) - (q + 4) / 8 - i64::from(x0), i64::from(sx) + (q + 3) / 8 - i64::from(x0));
+        let (xa, xb) = (xa.max(cols.0), xb.min(cols.1));
+        let heights = &occ.heights[y as usize * occ.width as usize..];
+        for (n, (o, &word)) in out.iter_mut().zip(laid).enumerate() {
+            // The word's bits from `xa` to `xb`.
+            let (lo, hi) = (xa - 64 * n as i64, xb - 64 * n as i64);
+            if hi < 0 || lo > 63 {
+                continue;
+            }
+            let from = if lo <= 0 { !0u64 } else { !0u64 << lo };
+            let to = if hi >= 63 { !0u64 } else { !0u64 >> (63 - hi) };
+            let mut set = word & from & to;
+            if y == sy && (n as i32 * 64..n as i32 * 64 + 64).contains(&(sx - x0)) {
+                // The source's own texel is never dark.
+                set &= !(1u64 << (sx - x0 - n as i32 * 64));
+            }
+            if set == 0 {
+                continue;
+            }
+            // Targets at or below the eye are hidden by any cover on their ray.
+            let start = (x0 + n as i32 * 64) as usize;
+            let count = (x0 as usize + width - start).min(64);
+            let low = match low {
+                Some(bits) => bits_at(&bits[y as usize * grid_words..][..grid_words], start, count),
+                None => low_targets(&heights[start..start + count], low_limit),
+            };
+            *o |= set & low;
+            let mut raised = set & !low;
+            while raised != 0 {
+                let i = raised.trailing_zeros();
+                raised &= raised - 1;
+                let x = x0 + n as i32 * 64 + i as i32;
+                let target = i64::from(heights[x as usize]) + i64::from(input.target_height);
+                let hidden = match bits.blocked_raised(x, y, target as i32, s.eye) {
+                    Some(hidden) => hidden,
+                    None => occluded_value(input, occ, s, None, x as u32, y as u32, u16::MAX) == 0,
+                };
+                *o |= u64::from(hidden) << i;
+            }
+        }
+    };
+    if width * rows > LARGE_WINDOW {
+        dark.par_chunks_mut(words).zip(first.par_chunks(words)).enumerate().for_each(fill);
+    } else {
+        dark.chunks_mut(words).zip(first.chunks(words)).enumerate().for_each(fill);
+    }
+    dark
 }
 
 /// The ground height at or below which a target of `s` is at or below its
@@ -298,6 +319,84 @@ impl Window {
         Self { x0, y0, width, rows, values }
     }
 
+    /// The window of `s` over `occ`, made from `old`, its window over the
+    /// occlusion before that changed in `changed`. A texel's value depends
+    /// only on the texels its octant reads ([`octants_reading`]), and every
+    /// texel is answered from the octants of its quadrant ([`QUADRANTS`]):
+    /// the quadrants that read a changed texel are swept and worked out
+    /// again, the others keep `old`'s values. `None` where the shortcut
+    /// does not apply (a method without it, a cover now at or below the
+    /// eye in the window): the window is then built whole.
+    pub(super) fn redo(
+        input: &RecomputeInput,
+        occ: &Occlusion,
+        s: &SourceTexel,
+        falloff: Option<&FalloffTable>,
+        (old, changed): (&Window, &[TexelRect]),
+        low: Option<&[u64]>,
+    ) -> Option<Self> {
+        let (x0, y0, width, rows) = window_box(s, occ)?;
+        if (old.x0, old.y0, old.width, old.rows) != (x0, y0, width, rows) {
+            return None;
+        }
+        let mut values = old.values.clone();
+        if s.flags & (SOURCE_ANTI | SOURCE_SEE_THROUGH) != 0 {
+            // Revealed by the falloff alone, whatever the occlusion.
+            return Some(Self { x0, y0, width, rows, values });
+        }
+        if !Shadow::applies(input, s) {
+            return None;
+        }
+        let (sx, sy, half) = (s.x >> 3, s.y >> 3, (s.radius >> 3) + 2);
+        let read = changed.iter().fold(0u8, |m, r| m | octants_reading(sx, sy, half, r));
+        let octants = QUADRANTS.iter().filter(|q| q.0 & read != 0).fold(0u8, |m, q| m | q.0);
+        if octants == 0 {
+            return Some(Self { x0, y0, width, rows, values });
+        }
+        let bits = RayBits::build(s, occ, input.method, octants)?;
+        let words = width.div_ceil(64);
+        for &(_, right, down) in QUADRANTS.iter().filter(|q| q.0 & octants != 0) {
+            // The quadrant's texels in the window.
+            let (bx0, bx1) = if right { (sx, sx + half) } else { (sx - half, sx - 1) };
+            let (by0, by1) = if down { (sy, sy + half) } else { (sy - half, sy - 1) };
+            let (bx0, bx1, by0, by1) = (bx0.max(x0), bx1.min(x0 + width as i32 - 1), by0.max(y0), by1.min(y0 + rows as i32 - 1));
+            if bx0 > bx1 || by0 > by1 {
+                continue;
+            }
+            let (c0, c1, n) = ((bx0 - x0) as usize, (bx1 - x0) as usize, (by1 - by0 + 1) as usize);
+            let dark = dark_bits(input, s, occ, low, &bits, octants, (x0, by0, width, n), (c0 as i64, c1 as i64));
+            let fill = |(k, row): (usize, &mut [u16])| {
+                let y = by0 + k as i32;
+                match falloff {
+                    Some(table) => {
+                        let from = (x0 - sx + table.reach) as usize;
+                        row[c0..=c1].copy_from_slice(&table.row(y - sy)[from + c0..=from + c1]);
+                    }
+                    None => {
+                        for (x, o) in (bx0..=bx1).zip(row[c0..=c1].iter_mut()) {
+                            *o = falloff_value(s, x as u32, y as u32);
+                        }
+                    }
+                }
+                // Empty when nothing is covered anywhere: every ray is clear.
+                for (n, &word) in dark.get(k * words..(k + 1) * words).unwrap_or_default().iter().enumerate() {
+                    let mut set = word;
+                    while set != 0 {
+                        row[n * 64 + set.trailing_zeros() as usize] = 0;
+                        set &= set - 1;
+                    }
+                }
+            };
+            let part = &mut values[(by0 - y0) as usize * width..(by1 - y0 + 1) as usize * width];
+            if part.len() > LARGE_WINDOW {
+                part.par_chunks_mut(width).enumerate().for_each(fill);
+            } else {
+                part.chunks_mut(width).enumerate().for_each(fill);
+            }
+        }
+        Some(Self { x0, y0, width, rows, values })
+    }
+
     /// Heap bytes of the window's values.
     pub fn bytes(&self) -> usize {
         self.values.capacity() * 2
@@ -393,6 +492,10 @@ pub struct WindowCache {
     /// table depends on its key alone), and their bytes.
     pub(super) tables: BTreeMap<SourceTexel, FalloffTable>,
     pub(super) table_bytes: usize,
+    /// Where the occlusion changed since the last update: a window
+    /// forgotten since then whose source is still asked for is worked out
+    /// again from its old values over these ([`Window::redo`]).
+    pub(super) changed: Vec<TexelRect>,
 }
 
 /// What one [`WindowCache::update`] changed.
@@ -425,6 +528,7 @@ impl WindowCache {
         self.touched.clear();
         self.lows.clear();
         self.lows_stale.clear();
+        self.changed.clear();
         self.combined = false;
         self.finished = None;
     }
@@ -468,6 +572,7 @@ impl WindowCache {
         }
         self.touched.extend_from_slice(rects);
         self.lows_stale.extend_from_slice(rects);
+        self.changed.extend_from_slice(rects);
     }
 
     /// Windows kept.
@@ -547,6 +652,11 @@ impl WindowCache {
         }
         gone.extend(kept);
         let mut removed: Vec<(SourceTexel, Window)> = std::mem::take(&mut self.forgotten);
+        // Windows forgotten because the occlusion changed under them, by
+        // key (at their place in `removed`): those still asked for are
+        // worked out again from their old values.
+        let again: BTreeMap<SourceTexel, usize> = removed.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
+        let changed = std::mem::take(&mut self.changed);
         removed.extend(gone.iter().filter_map(|k| self.windows.remove(k).map(|w| (*k, w))).filter(|(_, w)| w.width > 0 && w.rows > 0));
         // Tables for the reaches worth sharing; a long-sighted source (whose
         // square table could be far larger than its clipped window) computes
@@ -564,7 +674,8 @@ impl WindowCache {
         }
         // Shadowcasts: those of the last update still asked for are kept,
         // the others dropped, the missing ones swept.
-        let mut asked: Vec<(ShadowKey, SourceTexel)> = missing.iter().filter(|s| Shadow::applies(input, s)).map(|s| (Shadow::key(s), *s)).collect();
+        let mut asked: Vec<(ShadowKey, SourceTexel)> =
+            missing.iter().filter(|s| Shadow::applies(input, s) && !again.contains_key(s)).map(|s| (Shadow::key(s), *s)).collect();
         asked.sort_unstable_by_key(|&(k, _)| k);
         asked.dedup_by_key(|&mut (k, _)| k);
         self.shadows.retain(|k, _| asked.binary_search_by_key(k, |&(a, _)| a).is_ok());
@@ -580,8 +691,19 @@ impl WindowCache {
         let built: Vec<(SourceTexel, Window)> = missing
             .par_iter()
             .map(|s| {
+                let table = tables.get(&FalloffTable::key(s));
+                if let Some(&at) = again.get(s) {
+                    let low = lows.get(&limit(input, s)).map(Vec::as_slice);
+                    let redone = Window::redo(input, occ, s, table, (&removed[at].1, &changed), low);
+                    // Where the shortcut no longer applies, built whole.
+                    let window = redone.unwrap_or_else(|| {
+                        let shadow = Shadow::applies(input, s).then(|| Shadow::build(input, s, occ, low)).flatten();
+                        Window::build(input, occ, s, table, shadow.as_ref())
+                    });
+                    return (*s, window);
+                }
                 let shadow = if Shadow::applies(input, s) { shadows.get(&Shadow::key(s)).and_then(Option::as_ref) } else { None };
-                (*s, Window::build(input, occ, s, tables.get(&FalloffTable::key(s)), shadow))
+                (*s, Window::build(input, occ, s, table, shadow))
             })
             .collect();
         self.windows.extend(built);
