@@ -187,6 +187,15 @@ pub fn copy_marked(src: &[u16], dst: &mut [u16], marks: &Blocks) {
     });
 }
 
+/// Whether two spans of at most [`BLOCK`] texels hold the same values (a
+/// whole block compared as arrays, without a call).
+fn same_block(a: &[u16], b: &[u16]) -> bool {
+    match (<&[u16; BLOCK]>::try_from(a), <&[u16; BLOCK]>::try_from(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
 /// The blend ([`super::blend::blend`]) of the blocks marked in `unsettled`;
 /// a block whose start, target and blend are then equal is unmarked. Blocks
 /// not marked must hold equal start, target and final values. With
@@ -234,7 +243,9 @@ pub fn blend_marked(
                         tiles[k] = true;
                     }
                 }
-                *mark = a[span.clone()] != b[span.clone()] || o[span.clone()] != b[span];
+                // Where the start equals the target the blend gives the
+                // target: the block has settled.
+                *mark = !same_block(&a[span.clone()], &b[span]);
             }
         }
     };

@@ -565,6 +565,36 @@ mod tests {
         }
     }
 
+    /// A raised target on a diagonal of the source, with a low cover before
+    /// it on the diagonal and walls on both sides of the last corner: DDA's
+    /// ray is stopped at that corner, Step Scan's passes (it visits no
+    /// corner); the sweep answers both as their marches do, every texel.
+    #[test]
+    fn the_last_corner_on_a_diagonal_stops_dda_not_step_scan() {
+        let (w, h) = (8u32, 8u32);
+        let (mut cov, mut heights) = (vec![0u8; 64], vec![0i32; 64]);
+        let mut set = |x: usize, y: usize, c: u8, top: i32| (cov[y * 8 + x], heights[y * 8 + x]) = (c, top);
+        set(2, 2, 1, 11);
+        set(3, 4, 1, HEIGHT_WALL);
+        set(4, 3, 1, HEIGHT_WALL);
+        set(4, 4, 0, 50);
+        let accel = Accel::new(&cov, &heights, w, h);
+        let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: &Grid::default(), accel: &accel };
+        let s = SourceTexel { x: 8 + 4, y: 8 + 4, radius: 40, eye: 10, strength: 65535, ..Default::default() };
+        let mut at_target = Vec::new();
+        for method in [RayMethod::Dda, RayMethod::StepScan] {
+            let input = RecomputeInput { method, ..dda_input(vec![s], w, h, 0, false) };
+            let bits = RayBits::build(&s, &occ, method, ALL_OCTANTS).expect("every cover rises above the eye");
+            for (x, y) in (0..h).flat_map(|y| (0..w).map(move |x| (x, y))) {
+                let march = source_value(&input, &occ, &s, x, y);
+                assert_eq!(source_value_with(&input, &occ, &s, Some(&bits), x, y), march, "{method:?}: texel ({x}, {y})");
+            }
+            at_target.push(source_value(&input, &occ, &s, 4, 4));
+        }
+        assert_eq!(at_target[0], 0, "DDA stops at the last corner");
+        assert_ne!(at_target[1], 0, "Step Scan passes it");
+    }
+
     /// The cache holds one window per distinct source key: equal sources
     /// share one, sources that leave free theirs, and a moved source costs
     /// exactly one new window.
@@ -620,7 +650,7 @@ mod tests {
                 let (i, r) = (k % win.width, k / win.width);
                 let (x, y) = (win.x0 + i as i32, win.y0 + r as i32);
                 let bit = laid[r * win.width.div_ceil(64) + i / 64] >> (i % 64) & 1 != 0;
-                assert_eq!(bit, bits.blocked(x, y, 12, 12) == Some(true), "seed {seed}: first-class bit of ({x}, {y})");
+                assert_eq!(bit, bits.blocked(&occ, x, y, 12, 12) == Some(true), "seed {seed}: first-class bit of ({x}, {y})");
                 if k % 7 == 0 {
                     assert_eq!(v, source_value(&input, &occ, &s, x as u32, y as u32), "seed {seed}: texel ({x}, {y})");
                 }
@@ -980,7 +1010,7 @@ mod tests {
                         for x in x0..=x1 {
                             let (row, i) = ((y - y0) as usize * width.div_ceil(64), (x - x0) as usize);
                             let laid = rows.get(row + i / 64).is_some_and(|word| word >> (i % 64) & 1 != 0);
-                            prop_assert_eq!(laid, b.blocked(x, y, eye, eye) == Some(true), "first-class bit of texel ({}, {})", x, y);
+                            prop_assert_eq!(laid, b.blocked(&occ, x, y, eye, eye) == Some(true), "first-class bit of texel ({}, {})", x, y);
                         }
                     }
                 }

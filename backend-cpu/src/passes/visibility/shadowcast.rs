@@ -16,8 +16,15 @@
 //! every target of a column in one merge pass. The sweep yields one bit per
 //! texel of the source's window, "some covered texel lies on the ray": clear
 //! means visible for every target; set means blocked for a target at or
-//! below the eye, and a raised target (a wall or tree top) is decided by the
-//! march.
+//! below the eye. A raised target (a wall or tree top) asks the bits of the
+//! class of covers at least as high as it (one sweep per distinct top while
+//! there are few), and is marched only where lower covers could block it.
+//!
+//! What a texel's answer reads is local: the sweep of octant `o` reads only
+//! the texels of its triangle and the row beside it, and each texel is
+//! answered from the octants of its quadrant, so a window whose occlusion
+//! changed in a rectangle is swept again only in the quadrants that read it
+//! ([`octants_reading`]).
 //!
 //! Step Scan visits, at each step `k < n` along the major axis toward the
 //! octant target `(n, m)`, the texel of row `round(k m / n)` (halves away
@@ -50,6 +57,8 @@ pub struct RayBits {
     layers: Vec<(i32, Vec<u64>)>,
     /// Every distinct top has its class (else raised targets are marched).
     complete: bool,
+    /// The rays are Step Scan's (no corners), else DDA's.
+    step_scan: bool,
 }
 
 /// The eight octants: texel = source + j * (a, c) + i * (b, d), `0 <= i <= j`.
@@ -63,11 +72,12 @@ impl RayBits {
     /// * no covered texel on the ray: visible;
     /// * a target at or below the eye: blocked (every cover rises above it);
     /// * a raised target: a cover at least as high as the target on the
-    ///   ray blocks it when it is nearer (true off the diagonals, where the
-    ///   last corner before the target is at the target's own distance), and
-    ///   lower covers cannot block when even at distance 1 they stay under
-    ///   the line to the target.
-    pub fn blocked(&self, x: i32, y: i32, target: i32, eye: i32) -> Option<bool> {
+    ///   ray blocks it when it is nearer (off the diagonals always so; on
+    ///   them the last corner before the target is at the target's own
+    ///   distance, see [`RayBits::blocked_diagonal`]), and lower covers
+    ///   cannot block when even at distance 1 they stay under the line to
+    ///   the target.
+    pub fn blocked(&self, occ: &Occlusion, x: i32, y: i32, target: i32, eye: i32) -> Option<bool> {
         if self.layers.is_empty() {
             // Nothing is covered anywhere.
             return Some(false);
@@ -78,14 +88,14 @@ impl RayBits {
         if i64::from(target) <= i64::from(eye) {
             return Some(true);
         }
-        self.blocked_raised(x, y, target, eye)
+        self.blocked_raised(occ, x, y, target, eye)
     }
 
     /// [`RayBits::blocked`] for a target above the eye (`target > eye`)
     /// inside the window whose ray holds a cover of the first class: the
     /// same answer without asking the first class again.
-    pub fn blocked_raised(&self, x: i32, y: i32, target: i32, eye: i32) -> Option<bool> {
-        if (x - self.sx).abs() == (y - self.sy).abs() || !self.complete {
+    pub fn blocked_raised(&self, occ: &Occlusion, x: i32, y: i32, target: i32, eye: i32) -> Option<bool> {
+        if !self.complete {
             return None;
         }
         let rise = i64::from(target) - i64::from(eye);
@@ -96,10 +106,49 @@ impl RayBits {
                 return None;
             }
         }
+        if (x - self.sx).abs() == (y - self.sy).abs() {
+            return self.blocked_diagonal(occ, x, y, taller, target);
+        }
         match self.layers.get(taller) {
             Some(_) => self.bit(taller, x, y),
             None => Some(false),
         }
+    }
+
+    /// [`RayBits::blocked_raised`] for a target on a diagonal of the source
+    /// texel, `n` texels out, whose lower covers cannot block (`taller`:
+    /// the first class at least as high as the target). The ray runs along
+    /// the diagonal: it passes the texel before the target on it (`p`, at
+    /// distance `n - 1`), the ray to `p` before that, and for DDA the last
+    /// corner, whose two side texels are at the target's own distance `n`,
+    /// where only a cover higher than the target blocks. Blocked when a
+    /// cover of the taller classes lies on the ray to `p`, or is `p`
+    /// (both nearer than the target: a cover as high blocks), or when both
+    /// sides of the last corner rise above the target.
+    fn blocked_diagonal(&self, occ: &Occlusion, x: i32, y: i32, taller: usize, target: i32) -> Option<bool> {
+        let (dx, dy) = (x - self.sx, y - self.sy);
+        let (step_x, step_y) = (dx.signum(), dy.signum());
+        if dx == 0 {
+            // The source's own texel.
+            return None;
+        }
+        let top = |x: i32, y: i32| {
+            let inside = x >= 0 && y >= 0 && (x as u32) < occ.width && (y as u32) < occ.height;
+            if inside {
+                occ.accel.tops[(y as u32 * occ.width + x as u32) as usize]
+            } else {
+                i32::MIN
+            }
+        };
+        if !self.step_scan && top(x - step_x, y) > target && top(x, y - step_y) > target {
+            return Some(true);
+        }
+        let (px, py) = (x - step_x, y - step_y);
+        if (px, py) == (self.sx, self.sy) || taller == self.layers.len() {
+            // Nothing nearer on the ray, or no cover as high as the target.
+            return Some(false);
+        }
+        Some(top(px, py) >= target || self.bit(taller, px, py)?)
     }
 
     fn bit(&self, layer: usize, x: i32, y: i32) -> Option<bool> {
@@ -242,7 +291,7 @@ impl RayBits {
                 (*top, out)
             })
             .collect();
-        Some(Self { sx, sy, half, words, layers, complete: occ.accel.classes_complete })
+        Some(Self { sx, sy, half, words, layers, complete: occ.accel.classes_complete, step_scan })
     }
 }
 
@@ -393,13 +442,17 @@ impl Lines<'_> {
     /// Fills `out` with bits `i = 0..len` of line `line` taken at
     /// `start + step * i` (`step` is 1 or -1); bits past `len` are 0.
     fn read(&self, out: &mut [u64], line: i32, start: i32, step: i32, len: i32) {
-        out.fill(0);
         if line < 0 || line >= self.count {
+            out.fill(0);
             return;
         }
         let bits = &self.bits[line as usize * self.words..][..self.words];
-        for (k, word) in out.iter_mut().enumerate().take((len as usize).div_ceil(64)) {
+        for (k, word) in out.iter_mut().enumerate() {
             let offset = 64 * k as i64;
+            if offset >= i64::from(len) {
+                *word = 0;
+                continue;
+            }
             *word = if step > 0 {
                 self.word_at(bits, i64::from(start) + offset)
             } else {

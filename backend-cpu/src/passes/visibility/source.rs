@@ -35,7 +35,7 @@ pub(super) fn occluded_value(input: &RecomputeInput, occ: &Occlusion, s: &Source
     let target = i64::from(occ.height_at(tx, ty)) + i64::from(input.target_height);
     let eye = i64::from(s.eye);
     let ray = Ray { sx, sy, tx, ty, n: i64::from((tx - sx).abs().max((ty - sy).abs())), eye, rise: target - eye };
-    match bits.and_then(|b| b.blocked(tx, ty, target as i32, s.eye)) {
+    match bits.and_then(|b| b.blocked(occ, tx, ty, target as i32, s.eye)) {
         Some(false) => return v,
         Some(true) => return 0,
         None => {}

@@ -190,7 +190,7 @@ fn dark_bits(
                 raised &= raised - 1;
                 let x = x0 + n as i32 * 64 + i as i32;
                 let target = i64::from(heights[x as usize]) + i64::from(input.target_height);
-                let hidden = match bits.blocked_raised(x, y, target as i32, s.eye) {
+                let hidden = match bits.blocked_raised(occ, x, y, target as i32, s.eye) {
                     Some(hidden) => hidden,
                     None => occluded_value(input, occ, s, None, x as u32, y as u32, u16::MAX) == 0,
                 };
@@ -264,7 +264,20 @@ impl Window {
         };
         let (x1, anti) = (x0 + width as i32 - 1, s.flags & SOURCE_ANTI != 0);
         let bits = shadow.map(|sh| &sh.bits);
-        let mut values = vec![0u16; width * rows];
+        // A small window's values start as the rows of its falloff table,
+        // copied (not cleared first).
+        let small = width * rows <= LARGE_WINDOW;
+        let mut values = match falloff {
+            Some(table) if small => {
+                let from = (x0 - sx + table.reach) as usize;
+                let mut values = Vec::with_capacity(width * rows);
+                for y in y0..y0 + rows as i32 {
+                    values.extend_from_slice(&table.row(y - sy)[from..from + width]);
+                }
+                values
+            }
+            _ => vec![0u16; width * rows],
+        };
         // The sweep's dark texels (worked out once per sweep, see
         // [`Shadow::build`]) are the texels the rays leave dark.
         let shadow = shadow.map(|sh| sh.dark.as_slice());
@@ -272,6 +285,8 @@ impl Window {
         let fill = |(k, out): (usize, &mut [u16])| {
             let y = y0 + k as i32;
             match falloff {
+                // Copied above.
+                Some(_) if small => {}
                 Some(table) => {
                     let from = (x0 - sx + table.reach) as usize;
                     out.copy_from_slice(&table.row(y - sy)[from..from + width]);
@@ -311,10 +326,10 @@ impl Window {
         };
         // A large window (a long-sighted source) is shared among the threads
         // by rows; small ones are built one per task.
-        if values.len() > LARGE_WINDOW {
-            values.par_chunks_mut(width).enumerate().for_each(fill);
-        } else {
+        if small {
             values.chunks_mut(width).enumerate().for_each(fill);
+        } else {
+            values.par_chunks_mut(width).enumerate().for_each(fill);
         }
         Self { x0, y0, width, rows, values }
     }
