@@ -285,9 +285,8 @@ impl CpuBackend {
         Ok(Self { pool: Workers::new(threads)?, threads, instances: BTreeMap::new(), samples: BTreeMap::new(), next_ticket: 0 })
     }
 
-    /// Splits the backend into its pool and one instance's textures.
-    /// The pool and the instance of `key`, with the blend start a recompute
-    /// left pending copied.
+    /// Splits the backend into its pool and one instance's textures, with
+    /// the blend start a recompute left pending copied.
     fn parts(&mut self, key: InstanceKey) -> Result<(&Workers, &mut CpuInstance)> {
         let (pool, inst) = self.parts_pending(key)?;
         if std::mem::take(&mut inst.start_pending) {
