@@ -19,10 +19,7 @@ pub(super) struct Ray {
 impl Ray {
     /// Whether texel `(x, y)` blocks this ray.
     pub(super) fn blocks(&self, occ: &Occlusion, x: i32, y: i32) -> bool {
-        if x < 0 || y < 0 || x as u32 >= occ.width || y as u32 >= occ.height {
-            return false;
-        }
-        let top = occ.accel.tops[(y as u32 * occ.width + x as u32) as usize];
+        let top = occ.top_at(x, y);
         if top == i32::MIN {
             return false;
         }

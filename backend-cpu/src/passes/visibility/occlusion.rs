@@ -537,6 +537,16 @@ impl Occlusion<'_> {
         at(x1 + 1, y1 + 1).wrapping_add(at(x0, y0)) == at(x0, y1 + 1).wrapping_add(at(x1 + 1, y0))
     }
 
+    /// The top of the cover at texel `(x, y)`; `i32::MIN` where nothing
+    /// covers it or it lies outside the grid.
+    pub(super) fn top_at(&self, x: i32, y: i32) -> i32 {
+        if x >= 0 && y >= 0 && (x as u32) < self.width && (y as u32) < self.height {
+            self.accel.tops[(y as u32 * self.width + x as u32) as usize]
+        } else {
+            i32::MIN
+        }
+    }
+
     pub(super) fn height_at(&self, x: i32, y: i32) -> i32 {
         if x >= 0 && y >= 0 && (x as u32) < self.width && (y as u32) < self.height {
             self.heights[(y as u32 * self.width + x as u32) as usize]

@@ -132,15 +132,7 @@ impl RayBits {
             // The source's own texel.
             return None;
         }
-        let top = |x: i32, y: i32| {
-            let inside = x >= 0 && y >= 0 && (x as u32) < occ.width && (y as u32) < occ.height;
-            if inside {
-                occ.accel.tops[(y as u32 * occ.width + x as u32) as usize]
-            } else {
-                i32::MIN
-            }
-        };
-        if !self.step_scan && top(x - step_x, y) > target && top(x, y - step_y) > target {
+        if !self.step_scan && occ.top_at(x - step_x, y) > target && occ.top_at(x, y - step_y) > target {
             return Some(true);
         }
         let (px, py) = (x - step_x, y - step_y);
@@ -148,7 +140,7 @@ impl RayBits {
             // Nothing nearer on the ray, or no cover as high as the target.
             return Some(false);
         }
-        Some(top(px, py) >= target || self.bit(taller, px, py)?)
+        Some(occ.top_at(px, py) >= target || self.bit(taller, px, py)?)
     }
 
     fn bit(&self, layer: usize, x: i32, y: i32) -> Option<bool> {
@@ -285,11 +277,7 @@ impl RayBits {
             .classes
             .iter()
             .zip(&occ.accel.classes_by_column)
-            .map(|((top, class), by_column)| {
-                let mut out = vec![0u64; 8 * (half as usize + 1) * words];
-                sweep_class(class, by_column, occ, (sx, sy, half, words), step_scan, octants, &mut out);
-                (*top, out)
-            })
+            .map(|((top, class), by_column)| (*top, sweep_class(class, by_column, occ, (sx, sy, half, words), step_scan, octants)))
             .collect();
         Some(Self { sx, sy, half, words, layers, complete: occ.accel.classes_complete, step_scan })
     }
@@ -354,8 +342,8 @@ fn low_cover(occ: &Occlusion, eye: i32, r: &TexelRect) -> bool {
 
 /// Sweeps the octants of `octants` of one class (`class` row by row,
 /// `by_column` column by column) over the window `(sx, sy, half, words)`
-/// outward, for Step Scan's rays or DDA's, into their columns of `out`
-/// (clear; the octants are laid out one after the other).
+/// outward, for Step Scan's rays or DDA's (the octants laid out one after
+/// the other; those not swept are clear).
 fn sweep_class(
     class: &[u64],
     by_column: &[u64],
@@ -363,8 +351,8 @@ fn sweep_class(
     (sx, sy, half, words): (i32, i32, i32, usize),
     step_scan: bool,
     octants: u8,
-    out: &mut [u64],
-) {
+) -> Vec<u64> {
+    let mut out = vec![0u64; 8 * (half as usize + 1) * words];
     let rows = Lines { bits: class, count: occ.height as i32, words: occ.accel.words_per_row, length: occ.width as i32 };
     let columns = Lines { bits: by_column, count: occ.width as i32, words: occ.accel.words_per_column, length: occ.height as i32 };
     let mut sweep = Sweep { step_scan, ..Sweep::default() };
@@ -412,6 +400,7 @@ fn sweep_class(
             std::mem::swap(&mut prev, &mut col);
         }
     }
+    out
 }
 
 /// A class bit set read as lines (grid rows, or grid columns when

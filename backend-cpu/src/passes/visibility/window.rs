@@ -269,10 +269,9 @@ impl Window {
         let small = width * rows <= LARGE_WINDOW;
         let mut values = match falloff {
             Some(table) if small => {
-                let from = (x0 - sx + table.reach) as usize;
                 let mut values = Vec::with_capacity(width * rows);
                 for y in y0..y0 + rows as i32 {
-                    values.extend_from_slice(&table.row(y - sy)[from..from + width]);
+                    values.extend_from_slice(table.span(y - sy, x0 - sx, width));
                 }
                 values
             }
@@ -284,18 +283,9 @@ impl Window {
         let words = width.div_ceil(64);
         let fill = |(k, out): (usize, &mut [u16])| {
             let y = y0 + k as i32;
-            match falloff {
-                // Copied above.
-                Some(_) if small => {}
-                Some(table) => {
-                    let from = (x0 - sx + table.reach) as usize;
-                    out.copy_from_slice(&table.row(y - sy)[from..from + width]);
-                }
-                None => {
-                    for (x, o) in (x0..=x1).zip(out.iter_mut()) {
-                        *o = falloff_value(s, x as u32, y as u32);
-                    }
-                }
+            // A small window's falloff was copied above.
+            if falloff.is_none() || !small {
+                falloff_into(s, falloff, (x0, y), out);
             }
             // Anti-vision, and a source that sees through occlusion, reveal
             // by their falloff alone.
@@ -306,15 +296,7 @@ impl Window {
             match (shadow, bits) {
                 // Nothing is covered anywhere: every ray is clear.
                 (Some([]), _) => {}
-                (Some(dark), Some(_)) => {
-                    for (n, &word) in dark[k * words..(k + 1) * words].iter().enumerate() {
-                        let mut set = word;
-                        while set != 0 {
-                            out[n * 64 + set.trailing_zeros() as usize] = 0;
-                            set &= set - 1;
-                        }
-                    }
-                }
+                (Some(dark), Some(_)) => clear_dark(out, &dark[k * words..(k + 1) * words]),
                 _ => {
                     for (x, o) in (x0..=x1).zip(out.iter_mut()) {
                         if *o != 0 {
@@ -381,26 +363,9 @@ impl Window {
             let (c0, c1, n) = ((bx0 - x0) as usize, (bx1 - x0) as usize, (by1 - by0 + 1) as usize);
             let dark = dark_bits(input, s, occ, low, &bits, octants, (x0, by0, width, n), (c0 as i64, c1 as i64));
             let fill = |(k, row): (usize, &mut [u16])| {
-                let y = by0 + k as i32;
-                match falloff {
-                    Some(table) => {
-                        let from = (x0 - sx + table.reach) as usize;
-                        row[c0..=c1].copy_from_slice(&table.row(y - sy)[from + c0..=from + c1]);
-                    }
-                    None => {
-                        for (x, o) in (bx0..=bx1).zip(row[c0..=c1].iter_mut()) {
-                            *o = falloff_value(s, x as u32, y as u32);
-                        }
-                    }
-                }
+                falloff_into(s, falloff, (bx0, by0 + k as i32), &mut row[c0..=c1]);
                 // Empty when nothing is covered anywhere: every ray is clear.
-                for (n, &word) in dark.get(k * words..(k + 1) * words).unwrap_or_default().iter().enumerate() {
-                    let mut set = word;
-                    while set != 0 {
-                        row[n * 64 + set.trailing_zeros() as usize] = 0;
-                        set &= set - 1;
-                    }
-                }
+                clear_dark(row, dark.get(k * words..(k + 1) * words).unwrap_or_default());
             };
             let part = &mut values[(by0 - y0) as usize * width..(by1 - y0 + 1) as usize * width];
             if part.len() > LARGE_WINDOW {
@@ -415,6 +380,32 @@ impl Window {
     /// Heap bytes of the window's values.
     pub fn bytes(&self) -> usize {
         self.values.capacity() * 2
+    }
+}
+
+/// Steps 1-4 of `s` (its falloff) for the grid texels from `(x0, y)` on
+/// to the right, into `out`: from its table where it has one.
+fn falloff_into(s: &SourceTexel, falloff: Option<&FalloffTable>, (x0, y): (i32, i32), out: &mut [u16]) {
+    let (sx, sy) = (s.x >> 3, s.y >> 3);
+    match falloff {
+        Some(table) => out.copy_from_slice(table.span(y - sy, x0 - sx, out.len())),
+        None => {
+            for (x, o) in (x0..).zip(out.iter_mut()) {
+                *o = falloff_value(s, x as u32, y as u32);
+            }
+        }
+    }
+}
+
+/// Clears the texels of a window row whose bits are set in `dark` (the
+/// row's words of a shadowcast's dark texels).
+fn clear_dark(out: &mut [u16], dark: &[u64]) {
+    for (n, &word) in dark.iter().enumerate() {
+        let mut set = word;
+        while set != 0 {
+            out[n * 64 + set.trailing_zeros() as usize] = 0;
+            set &= set - 1;
+        }
     }
 }
 
@@ -460,11 +451,12 @@ impl FalloffTable {
         self.values.capacity() * 2
     }
 
-    /// The row `oy` texels below the source texel.
-    pub(super) fn row(&self, oy: i32) -> &[u16] {
+    /// The `len` values of the row `oy` texels below the source texel,
+    /// from the texel `ox` to its right on.
+    pub(super) fn span(&self, oy: i32, ox: i32, len: usize) -> &[u16] {
         let side = (2 * self.reach + 1) as usize;
-        let at = (oy + self.reach) as usize * side;
-        &self.values[at..at + side]
+        let at = (oy + self.reach) as usize * side + (ox + self.reach) as usize;
+        &self.values[at..at + len]
     }
 }
 
