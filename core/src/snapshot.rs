@@ -46,8 +46,10 @@ use std::collections::BTreeMap;
 /// of 256 texels, so the per-tick lockstep hashes in flight are another
 /// function of the same state, and an instance state's source and blocker
 /// hashes are word folds (`crate::hash::WordFold`) instead of FNV-1a (the
-/// layout is 7's).
-pub const VERSION: u32 = 8;
+/// layout is 7's). 9: an instance state's blocker hash is the finished
+/// sum of one word fold per shape, whatever their order, so that a tick
+/// updates it by the shapes that changed (the layout is 7's).
+pub const VERSION: u32 = 9;
 /// Magic of a fog-state snapshot.
 pub const FOG_MAGIC: &[u8; 8] = b"MURKSNAP";
 /// Magic of a scenario-run snapshot (`murk run --snapshot-at`).
@@ -352,13 +354,13 @@ mod tests {
         let packed = frame(FOG_MAGIC, &zeros);
         assert!(packed.len() < 8 << 10, "{} bytes", packed.len());
         assert_eq!(unframe(FOG_MAGIC, &packed).unwrap(), zeros);
-        // A snapshot of an older format (version 7) is refused by name.
+        // A snapshot of an older format (version 8) is refused by name.
         let mut old = framed.clone();
-        old[8] = 7;
-        assert!(unframe(FOG_MAGIC, &old).unwrap_err().to_string().contains("format version 7 is older than this build's version 8"));
+        old[8] = 8;
+        assert!(unframe(FOG_MAGIC, &old).unwrap_err().to_string().contains("format version 8 is older than this build's version 9"));
         let mut newer = framed;
-        newer[8] = 9;
-        assert!(unframe(FOG_MAGIC, &newer).unwrap_err().to_string().contains("version 9 is not supported (this build reads version 8)"));
+        newer[8] = 10;
+        assert!(unframe(FOG_MAGIC, &newer).unwrap_err().to_string().contains("version 10 is not supported (this build reads version 9)"));
         assert!(unframe(FOG_MAGIC, b"short").is_err());
     }
 

@@ -146,7 +146,7 @@ pub fn damaged_snapshots_are_errors_and_leave_the_state_alone(make: &Make) {
     flipped[100] ^= 0x40;
     damaged.push(flipped);
     let mut version = fog_bytes.clone();
-    version[8] = 9;
+    version[8] = murk_core::snapshot::VERSION as u8 + 1;
     damaged.push(version);
     damaged.push(b"not a snapshot at all, just some bytes".to_vec());
     for bad in damaged {

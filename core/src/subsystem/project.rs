@@ -4,7 +4,7 @@
 //! here, before a tick changes any state.
 
 use super::capture::{gather_capture, CaptureUpdate};
-use super::occlusion::BuiltShapes;
+use super::occlusion::{circle_term, polygon_term, BuiltShapes, PolygonRef, ShapeSum};
 use super::{entity_label, Slot};
 use crate::backend::TexelRect;
 use crate::components::{AntiVision, Blocker, BlockerShape, Position, TeamMask, VisionSource};
@@ -20,11 +20,13 @@ use std::sync::Arc;
 
 /// What one instance needs from the world this tick, gathered before any state changes.
 pub(super) struct Gathered {
+    /// The occlusion input but its shapes: a build takes them from the
+    /// memo's ([`BuiltShapes::lend_to`]).
     pub(super) occlusion: OcclusionInput,
     pub(super) blocker_hash: u64,
     /// The blocker projections to keep for the next tick.
     pub(super) blocker_memo: BlockerMemoUpdate,
-    /// When the shapes were merged from the last tick's: those shapes, and
+    /// When the shapes were spliced from the last tick's: those shapes, and
     /// the rectangles of every shape taken out or put in (each shape on one
     /// side only is among them).
     pub(super) shape_changes: Option<(Arc<BuiltShapes>, Vec<TexelRect>)>,
@@ -47,24 +49,31 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
     let mut query = world.query::<(&Position, &Blocker)>();
     let mut blockers: Vec<(Entity, &Position, &Blocker)> = query.iter().map(|(e, (p, b))| (e, p, b)).collect();
     blockers.sort_by_key(|(e, _, _)| e.to_bits());
-    let mut occlusion = OcclusionInput {
+    let occlusion = OcclusionInput {
         width: w,
         height: h,
         build_mips: profile.ray_method.needs_mips(),
         distance_field_scale: if profile.ray_method.needs_distance_field() { profile.df_scale } else { 0 },
         ..Default::default()
     };
-    let mut entries: Vec<MemoEntry> = Vec::with_capacity(blockers.len());
+    // The kept projections no blocker keeps (changed or gone), by index,
+    // and the new ones, both in entity order.
+    let (mut gone, mut added) = (Vec::new(), Vec::new());
     let mut next = 0;
     for &(e, pos, b) in &blockers {
         let bits = e.to_bits().get();
         while memo.get(next).is_some_and(|k| k.entity < bits) {
+            gone.push(next);
             next += 1;
         }
-        // Equal inputs project alike (a zero's sign cannot move a texel).
-        if memo.get(next).is_some_and(|k| k.entity == bits && k.position == *pos && k.blocker == *b) {
-            entries.push(MemoEntry::Kept(next));
-            continue;
+        if memo.get(next).is_some_and(|k| k.entity == bits) {
+            // Equal inputs project alike (a zero's sign cannot move a texel).
+            if memo[next].position == *pos && memo[next].blocker == *b {
+                next += 1;
+                continue;
+            }
+            gone.push(next);
+            next += 1;
         }
         let label = entity_label(e);
         let z = finite(|| format!("{label}.position.z"), pos.0.z)?;
@@ -89,29 +98,25 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
                 (None, None) => Projected::Nothing,
             }
         };
-        entries.push(MemoEntry::New(KeptBlocker { entity: bits, position: *pos, blocker: b.clone(), shape }));
+        added.push(KeptBlocker { entity: bits, position: *pos, blocker: b.clone(), shape });
     }
+    gone.extend(next..memo.len());
     // The shapes in canonical order (by content, not by entity): the last
-    // tick's with this tick's changes merged in, or all of them sorted.
+    // tick's with this tick's changes spliced in, or all of them sorted.
     let last = slot.blocker_memo.shapes_for(t, &slab, profile.z_layering);
-    let (w, h) = (occlusion.width, occlusion.height);
+    let removed: Vec<&Projected> = gone.iter().map(|&i| &memo[i].shape).collect();
     let mut shape_changes = None;
-    let shapes = match last.map(|(shapes, hash)| (shapes, *hash, merged_shapes(shapes, memo, &entries, w, h))) {
-        Some((shapes, hash, Merge::Unchanged)) => (Arc::clone(shapes), hash),
-        Some((last, _, Merge::Merged(merged, rects))) => {
-            shape_changes = Some((Arc::clone(last), rects));
-            let hash = merged.hash();
-            (Arc::new(merged), hash)
-        }
-        _ => {
-            let sorted = sorted_shapes(&entries, memo);
-            let hash = sorted.hash();
-            (Arc::new(sorted), hash)
-        }
+    let shapes = match last {
+        Some((shapes, sum)) if removed.is_empty() && added.is_empty() => (Arc::clone(shapes), *sum),
+        Some((last, sum)) => match merged_shapes(last, *sum, &removed, added.iter().map(|k| &k.shape), w, h) {
+            Some((merged, sum, rects)) => {
+                shape_changes = Some((Arc::clone(last), rects));
+                (Arc::new(merged), sum)
+            }
+            None => sorted_shapes(standing(memo, &gone, &added)),
+        },
+        None => sorted_shapes(standing(memo, &gone, &added)),
     };
-    occlusion.circles.clone_from(&shapes.0.circles);
-    occlusion.polygons.clone_from(&shapes.0.polygons);
-    occlusion.vertices.clone_from(&shapes.0.vertices);
 
     // Sources.
     let mut sources_in: Vec<(Entity, Position, VisionSource)> =
@@ -146,24 +151,16 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
     for src in &sources {
         src.hash_into(&mut sh);
     }
-    let blocker_hash = shapes.1;
-    let blocker_memo = BlockerMemoUpdate { under: (*t, slab, profile.z_layering), entries, shapes };
+    let blocker_hash = shapes.1.hash();
+    let blocker_memo = BlockerMemoUpdate { under: (*t, slab, profile.z_layering), gone, added, shapes };
     Ok(Gathered { occlusion, blocker_hash, blocker_memo, shape_changes, capture, sources, source_hash: sh.finish() })
 }
 
-/// The projections of the kept blockers `memo` no entry keeps (changed or
-/// gone), and those of the new entries.
-fn memo_changes<'a>(memo: &'a [KeptBlocker], entries: &'a [MemoEntry]) -> (Vec<&'a Projected>, Vec<&'a Projected>) {
-    let mut kept = vec![false; memo.len()];
-    let mut added = Vec::new();
-    for entry in entries {
-        match entry {
-            MemoEntry::Kept(i) => kept[*i] = true,
-            MemoEntry::New(k) => added.push(&k.shape),
-        }
-    }
-    let removed = memo.iter().zip(&kept).filter(|(_, &k)| !k).map(|(m, _)| &m.shape).collect();
-    (removed, added)
+/// The projections of this tick's blockers: those of `memo` not `gone`,
+/// and those `added`.
+fn standing<'a>(memo: &'a [KeptBlocker], gone: &'a [usize], added: &'a [KeptBlocker]) -> impl Iterator<Item = &'a Projected> {
+    let kept = memo.iter().enumerate().filter(|(i, _)| gone.binary_search(i).is_err());
+    kept.map(|(_, k)| &k.shape).chain(added.iter().map(|k| &k.shape))
 }
 
 /// A list of projections as the circles and the polygons (vertices and
@@ -182,84 +179,51 @@ fn split_sorted<'a>(shapes: impl IntoIterator<Item = &'a Projected>) -> (Vec<Cir
     (circles, polygons)
 }
 
-/// Every shape of this tick's blockers, sorted.
-fn sorted_shapes(entries: &[MemoEntry], memo: &[KeptBlocker]) -> BuiltShapes {
-    let (circles, polygons) = split_sorted(entries.iter().map(|entry| match entry {
-        MemoEntry::Kept(i) => &memo[*i].shape,
-        MemoEntry::New(k) => &k.shape,
-    }));
-    let mut shapes = BuiltShapes { circles, ..BuiltShapes::default() };
+/// `shapes` sorted, and the sum of their terms.
+fn sorted_shapes<'a>(shapes: impl IntoIterator<Item = &'a Projected>) -> (Arc<BuiltShapes>, ShapeSum) {
+    let (circles, polygons) = split_sorted(shapes);
+    let mut sorted = BuiltShapes { circles, ..BuiltShapes::default() };
     for (vertices, top) in polygons {
-        shapes.push_polygon(vertices, top);
+        sorted.push_polygon(vertices, top);
     }
-    shapes
+    let sum = sorted.sum();
+    (Arc::new(sorted), sum)
 }
 
-/// A polygon's vertices and top.
-type PolygonRef<'a> = (&'a [[i32; 2]], i32);
-
-/// What merging a tick's changes into the last sorted shapes gave.
-#[derive(Debug)]
-enum Merge {
-    /// No blocker changed: the last shapes hold.
-    Unchanged,
-    /// The new shapes, and the rectangles of every shape taken out or put in.
-    Merged(BuiltShapes, Vec<TexelRect>),
-    /// A projection to take out is not among the last shapes: they do not
-    /// belong together (the caller sorts anew).
-    Apart,
-}
-
-/// The last tick's sorted shapes `last` with this tick's changes: the
-/// projections of the blockers that changed or went taken out, those of
-/// the new ones merged in, in one walk, with the rectangles on a
-/// `width x height` grid of every shape taken out or put in.
-fn merged_shapes(last: &BuiltShapes, memo: &[KeptBlocker], entries: &[MemoEntry], width: u32, height: u32) -> Merge {
-    let (removed, added) = memo_changes(memo, entries);
-    if removed.is_empty() && added.is_empty() {
-        return Merge::Unchanged;
-    }
-    let (gone_circles, gone_polygons) = split_sorted(removed);
+/// The last tick's sorted shapes `last` (whose terms sum to `sum`) less
+/// the projections `removed` with those `added` spliced in, the sum of
+/// their terms, and the rectangles on a `width x height` grid of every
+/// shape taken out or put in; `None` when a projection to take out is not
+/// among `last` (they do not belong together: the caller sorts anew).
+fn merged_shapes<'a>(
+    last: &BuiltShapes,
+    mut sum: ShapeSum,
+    removed: &[&'a Projected],
+    added: impl IntoIterator<Item = &'a Projected>,
+    width: u32,
+    height: u32,
+) -> Option<(BuiltShapes, ShapeSum, Vec<TexelRect>)> {
+    let (gone_circles, gone_polygons) = split_sorted(removed.iter().copied());
     let (new_circles, new_polygons) = split_sorted(added);
-    let circles = gone_circles.iter().chain(&new_circles).filter_map(|c| circle_rect(c, width, height));
-    let polygons = gone_polygons.iter().chain(&new_polygons).filter_map(|(v, _)| polygon_rect(v, width, height));
-    let rects = circles.chain(polygons).collect();
-    let mut shapes = BuiltShapes::default();
-    if !merge_sorted(last.circles.iter().copied(), &gone_circles, &new_circles, |c| shapes.circles.push(c)) {
-        return Merge::Apart;
-    }
-    let old_polygons = last.polygons.iter().map(|p| (&last.vertices[p.first as usize..(p.first + p.count) as usize], p.height));
-    let mut polygons = Vec::with_capacity(last.polygons.len() + new_polygons.len());
-    if !merge_sorted(old_polygons, &gone_polygons, &new_polygons, |p| polygons.push(p)) {
-        return Merge::Apart;
-    }
-    shapes.vertices.reserve(last.vertices.len());
-    for (vertices, top) in polygons {
-        shapes.push_polygon(vertices, top);
-    }
-    Merge::Merged(shapes, rects)
-}
-
-/// Walks the sorted `old` less the sorted `removed` (each taken out once)
-/// with the sorted `added` merged in, giving each item in order to `emit`;
-/// `false` when an item of `removed` is not in `old`.
-fn merge_sorted<K: Ord + Copy>(old: impl Iterator<Item = K>, removed: &[K], added: &[K], mut emit: impl FnMut(K)) -> bool {
-    let (mut removed, mut added) = (removed.iter().copied().peekable(), added.iter().copied().peekable());
-    for item in old {
-        while let Some(new) = added.next_if(|new| *new < item) {
-            emit(new);
-        }
-        match removed.peek() {
-            Some(gone) if *gone == item => {
-                removed.next();
-                continue;
-            }
-            Some(gone) if *gone < item => return false,
-            _ => emit(item),
+    let merged = last.spliced((&gone_circles, &gone_polygons), (&new_circles, &new_polygons))?;
+    let mut rects = Vec::new();
+    for (c, put) in gone_circles.iter().map(|c| (c, false)).chain(new_circles.iter().map(|c| (c, true))) {
+        rects.extend(circle_rect(c, width, height));
+        if put {
+            sum.add(circle_term(c))
+        } else {
+            sum.sub(circle_term(c))
         }
     }
-    added.for_each(emit);
-    removed.peek().is_none()
+    for (&(v, top), put) in gone_polygons.iter().map(|p| (p, false)).chain(new_polygons.iter().map(|p| (p, true))) {
+        rects.extend(polygon_rect(v, width, height));
+        if put {
+            sum.add(polygon_term(v, top))
+        } else {
+            sum.sub(polygon_term(v, top))
+        }
+    }
+    Some((merged, sum, rects))
 }
 
 /// A blocker's projection into one instance, kept with the inputs it came
@@ -288,23 +252,26 @@ enum Projected {
 pub(crate) struct BlockerMemo {
     under: Option<(AreaTransform, Slab, bool)>,
     kept: Vec<KeptBlocker>,
-    /// The shapes of the kept projections in canonical order, and their
-    /// hash.
-    shapes: Option<(Arc<BuiltShapes>, u64)>,
-}
-
-/// One blocker of a tick: its kept projection (an index into the memo), or
-/// a new one.
-pub(super) enum MemoEntry {
-    Kept(usize),
-    New(KeptBlocker),
+    /// The shapes of the kept projections in canonical order, and the sum
+    /// of their terms.
+    shapes: Option<(Arc<BuiltShapes>, ShapeSum)>,
 }
 
 /// What a tick's gather leaves for the memo.
 pub(super) struct BlockerMemoUpdate {
     under: (AreaTransform, Slab, bool),
-    entries: Vec<MemoEntry>,
-    shapes: (Arc<BuiltShapes>, u64),
+    /// The indices of the kept projections no blocker keeps, rising.
+    gone: Vec<usize>,
+    /// The new projections, in entity order.
+    added: Vec<KeptBlocker>,
+    shapes: (Arc<BuiltShapes>, ShapeSum),
+}
+
+impl BlockerMemoUpdate {
+    /// This tick's shapes in canonical order.
+    pub(super) fn shapes(&self) -> &BuiltShapes {
+        &self.shapes.0
+    }
 }
 
 impl BlockerMemo {
@@ -324,9 +291,9 @@ impl BlockerMemo {
         }
     }
 
-    /// The kept projections' sorted shapes and their hash, under the same
-    /// conditions as [`Self::kept_for`].
-    fn shapes_for(&self, t: &AreaTransform, slab: &Slab, z_layering: bool) -> Option<&(Arc<BuiltShapes>, u64)> {
+    /// The kept projections' sorted shapes and the sum of their terms,
+    /// under the same conditions as [`Self::kept_for`].
+    fn shapes_for(&self, t: &AreaTransform, slab: &Slab, z_layering: bool) -> Option<&(Arc<BuiltShapes>, ShapeSum)> {
         self.shapes.as_ref().filter(|_| self.made_under(t, slab, z_layering))
     }
 
@@ -338,19 +305,32 @@ impl BlockerMemo {
     /// Keeps this tick's projections (moved, not copied) and forgets the
     /// blockers gone.
     pub(super) fn commit(&mut self, update: BlockerMemoUpdate) {
-        let valid = self.under == Some(update.under);
-        let mut old: Vec<Option<KeptBlocker>> = std::mem::take(&mut self.kept).into_iter().map(Some).collect();
-        self.kept = update
-            .entries
-            .into_iter()
-            .filter_map(|e| match e {
-                MemoEntry::Kept(i) if valid => old.get_mut(i).and_then(Option::take),
-                MemoEntry::Kept(_) => None,
-                MemoEntry::New(k) => Some(k),
-            })
-            .collect();
-        self.under = Some(update.under);
-        self.shapes = Some(update.shapes);
+        if self.under != Some(update.under) {
+            // The gather kept nothing (and took nothing out).
+            self.kept.clear();
+        }
+        let BlockerMemoUpdate { under, gone, added, shapes } = update;
+        let appended = added.first().is_none_or(|a| self.kept.last().is_none_or(|k| k.entity < a.entity));
+        if gone.is_empty() && appended {
+            self.kept.extend(added);
+        } else {
+            let mut gone = gone.into_iter().peekable();
+            let mut added = added.into_iter().peekable();
+            let old = std::mem::take(&mut self.kept);
+            self.kept.reserve(old.len() + added.len());
+            for (i, k) in old.into_iter().enumerate() {
+                if gone.next_if_eq(&i).is_some() {
+                    continue;
+                }
+                while let Some(a) = added.next_if(|a| a.entity < k.entity) {
+                    self.kept.push(a);
+                }
+                self.kept.push(k);
+            }
+            self.kept.extend(added);
+        }
+        self.under = Some(under);
+        self.shapes = Some(shapes);
     }
 }
 
@@ -556,40 +536,44 @@ mod tests {
     }
 
     proptest! {
-        /// The last tick's sorted shapes with a tick's changes merged in
-        /// are the shapes of sorting the tick's blockers anew, with their
-        /// hash; the rectangles given cover every shape on one side only.
+        /// The last tick's sorted shapes with a tick's changes spliced in
+        /// are the shapes of sorting the tick's blockers anew, with the
+        /// same sum of terms; the rectangles given cover every shape on
+        /// one side only; the memo keeps the tick's blockers in entity order.
         #[test]
         fn merged_shapes_equal_the_sorted_ones(
             old in prop::collection::vec(any::<(u8, u8, u8)>(), 0..30),
             keep in prop::collection::vec(any::<bool>(), 30),
-            new in prop::collection::vec(any::<(u8, u8, u8)>(), 0..8),
+            new in prop::collection::vec((any::<u8>(), any::<(u8, u8, u8)>()), 0..8),
         ) {
-            let memo: Vec<KeptBlocker> = old.into_iter().enumerate().map(|(i, s)| kept((i as u64, s))).collect();
-            let last = sorted_shapes(&(0..memo.len()).map(MemoEntry::Kept).collect::<Vec<_>>(), &memo);
-            let mut entries: Vec<MemoEntry> = (0..memo.len()).filter(|&i| keep[i]).map(MemoEntry::Kept).collect();
-            entries.extend(new.into_iter().enumerate().map(|(i, s)| MemoEntry::New(kept((100 + i as u64, s)))));
-            let want = sorted_shapes(&entries, &memo);
-            let input = OcclusionInput { width: 4, height: 4, circles: want.circles.clone(), polygons: want.polygons.clone(), vertices: want.vertices.clone(), ..OcclusionInput::default() };
+            // Entities 0, 4, 8, ...; the new ones fall between and after them.
+            let memo: Vec<KeptBlocker> = old.into_iter().enumerate().map(|(i, s)| kept((4 * i as u64, s))).collect();
+            let (last, sum) = sorted_shapes(memo.iter().map(|k| &k.shape));
+            let gone: Vec<usize> = (0..memo.len()).filter(|&i| !keep[i]).collect();
+            let mut added: Vec<KeptBlocker> = new.into_iter().map(|(e, s)| kept((4 * u64::from(e % 40) + 1 + u64::from(e) / 40 % 3, s))).collect();
+            added.sort_by_key(|k| k.entity);
+            added.dedup_by_key(|k| k.entity);
+            let (want, want_sum) = sorted_shapes(standing(&memo, &gone, &added));
+            prop_assert_eq!(want_sum, want.sum());
             let mut differ = Vec::new();
-            last.changes(&input, &mut differ);
-            match merged_shapes(&last, &memo, &entries, 4, 4) {
-                Merge::Unchanged => {
-                    prop_assert_eq!(&last, &want);
-                    prop_assert!(differ.is_empty());
-                }
-                Merge::Merged(merged, rects) => {
-                    prop_assert_eq!(&merged, &want);
-                    prop_assert_eq!(merged.hash(), want.hash());
-                    for r in &differ {
-                        prop_assert!(rects.contains(r), "{:?} not among {:?}", r, rects);
-                    }
-                }
-                Merge::Apart => prop_assert!(false, "the memo's shapes are the last sorted ones"),
+            last.changes(&want, 4, 4, &mut differ);
+            let removed: Vec<&Projected> = gone.iter().map(|&i| &memo[i].shape).collect();
+            let (merged, merged_sum, rects) = merged_shapes(&last, sum, &removed, added.iter().map(|k| &k.shape), 4, 4).expect("the memo's shapes are the last sorted ones");
+            prop_assert_eq!(&merged, &*want);
+            prop_assert_eq!(merged_sum, want_sum);
+            for r in &differ {
+                prop_assert!(rects.contains(r), "{:?} not among {:?}", r, rects);
             }
-            // Merged into shapes that do not hold what it takes out: none.
-            let gone = memo.iter().enumerate().any(|(i, m)| !keep[i] && !matches!(m.shape, Projected::Nothing));
-            prop_assert_eq!(matches!(merged_shapes(&BuiltShapes::default(), &memo, &entries, 4, 4), Merge::Apart), gone);
+            // Taken out of shapes that do not hold them: none.
+            let taken = removed.iter().any(|m| !matches!(m, Projected::Nothing));
+            prop_assert_eq!(merged_shapes(&BuiltShapes::default(), ShapeSum::default(), &removed, added.iter().map(|k| &k.shape), 4, 4).is_none(), taken);
+            // The memo after the commit: the blockers kept and added, by entity.
+            let under = (AreaTransform::new(&crate::transform::Area { center: glam::Vec3::ZERO, extents: glam::Vec3::splat(4.0), yaw_degrees: 0.0 }, 4, 4), Slab { bottom: 0.0, top: 1.0 }, false);
+            let mut kept_memo = BlockerMemo { under: Some(under), kept: memo.clone(), shapes: Some((Arc::clone(&last), sum)) };
+            let mut want_entities: Vec<u64> = memo.iter().enumerate().filter(|(i, _)| keep[*i]).map(|(_, k)| k.entity).chain(added.iter().map(|k| k.entity)).collect();
+            want_entities.sort_unstable();
+            kept_memo.commit(BlockerMemoUpdate { under, gone, added, shapes: (Arc::new(merged), merged_sum) });
+            prop_assert_eq!(kept_memo.kept.iter().map(|k| k.entity).collect::<Vec<_>>(), want_entities);
         }
     }
 

@@ -42,6 +42,7 @@ impl FogSubsystem {
         self.backend.run_parallel(&mut || result = Some(gather(slot, world)));
         let g = result.expect("run_parallel runs its work")?;
         let mut occlusion = g.occlusion;
+        g.blocker_memo.shapes().lend_to(&mut occlusion);
         occlusion.capture = match g.capture.and_then(|c| c.heights) {
             Some(CaptureHeights::Whole(texels)) => Some(texels),
             Some(CaptureHeights::Rows { first, texels }) => slot.state.capture.clone().map(|mut all| {

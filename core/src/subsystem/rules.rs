@@ -127,13 +127,14 @@ pub(super) fn apply(
     share: bool,
 ) -> Result<InstanceTick> {
     let mut outcome = InstanceTick::default();
-    slot.blocker_memo.commit(g.blocker_memo);
+    let Gathered { occlusion, blocker_hash, blocker_memo, shape_changes, capture, sources, source_hash } = g;
+    slot.blocker_memo.commit(blocker_memo);
     let (w, h) = (slot.dims.width, slot.dims.height);
     // What the last build left must be rebuilt whole (a new instance, a new
     // grid, an invalidation): no local update.
     let mut full = slot.state.occlusion_dirty;
     let mut changed: Vec<TexelRect> = Vec::new();
-    if let Some(CaptureUpdate { signature, heights }) = g.capture {
+    if let Some(CaptureUpdate { signature, heights }) = capture {
         if heights.is_some() {
             slot.state.stats.recaptures = slot.state.stats.recaptures.saturating_add(1);
         }
@@ -170,16 +171,21 @@ pub(super) fn apply(
         slot.saved_capture = None;
         full = true;
     }
-    if slot.state.blocker_hash != Some(g.blocker_hash) {
-        match (&slot.built_shapes, &g.shape_changes) {
-            // Built from the shapes this tick's were merged from: what the
-            // merge took out and put in.
+    // This tick's shapes, as the memo keeps them.
+    let shapes = slot
+        .blocker_memo
+        .shapes()
+        .ok_or_else(|| MurkError::Backend { backend: "core".into(), message: "no blocker shapes kept after a gather".into() })?;
+    if slot.state.blocker_hash != Some(blocker_hash) {
+        match (&slot.built_shapes, &shape_changes) {
+            // Built from the shapes this tick's were spliced from: what the
+            // splice took out and put in.
             (Some(built), Some((from, rects))) if Arc::ptr_eq(built, from) => changed.extend_from_slice(rects),
-            (Some(built), _) => built.changes(&g.occlusion, &mut changed),
+            (Some(built), _) => built.changes(&shapes, w, h, &mut changed),
             (None, _) => full = true,
         }
     }
-    let needs = OcclusionBuild { mips: g.occlusion.build_mips, distance_field_scale: g.occlusion.distance_field_scale };
+    let needs = OcclusionBuild { mips: occlusion.build_mips, distance_field_scale: occlusion.distance_field_scale };
     if slot.state.built_for != Some(needs) {
         full = true;
     }
@@ -194,7 +200,8 @@ pub(super) fn apply(
         slot.state.occlusion_dirty = true;
         // Until the build lands, nothing is known of what the backend holds.
         slot.built_shapes = None;
-        let mut input = g.occlusion;
+        let mut input = occlusion;
+        shapes.lend_to(&mut input);
         // Lend the capture to the build rather than copying it.
         input.capture = slot.state.capture.take();
         let result = match &rebuild {
@@ -228,12 +235,12 @@ pub(super) fn apply(
         // The backend holds the build of these shapes (their hash says so).
         slot.built_shapes = slot.blocker_memo.shapes();
     }
-    slot.state.blocker_hash = Some(g.blocker_hash);
+    slot.state.blocker_hash = Some(blocker_hash);
     slot.state.built_for = Some(needs);
     slot.state.occlusion_dirty = false;
     resolve_flags(backend, slot, now)?;
     let same_inputs = !outcome.occlusion_built
-        && slot.state.source_hash == Some(g.source_hash)
+        && slot.state.source_hash == Some(source_hash)
         && slot.state.recomputed_profile == Some(slot.q)
         && slot.state.has_recomputed;
     if same_inputs && slot.state.settled {
@@ -245,7 +252,7 @@ pub(super) fn apply(
         slot.unsettle();
     }
     let elapsed = if slot.state.has_recomputed { slot.state.rate_since_us } else { dt };
-    let mut input = recompute_input(slot, g.sources, elapsed)?;
+    let mut input = recompute_input(slot, sources, elapsed)?;
     if outcome.occlusion_built {
         slot.last_input = None;
     }
@@ -263,7 +270,7 @@ pub(super) fn apply(
     });
     outcome.visibility_reused = input.reuse_visibility;
     slot.last_input = Some(input);
-    slot.state.source_hash = Some(g.source_hash);
+    slot.state.source_hash = Some(source_hash);
     slot.state.recomputed_profile = Some(slot.q);
     slot.state.has_recomputed = true;
     // When no rate could step, the elapsed time is still owed to them: keep
