@@ -36,7 +36,9 @@ pub mod looks;
 pub mod passes;
 pub mod tiles;
 
-use murk_core::backend::{FootprintList, FootprintRequest, InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
+use murk_core::backend::{
+    FootprintList, FootprintRequest, InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage, TickRunner,
+};
 use murk_core::fixed::HEIGHT_FLOOR;
 use murk_core::{
     Backend, Grid, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result, TexelRect, Texture, TextureSet, Tile, TileData, TiledImage,
@@ -190,9 +192,16 @@ impl CpuInstance {
 /// be spawned (wasm32 without threads, as in a browser), the calling thread
 /// (rayon's work inside then runs on its global pool, which falls back to
 /// the calling thread there). The bytes are the same either way.
+#[derive(Clone)]
 enum Workers {
-    Pool(rayon::ThreadPool),
+    Pool(Arc<rayon::ThreadPool>),
     CallingThread,
+}
+
+impl TickRunner for Workers {
+    fn run(&self, work: &mut (dyn FnMut() + Send)) {
+        self.install(work);
+    }
 }
 
 impl Workers {
@@ -209,7 +218,7 @@ impl Workers {
             .thread_name(|i| format!("murk-cpu-{i}"))
             .build()
             .map_err(|e| MurkError::Backend { backend: "cpu".into(), message: e.to_string() })?;
-        Ok(Workers::Pool(pool))
+        Ok(Workers::Pool(Arc::new(pool)))
     }
 
     /// Runs `work` on the pool. With more than one worker, the others stay
@@ -310,6 +319,13 @@ impl Backend for CpuBackend {
 
     fn run_parallel(&self, work: &mut (dyn FnMut() + Send)) {
         self.pool.install(work);
+    }
+
+    fn tick_runner(&self) -> Option<Arc<dyn TickRunner>> {
+        match &self.pool {
+            Workers::Pool(_) => Some(Arc::new(self.pool.clone())),
+            Workers::CallingThread => None,
+        }
     }
 
     fn create_instance(&mut self, key: InstanceKey, dims: InstanceDims) -> Result<()> {

@@ -1,5 +1,5 @@
 //! The CPU backend's own behaviour: its thread count changes no hash, and
-//! core's parallel work runs on its pool (the typed-error contract runs per
+//! core's parallel work and whole ticks run on its pool (the typed-error contract runs per
 //! backend in the conformance harness: `robustness::unknown_keys_and_tickets_are_typed_errors`).
 
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};
@@ -34,6 +34,19 @@ fn core_parallel_work_runs_on_the_backend_pool() {
     let mut name = None;
     cpu.run_parallel(&mut || name = std::thread::current().name().map(str::to_owned));
     assert_eq!(name.as_deref(), Some("murk-cpu-0"));
+}
+
+#[test]
+fn a_tick_runs_on_the_backend_pool() {
+    // `FogSubsystem::tick` runs its whole tick through the runner: the
+    // backend calls inside it start their parallel loops from a worker.
+    for threads in [1, 2] {
+        let cpu = CpuBackend::new(threads).unwrap();
+        let runner = cpu.tick_runner().expect("a pooled backend has a runner");
+        let mut name = None;
+        runner.run(&mut || name = std::thread::current().name().map(str::to_owned));
+        assert!(name.as_deref().is_some_and(|n| n.starts_with("murk-cpu-")), "{threads} threads: ran on {name:?}");
+    }
 }
 
 /// Footprints come back one value each; a texel outside the grid or ends

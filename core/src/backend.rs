@@ -11,6 +11,7 @@ pub use crate::frame::Readback;
 use crate::frame::{OcclusionInput, RecomputeInput, RecomputeReport, RevealLayer};
 pub use crate::texture::{InstanceDims, StageData, StageImage};
 use crate::texture::{Texture, TextureSet, TiledImage};
+use std::sync::Arc;
 
 /// Identifies an instance's resources inside a backend.
 pub type InstanceKey = u32;
@@ -235,6 +236,13 @@ impl Stage {
     }
 }
 
+/// Runs work on a backend's threads (see [`Backend::tick_runner`]),
+/// independent of the backend's own borrow.
+pub trait TickRunner: Send + Sync {
+    /// Runs `work` there and returns when it is done.
+    fn run(&self, work: &mut (dyn FnMut() + Send));
+}
+
 /// A fog backend: runs the passes of the pipeline on its own resources.
 pub trait Backend: Send {
     /// Short name (`cpu`, `gpu`) with its configuration (`cpu[threads=2]`).
@@ -265,6 +273,14 @@ pub trait Backend: Send {
     /// on where it runs.
     fn run_parallel(&self, work: &mut (dyn FnMut() + Send)) {
         work();
+    }
+    /// Where a whole tick should run, when not on the calling thread: the
+    /// CPU backend's pool, so that the tick's many backend calls start
+    /// their parallel work from one of its workers instead of each handing
+    /// work to the pool and waiting to be woken. `None` (the default): on
+    /// the calling thread. The bytes do not depend on where it runs.
+    fn tick_runner(&self) -> Option<Arc<dyn TickRunner>> {
+        None
     }
     /// Passes 5-9: visibility, blur, memory, compose, upscale. Also records
     /// the current final mask as the start of the next blend. Whether memory
@@ -426,7 +442,7 @@ pub struct FootprintRequest {
     /// The value a texel must reach.
     pub cutoff: u16,
     /// The footprints, each texel inside the instance's output grid.
-    pub footprints: std::sync::Arc<FootprintList>,
+    pub footprints: Arc<FootprintList>,
 }
 
 /// What a footprint whose largest final-mask value is `top` reads as in a

@@ -59,7 +59,7 @@ pub mod zlayer;
 
 pub use backend::{
     Backend, BackendChoice, FootprintList, FootprintRequest, InstanceDims, InstanceKey, Opened, Pass, PassTiming, Readback, SampleRequest, Stage,
-    StageData, StageImage, TexelRect,
+    StageData, StageImage, TexelRect, TickRunner,
 };
 pub use binning::{bin_sources, TileBins};
 pub use components::{

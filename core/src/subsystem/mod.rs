@@ -621,6 +621,18 @@ impl FogSubsystem {
     /// Validates all inputs first: on error nothing changed (masks, memory,
     /// cadence and transient reveals are as before the call).
     pub fn tick(&mut self, world: &mut World, dt_us: u32) -> Result<TickReport> {
+        match self.backend.tick_runner() {
+            Some(runner) => {
+                let mut report = None;
+                runner.run(&mut || report = Some(self.tick_here(world, dt_us)));
+                report.expect("the runner runs its work")
+            }
+            None => self.tick_here(world, dt_us),
+        }
+    }
+
+    /// [`FogSubsystem::tick`] on the calling thread.
+    fn tick_here(&mut self, world: &mut World, dt_us: u32) -> Result<TickReport> {
         let dt = u64::from(dt_us);
         // Phase 1: gather and validate everything.
         let mut gathered: BTreeMap<String, Gathered> = BTreeMap::new();
