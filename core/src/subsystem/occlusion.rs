@@ -3,10 +3,13 @@
 //! rather than the whole grid.
 //!
 //! The shapes of the last build are kept beside the instance (in texel
-//! space, as the backend got them); a tick's shapes are compared with them
-//! as sorted lists (both are in canonical order), and each shape on one side
-//! only adds the texels it may cover. A recapture adds the box of the
-//! texels whose captured height changed.
+//! space, as the backend got them). A tick's shapes are the last tick's
+//! with the few that changed spliced in ([`BuiltShapes::spliced`]), and the
+//! shapes taken out and put in add the texels they may cover; when the
+//! build was made from other shapes (after a load), the two are compared as
+//! sorted lists (both are in canonical order) and each shape on one side
+//! only adds its texels. A recapture adds the box of the texels whose
+//! captured height changed.
 
 use crate::backend::TexelRect;
 use crate::frame::{CircleTexel, OcclusionInput, PolygonTexel};
@@ -68,8 +71,8 @@ impl BuiltShapes {
     pub(crate) fn changes(&self, new: &BuiltShapes, w: u32, h: u32, out: &mut Vec<TexelRect>) {
         differ(&self.circles, &new.circles, Ord::cmp, |c| circle_rect(c, w, h), out);
         // Both lists are sorted by vertices, then top (how `gather` orders them).
-        let polygons: Vec<(&[[i32; 2]], i32)> = self.polygons.iter().map(|p| (self.polygon(p), p.height)).collect();
-        let next: Vec<(&[[i32; 2]], i32)> = new.polygons.iter().map(|p| (new.polygon(p), p.height)).collect();
+        let polygons: Vec<PolygonRef> = self.polygons.iter().map(|p| (self.polygon(p), p.height)).collect();
+        let next: Vec<PolygonRef> = new.polygons.iter().map(|p| (new.polygon(p), p.height)).collect();
         differ(&polygons, &next, Ord::cmp, |(v, _)| polygon_rect(v, w, h), out);
     }
 
