@@ -269,7 +269,7 @@ pub(super) struct BlockerMemoUpdate {
 
 impl BlockerMemoUpdate {
     /// This tick's shapes in canonical order.
-    pub(super) fn shapes(&self) -> &BuiltShapes {
+    pub(super) fn shapes(&self) -> &Arc<BuiltShapes> {
         &self.shapes.0
     }
 }
@@ -295,11 +295,6 @@ impl BlockerMemo {
     /// under the same conditions as [`Self::kept_for`].
     fn shapes_for(&self, t: &AreaTransform, slab: &Slab, z_layering: bool) -> Option<&(Arc<BuiltShapes>, ShapeSum)> {
         self.shapes.as_ref().filter(|_| self.made_under(t, slab, z_layering))
-    }
-
-    /// The shapes of the projections kept last, sorted.
-    pub(super) fn shapes(&self) -> Option<Arc<BuiltShapes>> {
-        self.shapes.as_ref().map(|(shapes, _)| Arc::clone(shapes))
     }
 
     /// Keeps this tick's projections (moved, not copied) and forgets the

@@ -128,6 +128,8 @@ pub(super) fn apply(
 ) -> Result<InstanceTick> {
     let mut outcome = InstanceTick::default();
     let Gathered { occlusion, blocker_hash, blocker_memo, shape_changes, capture, sources, source_hash } = g;
+    // This tick's shapes, which the memo keeps from here on.
+    let shapes = Arc::clone(blocker_memo.shapes());
     slot.blocker_memo.commit(blocker_memo);
     let (w, h) = (slot.dims.width, slot.dims.height);
     // What the last build left must be rebuilt whole (a new instance, a new
@@ -171,11 +173,6 @@ pub(super) fn apply(
         slot.saved_capture = None;
         full = true;
     }
-    // This tick's shapes, as the memo keeps them.
-    let shapes = slot
-        .blocker_memo
-        .shapes()
-        .ok_or_else(|| MurkError::Backend { backend: "core".into(), message: "no blocker shapes kept after a gather".into() })?;
     if slot.state.blocker_hash != Some(blocker_hash) {
         match (&slot.built_shapes, &shape_changes) {
             // Built from the shapes this tick's were spliced from: what the
@@ -229,11 +226,11 @@ pub(super) fn apply(
         slot.state.capture = input.capture.take();
         result?;
         // The gather's shapes are the memo's, committed above.
-        slot.built_shapes = slot.blocker_memo.shapes();
+        slot.built_shapes = Some(shapes);
         outcome.occlusion_built = true;
     } else if slot.built_shapes.is_none() {
         // The backend holds the build of these shapes (their hash says so).
-        slot.built_shapes = slot.blocker_memo.shapes();
+        slot.built_shapes = Some(shapes);
     }
     slot.state.blocker_hash = Some(blocker_hash);
     slot.state.built_for = Some(needs);
