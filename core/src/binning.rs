@@ -28,18 +28,23 @@ pub fn texel_span(c: i32, r: i32, n: u32) -> Option<(u32, u32)> {
 pub fn bin_sources(sources: &[SourceTexel], width: u32, height: u32, tile_size: u32) -> TileBins {
     let tiles_x = width.div_ceil(tile_size);
     let tiles_y = height.div_ceil(tile_size);
-    let tile_range = |s: &SourceTexel| {
-        let (x0, x1) = texel_span(s.x, s.radius, width)?;
-        let (y0, y1) = texel_span(s.y, s.radius, height)?;
-        Some((x0 / tile_size, x1 / tile_size, y0 / tile_size, y1 / tile_size))
-    };
+    // Each source's tiles, worked out once for both passes (a tile side
+    // that is a power of two divides by a shift).
+    let shift = tile_size.is_power_of_two().then(|| tile_size.trailing_zeros());
+    let tile = |t: u32| shift.map_or(t / tile_size, |k| t >> k);
+    let ranges: Vec<Option<(u32, u32, u32, u32)>> = sources
+        .iter()
+        .map(|s| {
+            let (x0, x1) = texel_span(s.x, s.radius, width)?;
+            let (y0, y1) = texel_span(s.y, s.radius, height)?;
+            Some((tile(x0), tile(x1), tile(y0), tile(y1)))
+        })
+        .collect();
     let mut counts = vec![0u32; (tiles_x * tiles_y) as usize + 1];
-    for s in sources {
-        if let Some((tx0, tx1, ty0, ty1)) = tile_range(s) {
-            for ty in ty0..=ty1 {
-                for tx in tx0..=tx1 {
-                    counts[(ty * tiles_x + tx) as usize + 1] += 1;
-                }
+    for &(tx0, tx1, ty0, ty1) in ranges.iter().flatten() {
+        for ty in ty0..=ty1 {
+            for tx in tx0..=tx1 {
+                counts[(ty * tiles_x + tx) as usize + 1] += 1;
             }
         }
     }
@@ -49,8 +54,8 @@ pub fn bin_sources(sources: &[SourceTexel], width: u32, height: u32, tile_size: 
     let offsets = counts;
     let mut cursor = offsets.clone();
     let mut indices = vec![0u32; *offsets.last().unwrap_or(&0) as usize];
-    for (i, s) in sources.iter().enumerate() {
-        if let Some((tx0, tx1, ty0, ty1)) = tile_range(s) {
+    for (i, range) in ranges.iter().enumerate() {
+        if let Some((tx0, tx1, ty0, ty1)) = *range {
             for ty in ty0..=ty1 {
                 for tx in tx0..=tx1 {
                     let t = (ty * tiles_x + tx) as usize;
@@ -83,19 +88,23 @@ mod tests {
     #[test]
     fn every_texel_in_range_is_in_a_tile_listing_the_source() {
         let sources = vec![src(10, 40, 9), src(60, 2, 30), src(-5, -5, 7), src(200, 200, 4)];
-        let bins = bin_sources(&sources, 64, 48, 16);
-        for (i, s) in sources.iter().enumerate() {
-            for y in 0..48u32 {
-                for x in 0..64u32 {
-                    let dx = (x as i32 * 8 + 4 - s.x) as i64;
-                    let dy = (y as i32 * 8 + 4 - s.y) as i64;
-                    if dx * dx + dy * dy < i64::from(s.radius) * i64::from(s.radius) {
-                        assert!(bins.sources_at(x, y).contains(&(i as u32)), "source {i} missing at {x},{y}");
+        // A tile side that is a power of two (divided by a shift) and one
+        // that is not.
+        for tile in [16, 24] {
+            let bins = bin_sources(&sources, 64, 48, tile);
+            for (i, s) in sources.iter().enumerate() {
+                for y in 0..48u32 {
+                    for x in 0..64u32 {
+                        let dx = (x as i32 * 8 + 4 - s.x) as i64;
+                        let dy = (y as i32 * 8 + 4 - s.y) as i64;
+                        if dx * dx + dy * dy < i64::from(s.radius) * i64::from(s.radius) {
+                            assert!(bins.sources_at(x, y).contains(&(i as u32)), "source {i} missing at {x},{y}");
+                        }
                     }
                 }
             }
+            // The far-away source is in no tile.
+            assert!(!bins.indices.contains(&3));
         }
-        // The far-away source is in no tile.
-        assert!(!bins.indices.contains(&3));
     }
 }

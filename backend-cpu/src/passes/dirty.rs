@@ -10,6 +10,10 @@ pub const BLOCK: usize = 16;
 /// A rectangle of texels `x0..x1` by `y0..y1`.
 pub type Rect = (usize, usize, usize, usize);
 
+/// The widest reach in rows that [`Blocks::widened_rows`] ORs in whole
+/// (past it, a running count per block is cheaper).
+const DIRECT_REACH: usize = 2;
+
 /// Marks read at once by [`Blocks::any`] and [`Blocks::all`].
 const SCAN_RUN: usize = 512;
 
@@ -53,16 +57,21 @@ impl Blocks {
     pub fn widened(&self, by: usize) -> Blocks {
         // Along a row, a texel `by` beyond a block's edge lies `by / BLOCK`
         // blocks further, rounded up (the grid's last block ends the row).
-        let reach = by.div_ceil(BLOCK);
+        let per_row = self.per_row;
+        let reach = by.div_ceil(BLOCK).min(per_row.saturating_sub(1));
         let mut across = self.clone();
-        for (row, out) in self.marks.chunks(self.per_row.max(1)).zip(across.marks.chunks_mut(self.per_row.max(1))) {
-            for s in 1..=reach.min(row.len().saturating_sub(1)) {
-                for (o, &m) in out[s..].iter_mut().zip(row) {
-                    *o |= m;
-                }
-                for (o, &m) in out.iter_mut().zip(&row[s..]) {
-                    *o |= m;
-                }
+        if reach == 0 {
+            return across.widened_rows(by);
+        }
+        // Along the whole grid at once, then the first and last `reach`
+        // blocks of each row again from their own row only (the shifts
+        // carried marks over from the row before or after).
+        for s in 1..=reach {
+            or_shifted(&mut across.marks, &self.marks, s);
+        }
+        for (row, out) in self.marks.chunks(per_row).zip(across.marks.chunks_mut(per_row)) {
+            for b in (0..reach).chain(per_row - reach..per_row) {
+                out[b] = row[b.saturating_sub(reach)..(b + reach + 1).min(per_row)].contains(&true);
             }
         }
         across.widened_rows(by)
@@ -70,8 +79,16 @@ impl Blocks {
 
     /// The blocks marked in a row within `by` rows of their own.
     pub fn widened_rows(&self, by: usize) -> Blocks {
-        let mut wide = Blocks::new(self.width, self.height, false);
         let per_row = self.per_row;
+        if by <= DIRECT_REACH {
+            // A row `k` rows away is `k * per_row` marks away.
+            let mut wide = self.clone();
+            for k in 1..=by {
+                or_shifted(&mut wide.marks, &self.marks, k * per_row);
+            }
+            return wide;
+        }
+        let mut wide = Blocks::new(self.width, self.height, false);
         if self.marks.is_empty() {
             return wide;
         }
@@ -131,6 +148,22 @@ impl Blocks {
             }
             Some((start * BLOCK, (b * BLOCK).min(width)))
         })
+    }
+}
+
+/// `out[i] |= marks[i - shift]` and `out[i] |= marks[i + shift]` wherever
+/// that index is in range: one pass over the grid each way, with no step
+/// per row.
+fn or_shifted(out: &mut [bool], marks: &[bool], shift: usize) {
+    let n = marks.len();
+    if shift >= n {
+        return;
+    }
+    for (o, &m) in out[shift..].iter_mut().zip(&marks[..n - shift]) {
+        *o |= m;
+    }
+    for (o, &m) in out.iter_mut().zip(&marks[shift..]) {
+        *o |= m;
     }
 }
 

@@ -483,7 +483,12 @@ impl FalloffTable {
 #[derive(Clone, Debug, Default)]
 pub struct WindowCache {
     pub(super) settings: Option<RaySettings>,
-    pub(super) windows: BTreeMap<SourceTexel, Window>,
+    /// The keys of the windows, ascending (each once).
+    pub(super) keys: Vec<SourceTexel>,
+    /// The window of each key, at its key's place. (Two arrays rather than
+    /// a map: the update walks every key each tick, and a walk over a
+    /// map's nodes waits on memory.)
+    pub(super) windows: Vec<Window>,
     /// The kept windows combined, before the finish: per texel the
     /// strongest reveal and the strongest concealment (2 bytes each), when
     /// `combined` says they match `windows`.
@@ -524,8 +529,9 @@ pub(super) struct Changes {
     pub(super) built: usize,
     /// The windows dropped (those with a box on the grid), with their keys.
     pub(super) removed: Vec<(SourceTexel, Window)>,
-    /// Keys whose windows were not kept before (built now).
-    pub(super) added: Vec<SourceTexel>,
+    /// The places of the windows built now (whose keys were not kept
+    /// before) among the windows kept now.
+    pub(super) added: Vec<usize>,
     /// Per source of the input, the place of its key among the windows
     /// kept now (in key order).
     pub(super) rank: Vec<u32>,
@@ -543,6 +549,7 @@ impl WindowCache {
     pub fn clear(&mut self) {
         // The falloff tables stay: they depend on the sources alone.
         self.windows.clear();
+        self.keys.clear();
         self.shadows.clear();
         self.forgotten.clear();
         self.touched.clear();
@@ -569,10 +576,12 @@ impl WindowCache {
             let b = TexelRect { x0: x0 as u32, y0: y0 as u32, x1: (x0 + w) as u32, y1: (y0 + rows) as u32 };
             rects.iter().any(|r| r.meets(&b))
         };
-        let gone: Vec<SourceTexel> = self.windows.iter().filter(|(_, win)| meets(win.rect())).map(|(k, _)| *k).collect();
-        for k in gone {
-            let win = self.windows.remove(&k).expect("a kept window");
-            if win.width > 0 && win.rows > 0 {
+        let kept = std::mem::take(&mut self.keys).into_iter().zip(std::mem::take(&mut self.windows));
+        for (k, win) in kept {
+            if !meets(win.rect()) {
+                self.keys.push(k);
+                self.windows.push(win);
+            } else if win.width > 0 && win.rows > 0 {
                 self.forgotten.push((k, win));
             }
         }
@@ -608,7 +617,7 @@ impl WindowCache {
     /// Heap bytes of the kept windows' values (the combined grids add 4
     /// bytes per texel).
     pub fn bytes(&self) -> usize {
-        self.windows.values().map(Window::bytes).sum()
+        self.windows.iter().map(Window::bytes).sum()
     }
 
     /// Brings the low bits up to date where the heights changed, and keeps
@@ -648,36 +657,55 @@ impl WindowCache {
             self.settings = Some(settings);
         }
         // The distinct keys in order, and each source's place among them.
+        // (The subsystem hands the sources over in order: then the keys
+        // are the sources, each in its own place.)
         let sources = &input.sources;
-        let mut order: Vec<u32> = (0..sources.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| sources[a as usize].cmp(&sources[b as usize]));
-        let (mut wanted, mut rank) = (Vec::with_capacity(sources.len()), vec![0u32; sources.len()]);
-        for &i in &order {
-            let s = sources[i as usize];
-            if wanted.last() != Some(&s) {
-                wanted.push(s);
+        let (wanted, rank) = if sources.is_sorted_by(|a, b| a < b) {
+            (sources.clone(), (0..sources.len() as u32).collect())
+        } else {
+            let mut order: Vec<u32> = (0..sources.len() as u32).collect();
+            order.sort_unstable_by(|&a, &b| sources[a as usize].cmp(&sources[b as usize]));
+            let (mut wanted, mut rank) = (Vec::with_capacity(sources.len()), vec![0u32; sources.len()]);
+            for &i in &order {
+                let s = sources[i as usize];
+                if wanted.last() != Some(&s) {
+                    wanted.push(s);
+                }
+                rank[i as usize] = wanted.len() as u32 - 1;
             }
-            rank[i as usize] = wanted.len() as u32 - 1;
-        }
-        // One walk over the kept keys and the wanted ones (both ascending).
-        let (mut gone, mut missing) = (Vec::new(), Vec::new());
-        let mut kept = self.windows.keys().copied().peekable();
-        for &k in &wanted {
-            while let Some(g) = kept.next_if(|g| *g < k) {
-                gone.push(g);
-            }
-            if kept.next_if_eq(&k).is_none() {
-                missing.push(k);
-            }
-        }
-        gone.extend(kept);
-        let mut removed: Vec<(SourceTexel, Window)> = std::mem::take(&mut self.forgotten);
+            (wanted, rank)
+        };
         // Windows forgotten because the occlusion changed under them, by
         // key (at their place in `removed`): those still asked for are
         // worked out again from their old values.
+        let mut removed: Vec<(SourceTexel, Window)> = std::mem::take(&mut self.forgotten);
         let again: BTreeMap<SourceTexel, usize> = removed.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
         let changed = std::mem::take(&mut self.changed);
-        removed.extend(gone.iter().filter_map(|k| self.windows.remove(k).map(|w| (*k, w))).filter(|(_, w)| w.width > 0 && w.rows > 0));
+        // One walk over the kept windows and the wanted keys (both
+        // ascending): a kept window whose key is wanted takes its place
+        // among the new ones (`slots`), the others are dropped (those with
+        // a box on the grid reported).
+        debug_assert_eq!(self.keys.len(), self.windows.len(), "a window per key");
+        let mut kept = std::mem::take(&mut self.keys).into_iter().zip(std::mem::take(&mut self.windows)).peekable();
+        let (mut slots, mut missing) = (Vec::with_capacity(wanted.len()), Vec::new());
+        let mut drop_one = |(k, win): (SourceTexel, Window)| {
+            if win.width > 0 && win.rows > 0 {
+                removed.push((k, win));
+            }
+        };
+        for &k in &wanted {
+            while let Some(gone) = kept.next_if(|(g, _)| *g < k) {
+                drop_one(gone);
+            }
+            match kept.next_if(|(g, _)| *g == k) {
+                Some((_, win)) => slots.push(Some(win)),
+                None => {
+                    missing.push(k);
+                    slots.push(None);
+                }
+            }
+        }
+        kept.for_each(drop_one);
         // Tables for the reaches worth sharing; a long-sighted source (whose
         // square table could be far larger than its clipped window) computes
         // its falloff per texel.
@@ -708,7 +736,7 @@ impl WindowCache {
             .collect();
         self.shadows.extend(swept);
         let (shadows, tables) = (&self.shadows, &self.tables);
-        let built: Vec<(SourceTexel, Window)> = missing
+        let built: Vec<Window> = missing
             .par_iter()
             .map(|s| {
                 let table = tables.get(&FalloffTable::key(s));
@@ -720,13 +748,26 @@ impl WindowCache {
                         let shadow = Shadow::applies(input, s).then(|| Shadow::build(input, s, occ, low)).flatten();
                         Window::build(input, occ, s, table, shadow.as_ref())
                     });
-                    return (*s, window);
+                    return window;
                 }
                 let shadow = if Shadow::applies(input, s) { shadows.get(&Shadow::key(s)).and_then(Option::as_ref) } else { None };
-                (*s, Window::build(input, occ, s, table, shadow))
+                Window::build(input, occ, s, table, shadow)
             })
             .collect();
-        self.windows.extend(built);
-        Changes { built: missing.len(), removed, added: missing, rank }
+        // The new windows into the places left for them, in key order.
+        let mut built = built.into_iter();
+        let mut added = Vec::with_capacity(missing.len());
+        self.windows = slots
+            .into_iter()
+            .enumerate()
+            .map(|(i, slot)| {
+                slot.unwrap_or_else(|| {
+                    added.push(i);
+                    built.next().expect("a window built per missing key")
+                })
+            })
+            .collect();
+        self.keys = wanted;
+        Changes { built: missing.len(), removed, added, rank }
     }
 }
