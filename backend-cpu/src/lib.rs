@@ -465,7 +465,7 @@ impl Backend for CpuBackend {
             // The blocks whose blurred visibility changed.
             let mut blurred_marks = Blocks::new(w as usize, h as usize, false);
             if !input.reuse_visibility {
-                let (_, changed) = passes::visibility::visibility_changes(input, &occ, &mut inst.windows, &mut inst.visibility);
+                let (_, changed, across) = passes::visibility::visibility_changes(input, &occ, &mut inst.windows, &mut inst.visibility);
                 if let Some(v) = tiles::of(&mut inst.mask_tiles, Texture::Visibility) {
                     v.stamp(&changed, version);
                 }
@@ -474,7 +474,7 @@ impl Backend for CpuBackend {
                 let same_kernel = inst.blurred_with.as_ref() == Some(&input.blur);
                 inst.blurred_with = Some(input.blur.clone());
                 if input.blur.iterations == 1 && same_kernel {
-                    let reach = changed.widened(input.blur.radius());
+                    let reach = across.widened_rows(input.blur.radius());
                     blurred_marks = passes::blur::blur_marked(&input.blur, w, h, &inst.visibility, &mut inst.blurred, &reach);
                 } else {
                     blurred_marks = Blocks::new(w as usize, h as usize, true);

@@ -34,7 +34,7 @@ use murk_core::frame::SOURCE_ANTI;
 use murk_core::RecomputeInput;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use wide::{u16x16, u16x8, u8x16, CmpEq};
+use wide::{i16x8, u16x16, u16x8, u8x16, CmpEq};
 
 use crate::passes::dirty::{Blocks, BLOCK};
 use crate::passes::lanes::{load, mask_mul8, max_into, max_into_rising, store, LANES};
@@ -75,13 +75,16 @@ pub fn visibility_cached(input: &RecomputeInput, occ: &Occlusion, cache: &mut Wi
 }
 
 /// [`visibility_cached`], also answering which blocks of `out` changed
-/// (exactly: a marked block holds a texel whose bytes changed). When the
+/// (exactly: a marked block holds a texel whose bytes changed), and which
+/// blocks hold a texel within `input.blur`'s radius of a changed texel
+/// along its row (the blocks a blur must redo on that row, before rows are
+/// widened; exactly those). When the
 /// kept combination is updated, only the blocks of the boxes of the windows
 /// dropped and added (widened by one texel with `reveal_walls`, as walls
 /// read their 8-neighbours) are finished again: `out` must hold what the
 /// last call with this cache wrote (a cache that has not finished a grid,
 /// or finished it under another `reveal_walls`, finishes every texel).
-pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut WindowCache, out: &mut [u16]) -> (usize, Blocks) {
+pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut WindowCache, out: &mut [u16]) -> (usize, Blocks, Blocks) {
     let w = occ.width as usize;
     let bins = &input.bins;
     let changes = cache.update(input, occ);
@@ -293,27 +296,37 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
     // texel is lit or concealed. Each block finished is compared with what
     // it held.
     let painted = &cache.painted;
-    let mut changed = Blocks::new(w, occ.height as usize, false);
-    out.par_chunks_mut(w).zip(cache.concealed.par_chunks(w)).zip(changed.marks.par_chunks_mut(per_row)).enumerate().for_each_init(
-        Vec::new,
-        |near, (y, ((row, conceal), changed))| {
+    let blur_by = input.blur.radius();
+    let (mut changed, mut reach) = (Blocks::new(w, occ.height as usize, false), Blocks::new(w, occ.height as usize, false));
+    let rows = out.par_chunks_mut(w).zip(cache.concealed.par_chunks(w));
+    rows.zip(changed.marks.par_chunks_mut(per_row).zip(reach.marks.par_chunks_mut(per_row))).enumerate().for_each_init(
+        || (Vec::new(), Vec::new()),
+        |(near, texels), (y, ((row, conceal), (changed, reach)))| {
+            // Per block of the row, its texels that changed (bit i: texel i).
+            texels.clear();
+            texels.resize(per_row, 0u16);
             let marks = &region.marks[y * per_row..(y + 1) * per_row];
             for (x0, x1) in Blocks::spans(marks, w) {
                 let conceal = any_anti.then_some(conceal);
-                finish_span(occ, painted, input.reveal_walls, conceal, y, (x0, x1), near, row, &mut changed[x0 / BLOCK..x1.div_ceil(BLOCK)]);
+                finish_span(occ, painted, input.reveal_walls, conceal, y, (x0, x1), near, row, &mut texels[x0 / BLOCK..x1.div_ceil(BLOCK)]);
             }
             if !kept {
-                for (b, (c, _)) in changed.iter_mut().zip(marks).enumerate().filter(|(_, (_, &m))| !m) {
+                for (b, (t, _)) in texels.iter_mut().zip(marks).enumerate().filter(|(_, (_, &m))| !m) {
                     let block = &mut row[b * BLOCK..((b + 1) * BLOCK).min(w)];
-                    if block.iter().fold(0, |acc, &v| acc | v) != 0 {
+                    *t = block.iter().enumerate().fold(0, |acc, (i, &v)| acc | u16::from(v != 0) << i);
+                    if *t != 0 {
                         block.fill(0);
-                        *c = true;
                     }
                 }
             }
+            for (b, &t) in texels.iter().enumerate().filter(|(_, &t)| t != 0) {
+                changed[b] = true;
+                let (lo, hi) = (b * BLOCK + t.trailing_zeros() as usize, b * BLOCK + BLOCK - 1 - t.leading_zeros() as usize);
+                reach[lo.saturating_sub(blur_by) / BLOCK..=(hi + blur_by).min(w - 1) / BLOCK].fill(true);
+            }
         },
     );
-    (changes.built, changed)
+    (changes.built, changed, reach)
 }
 
 /// For one row of a pair (a dropped window's values `old`, the new
@@ -351,9 +364,9 @@ pub(crate) fn pair_span(old: &[u16], new: &[u16], painted: &[u16]) -> Option<(us
 /// in `conceal` (the whole row; `None` where no texel is concealed). Eight
 /// texels at a time with `wide`;
 /// [`finish_row_scalar`] is the reference. `near` is scratch; `out` is the
-/// whole row. `changed[b]` is set for each run `b` of [`BLOCK`] texels from
-/// `x0` on that holds a texel whose value changed (other flags are left as
-/// they are).
+/// whole row. In `changed[b]`, for each run `b` of [`BLOCK`] texels from
+/// `x0` on, bit `i` is set where the run's texel `i` changed value (other
+/// bits are left as they are).
 #[allow(clippy::too_many_arguments, reason = "the grids and marks of one pass")]
 pub fn finish_span(
     occ: &Occlusion,
@@ -364,7 +377,7 @@ pub fn finish_span(
     (x0, x1): (usize, usize),
     near: &mut Vec<u16>,
     out: &mut [u16],
-    changed: &mut [bool],
+    changed: &mut [u16],
 ) {
     let (w, h) = (occ.width as usize, occ.height as usize);
     let n = x1 - x0;
@@ -390,14 +403,15 @@ pub fn finish_span(
         let lit = open.blend(mine, mine.max(beside));
         // A texel with no concealment keeps its reveal (`mask_mul(v, 65535)` is `v`).
         let v = conceal.map_or(lit, |c| mask_mul8(lit, full - load(&c[x..])));
-        let differs = bytemuck::cast::<u16x8, u128>(v ^ load(&out[x..])) != 0;
-        changed[x / BLOCK] |= differs;
+        // One bit per lane whose value changed.
+        let same = bytemuck::cast::<u16x8, i16x8>(v ^ load(&out[x..])).cmp_eq(i16x8::splat(0));
+        changed[x / BLOCK] |= ((!same.move_mask() & 0xff) as u16) << (x % BLOCK);
         store(v, &mut out[x..]);
     }
     for x in whole..n {
         let lit = if coverage[x] == 0 { own[x] } else { own[x].max(near[x]).max(near[x + 1]).max(near[x + 2]) };
         let v = conceal.map_or(lit, |c| mask_mul(lit, u16::MAX - c[x]));
-        changed[x / BLOCK] |= v != out[x];
+        changed[x / BLOCK] |= u16::from(v != out[x]) << (x % BLOCK);
         out[x] = v;
     }
 }
@@ -662,10 +676,15 @@ mod tests {
         /// A kept combination updated tick by tick (sources moved, added,
         /// dropped, shared, anti-vision among them; every third tick a cache
         /// emptied over the grid it finished) gives the bytes of a cold pass
-        /// at every tick, on 1 and 3 threads.
+        /// at every tick, on 1 and 3 threads; the blocks it gives as changed
+        /// are those holding a changed texel, and the blocks it gives as
+        /// within the blur's reach along a row are those within the blur's
+        /// radius of a changed texel on that row (radii under and over a
+        /// block).
         #[test]
         fn kept_combination_equals_a_cold_pass(
             seed in any::<i32>(), density in 0u32..30, (w, h) in (20u32..90, 20u32..90), ticks in 2usize..7, reveal_walls in any::<bool>(),
+            blur_radius in prop_oneof![0u32..4, 14u32..20],
         ) {
             let (cov, heights) = grid(w, h, seed, density, 12, false, true);
             let accel = Accel::new(&cov, &heights, w, h);
@@ -692,17 +711,24 @@ mod tests {
                     }
                     // Two equal sources share a window throughout.
                     let sources: Vec<SourceTexel> = (0..40u32).filter(|&k| alive(k, tick)).map(|k| source(k, tick)).chain([source(99, 0), source(99, 0)]).collect();
-                    let input = dda_input(sources, w, h, 0, reveal_walls);
+                    let mut input = dda_input(sources, w, h, 0, reveal_walls);
+                    input.blur = BlurKernel::gaussian(blur_radius, 2.0, 1);
                     let before = out.clone();
-                    let (_, changed) = pool.install(|| visibility_changes(&input, &occ, &mut cache, &mut out));
-                    // The blocks marked are exactly those holding a texel that changed.
-                    let mut want = Blocks::new(w as usize, h as usize, false);
+                    let (_, changed, reach) = pool.install(|| visibility_changes(&input, &occ, &mut cache, &mut out));
+                    // The blocks marked are exactly those holding a texel
+                    // that changed, and those within the radius of one
+                    // along its row.
+                    let (mut want, mut within) = (Blocks::new(w as usize, h as usize, false), Blocks::new(w as usize, h as usize, false));
+                    let r = input.blur.radius();
                     for (i, (a, b)) in before.iter().zip(&out).enumerate() {
                         if a != b {
-                            want.mark((i % w as usize, i / w as usize, i % w as usize + 1, i / w as usize + 1), 0);
+                            let (x, y) = (i % w as usize, i / w as usize);
+                            want.mark((x, y, x + 1, y + 1), 0);
+                            within.mark((x.saturating_sub(r), y, x + r + 1, y + 1), 0);
                         }
                     }
                     prop_assert_eq!(&changed, &want, "tick {}: changed blocks", tick);
+                    prop_assert_eq!(&reach, &within, "tick {}: blocks within the blur's reach", tick);
                     let mut cold = vec![0u16; out.len()];
                     visibility(&input, &occ, &mut cold);
                     prop_assert_eq!(&out, &cold, "tick {} on {} threads", tick, threads);
@@ -934,21 +960,21 @@ mod tests {
             let accel = Accel::default();
             let occ = Occlusion { width: w, height: h, coverage: &cov, heights: &heights, mips: &[], distance_field: &Grid::default(), accel: &accel };
             let mut near = Vec::new();
-            // The flag of each run of BLOCK texels from x0 whose values in `before` and `after` differ.
-            let runs = |x0: usize, x1: usize, before: &[u16], after: &[u16]| -> Vec<bool> {
-                (x0..x1).step_by(BLOCK).map(|a| before[a..(a + BLOCK).min(x1)] != after[a..(a + BLOCK).min(x1)]).collect()
+            // Per run of BLOCK texels from x0, a bit for each of its texels whose values in `before` and `after` differ.
+            let runs = |x0: usize, x1: usize, before: &[u16], after: &[u16]| -> Vec<u16> {
+                (x0..x1).step_by(BLOCK).map(|a| (a..(a + BLOCK).min(x1)).fold(0, |bits, x| bits | u16::from(before[x] != after[x]) << (x - a))).collect()
             };
             for y in 0..h as usize {
                 let row = y * w as usize..(y + 1) * w as usize;
                 let (mut a, mut b) = (vec![0u16; w as usize], vec![1u16; w as usize]);
                 finish_row_scalar(&occ, &painted, reveal_walls, &conceal[row.clone()], y, &mut a);
-                let mut changed = vec![false; (w as usize).div_ceil(BLOCK)];
+                let mut changed = vec![0u16; (w as usize).div_ceil(BLOCK)];
                 finish_span(&occ, &painted, reveal_walls, Some(&conceal[row.clone()]), y, (0, w as usize), &mut near, &mut b, &mut changed);
                 prop_assert_eq!(&a, &b, "row {}", y);
                 // No concealment given: the bytes of a row concealed nowhere.
                 let (mut open, mut none) = (vec![0u16; w as usize], vec![1u16; w as usize]);
                 finish_row_scalar(&occ, &painted, reveal_walls, &vec![0u16; w as usize], y, &mut open);
-                finish_span(&occ, &painted, reveal_walls, None, y, (0, w as usize), &mut near, &mut none, &mut vec![false; (w as usize).div_ceil(BLOCK)]);
+                finish_span(&occ, &painted, reveal_walls, None, y, (0, w as usize), &mut near, &mut none, &mut vec![0u16; (w as usize).div_ceil(BLOCK)]);
                 prop_assert_eq!(&open, &none, "row {} without concealment", y);
                 prop_assert_eq!(changed, runs(0, w as usize, &a, &vec![1u16; w as usize]), "row {}: changed runs", y);
                 // Any span of the row: its texels as the whole row's, the others untouched.
@@ -957,7 +983,7 @@ mod tests {
                 // A texel already holding its value is not a change.
                 let mut c: Vec<u16> = (0..w as usize).map(|x| if x % 3 == 0 { a[x] } else { 7 }).collect();
                 let before = c.clone();
-                let mut changed = vec![false; (x1 - x0).div_ceil(BLOCK)];
+                let mut changed = vec![0u16; (x1 - x0).div_ceil(BLOCK)];
                 finish_span(&occ, &painted, reveal_walls, Some(&conceal[row]), y, (x0, x1), &mut near, &mut c, &mut changed);
                 for x in 0..w as usize {
                     prop_assert_eq!(c[x], if (x0..x1).contains(&x) { a[x] } else { before[x] }, "row {} span {}..{} texel {}", y, x0, x1, x);
