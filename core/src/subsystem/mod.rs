@@ -223,6 +223,10 @@ pub(crate) struct Slot {
     /// The blockers' projections of the last tick, so a tick projects only
     /// the blockers that changed. Not saved in snapshots.
     pub(crate) blocker_memo: project::BlockerMemo,
+    /// The vision sources' projections of the last tick, by entity, so a
+    /// tick projects only the sources that changed. Not saved in snapshots
+    /// (each projection is a function of what it was made from).
+    pub(crate) source_memo: project::SourceMemo,
     /// Rectangles of the capture a game marked dirty since the last
     /// recapture ([`FogSubsystem::mark_capture_dirty_in`]).
     pub(crate) capture_marks: Vec<TexelRect>,
@@ -385,6 +389,7 @@ impl FogSubsystem {
             last_input: None,
             built_shapes: None,
             blocker_memo: project::BlockerMemo::default(),
+            source_memo: project::SourceMemo::default(),
             capture_marks: Vec::new(),
             saved_capture: None,
             flags: VecDeque::new(),

@@ -31,6 +31,8 @@ pub(super) struct Gathered {
     /// side only is among them).
     pub(super) shape_changes: Option<(Arc<BuiltShapes>, Vec<TexelRect>)>,
     pub(super) capture: Option<CaptureUpdate>,
+    /// The source projections to keep for the next tick.
+    pub(super) source_memo: SourceMemo,
     pub(super) sources: Vec<SourceTexel>,
     pub(super) source_hash: u64,
 }
@@ -118,20 +120,12 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
         None => sorted_shapes(standing(memo, &gone, &added)),
     };
 
-    // Sources.
-    let mut sources_in: Vec<(Entity, Position, VisionSource)> =
-        world.query::<(&Position, &VisionSource)>().iter().map(|(e, (p, s))| (e, *p, *s)).collect();
-    sources_in.sort_by_key(|(e, _, _)| e.to_bits());
-    let mut sources = Vec::with_capacity(sources_in.len());
-    for (e, pos, s) in &sources_in {
-        let label = entity_label(*e);
-        let s = slot.desc.profile.source_in_instance(s);
-        if let Some(src) = project_source(&label, pos, &s, slot, &slab, slot.desc.observed_teams)? {
-            sources.push(src);
-        }
-    }
+    // Sources: as the blockers, each one's projection is kept with what it
+    // came from, and only the sources that changed are projected.
+    let source_memo = gather_sources(slot, world, &slab)?;
     let mut anti: Vec<(Entity, Position, AntiVision)> = world.query::<(&Position, &AntiVision)>().iter().map(|(e, (p, a))| (e, *p, *a)).collect();
     anti.sort_by_key(|(e, _, _)| e.to_bits());
+    let mut concealing = Vec::with_capacity(anti.len());
     for (e, pos, a) in &anti {
         if a.targets.0 & slot.desc.observed_teams.0 == 0 {
             continue;
@@ -141,19 +135,154 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
         let as_source = VisionSource { falloff: Some(a.falloff), eye_height: 0.0, ..VisionSource::new(a.radius) };
         if let Some(mut src) = project_source(&label, pos, &as_source, slot, &slab, TeamMask::ALL)? {
             src.flags |= SOURCE_ANTI;
-            sources.push(src);
+            concealing.push(src);
         }
     }
     // Canonical order (by content, not by entity id), so the hashes and the
     // bins do not depend on how the game allocated its entities.
-    sources.sort_unstable();
+    concealing.sort_unstable();
+    let sources = merge_sorted(&source_memo.sorted, &concealing);
     let mut sh = WordFold::default();
     for src in &sources {
         src.hash_into(&mut sh);
     }
     let blocker_hash = shapes.1.hash();
     let blocker_memo = BlockerMemoUpdate { under: (*t, slab, profile.z_layering), gone, added, shapes };
-    Ok(Gathered { occlusion, blocker_hash, blocker_memo, shape_changes, capture, sources, source_hash: sh.finish() })
+    Ok(Gathered { occlusion, blocker_hash, blocker_memo, shape_changes, capture, source_memo, sources, source_hash: sh.finish() })
+}
+
+/// What a source's projection depends on besides the source: the
+/// instance's transform and slab, and the profile's and the instance's
+/// settings that [`project_source`] reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct SourceRules {
+    transform: AreaTransform,
+    slab: Slab,
+    z_layering: bool,
+    smooth_falloff: f32,
+    eye_offset: glam::Vec3,
+    see_through: bool,
+    teams: TeamMask,
+}
+
+/// One source entity's inputs and their projection (`None`: it reveals
+/// nothing in this instance).
+#[derive(Clone, Debug)]
+struct KeptSource {
+    entity: u64,
+    position: Position,
+    source: VisionSource,
+    projected: Option<SourceTexel>,
+}
+
+/// The projections of an instance's vision sources, by entity, under the
+/// rules they were made with, and all of them in canonical order.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SourceMemo {
+    under: Option<SourceRules>,
+    kept: Vec<KeptSource>,
+    sorted: Vec<SourceTexel>,
+}
+
+/// This tick's vision sources projected, keeping the last tick's
+/// projections made under the same rules ([`project_changed`]).
+fn gather_sources(slot: &Slot, world: &World, slab: &Slab) -> Result<SourceMemo> {
+    let profile = &slot.desc.profile;
+    let under = SourceRules {
+        transform: slot.transform,
+        slab: *slab,
+        z_layering: profile.z_layering,
+        smooth_falloff: profile.smooth_falloff,
+        eye_offset: profile.eye_offset,
+        see_through: profile.see_through,
+        teams: slot.desc.observed_teams,
+    };
+    let last = Some(&slot.source_memo).filter(|m| m.under == Some(under));
+    let mut sources_in: Vec<(Entity, Position, VisionSource)> =
+        world.query::<(&Position, &VisionSource)>().iter().map(|(e, (p, s))| (e, *p, *s)).collect();
+    sources_in.sort_by_key(|(e, _, _)| e.to_bits());
+    let project = |e: Entity, pos: &Position, s: &VisionSource| {
+        project_source(&entity_label(e), pos, &profile.source_in_instance(s), slot, slab, slot.desc.observed_teams)
+    };
+    Ok(SourceMemo { under: Some(under), ..project_changed(last, &sources_in, project)? })
+}
+
+/// The projections of `sources` (in entity order): a source whose entity,
+/// position and component equal those `last` kept keeps its projection,
+/// the others go through `project`; the canonical order is the kept one
+/// with the projections that left taken out and the new ones merged in
+/// (all of them sorted when nothing was kept). The rules are left unset.
+fn project_changed(
+    last: Option<&SourceMemo>,
+    sources: &[(Entity, Position, VisionSource)],
+    mut project: impl FnMut(Entity, &Position, &VisionSource) -> Result<Option<SourceTexel>>,
+) -> Result<SourceMemo> {
+    let (before, before_sorted) = last.map_or((&[][..], &[][..]), |m| (&m.kept[..], &m.sorted[..]));
+    let (mut kept, mut left, mut came) = (Vec::with_capacity(sources.len()), Vec::new(), Vec::new());
+    let mut next = 0;
+    for (e, pos, s) in sources {
+        let bits = e.to_bits().get();
+        while before.get(next).is_some_and(|k| k.entity < bits) {
+            left.extend(before[next].projected);
+            next += 1;
+        }
+        if let Some(k) = before.get(next).filter(|k| k.entity == bits) {
+            next += 1;
+            // Equal inputs project alike (a zero's sign cannot move a texel).
+            if k.position == *pos && k.source == *s {
+                kept.push(k.clone());
+                continue;
+            }
+            left.extend(k.projected);
+        }
+        let projected = project(*e, pos, s)?;
+        came.extend(projected);
+        kept.push(KeptSource { entity: bits, position: *pos, source: *s, projected });
+    }
+    left.extend(before[next..].iter().filter_map(|k| k.projected));
+    left.sort_unstable();
+    came.sort_unstable();
+    let sorted = match without(before_sorted, &left) {
+        Some(stayed) => merge_sorted(&stayed, &came),
+        None => {
+            let mut all: Vec<SourceTexel> = kept.iter().filter_map(|k| k.projected).collect();
+            all.sort_unstable();
+            all
+        }
+    };
+    Ok(SourceMemo { under: None, kept, sorted })
+}
+
+/// `sorted` less the items of `gone` (both ascending; each item of `gone`
+/// takes out one equal item), or `None` when an item of `gone` is not
+/// there.
+fn without(sorted: &[SourceTexel], gone: &[SourceTexel]) -> Option<Vec<SourceTexel>> {
+    let mut out = Vec::with_capacity(sorted.len().saturating_sub(gone.len()));
+    let mut gone = gone.iter().peekable();
+    for s in sorted {
+        if gone.next_if_eq(&s).is_none() {
+            out.push(*s);
+        }
+    }
+    gone.peek().is_none().then_some(out)
+}
+
+/// The items of `a` and `b` (each ascending) in one ascending list.
+fn merge_sorted(a: &[SourceTexel], b: &[SourceTexel]) -> Vec<SourceTexel> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if b[j] < a[i] {
+            out.push(b[j]);
+            j += 1;
+        } else {
+            out.push(a[i]);
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
 
 /// The projections of this tick's blockers: those of `memo` not `gone`,
@@ -517,6 +646,7 @@ mod tests {
     use super::*;
     use crate::components::BlockerShape;
     use proptest::prelude::*;
+    use std::collections::BTreeMap;
 
     /// A kept blocker of entity `entity` projected to a small shape picked
     /// by `seed` (often equal to another: the lists hold repeats).
@@ -569,6 +699,80 @@ mod tests {
             want_entities.sort_unstable();
             kept_memo.commit(BlockerMemoUpdate { under, gone, added, shapes: (Arc::new(merged), merged_sum) });
             prop_assert_eq!(kept_memo.kept.iter().map(|k| k.entity).collect::<Vec<_>>(), want_entities);
+        }
+    }
+
+    proptest! {
+        /// Tick after tick of sources that stand, move, change, leave and
+        /// come (their projections often equal, some projecting to
+        /// nothing), the kept projections give the canonical order of
+        /// projecting every source anew, and only the sources whose inputs
+        /// changed (or are new) are projected; a projection that fails
+        /// fails the tick.
+        #[test]
+        fn kept_source_projections_equal_projecting_every_source(
+            first in prop::collection::vec((any::<bool>(), 0u8..6, 0u8..3), 0..24),
+            ticks in prop::collection::vec(prop::collection::vec((0u8..30, 0u8..5, 0u8..6, 0u8..3), 0..10), 1..6),
+        ) {
+            // A source's projection depends on its position and radius only:
+            // x of 0..6 and a radius of 0..3 make repeats; x = 5 projects
+            // to nothing, radius 0 fails.
+            fn project(calls: &mut usize) -> impl FnMut(Entity, &Position, &VisionSource) -> Result<Option<SourceTexel>> + '_ {
+                move |_, pos, s| {
+                    *calls += 1;
+                    if s.radius == 0.0 {
+                        return Err(MurkError::invalid("radius", 0.0, "must be positive"));
+                    }
+                    Ok((pos.0.x != 5.0).then_some(SourceTexel { x: pos.0.x as i32, y: 3, radius: s.radius as i32, ..Default::default() }))
+                }
+            }
+            let source = |x: u8, r: u8| (Position(glam::Vec3::new(f32::from(x), 0.0, 0.0)), VisionSource::new(f32::from(r + 1)));
+            // Entity bits 1, 3, 5, ... (generation 1 and an odd index).
+            let entity = |i: u64| Entity::from_bits(1 << 32 | i).expect("a valid entity");
+            let mut world: BTreeMap<u64, (Position, VisionSource)> = BTreeMap::new();
+            for (i, &(on, x, r)) in first.iter().enumerate() {
+                if on {
+                    world.insert(2 * i as u64 + 1, source(x, r));
+                }
+            }
+            let mut memo: Option<SourceMemo> = None;
+            for changes in ticks {
+                let before = world.clone();
+                // Op 0: leave; 1: move; 2: change the radius (to 0 fails
+                // now and then); 3-4: come (or move back).
+                for (e, op, x, r) in changes {
+                    let id = 2 * u64::from(e) + 1;
+                    match op {
+                        0 => drop(world.remove(&id)),
+                        1 => drop(world.get_mut(&id).map(|v| v.0 = source(x, 0).0)),
+                        2 => drop(world.get_mut(&id).map(|v| v.1.radius = f32::from(r % 3))),
+                        _ => drop(world.insert(id, source(x, r))),
+                    }
+                }
+                let sources: Vec<(Entity, Position, VisionSource)> = world.iter().map(|(&i, &(p, s))| (entity(i), p, s)).collect();
+                let (mut with_memo, mut anew) = (0, 0);
+                let got = project_changed(memo.as_ref(), &sources, project(&mut with_memo));
+                let want = project_changed(None, &sources, project(&mut anew));
+                match (got, want) {
+                    (Ok(got), Ok(want)) => {
+                        let mut all: Vec<SourceTexel> = sources.iter().filter(|(_, p, _)| p.0.x != 5.0).map(|(_, p, s)| SourceTexel { x: p.0.x as i32, y: 3, radius: s.radius as i32, ..Default::default() }).collect();
+                        all.sort_unstable();
+                        prop_assert_eq!(&got.sorted, &all);
+                        prop_assert_eq!(&want.sorted, &all);
+                        // Projected: the sources not kept with equal inputs.
+                        let kept = memo.as_ref().map_or(&[][..], |m| &m.kept[..]);
+                        let changed = sources.iter().filter(|(e, p, s)| !kept.iter().any(|k| k.entity == e.to_bits().get() && k.position == *p && k.source == *s)).count();
+                        prop_assert_eq!(with_memo, changed);
+                        memo = Some(got);
+                    }
+                    (Err(_), Err(_)) => {
+                        // The failing tick changes nothing: the world goes
+                        // back and the memo stays.
+                        world = before;
+                    }
+                    (got, want) => prop_assert!(false, "with the memo {:?}, anew {:?}", got.is_ok(), want.is_ok()),
+                }
+            }
         }
     }
 

@@ -127,10 +127,11 @@ pub(super) fn apply(
     share: bool,
 ) -> Result<InstanceTick> {
     let mut outcome = InstanceTick::default();
-    let Gathered { occlusion, blocker_hash, blocker_memo, shape_changes, capture, sources, source_hash } = g;
+    let Gathered { occlusion, blocker_hash, blocker_memo, shape_changes, capture, source_memo, sources, source_hash } = g;
     // This tick's shapes, which the memo keeps from here on.
     let shapes = Arc::clone(blocker_memo.shapes());
     slot.blocker_memo.commit(blocker_memo);
+    slot.source_memo = source_memo;
     let (w, h) = (slot.dims.width, slot.dims.height);
     // What the last build left must be rebuilt whole (a new instance, a new
     // grid, an invalidation): no local update.

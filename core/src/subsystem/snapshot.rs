@@ -344,6 +344,7 @@ impl FogSubsystem {
                 last_input: None,
                 built_shapes,
                 blocker_memo: super::project::BlockerMemo::default(),
+                source_memo: super::project::SourceMemo::default(),
                 capture_marks: Vec::new(),
                 saved_capture,
                 flags: flags.collect(),
