@@ -242,8 +242,8 @@ fn project_changed(
     left.extend(before[next..].iter().filter_map(|k| k.projected));
     left.sort_unstable();
     came.sort_unstable();
-    let sorted = match without(before_sorted, &left) {
-        Some(stayed) => merge_sorted(&stayed, &came),
+    let sorted = match replaced(before_sorted, &left, &came) {
+        Some(sorted) => sorted,
         None => {
             let mut all: Vec<SourceTexel> = kept.iter().filter_map(|k| k.projected).collect();
             all.sort_unstable();
@@ -253,17 +253,22 @@ fn project_changed(
     Ok(SourceMemo { under: None, kept, sorted })
 }
 
-/// `sorted` less the items of `gone` (both ascending; each item of `gone`
-/// takes out one equal item), or `None` when an item of `gone` is not
-/// there.
-fn without(sorted: &[SourceTexel], gone: &[SourceTexel]) -> Option<Vec<SourceTexel>> {
-    let mut out = Vec::with_capacity(sorted.len().saturating_sub(gone.len()));
-    let mut gone = gone.iter().peekable();
+/// `sorted` less the items of `gone`, with the items of `came` merged in
+/// (all three ascending; each item of `gone` takes out one equal item), in
+/// one pass; `None` when an item of `gone` is not there.
+fn replaced(sorted: &[SourceTexel], gone: &[SourceTexel], came: &[SourceTexel]) -> Option<Vec<SourceTexel>> {
+    let mut out = Vec::with_capacity((sorted.len() + came.len()).saturating_sub(gone.len()));
+    let (mut gone, mut came) = (gone.iter().peekable(), came.iter().peekable());
     for s in sorted {
-        if gone.next_if_eq(&s).is_none() {
-            out.push(*s);
+        if gone.next_if_eq(&s).is_some() {
+            continue;
         }
+        while let Some(c) = came.next_if(|c| *c < s) {
+            out.push(*c);
+        }
+        out.push(*s);
     }
+    out.extend(came);
     gone.peek().is_none().then_some(out)
 }
 
