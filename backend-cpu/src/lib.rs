@@ -124,6 +124,9 @@ struct CpuInstance {
     /// The hash last taken of each mask, in the order of [`tiles::MASKS`],
     /// with the tile versions it was taken at.
     hashes: [Option<tiles::KeptHash>; tiles::MASKS.len()],
+    /// What a save may share without reading: which masks are known to hold
+    /// another's bytes.
+    copies: tiles::Copies,
 }
 
 impl CpuInstance {
@@ -165,6 +168,7 @@ impl CpuInstance {
             occlusion_version: next_version(),
             mask_tiles: None,
             hashes: Default::default(),
+            copies: tiles::Copies::default(),
         }
     }
 
@@ -300,6 +304,7 @@ impl CpuBackend {
         let (pool, inst) = self.parts_pending(key)?;
         if std::mem::take(&mut inst.start_pending) {
             pool.install(|| passes::settle::copy_marked(&inst.final_mask, &mut inst.start, &inst.out_unsettled));
+            inst.copies.start_made(&inst.mask_tiles);
         }
         Ok((pool, inst))
     }
@@ -549,6 +554,7 @@ impl Backend for CpuBackend {
                     None => {}
                 }
                 inst.out_unsettled.add(&moved);
+                inst.copies.upscale_is_compose = true;
             } else if moved.any() {
                 passes::upscale::upscale(&inst.composed, w, h, scale, &mut inst.upscaled);
                 if let Some(v) = tiles::of(&mut inst.mask_tiles, Texture::Upscale) {
@@ -595,15 +601,33 @@ impl Backend for CpuBackend {
     fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()> {
         let (pool, inst) = self.parts_pending(key)?;
         let restart = std::mem::take(&mut inst.start_pending);
+        if restart {
+            // The start takes the final mask's values below (where the two
+            // may differ; elsewhere they are equal), before its tiles move.
+            inst.copies.start_made(&inst.mask_tiles);
+        }
         // A settled instance has nothing to blend: the pool is not woken.
         if inst.out_unsettled.any() {
             pool.install(|| {
-                if let Some(v) = tiles::of(&mut inst.mask_tiles, Texture::Final) {
-                    v.stamp(&inst.out_unsettled, next_version());
+                // Marks matter only to a judgment kept for the next one, and
+                // changes only to versioned masks.
+                let crossed = inst.judge.as_mut().and_then(|j| Some((&mut j.changed[..], j.last.as_ref()?.cutoff)));
+                let versioned = inst.mask_tiles.is_some();
+                let grid = |on: bool| vec![false; if on { tiles::band_marks_len(inst.dims.out_width, inst.dims.out_height) } else { 0 }];
+                let (mut changed, mut apart) = (grid(versioned), grid(versioned));
+                let marks =
+                    passes::settle::BandMarks { crossed, changed: versioned.then_some(&mut changed[..]), apart: versioned.then_some(&mut apart[..]) };
+                passes::settle::blend_marked(&mut inst.start, &inst.upscaled, t, &mut inst.final_mask, &mut inst.out_unsettled, restart, marks);
+                // The final mask's tiles whose bytes changed take a new
+                // version; those left equal to the upscaled mask's are known
+                // to be its copies.
+                if versioned {
+                    let written = tiles::band_tiles(&changed, inst.dims.out_width);
+                    if let Some(v) = tiles::of(&mut inst.mask_tiles, Texture::Final) {
+                        v.stamp_tiles(&written, next_version());
+                    }
+                    inst.copies.final_written(&written, &tiles::band_tiles(&apart, inst.dims.out_width), &inst.mask_tiles);
                 }
-                // Marks matter only to a judgment kept for the next one.
-                let tiles = inst.judge.as_mut().and_then(|j| Some((&mut j.changed[..], j.last.as_ref()?.cutoff)));
-                passes::settle::blend_marked(&mut inst.start, &inst.upscaled, t, &mut inst.final_mask, &mut inst.out_unsettled, restart, tiles)
             });
         }
         Ok(())
@@ -706,6 +730,7 @@ impl Backend for CpuBackend {
         // start's tiles taken anew are those of the last save's final mask.
         let last_final = work.iter().find(|wk| wk.texture == Texture::Final).and_then(|wk| wk.base);
         let occlusion = inst.occlusion_version;
+        let copies = &inst.copies;
         // A tile under the version the base's tile has holds its bytes. A
         // mask's tile taken anew is first compared with the tiles taken anew
         // at the same place of the masks of its size before it (composed,
@@ -729,12 +754,32 @@ impl Backend for CpuBackend {
                     None => Vec::new(),
                 };
                 let before = last_final.filter(|f| texture == Texture::Start && (f.width, f.height) == (w, h));
+                // The image this mask is known to copy, with the version each
+                // tile of it had when copied (`None`: the copy is whole): a
+                // tile of the image still under that version is shared
+                // unread.
+                let taken = |texture: Texture| {
+                    let k = work.iter().position(|wk| wk.texture == texture)?;
+                    saved[k].as_ref().map(|(image, _)| image).or(work[k].base)
+                };
+                let copied: Option<(&TiledImage, Option<&[u64]>)> = match texture {
+                    Texture::Upscale if copies.upscale_is_compose => taken(Texture::Compose).map(|c| (c, None)),
+                    Texture::Start => before.zip(copies.start_from.as_deref().map(Some)),
+                    Texture::Final => taken(Texture::Upscale).zip(copies.final_from.as_deref().map(Some)),
+                    _ => None,
+                };
+                let copied = copied.filter(|(image, _)| (image.width, image.height) == (w, h));
                 let (tiles, fresh) = (0..TiledImage::tile_count(w, h))
                     .into_par_iter()
                     .map(|i| {
                         let version = version(i);
-                        match base.map(|b| &b.tiles[i]) {
-                            Some(tile) if tile.version == version => (tile.clone(), false),
+                        let copy = copied.and_then(|(image, from)| {
+                            let tile = &image.tiles[i];
+                            from.is_none_or(|from| from.get(i) == Some(&tile.version)).then_some(&tile.data)
+                        });
+                        match (base.map(|b| &b.tiles[i]), copy) {
+                            (Some(tile), _) if tile.version == version => (tile.clone(), false),
+                            (_, Some(data)) => (Tile { version, data: data.clone() }, true),
                             _ => {
                                 let taken = twins.iter().filter(|(_, fresh)| fresh[i]).map(|(image, _)| &image.tiles[i].data);
                                 let twins = taken.chain(before.map(|f| &f.tiles[i].data));
@@ -817,6 +862,8 @@ impl Backend for CpuBackend {
         // state's version (a whole image, or a tile not versioned, a new
         // one). A set of tiles starts the versions; whole images (a
         // restore, a resample) keep them only where they run.
+        // What the masks copied of each other is not known of loaded ones.
+        inst.copies = tiles::Copies::default();
         let CpuInstance { visibility, blurred, memory, mapped, composed, upscaled, start, final_mask, mask_tiles, .. } = inst;
         let buffers: [&mut Vec<u16>; 8] = [visibility, blurred, memory, mapped, composed, upscaled, start, final_mask];
         if tiles::MASKS.iter().any(|&t| set.tiles(t).is_some()) {

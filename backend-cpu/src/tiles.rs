@@ -1,10 +1,13 @@
 //! The version of the bytes of each save tile of each mask
 //! ([`murk_core::TILE`]-sided, as a rollback state keeps them): a pass
-//! gives a new version to every tile that holds a block it marked, so a
-//! tile under the version a saved tile has holds the saved bytes, and a
-//! save or a load passes it by.
+//! gives a new version to every tile that holds a block it marked (the
+//! blend: a block whose bytes it changed), so a tile under the version a
+//! saved tile has holds the saved bytes, and a save or a load passes it by.
+//! [`Copies`] says which masks hold another's bytes, so that a save shares
+//! the other's tiles unread.
 
 use crate::passes::dirty::{Blocks, BLOCK};
+use crate::passes::footprints::TILE_ROWS;
 use murk_core::hash::LeafHashes;
 use murk_core::{Texture, TiledImage, TILE};
 
@@ -45,6 +48,28 @@ pub fn marked_tiles(marks: &Blocks) -> Vec<usize> {
         marked.extend(any.chunks(per_tile).enumerate().filter(|(_, blocks)| blocks.contains(&true)).map(|(tx, _)| ty * across + tx));
     }
     marked
+}
+
+/// The marks of a grid of one mark per band of [`TILE_ROWS`] rows and block
+/// column of a `width x height` texture (as the blend marks).
+pub fn band_marks_len(width: u32, height: u32) -> usize {
+    (width as usize).div_ceil(BLOCK) * (height as usize).div_ceil(TILE_ROWS)
+}
+
+/// The tiles (row-major) that hold a mark of `marks`, a grid of
+/// [`band_marks_len`] marks over a texture `width` texels wide.
+pub fn band_tiles(marks: &[bool], width: u32) -> Vec<usize> {
+    const { assert!((TILE as usize).is_multiple_of(TILE_ROWS), "a tile holds whole bands") };
+    let (per_row, across) = ((width as usize).div_ceil(BLOCK), TiledImage::tiles_across(width) as usize);
+    let (bands_per_tile, blocks_per_tile) = (TILE as usize / TILE_ROWS, TILE as usize / BLOCK);
+    let mut tiles: Vec<usize> = marks
+        .chunks(per_row.max(1))
+        .enumerate()
+        .flat_map(|(band, row)| row.iter().enumerate().filter(|(_, m)| **m).map(move |(k, _)| band / bands_per_tile * across + k / blocks_per_tile))
+        .collect();
+    tiles.sort_unstable();
+    tiles.dedup();
+    tiles
 }
 
 /// One version per tile of a `width x height` texture, row-major.
@@ -91,6 +116,48 @@ impl TileVersions {
     pub fn take(&mut self, tiles: &TiledImage, fresh: u64) {
         for (v, t) in self.versions.iter_mut().zip(&tiles.tiles) {
             *v = if t.version == 0 { fresh } else { t.version };
+        }
+    }
+}
+
+/// Which masks are known to hold another mask's bytes, so that a save
+/// shares the other's tiles instead of reading and copying them.
+#[derive(Clone, Debug, Default)]
+pub struct Copies {
+    /// The upscaled mask is the composed one (an upscale of scale 1 copies
+    /// every block of composed that moved, and all of it after a load).
+    pub upscale_is_compose: bool,
+    /// The blend start holds the final mask as it was when a recompute last
+    /// restarted the blend, and these were the final mask's tile versions
+    /// then (`None`: not known, or the masks not versioned).
+    pub start_from: Option<Vec<u64>>,
+    /// Per tile of the final mask, the upscaled mask's version whose bytes
+    /// it holds (the last blend that changed the tile left every value of
+    /// it at its target's), 0 where not known (`None`: none known).
+    pub final_from: Option<Vec<u64>>,
+}
+
+impl Copies {
+    /// The blend start was just made the final mask: copied where the two
+    /// may differ (the unsettled blocks), equal elsewhere.
+    pub fn start_made(&mut self, masks: &Option<Vec<TileVersions>>) {
+        let final_mask = mask_index(Texture::Final).and_then(|m| masks.as_ref()?.get(m));
+        self.start_from = final_mask.map(|v| v.versions.clone());
+    }
+
+    /// A blend changed the tiles `written` of the final mask (ascending),
+    /// and left those of `apart` (ascending) apart from the upscaled mask
+    /// (its target, equal to it elsewhere): the others of `written` hold the
+    /// upscaled mask's values.
+    pub fn final_written(&mut self, written: &[usize], apart: &[usize], masks: &Option<Vec<TileVersions>>) {
+        let Some(upscale) = mask_index(Texture::Upscale).and_then(|m| masks.as_ref()?.get(m)) else {
+            self.final_from = None;
+            return;
+        };
+        let from = self.final_from.get_or_insert_with(Vec::new);
+        from.resize(upscale.versions.len(), 0);
+        for &i in written {
+            from[i] = if apart.binary_search(&i).is_ok() { 0 } else { upscale.versions[i] };
         }
     }
 }

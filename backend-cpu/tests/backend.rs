@@ -203,3 +203,108 @@ fn the_blend_start_is_the_final_mask_a_recompute_found() {
     }
     assert_eq!(finals[0], finals[1]);
 }
+
+/// One step of [`saved_tiles_hold_their_textures_bytes`].
+#[derive(Clone, Debug)]
+enum Step {
+    /// A recompute with the source at column `x`, the blend start read
+    /// before the blend or not, then blends at each fraction of `ts`.
+    Tick { x: i32, read_between: bool, ts: Vec<u32> },
+    /// Blends with no recompute before them.
+    Blend(u32),
+    /// Loads a state saved before (the `k`-th of those saved, wrapping).
+    Load(usize),
+}
+
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    /// What a save shares is what the textures hold: after recomputes of a
+    /// walking source, blends that stop short of their target, settle it or
+    /// run with nothing recomputed, a start read before the blend, and
+    /// loads of earlier states, every tile of every texture saved (shared
+    /// from the state before, from another mask the backend knows the
+    /// texture copies, or taken anew) holds the texture's bytes, on 1 and 3
+    /// threads, at output scale 1 and 2.
+    #[test]
+    fn saved_tiles_hold_their_textures_bytes(
+        steps in proptest::collection::vec(
+            prop_oneof![
+                4 => (0i32..60, any::<bool>(), proptest::collection::vec(prop_oneof![Just(65536u32), 1u32..65536], 1..3))
+                    .prop_map(|(x, read_between, ts)| Step::Tick { x, read_between, ts }),
+                1 => prop_oneof![Just(65536u32), 1u32..65536].prop_map(Step::Blend),
+                1 => (0usize..8).prop_map(Step::Load),
+            ],
+            1..12,
+        ),
+        threads in prop_oneof![Just(1usize), Just(3)],
+        scale in 1u32..3,
+    ) {
+        use murk_core::{bin_sources, instance_textures, BlurKernel, InstanceDims, OcclusionInput, RayMethod, RecomputeInput, SourceTexel, Texture, TextureSet, TiledImage};
+        use std::sync::Arc;
+        let dims = InstanceDims { width: 70, height: 40, out_width: 70 * scale, out_height: 40 * scale };
+        let source = |x: i32| SourceTexel { x: x * 8 + 4, y: 20 * 8 + 4, radius: 12 * 8, strength: 65535, ..SourceTexel::default() };
+        let input = |x: i32| RecomputeInput {
+            sources: vec![source(x)],
+            bins: bin_sources(&[source(x)], 70, 40, 16),
+            method: RayMethod::Dda,
+            target_height: 0,
+            df_scale: 0,
+            soft_shadow_k_q8: 0,
+            df_jitter: 0,
+            blur: BlurKernel::default(),
+            forget_step: 300,
+            freeze_memory: false,
+            fade_in_step: 9000,
+            relax_step: 4000,
+            explored_value: 20000,
+            mapped_value: 0,
+            show_memory_alpha: 65535,
+            reveal_walls: true,
+            reuse_visibility: false,
+        };
+        let mut cpu = CpuBackend::new(threads).unwrap();
+        cpu.create_instance(1, dims).unwrap();
+        let pillar = murk_core::CircleTexel { x: 24 * 8, y: 22 * 8, radius: 16, height: murk_core::fixed::HEIGHT_WALL };
+        cpu.build_occlusion(1, &OcclusionInput { width: 70, height: 40, circles: vec![pillar], ..OcclusionInput::default() }).unwrap();
+        let textures: Vec<Texture> = instance_textures(dims, None).iter().map(|e| e.texture).collect();
+        let mut states: Vec<Vec<(Texture, Arc<TiledImage>)>> = Vec::new();
+        // The images the next save shares from: the last state saved or loaded.
+        let mut bases: Option<Vec<(Texture, Arc<TiledImage>)>> = None;
+        for (n, step) in steps.iter().enumerate() {
+            match step {
+                Step::Tick { x, read_between, ts } => {
+                    cpu.recompute(1, &input(*x)).unwrap();
+                    if *read_between {
+                        cpu.read_texture(1, Texture::Start).unwrap();
+                    }
+                    for &t in ts {
+                        cpu.blend(1, t).unwrap();
+                    }
+                }
+                Step::Blend(t) => cpu.blend(1, *t).unwrap(),
+                Step::Load(k) => {
+                    if let Some(state) = states.get(k % states.len().max(1)) {
+                        cpu.write_textures(1, &TextureSet::tiled(dims, None, state.clone(), "state").unwrap()).unwrap();
+                        bases = Some(state.clone());
+                    }
+                }
+            }
+            let asked: Vec<_> = textures.iter().map(|&t| (t, bases.as_ref().and_then(|b| b.iter().find(|(bt, _)| *bt == t)).map(|(_, i)| &**i))).collect();
+            let saved = cpu.save_tiles(1, &asked).unwrap();
+            let state: Vec<(Texture, Arc<TiledImage>)> = asked
+                .iter()
+                .zip(saved)
+                .map(|(&(t, base), image)| (t, Arc::new(image.unwrap_or_else(|| base.expect("a texture without tiles has a base").clone()))))
+                .collect();
+            // (A texture of no texels has no type to compare.)
+            for (t, image) in state.iter().filter(|(_, image)| !image.tiles.is_empty()) {
+                let want = cpu.read_texture(1, *t).unwrap();
+                prop_assert!(image.to_image() == want, "step {} ({:?}): texture `{}` saved other bytes", n, step, t.name());
+            }
+            bases = Some(state.clone());
+            states.push(state);
+        }
+    }
+}

@@ -196,51 +196,65 @@ fn same_block(a: &[u16], b: &[u16]) -> bool {
     }
 }
 
+/// What [`blend_marked`] marks besides the blocks it leaves unsettled:
+/// grids of one mark per band of [`TILE_ROWS`] rows and block column.
+#[derive(Default)]
+pub struct BandMarks<'a> {
+    /// Where a value crossed the cutoff (it reached it and no longer does,
+    /// or the other way), with the cutoff: a
+    /// [`super::footprints::Judge`]'s marks and its last judgment's cutoff.
+    pub crossed: Option<(&'a mut [bool], u16)>,
+    /// Where a value changed.
+    pub changed: Option<&'a mut [bool]>,
+    /// Where a blended value is not the target's.
+    pub apart: Option<&'a mut [bool]>,
+}
+
 /// The blend ([`super::blend::blend`]) of the blocks marked in `unsettled`;
 /// a block whose start, target and blend are then equal is unmarked. Blocks
-/// not marked must hold equal start, target and final values. With
-/// `tiles` (a [`super::footprints::Judge`]'s marks and the cutoff of its
-/// last judgment), the tile of every block where a value crossed the cutoff
-/// (it reached it and no longer does, or the other way) is marked: only
-/// there can a footprint's judgment change. In parallel bands of
-/// [`TILE_ROWS`] rows. With `restart` (the first blend after a recompute),
-/// each marked block's start first takes the final values the block holds:
-/// the blend starts anew from where the last one stopped.
-pub fn blend_marked(
-    start: &mut [u16],
-    target: &[u16],
-    t: u32,
-    out: &mut [u16],
-    unsettled: &mut Blocks,
-    restart: bool,
-    tiles: Option<(&mut [bool], u16)>,
-) {
+/// not marked must hold equal start, target and final values. Each block
+/// where a value crossed `marks`' cutoff, changed, or is left apart from
+/// the target is marked there (only where a value crossed can a
+/// footprint's judgment change). In parallel
+/// bands of [`TILE_ROWS`] rows. With `restart` (the first blend after a
+/// recompute), each marked block's start first takes the final values the
+/// block holds: the blend starts anew from where the last one stopped.
+pub fn blend_marked(start: &mut [u16], target: &[u16], t: u32, out: &mut [u16], unsettled: &mut Blocks, restart: bool, marks: BandMarks) {
     let (w, per_row) = (unsettled.width, unsettled.per_row);
     if w == 0 {
         return;
     }
     type Band<'a> = ((&'a mut [u16], (&'a mut [u16], &'a [u16])), &'a mut [bool]);
-    let blend_band = |((o, (a, b)), marks): Band, mut tiles: Option<(&mut [bool], u16)>| {
+    type Asked<'a> = (Option<(&'a mut [bool], u16)>, Option<&'a mut [bool]>, Option<&'a mut [bool]>);
+    let blend_band = |((o, (a, b)), marks): Band, (mut crossed, mut changed, mut apart): Asked| {
         for ((o, (a, b)), marks) in o.chunks_mut(w).zip(a.chunks_mut(w).zip(b.chunks(w))).zip(marks.chunks_mut(per_row)) {
             for (k, mark) in marks.iter_mut().enumerate().filter(|(_, m)| **m) {
                 let span = k * BLOCK..((k + 1) * BLOCK).min(w);
                 if restart {
                     a[span.clone()].copy_from_slice(&o[span.clone()]);
                 }
-                // What the block held, kept only where a judge asks.
+                // What the block held, kept only where it is asked about.
                 let mut before = [0u16; BLOCK];
-                if tiles.is_some() {
+                if crossed.is_some() || changed.is_some() {
                     before[..span.len()].copy_from_slice(&o[span.clone()]);
                 }
                 super::blend::blend_simd(&a[span.clone()], &b[span.clone()], t, &mut o[span.clone()]);
-                // A tile is marked only where a value crossed the cutoff (a
-                // fade changes values over many ticks, and crosses once).
-                if let Some((tiles, cutoff)) = tiles.as_mut() {
-                    let crossed = o[span.clone()].iter().zip(&before).fold(false, |c, (&new, &old)| c | ((new >= *cutoff) != (old >= *cutoff)));
-                    // Written only when set: the judge, on another thread,
-                    // then reads marks its own cache still holds.
-                    if crossed {
-                        tiles[k] = true;
+                // Marks are written only when set: the judge, on another
+                // thread, then reads marks its own cache still holds (a fade
+                // changes values over many ticks, and crosses once).
+                if let Some((crossed, cutoff)) = crossed.as_mut() {
+                    if o[span.clone()].iter().zip(&before).fold(false, |c, (&new, &old)| c | ((new >= *cutoff) != (old >= *cutoff))) {
+                        crossed[k] = true;
+                    }
+                }
+                if let Some(changed) = changed.as_mut() {
+                    if !same_block(&o[span.clone()], &before[..span.len()]) {
+                        changed[k] = true;
+                    }
+                }
+                if let Some(apart) = apart.as_mut() {
+                    if !same_block(&o[span.clone()], &b[span.clone()]) {
+                        apart[k] = true;
                     }
                 }
                 // Where the start equals the target the blend gives the
@@ -250,14 +264,23 @@ pub fn blend_marked(
         }
     };
     let band = TILE_ROWS * w;
-    let bands = out
-        .par_chunks_mut(band)
-        .zip(start.par_chunks_mut(band).zip(target.par_chunks(band)))
-        .zip(unsettled.marks.par_chunks_mut(TILE_ROWS * per_row));
-    match tiles {
-        Some((tiles, cutoff)) => bands.zip(tiles.par_chunks_mut(per_row)).for_each(|(rows, tiles)| blend_band(rows, Some((tiles, cutoff)))),
-        None => bands.for_each(|rows| blend_band(rows, None)),
+    let count = out.len().div_ceil(band);
+    // Each grid of marks asked for, as one optional row per band.
+    fn rows(marks: Option<&mut [bool]>, per_row: usize, count: usize) -> Vec<Option<&mut [bool]>> {
+        match marks {
+            Some(marks) => marks.chunks_mut(per_row.max(1)).map(Some).chain(std::iter::repeat_with(|| None)).take(count).collect(),
+            None => (0..count).map(|_| None).collect(),
+        }
     }
+    let cutoff = marks.crossed.as_ref().map(|(_, cutoff)| *cutoff);
+    let crossed = rows(marks.crossed.map(|(m, _)| m), per_row, count);
+    let changed = rows(marks.changed, per_row, count);
+    let apart = rows(marks.apart, per_row, count);
+    out.par_chunks_mut(band)
+        .zip(start.par_chunks_mut(band).zip(target.par_chunks(band)))
+        .zip(unsettled.marks.par_chunks_mut(TILE_ROWS * per_row))
+        .zip(crossed.into_par_iter().zip(changed).zip(apart))
+        .for_each(|(rows, ((crossed, changed), apart))| blend_band(rows, (crossed.zip(cutoff), changed, apart)));
 }
 
 #[cfg(test)]
@@ -331,12 +354,26 @@ mod tests {
                     let before = f.clone();
                     judge.changed.fill(false);
                     let cutoff = [1, 65535, 30000, next() as u16][next() % 4];
-                    pool.install(|| blend_marked(&mut s, &up, t, &mut f, &mut out_unsettled, tick == 0, Some((&mut judge.changed, cutoff))));
+                    let (mut changed, mut apart) = (vec![false; judge.changed.len()], vec![false; judge.changed.len()]);
+                    let marks = BandMarks { crossed: Some((&mut judge.changed, cutoff)), changed: Some(&mut changed), apart: Some(&mut apart) };
+                    pool.install(|| blend_marked(&mut s, &up, t, &mut f, &mut out_unsettled, tick == 0, marks));
                     prop_assert_eq!(&f, &f_full, "step {} tick {}: final", step, tick);
-                    // Every texel that crossed the cutoff lies in a marked tile.
+                    // Every texel that crossed the cutoff lies in a marked
+                    // tile; a block is marked changed where, and only
+                    // where, a value of it changed.
                     for (i, _) in f.iter().zip(&before).enumerate().filter(|(_, (&a, &b))| (a >= cutoff) != (b >= cutoff)) {
                         prop_assert!(judge.changed[i / w / TILE_ROWS * judge.per_row + i % w / BLOCK], "step {} tick {}: texel {} unmarked", step, tick, i);
                     }
+                    let band_block = |i: usize| i / w / TILE_ROWS * judge.per_row + i % w / BLOCK;
+                    let (mut moved, mut off) = (vec![false; changed.len()], vec![false; changed.len()]);
+                    for (i, _) in f.iter().zip(&before).enumerate().filter(|(_, (a, b))| a != b) {
+                        moved[band_block(i)] = true;
+                    }
+                    for (i, _) in f.iter().zip(&up).enumerate().filter(|(_, (a, b))| a != b) {
+                        off[band_block(i)] = true;
+                    }
+                    prop_assert_eq!(&changed, &moved, "step {} tick {}: changed blocks", step, tick);
+                    prop_assert_eq!(&apart, &off, "step {} tick {}: blocks apart from the target", step, tick);
                 }
                 prop_assert_eq!(&s, &s_full, "step {}: start", step);
             }

@@ -33,7 +33,7 @@ pub const MAX_CLASSES: usize = 4;
 /// CPU marches cheaper; they change no result.
 #[derive(Clone, Debug, Default)]
 pub struct Accel {
-    /// Coverage sums within bands of [`BAND`] rows, `width + 1` entries by
+    /// Coverage sums within bands of `BAND` rows, `width + 1` entries by
     /// `height + 1` rows: entry `(x, y)` counts the covered texels of columns `0..x` in
     /// the rows of row `y - 1`'s band above row `y` (0 for `y = 0`). With
     /// [`Accel::band_sums`] they make the summed-area table
@@ -41,7 +41,7 @@ pub struct Accel {
     /// crosses no covered texel. A change to the coverage shifts the entries
     /// of its own band and one row per band below, not every row below.
     pub sums: Vec<u32>,
-    /// Per band of [`BAND`] rows, `width + 1` entries: the covered texels
+    /// Per band of `BAND` rows, `width + 1` entries: the covered texels
     /// of columns `0..x` in the rows above the band.
     pub band_sums: Vec<u32>,
     /// Height where covered, `i32::MIN` where not: one load per visited texel.

@@ -74,7 +74,7 @@ impl RayBits {
     /// * a raised target: a cover at least as high as the target on the
     ///   ray blocks it when it is nearer (off the diagonals always so; on
     ///   them the last corner before the target is at the target's own
-    ///   distance, see [`RayBits::blocked_diagonal`]), and lower covers
+    ///   distance, see `RayBits::blocked_diagonal`), and lower covers
     ///   cannot block when even at distance 1 they stay under the line to
     ///   the target.
     pub fn blocked(&self, occ: &Occlusion, x: i32, y: i32, target: i32, eye: i32) -> Option<bool> {
