@@ -20,7 +20,8 @@
 //! `save/rts/...`, `restore/rts/...` (the portable snapshot) and
 //! `save-state/rts/...` (the in-memory rollback state, saved after each
 //! walking tick and kept eight deep, as a rollback game keeps it),
-//! `load-state/rts/...`.
+//! `drop-state/rts/...` (the state that leaves those eight dropped, which
+//! a rollback game pays when it saves too), `load-state/rts/...`.
 //!
 //! `cargo bench -p murk-benches --bench frame`. The GPU rows appear when an
 //! adapter exists (figures on lavapipe are not performance figures).
@@ -279,6 +280,25 @@ fn bench_state(c: &mut Criterion, backends: Vec<(String, Box<dyn Backend>)>) {
                     spent += started.elapsed();
                     if states.len() > 8 {
                         states.pop_front();
+                    }
+                }
+                spent
+            })
+        });
+        // The state that leaves the eight dropped: the tiles no later state
+        // shares are freed, and every other tile's count goes down. A
+        // rollback library drops it where it saves the new one.
+        c.benchmark_group("drop-state").sample_size(10).bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| {
+            b.iter_custom(|iters| {
+                let mut spent = std::time::Duration::ZERO;
+                for _ in 0..iters {
+                    t.step();
+                    states.push_back(t.fog.save_state(&t.world).expect("save"));
+                    if states.len() > 8 {
+                        let oldest = states.pop_front();
+                        let started = std::time::Instant::now();
+                        drop(oldest);
+                        spent += started.elapsed();
                     }
                 }
                 spent
