@@ -83,7 +83,9 @@ fn passes_rts(c: &mut Criterion) {
         g.bench_function(id("blend"), |bch| {
             bch.iter(|| {
                 unsettled.clone_from(&all);
-                pool.install(|| passes::settle::blend_marked(&mut start, &t, 30000, &mut b, &mut unsettled, false, None))
+                pool.install(|| {
+                    passes::settle::blend_marked(&mut start, &t, 30000, &mut b, &mut unsettled, false, passes::settle::BandMarks::default())
+                })
             })
         });
         g.finish();
