@@ -139,20 +139,21 @@ fn a_save_shares_the_tiles_masks_hold_in_common() {
     assert_eq!(start.to_image(), pattern(3));
 }
 
-/// A recompute makes the final mask the start of the next blend. Whether
-/// the start is read between the recompute and the blend (the copy is then
-/// made at once) or not (the blend makes it as it goes), it is the final
-/// mask the recompute found, and the blend gives the same bytes: the lerp
-/// of that start toward the upscaled mask.
-#[test]
-fn the_blend_start_is_the_final_mask_a_recompute_found() {
-    use murk_core::{bin_sources, BlurKernel, CircleTexel, InstanceDims, OcclusionInput, RayMethod, RecomputeInput, SourceTexel, Texture};
-    use murk_cpu::passes::blend::blend;
-    let dims = InstanceDims { width: 70, height: 40, out_width: 70, out_height: 40 };
-    let source = |x: i32| SourceTexel { x: x * 8 + 4, y: 20 * 8 + 4, radius: 12 * 8, strength: 65535, ..SourceTexel::default() };
-    let input = |x: i32| RecomputeInput {
-        sources: vec![source(x)],
-        bins: bin_sources(&[source(x)], 70, 40, 16),
+/// The occlusion of a 70x40 instance with one pillar that casts a shadow
+/// across the walkers' row.
+fn pillar() -> murk_core::OcclusionInput {
+    let pillar = murk_core::CircleTexel { x: 24 * 8, y: 22 * 8, radius: 16, height: murk_core::fixed::HEIGHT_WALL };
+    murk_core::OcclusionInput { width: 70, height: 40, circles: vec![pillar], ..murk_core::OcclusionInput::default() }
+}
+
+/// A recompute of a 70x40 instance with one source of radius 12 walking
+/// along row 20, at column `x`, and a slow fade.
+fn walker_at(x: i32) -> murk_core::RecomputeInput {
+    use murk_core::{bin_sources, BlurKernel, RayMethod, RecomputeInput, SourceTexel};
+    let source = SourceTexel { x: x * 8 + 4, y: 20 * 8 + 4, radius: 12 * 8, strength: 65535, ..SourceTexel::default() };
+    RecomputeInput {
+        sources: vec![source],
+        bins: bin_sources(&[source], 70, 40, 16),
         method: RayMethod::Dda,
         target_height: 0,
         df_scale: 0,
@@ -168,7 +169,19 @@ fn the_blend_start_is_the_final_mask_a_recompute_found() {
         show_memory_alpha: 65535,
         reveal_walls: true,
         reuse_visibility: false,
-    };
+    }
+}
+
+/// A recompute makes the final mask the start of the next blend. Whether
+/// the start is read between the recompute and the blend (the copy is then
+/// made at once) or not (the blend makes it as it goes), it is the final
+/// mask the recompute found, and the blend gives the same bytes: the lerp
+/// of that start toward the upscaled mask.
+#[test]
+fn the_blend_start_is_the_final_mask_a_recompute_found() {
+    use murk_core::{InstanceDims, Texture};
+    use murk_cpu::passes::blend::blend;
+    let dims = InstanceDims { width: 70, height: 40, out_width: 70, out_height: 40 };
     let u16s = |cpu: &mut CpuBackend, t: Texture| match cpu.read_texture(1, t).unwrap().data {
         murk_core::StageData::U16(v) => v,
         other => panic!("{} is {other:?}", t.name()),
@@ -177,15 +190,13 @@ fn the_blend_start_is_the_final_mask_a_recompute_found() {
     for read_between in [false, true] {
         let mut cpu = CpuBackend::new(2).unwrap();
         cpu.create_instance(1, dims).unwrap();
-        // A pillar that casts a shadow.
-        let pillar = CircleTexel { x: 24 * 8, y: 22 * 8, radius: 16, height: murk_core::fixed::HEIGHT_WALL };
-        cpu.build_occlusion(1, &OcclusionInput { width: 70, height: 40, circles: vec![pillar], ..OcclusionInput::default() }).unwrap();
+        cpu.build_occlusion(1, &pillar()).unwrap();
         let mut run = Vec::new();
         // The source walks; blends stop halfway, so each recompute finds a
         // final mask between its start and its target.
         for (step, x) in [10, 14, 30, 31, 50, 20].into_iter().enumerate() {
             let found = u16s(&mut cpu, Texture::Final);
-            cpu.recompute(1, &input(x)).unwrap();
+            cpu.recompute(1, &walker_at(x)).unwrap();
             if read_between && step % 2 == 1 {
                 assert_eq!(u16s(&mut cpu, Texture::Start), found, "step {step}: the start read before the blend");
             }
@@ -241,33 +252,12 @@ proptest! {
         threads in prop_oneof![Just(1usize), Just(3)],
         scale in 1u32..3,
     ) {
-        use murk_core::{bin_sources, instance_textures, BlurKernel, InstanceDims, OcclusionInput, RayMethod, RecomputeInput, SourceTexel, Texture, TextureSet, TiledImage};
+        use murk_core::{instance_textures, InstanceDims, Texture, TextureSet, TiledImage};
         use std::sync::Arc;
         let dims = InstanceDims { width: 70, height: 40, out_width: 70 * scale, out_height: 40 * scale };
-        let source = |x: i32| SourceTexel { x: x * 8 + 4, y: 20 * 8 + 4, radius: 12 * 8, strength: 65535, ..SourceTexel::default() };
-        let input = |x: i32| RecomputeInput {
-            sources: vec![source(x)],
-            bins: bin_sources(&[source(x)], 70, 40, 16),
-            method: RayMethod::Dda,
-            target_height: 0,
-            df_scale: 0,
-            soft_shadow_k_q8: 0,
-            df_jitter: 0,
-            blur: BlurKernel::default(),
-            forget_step: 300,
-            freeze_memory: false,
-            fade_in_step: 9000,
-            relax_step: 4000,
-            explored_value: 20000,
-            mapped_value: 0,
-            show_memory_alpha: 65535,
-            reveal_walls: true,
-            reuse_visibility: false,
-        };
         let mut cpu = CpuBackend::new(threads).unwrap();
         cpu.create_instance(1, dims).unwrap();
-        let pillar = murk_core::CircleTexel { x: 24 * 8, y: 22 * 8, radius: 16, height: murk_core::fixed::HEIGHT_WALL };
-        cpu.build_occlusion(1, &OcclusionInput { width: 70, height: 40, circles: vec![pillar], ..OcclusionInput::default() }).unwrap();
+        cpu.build_occlusion(1, &pillar()).unwrap();
         let textures: Vec<Texture> = instance_textures(dims, None).iter().map(|e| e.texture).collect();
         let mut states: Vec<Vec<(Texture, Arc<TiledImage>)>> = Vec::new();
         // The images the next save shares from: the last state saved or loaded.
@@ -275,7 +265,7 @@ proptest! {
         for (n, step) in steps.iter().enumerate() {
             match step {
                 Step::Tick { x, read_between, ts } => {
-                    cpu.recompute(1, &input(*x)).unwrap();
+                    cpu.recompute(1, &walker_at(*x)).unwrap();
                     if *read_between {
                         cpu.read_texture(1, Texture::Start).unwrap();
                     }
