@@ -214,11 +214,11 @@ pub struct BandMarks<'a> {
 /// a block whose start, target and blend are then equal is unmarked. Blocks
 /// not marked must hold equal start, target and final values. Each block
 /// where a value crossed `marks`' cutoff, changed, or is left apart from
-/// the target is marked there (only where a value crossed can a
-/// footprint's judgment change). In parallel
-/// bands of [`TILE_ROWS`] rows. With `restart` (the first blend after a
-/// recompute), each marked block's start first takes the final values the
-/// block holds: the blend starts anew from where the last one stopped.
+/// the target is marked in that grid of `marks` (only where a value crossed
+/// can a footprint's judgment change). In parallel bands of [`TILE_ROWS`]
+/// rows. With `restart` (the first blend after a recompute), each marked
+/// block's start first takes the final values the block holds: the blend
+/// starts anew from where the last one stopped.
 pub fn blend_marked(start: &mut [u16], target: &[u16], t: u32, out: &mut [u16], unsettled: &mut Blocks, restart: bool, marks: BandMarks) {
     let (w, per_row) = (unsettled.width, unsettled.per_row);
     if w == 0 {
@@ -265,10 +265,15 @@ pub fn blend_marked(start: &mut [u16], target: &[u16], t: u32, out: &mut [u16], 
     };
     let band = TILE_ROWS * w;
     let count = out.len().div_ceil(band);
-    // Each grid of marks asked for, as one optional row per band.
+    // Each grid of marks asked for, as one optional row per band (a grid
+    // holds a row for every band; were one short, every band would still
+    // be blended).
     fn rows(marks: Option<&mut [bool]>, per_row: usize, count: usize) -> Vec<Option<&mut [bool]>> {
         match marks {
-            Some(marks) => marks.chunks_mut(per_row.max(1)).map(Some).chain(std::iter::repeat_with(|| None)).take(count).collect(),
+            Some(marks) => {
+                debug_assert!(marks.len() >= per_row * count, "a grid of {} marks for {count} bands of {per_row}", marks.len());
+                marks.chunks_mut(per_row.max(1)).map(Some).chain(std::iter::repeat_with(|| None)).take(count).collect()
+            }
             None => (0..count).map(|_| None).collect(),
         }
     }
