@@ -141,7 +141,7 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
     // Canonical order (by content, not by entity id), so the hashes and the
     // bins do not depend on how the game allocated its entities.
     concealing.sort_unstable();
-    let sources = merge_sorted(&source_memo.sorted, &concealing);
+    let sources = replaced(&source_memo.sorted, &[], &concealing).expect("nothing to take out");
     let mut sh = WordFold::default();
     for src in &sources {
         src.hash_into(&mut sh);
@@ -270,24 +270,6 @@ fn replaced(sorted: &[SourceTexel], gone: &[SourceTexel], came: &[SourceTexel]) 
     }
     out.extend(came);
     gone.peek().is_none().then_some(out)
-}
-
-/// The items of `a` and `b` (each ascending) in one ascending list.
-fn merge_sorted(a: &[SourceTexel], b: &[SourceTexel]) -> Vec<SourceTexel> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if b[j] < a[i] {
-            out.push(b[j]);
-            j += 1;
-        } else {
-            out.push(a[i]);
-            i += 1;
-        }
-    }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-    out
 }
 
 /// The projections of this tick's blockers: those of `memo` not `gone`,
