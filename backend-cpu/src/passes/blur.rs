@@ -13,8 +13,8 @@
 
 use super::dirty::{Blocks, RowRun, BLOCK};
 use super::lanes::{load, narrow, store, LANES};
+use super::pieces;
 use murk_core::BlurKernel;
-use rayon::prelude::*;
 use wide::{u16x8, u32x8};
 
 /// Output rows per parallel task: each task sums its rows and the kernel
@@ -84,10 +84,12 @@ fn blur_once_taps<const N: usize>(weights: &[u32], w: usize, h: usize, src: &[u1
     let per_row = w.div_ceil(BLOCK);
     let every = vec![true; per_row];
     let row_marks = |y: usize| marks.map_or(&every[..], |m| &m.marks[y * per_row..(y + 1) * per_row]);
-    let bands = dst.par_chunks_mut(w * BAND).zip(changed.marks.par_chunks_mut(per_row.max(1) * BAND));
-    bands.enumerate().for_each_init(
+    let bands = dst.chunks_mut(w * BAND).zip(changed.marks.chunks_mut(per_row.max(1) * BAND));
+    pieces::each(
+        bands,
+        1,
         || (Vec::new(), Vec::new(), Vec::new(), Vec::new(), RowRun::default()),
-        |(padded, sums, rows, columns, run), (band, (out, changed))| {
+        |(padded, sums, rows, columns, run), band, (out, changed)| {
             // Scratch rows 2k and 2k + 1: the sums along X of the high and
             // the low bytes of grid row `first + k`, clamped, over the blocks
             // marked in an output row that reads them (rows k - 2r..=k).

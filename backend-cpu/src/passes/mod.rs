@@ -10,6 +10,7 @@ pub mod footprints;
 pub mod lanes;
 pub mod memory;
 pub mod mips;
+pub mod pieces;
 pub mod rasterize;
 pub mod settle;
 pub mod upscale;

@@ -14,8 +14,10 @@ use super::compose::{compose_simd, ComposeParams};
 use super::dirty::{Blocks, BLOCK};
 use super::footprints::TILE_ROWS;
 use super::memory::memory_simd;
+use super::pieces::{self, ROWS_TAKEN};
 use murk_core::fixed::mask_mul;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What decides the fixed points of memory and compose besides the blurred
 /// visibility: the freeze flag, the compose baseline, and which rates move
@@ -142,16 +144,20 @@ pub fn memory_compose_marked(
         Some(u) => u.chunks_mut(w).map(Some).collect(),
         None => (0..todo.height).map(|_| None).collect(),
     };
-    memory
-        .par_chunks_mut(w)
-        .zip(composed.par_chunks_mut(w).zip(mapped.par_chunks_mut(w)))
-        .zip(blurred.par_chunks(w).zip(copies.par_iter_mut()))
-        .zip(todo.marks.par_chunks(per_row))
-        .zip(unsettled.marks.par_chunks_mut(per_row).zip(moved.marks.par_chunks_mut(per_row)))
-        .zip(remembered.marks.par_chunks_mut(per_row))
-        .enumerate()
-        .map(|(row, (((((m, (c, mp)), (v, copy)), todo), (unsettled, moved)), remembered))| {
-            let mut any = false;
+    let rows = memory
+        .chunks_mut(w)
+        .zip(composed.chunks_mut(w).zip(mapped.chunks_mut(w)))
+        .zip(blurred.chunks(w).zip(copies.iter_mut()))
+        .zip(todo.marks.chunks(per_row))
+        .zip(unsettled.marks.chunks_mut(per_row).zip(moved.marks.chunks_mut(per_row)))
+        .zip(remembered.marks.chunks_mut(per_row));
+    let any = AtomicBool::new(false);
+    pieces::each(
+        rows,
+        ROWS_TAKEN,
+        || (),
+        |_, row, (((((m, (c, mp)), (v, copy)), todo), (unsettled, moved)), remembered)| {
+            let mut row_changed = false;
             for (b, &marked) in todo.iter().enumerate() {
                 if !marked {
                     unsettled[b] = false;
@@ -170,11 +176,15 @@ pub fn memory_compose_marked(
                 unsettled[b] = memory_changed || composed_changed;
                 moved[b] = composed_changed;
                 remembered[b] = memory_changed;
-                any |= memory_changed || composed_changed;
+                row_changed |= memory_changed || composed_changed;
             }
-            any
-        })
-        .reduce(|| false, |a, b| a | b)
+            // Read before written: the flag's cache line stays shared.
+            if row_changed && !any.load(Ordering::Relaxed) {
+                any.store(true, Ordering::Relaxed);
+            }
+        },
+    );
+    any.into_inner()
 }
 
 /// Copies the marked blocks of `src` into `dst` (grids of `marks`' size).
@@ -281,11 +291,12 @@ pub fn blend_marked(start: &mut [u16], target: &[u16], t: u32, out: &mut [u16], 
     let crossed = rows(marks.crossed.map(|(m, _)| m), per_row, count);
     let changed = rows(marks.changed, per_row, count);
     let apart = rows(marks.apart, per_row, count);
-    out.par_chunks_mut(band)
-        .zip(start.par_chunks_mut(band).zip(target.par_chunks(band)))
-        .zip(unsettled.marks.par_chunks_mut(TILE_ROWS * per_row))
-        .zip(crossed.into_par_iter().zip(changed).zip(apart))
-        .for_each(|(rows, ((crossed, changed), apart))| blend_band(rows, (crossed.zip(cutoff), changed, apart)));
+    let bands = out
+        .chunks_mut(band)
+        .zip(start.chunks_mut(band).zip(target.chunks(band)))
+        .zip(unsettled.marks.chunks_mut(TILE_ROWS * per_row))
+        .zip(crossed.into_iter().zip(changed).zip(apart));
+    pieces::each(bands, 2, || (), |_, _, (rows, ((crossed, changed), apart))| blend_band(rows, (crossed.zip(cutoff), changed, apart)));
 }
 
 #[cfg(test)]

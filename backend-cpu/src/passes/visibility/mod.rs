@@ -32,12 +32,12 @@
 use murk_core::fixed::mask_mul;
 use murk_core::frame::SOURCE_ANTI;
 use murk_core::RecomputeInput;
-use rayon::prelude::*;
 use std::collections::BTreeMap;
 use wide::{i16x8, u16x16, u16x8, u8x16, CmpEq};
 
 use crate::passes::dirty::{Blocks, BLOCK};
 use crate::passes::lanes::{load, mask_mul8, max_into, max_into_rising, store, LANES};
+use crate::passes::pieces::{self, ROWS_TAKEN};
 
 mod march;
 mod occlusion;
@@ -180,10 +180,12 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
         }
     };
     let mut rising = Blocks::new(w, occ.height as usize, false);
-    let bands = cache.painted.par_chunks_mut(w * band_rows).zip(cache.concealed.par_chunks_mut(w * band_rows));
-    bands.zip(rising.marks.par_chunks_mut(per_row * band_rows)).enumerate().for_each_init(
+    let bands = cache.painted.chunks_mut(w * band_rows).zip(cache.concealed.chunks_mut(w * band_rows));
+    pieces::each(
+        bands.zip(rising.marks.chunks_mut(per_row * band_rows)),
+        1,
         || (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()),
-        |(seen, band_windows, spans, near, aligned), (band, ((reveal, conceal), marks))| {
+        |(seen, band_windows, spans, near, aligned), band, ((reveal, conceal), marks)| {
             // The sources binned to the band's tiles, each once (`seen`
             // holds the last band + 1 that listed a source).
             let tile_row = band as u32;
@@ -298,10 +300,12 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
     let painted = &cache.painted;
     let blur_by = input.blur.radius();
     let (mut changed, mut reach) = (Blocks::new(w, occ.height as usize, false), Blocks::new(w, occ.height as usize, false));
-    let rows = out.par_chunks_mut(w).zip(cache.concealed.par_chunks(w));
-    rows.zip(changed.marks.par_chunks_mut(per_row).zip(reach.marks.par_chunks_mut(per_row))).enumerate().for_each_init(
+    let rows = out.chunks_mut(w).zip(cache.concealed.chunks(w));
+    pieces::each(
+        rows.zip(changed.marks.chunks_mut(per_row).zip(reach.marks.chunks_mut(per_row))),
+        ROWS_TAKEN,
         || (Vec::new(), Vec::new()),
-        |(near, texels), (y, ((row, conceal), (changed, reach)))| {
+        |(near, texels), y, ((row, conceal), (changed, reach))| {
             // Per block of the row, its texels that changed (bit i: texel i).
             texels.clear();
             texels.resize(per_row, 0u16);

@@ -5,6 +5,7 @@ use super::occlusion::Occlusion;
 use super::shadowcast::{bits_at, octants_reading, RayBits, ALL_OCTANTS, QUADRANTS};
 use super::source::{falloff_at, falloff_value, occluded_value};
 use crate::passes::lanes::{load, store, LANES};
+use crate::passes::pieces;
 use murk_core::fixed::TEXEL_ONE;
 use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
 use murk_core::{RayMethod, RecomputeInput, SourceTexel, TexelRect};
@@ -729,33 +730,37 @@ impl WindowCache {
         self.shadows.retain(|k, _| asked.binary_search_by_key(k, |&(a, _)| a).is_ok());
         self.update_lows(input, occ, &wanted);
         let lows = &self.lows;
-        let swept: Vec<(ShadowKey, Option<Shadow>)> = asked
-            .par_iter()
-            .filter(|(k, _)| !self.shadows.contains_key(k))
-            .map(|(k, s)| (*k, Shadow::build(input, s, occ, lows.get(&limit(input, s)).map(Vec::as_slice))))
-            .collect();
-        self.shadows.extend(swept);
+        let sweep: Vec<&(ShadowKey, SourceTexel)> = asked.iter().filter(|(k, _)| !self.shadows.contains_key(k)).collect();
+        let mut swept: Vec<Option<Shadow>> = sweep.iter().map(|_| None).collect();
+        pieces::each(
+            sweep.iter().zip(&mut swept),
+            1,
+            || (),
+            |_, _, (&&(_, s), out)| {
+                *out = Shadow::build(input, &s, occ, lows.get(&limit(input, &s)).map(Vec::as_slice));
+            },
+        );
+        self.shadows.extend(sweep.iter().map(|&&(k, _)| k).zip(swept));
         let (shadows, tables) = (&self.shadows, &self.tables);
-        let built: Vec<Window> = missing
-            .par_iter()
-            .map(|s| {
-                let table = tables.get(&FalloffTable::key(s));
-                if let Some(&at) = again.get(s) {
-                    let low = lows.get(&limit(input, s)).map(Vec::as_slice);
-                    let redone = Window::redo(input, occ, s, table, (&removed[at].1, &changed), low);
-                    // Where the shortcut no longer applies, built whole.
-                    let window = redone.unwrap_or_else(|| {
-                        let shadow = Shadow::applies(input, s).then(|| Shadow::build(input, s, occ, low)).flatten();
-                        Window::build(input, occ, s, table, shadow.as_ref())
-                    });
-                    return window;
-                }
-                let shadow = if Shadow::applies(input, s) { shadows.get(&Shadow::key(s)).and_then(Option::as_ref) } else { None };
-                Window::build(input, occ, s, table, shadow)
-            })
-            .collect();
+        let build = |s: &SourceTexel| {
+            let table = tables.get(&FalloffTable::key(s));
+            if let Some(&at) = again.get(s) {
+                let low = lows.get(&limit(input, s)).map(Vec::as_slice);
+                let redone = Window::redo(input, occ, s, table, (&removed[at].1, &changed), low);
+                // Where the shortcut no longer applies, built whole.
+                let window = redone.unwrap_or_else(|| {
+                    let shadow = Shadow::applies(input, s).then(|| Shadow::build(input, s, occ, low)).flatten();
+                    Window::build(input, occ, s, table, shadow.as_ref())
+                });
+                return window;
+            }
+            let shadow = if Shadow::applies(input, s) { shadows.get(&Shadow::key(s)).and_then(Option::as_ref) } else { None };
+            Window::build(input, occ, s, table, shadow)
+        };
+        let mut built: Vec<Option<Window>> = missing.iter().map(|_| None).collect();
+        pieces::each(missing.iter().zip(&mut built), 1, || (), |_, _, (s, out)| *out = Some(build(s)));
         // The new windows into the places left for them, in key order.
-        let mut built = built.into_iter();
+        let mut built = built.into_iter().map(|window| window.expect("every item runs"));
         let mut added = Vec::with_capacity(missing.len());
         self.windows = slots
             .into_iter()
