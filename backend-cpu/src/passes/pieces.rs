@@ -40,7 +40,11 @@ pub fn each<T: Send, S>(
     init: impl Fn() -> S + Sync,
     f: impl Fn(&mut S, usize, T) + Sync,
 ) {
-    let list = Mutex::new(items.into_iter().enumerate());
+    let items = items.into_iter();
+    if items.len() == 0 {
+        return;
+    }
+    let list = Mutex::new(items.enumerate());
     let running = AtomicUsize::new(0);
     let pull = |front: bool| {
         // Counted before the first take, so a waiting puller that finds
