@@ -5,8 +5,8 @@
 //! two per thread, more only for pieces another thread steals), and the
 //! loop ends in joins: a thread that runs out of work waits for the piece
 //! another took, and after about 32 rounds of finding nothing (a few
-//! microseconds) falls asleep; waking it costs 20–40 µs on the KVM guest
-//! the benchmarks run on. The tick's loops cost very different amounts per
+//! microseconds) falls asleep; waking it added 18–36 µs to such a join on
+//! the KVM guest the benchmarks run on. The tick's loops cost very different amounts per
 //! row (only the blocks that changed are worked), so on two threads one of
 //! them was often left idle, then asleep, at the end of each loop.
 //!
