@@ -41,7 +41,7 @@ use murk_core::backend::{
 };
 use murk_core::fixed::HEIGHT_FLOOR;
 use murk_core::{
-    Backend, Grid, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result, TexelRect, Texture, TextureSet, Tile, TileData, TiledImage,
+    Backend, Grid, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result, TexelRect, Texture, TextureSet, TileData, TiledImage,
 };
 use passes::compose::ComposeParams;
 use passes::dirty::Blocks;
@@ -723,7 +723,8 @@ impl Backend for CpuBackend {
         for &(texture, base) in textures {
             let (w, h, texels) = inst.texels(texture)?;
             let masks = tiles::mask_index(texture).and_then(|m| Some(&inst.mask_tiles.as_ref()?[m]));
-            let base = base.filter(|b| (b.width, b.height) == (w, h) && b.tiles.len() == TiledImage::tile_count(w, h));
+            let count = TiledImage::tile_count(w, h);
+            let base = base.filter(|b| (b.width, b.height) == (w, h) && b.tiles.len() == count && b.versions.len() == count);
             work.push(SaveWork { texture, width: w, height: h, texels, masks, base });
         }
         // The blend starts from the final mask of the tick before: the
@@ -735,12 +736,15 @@ impl Backend for CpuBackend {
         // mask's tile taken anew is first compared with the tiles taken anew
         // at the same place of the masks of its size before it (composed,
         // upscaled and final are often equal there), a start tile also with
-        // the last final one, and shares an equal one.
+        // the last final one, and shares an equal one. A mask that copies
+        // another at every place shares the other's whole list of tiles.
         let saved = pool.install(|| {
             let mut saved: Vec<Option<(TiledImage, Vec<bool>)>> = Vec::with_capacity(work.len());
             for &SaveWork { texture, width: w, height: h, ref texels, masks, base } in &work {
                 let version = |i| masks.map_or(occlusion, |m| m.get(i));
-                if base.is_some_and(|b| b.tiles.iter().enumerate().all(|(i, tile)| tile.version == version(i))) {
+                let count = TiledImage::tile_count(w, h);
+                let versions: Vec<u64> = (0..count).map(version).collect();
+                if base.is_some_and(|b| b.versions == versions) {
                     saved.push(None);
                     continue;
                 }
@@ -768,27 +772,36 @@ impl Backend for CpuBackend {
                     Texture::Final => taken(Texture::Upscale).zip(copies.final_from.as_deref().map(Some)),
                     _ => None,
                 };
-                let copied = copied.filter(|(image, _)| (image.width, image.height) == (w, h));
-                let (tiles, fresh) = (0..TiledImage::tile_count(w, h))
+                let copied = copied.filter(|(image, _)| (image.width, image.height) == (w, h) && image.tiles.len() == count);
+                let copies = |(image, from): (&TiledImage, Option<&[u64]>), i: usize| from.is_none_or(|from| from.get(i) == Some(&image.versions[i]));
+                // A tile under the base's version is not taken anew (its
+                // bytes are the base's), wherever else it is shared from.
+                let fresh = |i: usize| base.is_none_or(|b| b.versions[i] != versions[i]);
+                // The tile a place takes unread: the base's, or the copied
+                // image's.
+                let unread = |i: usize| match base {
+                    Some(b) if !fresh(i) => Some(&b.tiles[i]),
+                    _ => copied.filter(|&c| copies(c, i)).map(|(image, _)| &image.tiles[i]),
+                };
+                let lists = copied.map(|(image, _)| image).into_iter().chain(base);
+                if let Some(whole) = lists.into_iter().find(|list| (0..count).all(|i| unread(i).is_some_and(|t| t.same(&list.tiles[i])))) {
+                    let (tiles, fresh) = (whole.tiles.clone(), (0..count).map(fresh).collect());
+                    saved.push(Some((TiledImage { width: w, height: h, versions, tiles }, fresh)));
+                    continue;
+                }
+                let (tiles, fresh): (Vec<TileData>, Vec<bool>) = (0..count)
                     .into_par_iter()
-                    .map(|i| {
-                        let version = version(i);
-                        let copy = copied.and_then(|(image, from)| {
-                            let tile = &image.tiles[i];
-                            from.is_none_or(|from| from.get(i) == Some(&tile.version)).then_some(&tile.data)
-                        });
-                        match (base.map(|b| &b.tiles[i]), copy) {
-                            (Some(tile), _) if tile.version == version => (tile.clone(), false),
-                            (_, Some(data)) => (Tile { version, data: data.clone() }, true),
-                            _ => {
-                                let taken = twins.iter().filter(|(_, fresh)| fresh[i]).map(|(image, _)| &image.tiles[i].data);
-                                let twins = taken.chain(before.map(|f| &f.tiles[i].data));
-                                (Tile { version, data: texels.tile(w, h, i, twins) }, true)
-                            }
+                    .map(|i| match (base, copied.filter(|&c| copies(c, i))) {
+                        (Some(b), _) if !fresh(i) => (b.tiles[i].clone(), false),
+                        (_, Some((image, _))) => (image.tiles[i].clone(), true),
+                        _ => {
+                            let taken = twins.iter().filter(|(_, fresh)| fresh[i]).map(|(image, _)| &image.tiles[i]);
+                            let twins = taken.chain(before.map(|f| &f.tiles[i]));
+                            (texels.tile(w, h, i, twins), true)
                         }
                     })
                     .unzip();
-                saved.push(Some((TiledImage { width: w, height: h, tiles }, fresh)));
+                saved.push(Some((TiledImage { width: w, height: h, versions, tiles: tiles.into() }, fresh)));
             }
             saved
         });
@@ -873,7 +886,7 @@ impl Backend for CpuBackend {
             let versions = mask_tiles.as_mut().map(|masks| &mut masks[k]);
             match set.tiles(*texture) {
                 Some(img) => {
-                    let held = |i: usize| versions.as_ref().is_some_and(|v| img.tiles[i].version != 0 && img.tiles[i].version == v.get(i));
+                    let held = |i: usize| versions.as_ref().is_some_and(|v| img.versions[i] != 0 && img.versions[i] == v.get(i));
                     if !img.write_into(buffer, held) {
                         return Err(backend_error(format!("texture `{}` is not in tiles of 16-bit texels of its size", texture.name())));
                     }
@@ -946,7 +959,7 @@ impl Backend for CpuBackend {
 fn uniform_version(set: &TextureSet, textures: &[Texture]) -> Option<u64> {
     let mut versions = Vec::new();
     for &t in textures {
-        versions.extend(set.tiles(t)?.tiles.iter().map(|tile| tile.version));
+        versions.extend_from_slice(&set.tiles(t)?.versions);
     }
     let first = *versions.first()?;
     (first != 0 && versions.iter().all(|&v| v == first)).then_some(first)

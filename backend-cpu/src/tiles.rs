@@ -114,8 +114,8 @@ impl TileVersions {
     /// The versions of `tiles` (a texture of this size), a tile not
     /// versioned to `fresh`.
     pub fn take(&mut self, tiles: &TiledImage, fresh: u64) {
-        for (v, t) in self.versions.iter_mut().zip(&tiles.tiles) {
-            *v = if t.version == 0 { fresh } else { t.version };
+        for (v, &t) in self.versions.iter_mut().zip(&tiles.versions) {
+            *v = if t == 0 { fresh } else { t };
         }
     }
 }

@@ -119,15 +119,15 @@ fn a_save_shares_the_tiles_masks_hold_in_common() {
     let (compose, blurred) = (image(&first, Texture::Compose), image(&first, Texture::Blur));
     for i in 0..4 {
         for twin in [Texture::Upscale, Texture::Final] {
-            assert!(image(&first, twin).tiles[i].data.same(&compose.tiles[i].data), "{} tile {i}", twin.name());
+            assert!(image(&first, twin).tiles[i].same(&compose.tiles[i]), "{} tile {i}", twin.name());
         }
-        assert_eq!(blurred.tiles[i].data.same(&compose.tiles[i].data), i == 0, "blurred tile {i}");
+        assert_eq!(blurred.tiles[i].same(&compose.tiles[i]), i == 0, "blurred tile {i}");
         for other in [Texture::Visibility, Texture::Start] {
-            assert!(!image(&first, other).tiles[i].data.same(&compose.tiles[i].data), "{} tile {i}", other.name());
+            assert!(!image(&first, other).tiles[i].same(&compose.tiles[i]), "{} tile {i}", other.name());
         }
         let memory = image(&first, Texture::Memory);
-        assert!(memory.tiles[i].data.same(&image(&first, Texture::Mapped).tiles[i].data));
-        assert!(!memory.tiles[i].data.same(&image(&first, Texture::Visibility).tiles[i].data));
+        assert!(memory.tiles[i].same(&image(&first, Texture::Mapped).tiles[i]));
+        assert!(!memory.tiles[i].same(&image(&first, Texture::Visibility).tiles[i]));
     }
     // Loaded again with the start equal to the final mask before: every
     // tile is new, and the start's are the last final's.
@@ -135,12 +135,53 @@ fn a_save_shares_the_tiles_masks_hold_in_common() {
     let bases: Vec<_> = entries.iter().zip(&first).map(|(e, s)| (e.texture, s.as_ref())).collect();
     let second = cpu.save_tiles(7, &bases).unwrap();
     let (start, last_final) = (image(&second, Texture::Start), image(&first, Texture::Final));
-    assert!(start.tiles.iter().zip(&last_final.tiles).all(|(s, f)| s.data.same(&f.data)));
+    assert!(start.tiles.iter().zip(last_final.tiles.iter()).all(|(s, f)| s.same(f)));
     assert_eq!(start.to_image(), pattern(3));
 }
 
 /// The occlusion of a 70x40 instance with one pillar that casts a shadow
 /// across the walkers' row.
+/// A mask that holds another's tile at every place shares the other's
+/// whole list of tiles, under its own versions: the upscaled mask at scale
+/// 1 the composed one's, and the final mask, once a blend settled it, the
+/// upscaled one's. A later save that changed some tiles shares the others
+/// one by one, and still the whole list where the copy is whole.
+#[test]
+fn a_save_shares_a_whole_copy_as_one_list() {
+    use murk_core::{instance_textures, InstanceDims, Texture, TiledImage};
+    use std::sync::Arc;
+    let dims = InstanceDims { width: 70, height: 40, out_width: 70, out_height: 40 };
+    let mut cpu = CpuBackend::new(2).unwrap();
+    cpu.create_instance(1, dims).unwrap();
+    cpu.build_occlusion(1, &pillar()).unwrap();
+    let textures: Vec<Texture> = instance_textures(dims, None).iter().map(|e| e.texture).collect();
+    let mut bases: Vec<Option<TiledImage>> = vec![None; textures.len()];
+    for (step, x) in [10, 14, 30].into_iter().enumerate() {
+        let first = step == 0;
+        cpu.recompute(1, &walker_at(x)).unwrap();
+        cpu.blend(1, 1 << 16).unwrap();
+        let asked: Vec<_> = textures.iter().zip(&bases).map(|(&t, b)| (t, b.as_ref())).collect();
+        let saved = cpu.save_tiles(1, &asked).unwrap();
+        let images: Vec<TiledImage> = saved.into_iter().zip(&bases).map(|(s, b)| s.or_else(|| b.clone()).unwrap()).collect();
+        let image = |t: Texture| &images[textures.iter().position(|&e| e == t).unwrap()];
+        let (compose, upscale, last) = (image(Texture::Compose), image(Texture::Upscale), image(Texture::Final));
+        assert!(Arc::ptr_eq(&upscale.tiles, &compose.tiles), "walker at {x}: the upscaled mask shares the composed list");
+        // (The first save reads the final mask's tiles the blend never
+        // wrote, and shares them one by one with the upscaled mask's.)
+        if first {
+            assert!(last.tiles.iter().zip(upscale.tiles.iter()).all(|(f, u)| f.same(u)), "walker at {x}: each final tile is an upscaled one");
+        } else {
+            assert!(Arc::ptr_eq(&last.tiles, &upscale.tiles), "walker at {x}: the settled final mask shares the upscaled list");
+        }
+        assert!(!Arc::ptr_eq(&image(Texture::Blur).tiles, &compose.tiles), "walker at {x}: blurred is not composed");
+        // (A texture of no texels has no type to compare.)
+        for (&t, image) in textures.iter().zip(&images).filter(|(_, image)| !image.tiles.is_empty()) {
+            assert_eq!(image.to_image(), cpu.read_texture(1, t).unwrap(), "walker at {x}: texture `{}`", t.name());
+        }
+        bases = images.into_iter().map(Some).collect();
+    }
+}
+
 fn pillar() -> murk_core::OcclusionInput {
     let pillar = murk_core::CircleTexel { x: 24 * 8, y: 22 * 8, radius: 16, height: murk_core::fixed::HEIGHT_WALL };
     murk_core::OcclusionInput { width: 70, height: 40, circles: vec![pillar], ..murk_core::OcclusionInput::default() }

@@ -80,7 +80,5 @@ pub use subsystem::{
     ActiveReveal, CaptureBytes, FogSubsystem, FogTarget, InstanceDesc, InstanceState, InstanceStats, InstanceTick, LandedHash, MemoryBody, Reveal,
     RevealArea, RevealId, RevealKind, SaveState, SightEvent, SightSample, TickReport, MAX_FOOTPRINT_TEXELS, MAX_OBSERVERS, MEMORY_MAGIC,
 };
-pub use texture::{
-    instance_textures, mip_atlas, Grid, OcclusionBuild, TexelKind, Texture, TextureSet, TextureSpec, Tile, TileData, TiledImage, TILE,
-};
+pub use texture::{instance_textures, mip_atlas, Grid, OcclusionBuild, TexelKind, Texture, TextureSet, TextureSpec, TileData, TiledImage, TILE};
 pub use transform::{Area, AreaTransform};

@@ -421,19 +421,6 @@ pub fn mip_atlas(width: u32, height: u32, levels: &[Grid<u8>]) -> StageImage {
 /// ([`TiledImage`]), in texels.
 pub const TILE: u32 = 32;
 
-/// One tile of a [`TiledImage`]: its texels row by row, and the version
-/// the backend gave those bytes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Tile {
-    /// The backend's version of the tile's bytes when it was read: two
-    /// tiles at one place of one texture under one nonzero version hold the
-    /// same bytes (a backend never gives a version to two contents). 0: the
-    /// backend does not version it.
-    pub version: u64,
-    /// The texels, row by row (the tile's width times its height).
-    pub data: TileData,
-}
-
 /// The texels of one tile, in one allocation that every state holding the
 /// tile shares.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -512,8 +499,16 @@ pub struct TiledImage {
     pub width: u32,
     /// Height in texels.
     pub height: u32,
-    /// The tiles, row by row of tiles.
-    pub tiles: Vec<Tile>,
+    /// The backend's version of each tile's bytes when it was read, row by
+    /// row of tiles: two tiles at one place of one texture under one
+    /// nonzero version hold the same bytes (a backend never gives a version
+    /// to two contents). 0: the backend does not version it.
+    pub versions: Vec<u64>,
+    /// The tiles' texels, row by row of tiles, each tile's row by row. An
+    /// image that holds another's tile at every place (an upscaled mask
+    /// equal to the composed one) shares the other's list: the versions are
+    /// each texture's own.
+    pub tiles: Arc<[TileData]>,
 }
 
 impl TiledImage {
@@ -583,8 +578,8 @@ impl TiledImage {
             StageData::I32(v) => Self::copy_tile(v, w, h, i),
             StageData::U32(v) => Self::copy_tile(v, w, h, i),
         };
-        let tiles = (0..Self::tile_count(w, h)).map(|i| Tile { version: 0, data: tile(i) }).collect();
-        Self { width: w, height: h, tiles }
+        let count = Self::tile_count(w, h);
+        Self { width: w, height: h, versions: vec![0; count], tiles: (0..count).map(tile).collect() }
     }
 
     /// Writes the tiles into a row-major grid of their size and type, all
@@ -596,7 +591,7 @@ impl TiledImage {
         }
         let w = self.width as usize;
         for (i, tile) in self.tiles.iter().enumerate().filter(|(i, _)| !skip(*i)) {
-            let Some(src) = T::unwrap_tile(&tile.data) else { return false };
+            let Some(src) = T::unwrap_tile(tile) else { return false };
             let (x0, y0, x1, _) = Self::tile_rect(self.width, self.height, i);
             let (x0, x1) = (x0 as usize, x1 as usize);
             for (k, row) in src.chunks_exact(x1 - x0).enumerate() {
@@ -607,20 +602,21 @@ impl TiledImage {
         true
     }
 
-    /// Whether there is one tile per place, each of its place's size and
-    /// all of one texel type.
+    /// Whether there is one tile and one version per place, each tile of its
+    /// place's size and all of one texel type.
     pub fn fits(&self) -> bool {
-        let kind = self.tiles.first().map(|t| t.data.kind());
+        let kind = self.kind();
         self.tiles.len() == Self::tile_count(self.width, self.height)
+            && self.versions.len() == self.tiles.len()
             && self.tiles.iter().enumerate().all(|(i, t)| {
                 let (x0, y0, x1, y1) = Self::tile_rect(self.width, self.height, i);
-                Some(t.data.kind()) == kind && t.data.len() == ((x1 - x0) * (y1 - y0)) as usize
+                Some(t.kind()) == kind && t.len() == ((x1 - x0) * (y1 - y0)) as usize
             })
     }
 
     /// The texel type of its tiles (`None` when it has none).
     pub fn kind(&self) -> Option<TexelKind> {
-        self.tiles.first().map(|t| t.data.kind())
+        self.tiles.first().map(TileData::kind)
     }
 
     /// The whole image, the tiles put together.
@@ -641,7 +637,8 @@ impl TiledImage {
 
     /// Whether every tile is the same allocation as `other`'s at its place.
     pub fn shares_all(&self, other: &TiledImage) -> bool {
-        self.tiles.len() == other.tiles.len() && self.tiles.iter().zip(&other.tiles).all(|(a, b)| a.data.same(&b.data))
+        Arc::ptr_eq(&self.tiles, &other.tiles)
+            || self.tiles.len() == other.tiles.len() && self.tiles.iter().zip(other.tiles.iter()).all(|(a, b)| a.same(b))
     }
 }
 
@@ -721,7 +718,8 @@ impl TextureSet {
                 }
                 SetImage::Tiled(t, _) => {
                     let kind = if t.fits() { t.kind().or(Some(want)) } else { None };
-                    let found = format!("{}x{} in {} tiles of {}", t.width, t.height, t.tiles.len(), t.kind().map_or("no", TexelKind::name));
+                    let (tiles, versions, kind_name) = (t.tiles.len(), t.versions.len(), t.kind().map_or("no", TexelKind::name));
+                    let found = format!("{}x{} in {tiles} tiles ({versions} versions) of {kind_name}", t.width, t.height);
                     ((t.width, t.height, kind), found)
                 }
             };
@@ -787,7 +785,7 @@ fn out_of_range(img: &SetImage) -> Option<(usize, i64, String)> {
             _ => None,
         },
         SetImage::Tiled(t, _) => t.tiles.iter().enumerate().find_map(|(k, tile)| {
-            let (i, v, range) = match &tile.data {
+            let (i, v, range) = match tile {
                 TileData::U8(v) => coverage(v),
                 TileData::I32(v) => height(v),
                 _ => None,
@@ -864,7 +862,7 @@ mod tests {
         assert_eq!(tiled.tiles.len(), 6);
         assert!(tiled.fits());
         assert_eq!(tiled.to_image(), image);
-        assert_eq!(tiled.tiles.iter().map(|t| t.data.bytes()).sum::<usize>(), texels.len() * 2);
+        assert_eq!(tiled.tiles.iter().map(TileData::bytes).sum::<usize>(), texels.len() * 2);
         let mut out = vec![0u16; texels.len()];
         assert!(tiled.write_into(&mut out, |i| i == 4));
         for (i, (&got, &want)) in out.iter().zip(&texels).enumerate() {
@@ -874,8 +872,11 @@ mod tests {
         }
         assert!(!tiled.write_into(&mut vec![0u8; texels.len()], |_| false), "a grid of another type");
         let mut short = tiled.clone();
-        short.tiles[5].data = TileData::U16(Arc::from(&[1u16][..]));
+        Arc::make_mut(&mut short.tiles)[5] = TileData::U16(Arc::from(&[1u16][..]));
         assert!(!short.fits());
+        let mut unversioned = tiled.clone();
+        unversioned.versions.pop();
+        assert!(!unversioned.fits(), "a tile without its version");
 
         let sets = |edit: &dyn Fn(&mut TiledImage)| {
             let images = full_set(None).into_iter().map(|(t, img)| {
@@ -890,11 +891,14 @@ mod tests {
         let set = sets(&|_| {}).unwrap();
         assert_eq!(set.get(Texture::Final).map(|i| (i.width, i.height)), Some((10, 6)));
         assert!(set.tiles(Texture::Final).is_some());
-        let e = sets(&|t| t.tiles.clear()).unwrap_err().to_string();
-        assert!(e.contains("s.textures.height = 5x3 in 0 tiles"), "{e}");
-        let e = sets(&|t| t.tiles[0].data = TileData::I32(Arc::from(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, HEIGHT_WALL + 1, 0, 0, 0, 0][..])))
-            .unwrap_err()
-            .to_string();
+        let e = sets(&|t| (t.tiles, t.versions) = (Arc::from([]), Vec::new())).unwrap_err().to_string();
+        assert!(e.contains("s.textures.height = 5x3 in 0 tiles (0 versions)"), "{e}");
+        let e = sets(&|t| t.versions.push(0)).unwrap_err().to_string();
+        assert!(e.contains("s.textures.height = 5x3 in 1 tiles (2 versions)"), "{e}");
+        let e =
+            sets(&|t| Arc::make_mut(&mut t.tiles)[0] = TileData::I32(Arc::from(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, HEIGHT_WALL + 1, 0, 0, 0, 0][..])))
+                .unwrap_err()
+                .to_string();
         assert!(e.contains("s.textures.height[10]"), "{e}");
     }
 

@@ -705,7 +705,7 @@ impl SaveState {
     /// bytes (once per holder: a caller keeps one of each address).
     fn allocations(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         self.kept.iter().flat_map(|inst| {
-            let tiles = inst.images.iter().flat_map(|(_, image)| &image.tiles).map(|t| (t.data.address(), t.data.bytes()));
+            let tiles = inst.images.iter().flat_map(|(_, image)| image.tiles.iter()).map(|t| (t.address(), t.bytes()));
             let capture = inst.capture.iter().map(|c| (Arc::as_ptr(c) as usize, c.len() * size_of::<i32>()));
             tiles.chain(capture)
         })
