@@ -741,9 +741,8 @@ impl Backend for CpuBackend {
         let saved = pool.install(|| {
             let mut saved: Vec<Option<(TiledImage, Vec<bool>)>> = Vec::with_capacity(work.len());
             for &SaveWork { texture, width: w, height: h, ref texels, masks, base } in &work {
-                let version = |i| masks.map_or(occlusion, |m| m.get(i));
                 let count = TiledImage::tile_count(w, h);
-                let versions: Vec<u64> = (0..count).map(version).collect();
+                let versions = masks.map_or_else(|| vec![occlusion; count], |m| m.all().to_vec());
                 if base.is_some_and(|b| b.versions == versions) {
                     saved.push(None);
                     continue;
@@ -776,31 +775,33 @@ impl Backend for CpuBackend {
                 let copies = |(image, from): (&TiledImage, Option<&[u64]>), i: usize| from.is_none_or(|from| from.get(i) == Some(&image.versions[i]));
                 // A tile under the base's version is not taken anew (its
                 // bytes are the base's), wherever else it is shared from.
-                let fresh = |i: usize| base.is_none_or(|b| b.versions[i] != versions[i]);
+                let fresh: Vec<bool> = match base {
+                    Some(b) => b.versions.iter().zip(&versions).map(|(b, v)| b != v).collect(),
+                    None => vec![true; count],
+                };
                 // The tile a place takes unread: the base's, or the copied
                 // image's.
                 let unread = |i: usize| match base {
-                    Some(b) if !fresh(i) => Some(&b.tiles[i]),
+                    Some(b) if !fresh[i] => Some(&b.tiles[i]),
                     _ => copied.filter(|&c| copies(c, i)).map(|(image, _)| &image.tiles[i]),
                 };
                 let lists = copied.map(|(image, _)| image).into_iter().chain(base);
                 if let Some(whole) = lists.into_iter().find(|list| (0..count).all(|i| unread(i).is_some_and(|t| t.same(&list.tiles[i])))) {
-                    let (tiles, fresh) = (whole.tiles.clone(), (0..count).map(fresh).collect());
-                    saved.push(Some((TiledImage { width: w, height: h, versions, tiles }, fresh)));
+                    saved.push(Some((TiledImage { width: w, height: h, versions, tiles: whole.tiles.clone() }, fresh)));
                     continue;
                 }
-                let (tiles, fresh): (Vec<TileData>, Vec<bool>) = (0..count)
+                let tiles: Vec<TileData> = (0..count)
                     .into_par_iter()
                     .map(|i| match (base, copied.filter(|&c| copies(c, i))) {
-                        (Some(b), _) if !fresh(i) => (b.tiles[i].clone(), false),
-                        (_, Some((image, _))) => (image.tiles[i].clone(), true),
+                        (Some(b), _) if !fresh[i] => b.tiles[i].clone(),
+                        (_, Some((image, _))) => image.tiles[i].clone(),
                         _ => {
                             let taken = twins.iter().filter(|(_, fresh)| fresh[i]).map(|(image, _)| &image.tiles[i]);
                             let twins = taken.chain(before.map(|f| &f.tiles[i]));
-                            (texels.tile(w, h, i, twins), true)
+                            texels.tile(w, h, i, twins)
                         }
                     })
-                    .unzip();
+                    .collect();
                 saved.push(Some((TiledImage { width: w, height: h, versions, tiles: tiles.into() }, fresh)));
             }
             saved

@@ -91,6 +91,11 @@ impl TileVersions {
         self.versions[i]
     }
 
+    /// Every tile's version, row by row of tiles.
+    pub fn all(&self) -> &[u64] {
+        &self.versions
+    }
+
     /// Every tile to `version`.
     pub fn stamp_all(&mut self, version: u64) {
         self.versions.fill(version);
