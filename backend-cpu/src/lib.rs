@@ -780,22 +780,21 @@ impl Backend for CpuBackend {
                     None => vec![true; count],
                 };
                 // The tile a place takes unread: the base's, or the copied
-                // image's.
+                // image's; the others are read.
                 let unread = |i: usize| match base {
                     Some(b) if !fresh[i] => Some(&b.tiles[i]),
                     _ => copied.filter(|&c| copies(c, i)).map(|(image, _)| &image.tiles[i]),
                 };
-                let lists = copied.map(|(image, _)| image).into_iter().chain(base);
-                if let Some(whole) = lists.into_iter().find(|list| (0..count).all(|i| unread(i).is_some_and(|t| t.same(&list.tiles[i])))) {
+                let mut lists = copied.map(|(image, _)| image).into_iter().chain(base);
+                if let Some(whole) = lists.find(|list| (0..count).all(|i| unread(i).is_some_and(|t| t.same(&list.tiles[i])))) {
                     saved.push(Some((TiledImage { width: w, height: h, versions, tiles: whole.tiles.clone() }, fresh)));
                     continue;
                 }
                 let tiles: Vec<TileData> = (0..count)
                     .into_par_iter()
-                    .map(|i| match (base, copied.filter(|&c| copies(c, i))) {
-                        (Some(b), _) if !fresh[i] => b.tiles[i].clone(),
-                        (_, Some((image, _))) => image.tiles[i].clone(),
-                        _ => {
+                    .map(|i| match unread(i) {
+                        Some(tile) => tile.clone(),
+                        None => {
                             let taken = twins.iter().filter(|(_, fresh)| fresh[i]).map(|(image, _)| &image.tiles[i]);
                             let twins = taken.chain(before.map(|f| &f.tiles[i]));
                             texels.tile(w, h, i, twins)
