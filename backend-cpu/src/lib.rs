@@ -45,7 +45,6 @@ use murk_core::{
 };
 use passes::compose::ComposeParams;
 use passes::dirty::Blocks;
-use passes::footprints::{Judge, Plan};
 use passes::settle::SettleKey;
 use passes::visibility::Occlusion;
 use rayon::prelude::*;
@@ -110,9 +109,6 @@ struct CpuInstance {
     start_pending: bool,
     /// The kernel `blurred` was last blurred with (`None`: not known).
     blurred_with: Option<murk_core::BlurKernel>,
-    /// The last footprint judgment and the tiles written since (`None`:
-    /// no footprint judged since the mask was made or loaded).
-    judge: Option<Judge>,
     /// The version of the occlusion (coverage, heights, pyramid and
     /// field, every tile), taken anew by whatever may write it.
     occlusion_version: u64,
@@ -164,7 +160,6 @@ impl CpuInstance {
             out_unsettled,
             start_pending: false,
             blurred_with,
-            judge: None,
             occlusion_version: next_version(),
             mask_tiles: None,
             hashes: Default::default(),
@@ -609,14 +604,12 @@ impl Backend for CpuBackend {
         // A settled instance has nothing to blend: the pool is not woken.
         if inst.out_unsettled.any() {
             pool.install(|| {
-                // Marks matter only to a judgment kept for the next one, and
-                // changes only to versioned masks.
-                let crossed = inst.judge.as_mut().and_then(|j| Some((&mut j.changed[..], j.last.as_ref()?.cutoff)));
+                // Changes matter only to versioned masks.
                 let versioned = inst.mask_tiles.is_some();
                 let grid = |on: bool| vec![false; if on { tiles::band_marks_len(inst.dims.out_width, inst.dims.out_height) } else { 0 }];
                 let (mut changed, mut apart) = (grid(versioned), grid(versioned));
                 let marks =
-                    passes::settle::BandMarks { crossed, changed: versioned.then_some(&mut changed[..]), apart: versioned.then_some(&mut apart[..]) };
+                    passes::settle::BandMarks { changed: versioned.then_some(&mut changed[..]), apart: versioned.then_some(&mut apart[..]) };
                 passes::settle::blend_marked(&mut inst.start, &inst.upscaled, t, &mut inst.final_mask, &mut inst.out_unsettled, restart, marks);
                 // The final mask's tiles whose bytes changed take a new
                 // version; those left equal to the upscaled mask's are known
@@ -663,30 +656,19 @@ impl Backend for CpuBackend {
         let mut checked: Option<(&Arc<FootprintList>, (u32, u32))> = None;
         for r in batch {
             let (_, inst) = self.parts(r.key)?;
-            let size = (inst.dims.out_width, inst.dims.out_height);
+            let size = (inst.dims.width, inst.dims.height);
             if checked.is_some_and(|(list, s)| Arc::ptr_eq(list, &r.footprints) && s == size) {
                 continue;
             }
             checked = Some((&r.footprints, size));
-            check_inside(inst, &r.footprints.texels)?;
+            check_inside(size, &r.footprints.texels)?;
             r.footprints.check()?;
         }
         let mut values = Vec::with_capacity(batch.iter().map(|r| r.footprints.ends.len()).sum());
-        // Instances that share a list and judged one same list before (one
-        // per team over one map) share the work of comparing the two.
-        let mut plans: Vec<Plan> = Vec::new();
         for r in batch {
             let (_, inst) = self.parts(r.key)?;
-            let (w, h) = (inst.dims.out_width as usize, inst.dims.out_height as usize);
-            let judge = inst.judge.get_or_insert_with(|| Judge::new(w, h));
-            let at = match plans.iter().position(|p| p.fits(&r.footprints, judge.previous())) {
-                Some(at) => at,
-                None => {
-                    plans.push(Plan::new(&r.footprints, judge.previous()));
-                    plans.len() - 1
-                }
-            };
-            values.extend_from_slice(judge.judge(&inst.final_mask, w, &plans[at], r.cutoff));
+            let sight = inst.reveals.as_ref().map(|l| &l.sight[..]);
+            values.extend(passes::footprints::judge_all(&inst.visibility, sight, inst.dims.width as usize, &r.footprints, r.cutoff));
         }
         let ticket = self.next_ticket;
         self.next_ticket += 1;
@@ -909,8 +891,6 @@ impl Backend for CpuBackend {
         // reveals are an input, not a texture: they stay.
         let blank = CpuInstance::blank_caches(d);
         (inst.unsettled, inst.settled_under, inst.out_unsettled, inst.blurred_with) = blank;
-        // The next footprints are judged from the loaded final mask.
-        inst.judge = None;
         Ok(())
     }
 
@@ -1027,14 +1007,13 @@ impl CpuInstance {
 
 /// The final mask of `inst` at `texels` (output texels, each inside the grid).
 fn sample_mask(inst: &CpuInstance, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
-    check_inside(inst, texels)?;
+    check_inside((inst.dims.out_width, inst.dims.out_height), texels)?;
     let w = inst.dims.out_width;
     Ok(texels.iter().map(|&[x, y]| inst.final_mask[(y * w + x) as usize]).collect())
 }
 
 /// Whether every one of `texels` lies inside the output grid of `inst`.
-fn check_inside(inst: &CpuInstance, texels: &[[u32; 2]]) -> Result<()> {
-    let (w, h) = (inst.dims.out_width, inst.dims.out_height);
+fn check_inside((w, h): (u32, u32), texels: &[[u32; 2]]) -> Result<()> {
     match texels.iter().find(|&&[x, y]| x >= w || y >= h) {
         Some([x, y]) => Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {w}x{h}"))),
         None => Ok(()),

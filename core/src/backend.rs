@@ -306,11 +306,14 @@ pub trait Backend: Send {
     /// without waiting (one readback for the whole batch); returns a ticket
     /// for [`Backend::poll_samples`].
     fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64>;
-    /// Starts judging footprints in the final masks of several instances
+    /// Starts judging footprints in the sight signals of several instances
     /// without waiting (one readback for the whole batch); returns a ticket
     /// for [`Backend::poll_samples`], whose values are one per footprint, in
     /// request order, then footprint order: [`footprint_value`] of the
-    /// footprint's largest value. Every backend answers the same values.
+    /// footprint's largest value. An instance's sight signal at an internal
+    /// texel is the larger of its visibility and its scripted sight reveal
+    /// (the `sight` plane of [`Backend::set_reveals`], 0 without one).
+    /// Every backend answers the same values.
     fn submit_footprints(&mut self, batch: &[FootprintRequest]) -> Result<u64>;
     /// The samples of a ticket once they have arrived, in request order and
     /// texel order, or footprint order for [`Backend::submit_footprints`]
@@ -404,7 +407,7 @@ pub struct SampleRequest {
     pub texels: Vec<[u32; 2]>,
 }
 
-/// Footprints, each a list of output texels: footprint `i` is
+/// Footprints, each a list of internal texels: footprint `i` is
 /// `texels[ends[i - 1]..ends[i]]` (from 0).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FootprintList {
@@ -432,20 +435,21 @@ impl FootprintList {
     }
 }
 
-/// Footprints judged in one instance's final mask: does a texel of each
-/// reach `cutoff`? Instances over one output grid (one per team over one
-/// map) share one list.
+/// Footprints judged in one instance's sight signal (see
+/// [`Backend::submit_footprints`]): does a texel of each reach `cutoff`?
+/// Instances over one internal grid (one per team over one map) share one
+/// list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FootprintRequest {
     /// The instance.
     pub key: InstanceKey,
     /// The value a texel must reach.
     pub cutoff: u16,
-    /// The footprints, each texel inside the instance's output grid.
+    /// The footprints, each texel inside the instance's internal grid.
     pub footprints: Arc<FootprintList>,
 }
 
-/// What a footprint whose largest final-mask value is `top` reads as in a
+/// What a footprint whose largest sight-signal value is `top` reads as in a
 /// [`FootprintRequest`] with `cutoff`: the cutoff when `top` reaches it,
 /// else 0 (so comparing it with the cutoff answers as `top` would).
 pub fn footprint_value(top: u16, cutoff: u16) -> u16 {

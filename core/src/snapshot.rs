@@ -83,6 +83,12 @@ fn corrupt(message: impl Into<String>) -> MurkError {
 
 /// Checks the container and returns the body, decompressed.
 pub fn unframe(magic: &[u8; 8], bytes: &[u8]) -> Result<Vec<u8>> {
+    unframe_within(magic, bytes, None)
+}
+
+/// [`unframe`], refusing before anything is decompressed a body longer
+/// than `limit` (bytes, with the field the error names).
+fn unframe_within(magic: &[u8; 8], bytes: &[u8], limit: Option<(u64, &str)>) -> Result<Vec<u8>> {
     if bytes.len() < 12 {
         return Err(corrupt(format!("truncated: {} bytes, a snapshot has at least {FRAMING}", bytes.len())));
     }
@@ -114,6 +120,9 @@ pub fn unframe(magic: &[u8; 8], bytes: &[u8]) -> Result<Vec<u8>> {
     }
     if body_len > lz4_reach(len) {
         return Err(corrupt(format!("the header says the body is {body_len} bytes, more than {len} compressed bytes can hold")));
+    }
+    if let Some((limit, field)) = limit.filter(|(limit, _)| body_len > *limit) {
+        return Err(MurkError::invalid(field, body_len, format!("bytes of body are more than the {limit} this import may take")));
     }
     let body_len = usize::try_from(body_len).map_err(|_| corrupt(format!("a body of {body_len} bytes does not fit this machine")))?;
     lz4_flex::block::decompress(payload, body_len).map_err(|e| corrupt(format!("the payload does not decompress to {body_len} bytes: {e}")))
@@ -284,7 +293,14 @@ pub fn encode<T: Serialize>(magic: &[u8; 8], body: &T) -> Result<Vec<u8>> {
 /// Checks the container and decodes its body; bytes left over after the
 /// body are an error.
 pub fn decode<T: DeserializeOwned>(magic: &[u8; 8], bytes: &[u8]) -> Result<T> {
-    let payload = unframe(magic, bytes)?;
+    decode_within(magic, bytes, None)
+}
+
+/// [`decode`], refusing before anything is decompressed a body longer than
+/// `limit` bytes, with the field the error names: what a blob from another
+/// player may make murk allocate is then bounded by the caller.
+pub fn decode_within<T: DeserializeOwned>(magic: &[u8; 8], bytes: &[u8], limit: Option<(u64, &str)>) -> Result<T> {
+    let payload = unframe_within(magic, bytes, limit)?;
     let (body, rest) = postcard::take_from_bytes(&payload).map_err(|e| corrupt(format!("cannot decode the body: {e}")))?;
     if !rest.is_empty() {
         return Err(corrupt(format!("{} bytes left over after the last field", rest.len())));

@@ -12,7 +12,6 @@
 
 use super::compose::{compose_simd, ComposeParams};
 use super::dirty::{Blocks, BLOCK};
-use super::footprints::TILE_ROWS;
 use super::memory::memory_simd;
 use super::pieces::{self, ROWS_TAKEN};
 use murk_core::fixed::mask_mul;
@@ -206,14 +205,14 @@ fn same_block(a: &[u16], b: &[u16]) -> bool {
     }
 }
 
+/// Rows of a band of [`blend_marked`]: its marks are one per band and block
+/// column.
+pub const TILE_ROWS: usize = 8;
+
 /// What [`blend_marked`] marks besides the blocks it leaves unsettled:
 /// grids of one mark per band of [`TILE_ROWS`] rows and block column.
 #[derive(Default)]
 pub struct BandMarks<'a> {
-    /// Where a value crossed the cutoff (it reached it and no longer does,
-    /// or the other way), with the cutoff: a
-    /// [`super::footprints::Judge`]'s marks and its last judgment's cutoff.
-    pub crossed: Option<(&'a mut [bool], u16)>,
     /// Where a value changed.
     pub changed: Option<&'a mut [bool]>,
     /// Where a blended value is not the target's.
@@ -223,9 +222,8 @@ pub struct BandMarks<'a> {
 /// The blend ([`super::blend::blend`]) of the blocks marked in `unsettled`;
 /// a block whose start, target and blend are then equal is unmarked. Blocks
 /// not marked must hold equal start, target and final values. Each block
-/// where a value crossed `marks`' cutoff, changed, or is left apart from
-/// the target is marked in that grid of `marks` (only where a value crossed
-/// can a footprint's judgment change). In parallel bands of [`TILE_ROWS`]
+/// where a value changed, or is left apart from the target, is marked in
+/// that grid of `marks`. In parallel bands of [`TILE_ROWS`]
 /// rows. With `restart` (the first blend after a recompute), each marked
 /// block's start first takes the final values the block holds: the blend
 /// starts anew from where the last one stopped.
@@ -235,8 +233,8 @@ pub fn blend_marked(start: &mut [u16], target: &[u16], t: u32, out: &mut [u16], 
         return;
     }
     type Band<'a> = ((&'a mut [u16], (&'a mut [u16], &'a [u16])), &'a mut [bool]);
-    type Asked<'a> = (Option<(&'a mut [bool], u16)>, Option<&'a mut [bool]>, Option<&'a mut [bool]>);
-    let blend_band = |((o, (a, b)), marks): Band, (mut crossed, mut changed, mut apart): Asked| {
+    type Asked<'a> = (Option<&'a mut [bool]>, Option<&'a mut [bool]>);
+    let blend_band = |((o, (a, b)), marks): Band, (mut changed, mut apart): Asked| {
         for ((o, (a, b)), marks) in o.chunks_mut(w).zip(a.chunks_mut(w).zip(b.chunks(w))).zip(marks.chunks_mut(per_row)) {
             for (k, mark) in marks.iter_mut().enumerate().filter(|(_, m)| **m) {
                 let span = k * BLOCK..((k + 1) * BLOCK).min(w);
@@ -245,18 +243,10 @@ pub fn blend_marked(start: &mut [u16], target: &[u16], t: u32, out: &mut [u16], 
                 }
                 // What the block held, kept only where it is asked about.
                 let mut before = [0u16; BLOCK];
-                if crossed.is_some() || changed.is_some() {
+                if changed.is_some() {
                     before[..span.len()].copy_from_slice(&o[span.clone()]);
                 }
                 super::blend::blend_simd(&a[span.clone()], &b[span.clone()], t, &mut o[span.clone()]);
-                // Marks are written only when set: the judge, on another
-                // thread, then reads marks its own cache still holds (a fade
-                // changes values over many ticks, and crosses once).
-                if let Some((crossed, cutoff)) = crossed.as_mut() {
-                    if o[span.clone()].iter().zip(&before).fold(false, |c, (&new, &old)| c | ((new >= *cutoff) != (old >= *cutoff))) {
-                        crossed[k] = true;
-                    }
-                }
                 if let Some(changed) = changed.as_mut() {
                     if !same_block(&o[span.clone()], &before[..span.len()]) {
                         changed[k] = true;
@@ -287,16 +277,14 @@ pub fn blend_marked(start: &mut [u16], target: &[u16], t: u32, out: &mut [u16], 
             None => (0..count).map(|_| None).collect(),
         }
     }
-    let cutoff = marks.crossed.as_ref().map(|(_, cutoff)| *cutoff);
-    let crossed = rows(marks.crossed.map(|(m, _)| m), per_row, count);
     let changed = rows(marks.changed, per_row, count);
     let apart = rows(marks.apart, per_row, count);
     let bands = out
         .chunks_mut(band)
         .zip(start.chunks_mut(band).zip(target.chunks(band)))
         .zip(unsettled.marks.chunks_mut(TILE_ROWS * per_row))
-        .zip(crossed.into_iter().zip(changed).zip(apart));
-    pieces::each(bands, 2, || (), |_, _, (rows, ((crossed, changed), apart))| blend_band(rows, (crossed.zip(cutoff), changed, apart)));
+        .zip(changed.into_iter().zip(apart));
+    pieces::each(bands, 2, || (), |_, _, (rows, (changed, apart))| blend_band(rows, (changed, apart)));
 }
 
 #[cfg(test)]
@@ -312,9 +300,8 @@ mod tests {
         /// rectangle's blocks and the unsettled ones), gives at every step
         /// the bytes and the answers of the whole-grid passes; so does the
         /// blend (upscale of scale 1: the composed mask is the target) at
-        /// every tick between recomputes, marking the tiles where a value
-        /// crosses the judge's cutoff, on 1
-        /// and 3 threads.
+        /// every tick between recomputes, marking the blocks that changed or
+        /// stay apart from the target, on 1 and 3 threads.
         #[test]
         fn marked_passes_equal_the_whole_grid(
             (w, h) in (1usize..50, 1usize..20), seed in any::<u64>(), steps in 1usize..12,
@@ -332,8 +319,8 @@ mod tests {
             let (mut m, mut c, mut f, mut s, mut up) = (vec![0u16; n], vec![0u16; n], vec![0u16; n], vec![0u16; n], vec![0u16; n]);
             let (mut unsettled, mut moved, mut out_unsettled) = (Blocks::new(w, h, true), Blocks::new(w, h, false), Blocks::new(w, h, true));
             let mut first = true;
-            // The tiles the blend marks for the footprints' judge.
-            let mut judge = super::super::footprints::Judge::new(w, h);
+            let per_row = w.div_ceil(BLOCK);
+            let bands = per_row * h.div_ceil(TILE_ROWS);
             for step in 0..steps {
                 // Blurred visibility changes in one rectangle (or nowhere).
                 let (x0, x1, y0, y1) = { let (a, b, c, d) = (next() % (w + 1), next() % (w + 1), next() % (h + 1), next() % (h + 1)); (a.min(b), a.max(b), c.min(d), c.max(d)) };
@@ -368,19 +355,13 @@ mod tests {
                     let t = if tick + 1 == ticks { 65536 } else { (next() % 65537) as u32 };
                     blend(&s_full, &c_full, t, &mut f_full);
                     let before = f.clone();
-                    judge.changed.fill(false);
-                    let cutoff = [1, 65535, 30000, next() as u16][next() % 4];
-                    let (mut changed, mut apart) = (vec![false; judge.changed.len()], vec![false; judge.changed.len()]);
-                    let marks = BandMarks { crossed: Some((&mut judge.changed, cutoff)), changed: Some(&mut changed), apart: Some(&mut apart) };
+                    let (mut changed, mut apart) = (vec![false; bands], vec![false; bands]);
+                    let marks = BandMarks { changed: Some(&mut changed), apart: Some(&mut apart) };
                     pool.install(|| blend_marked(&mut s, &up, t, &mut f, &mut out_unsettled, tick == 0, marks));
                     prop_assert_eq!(&f, &f_full, "step {} tick {}: final", step, tick);
-                    // Every texel that crossed the cutoff lies in a marked
-                    // tile; a block is marked changed where, and only
-                    // where, a value of it changed.
-                    for (i, _) in f.iter().zip(&before).enumerate().filter(|(_, (&a, &b))| (a >= cutoff) != (b >= cutoff)) {
-                        prop_assert!(judge.changed[i / w / TILE_ROWS * judge.per_row + i % w / BLOCK], "step {} tick {}: texel {} unmarked", step, tick, i);
-                    }
-                    let band_block = |i: usize| i / w / TILE_ROWS * judge.per_row + i % w / BLOCK;
+                    // A block is marked changed where, and only where, a
+                    // value of it changed.
+                    let band_block = |i: usize| i / w / TILE_ROWS * per_row + i % w / BLOCK;
                     let (mut moved, mut off) = (vec![false; changed.len()], vec![false; changed.len()]);
                     for (i, _) in f.iter().zip(&before).enumerate().filter(|(_, (a, b))| a != b) {
                         moved[band_block(i)] = true;

@@ -162,19 +162,43 @@ fn mask_texture(device: &wgpu::Device, label: &str, width: u32, height: u32) -> 
     })
 }
 
+/// The plane a sample request reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Plane {
+    /// The final mask (output texels).
+    Final,
+    /// The raw visibility (internal texels).
+    Visibility,
+    /// The scripted sight reveal (internal texels; the low half of the
+    /// packed reveal buffer, which the readback keeps).
+    Sight,
+}
+
+impl Plane {
+    fn buffer(self, t: &Textures) -> &wgpu::Buffer {
+        match self {
+            Plane::Final => &t.final_mask,
+            Plane::Visibility => &t.visibility,
+            Plane::Sight => &t.reveal,
+        }
+    }
+}
+
 impl Gpu {
     /// Samples `batch` (checked before anything is recorded: a bad texel
-    /// changes nothing), one dispatch per six requests; with `reduce`, the
-    /// values are footprints' texels, reduced when they land.
-    fn sample(&mut self, batch: &[SampleRequest], reduce: Option<FootprintTicket>) -> Result<u64> {
+    /// changes nothing), each request in its plane, one dispatch per six
+    /// requests; with `reduce`, the values are footprints' texels, reduced
+    /// when they land.
+    fn sample(&mut self, batch: &[(&SampleRequest, Plane)], reduce: Option<FootprintTicket>) -> Result<u64> {
         let mut indices = Vec::new();
-        for request in batch {
+        for &(request, plane) in batch {
             let d = self.textures(request.key)?.dims;
+            let (w, h) = if plane == Plane::Final { (d.out_width, d.out_height) } else { (d.width, d.height) };
             for &[x, y] in &request.texels {
-                if x >= d.out_width || y >= d.out_height {
-                    return Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {}x{}", d.out_width, d.out_height)));
+                if x >= w || y >= h {
+                    return Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {w}x{h}")));
                 }
-                indices.push(y * d.out_width + x);
+                indices.push(y * w + x);
             }
         }
         let count = indices.len();
@@ -193,10 +217,10 @@ impl Gpu {
         for group in batch.chunks(SAMPLE_SLOTS) {
             let mut range = SampleRange { first, count: 0, pad: [0; 2], ends: [0; 8] };
             let mut masks = Vec::with_capacity(SAMPLE_SLOTS);
-            for (slot, request) in group.iter().enumerate() {
+            for (slot, &(request, plane)) in group.iter().enumerate() {
                 range.count += request.texels.len() as u32;
                 range.ends[slot] = range.count;
-                masks.push(&self.instances.get(&request.key).expect("checked above").final_mask);
+                masks.push(plane.buffer(self.instances.get(&request.key).expect("checked above")));
             }
             for slot in group.len()..range.ends.len() {
                 range.ends[slot] = range.count;
@@ -634,18 +658,21 @@ impl Backend for Gpu {
     }
 
     fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64> {
-        self.sample(batch, None)
+        let planes: Vec<(&SampleRequest, Plane)> = batch.iter().map(|r| (r, Plane::Final)).collect();
+        self.sample(&planes, None)
     }
 
     fn submit_footprints(&mut self, batch: &[FootprintRequest]) -> Result<u64> {
-        // The footprints' texels are sampled in the same one dispatch per
-        // six requests, and each footprint's values are reduced to its one
-        // value when the readback lands.
+        // The footprints' texels are sampled in the visibility and in the
+        // sight reveal, in the same one dispatch per six planes, and each
+        // footprint's values are reduced to its one value when the
+        // readback lands.
         for r in batch {
             r.footprints.check()?;
         }
         let requests: Vec<SampleRequest> = batch.iter().map(|r| SampleRequest { key: r.key, texels: r.footprints.texels.clone() }).collect();
-        self.sample(&requests, Some(batch.iter().map(|r| (r.cutoff, Arc::clone(&r.footprints))).collect()))
+        let planes: Vec<(&SampleRequest, Plane)> = requests.iter().flat_map(|r| [(r, Plane::Visibility), (r, Plane::Sight)]).collect();
+        self.sample(&planes, Some(batch.iter().map(|r| (r.cutoff, Arc::clone(&r.footprints))).collect()))
     }
 
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
@@ -659,16 +686,20 @@ impl Backend for Gpu {
         Ok(Some(match reduce {
             None => values,
             Some(requests) => {
-                // Each footprint's texels, request after request: one value each.
+                // Each request's texels in the visibility, then in the
+                // sight reveal: one value per footprint, the larger of both.
                 let mut out = Vec::with_capacity(requests.iter().map(|(_, list)| list.ends.len()).sum());
                 let mut at = 0;
                 for (cutoff, list) in requests {
-                    for i in 0..list.ends.len() {
-                        let n = list.footprint(i).len();
-                        let top = values[at..at + n].iter().copied().max().unwrap_or(0);
+                    let (visibility, sight) = values[at..at + 2 * list.texels.len()].split_at(list.texels.len());
+                    let mut first = 0;
+                    for &end in &list.ends {
+                        let span = first..end as usize;
+                        let top = visibility[span.clone()].iter().chain(&sight[span]).copied().max().unwrap_or(0);
                         out.push(murk_core::backend::footprint_value(top, cutoff));
-                        at += n;
+                        first = end as usize;
                     }
+                    at += 2 * list.texels.len();
                 }
                 out
             }

@@ -6,8 +6,8 @@ use murk_conformance::scene::fog as fog_on;
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::{
-    Area, BlockerShape, CaptureMode, FogSubsystem, FogTarget, HeightCapture, Position, Profile, Reveal, RevealArea, RevealKind, Stage, StageData,
-    VisionSource,
+    Area, BlockerShape, CaptureMode, FogSubsystem, FogTarget, HeightCapture, MemoryBody, Position, Profile, Reveal, RevealArea, RevealKind, Stage,
+    StageData, VisionSource, MEMORY_MAGIC,
 };
 
 fn resampling() -> Profile {
@@ -194,20 +194,20 @@ pub fn saved_memory_comes_back_where_it_was_after_the_area_changed(make: &Make) 
     let hash = fog.lockstep_hash().unwrap();
     let e = fog.import_memory("i", &blob[..blob.len() - 1]).unwrap_err().to_string();
     assert!(e.contains("truncated or padded"), "{e}");
-    let nan = murk_core::MemoryBody {
+    let nan = MemoryBody {
         area: Area { center: Vec3::new(f32::NAN, 0.0, 0.0), ..moved },
         width: 2,
         height: 2,
         memory: vec![0; 8],
         mapped: vec![0; 8],
     };
-    let e = fog.import_memory("i", &murk_core::snapshot::encode(murk_core::MEMORY_MAGIC, &nan).unwrap()).unwrap_err().to_string();
+    let e = fog.import_memory("i", &murk_core::snapshot::encode(MEMORY_MAGIC, &nan).unwrap()).unwrap_err().to_string();
     assert!(e.contains("memory.area.center.x = NaN"), "{e}");
-    let short = murk_core::MemoryBody { area: moved, width: 4, height: 4, memory: vec![0; 10], mapped: vec![0; 32] };
-    let e = fog.import_memory("i", &murk_core::snapshot::encode(murk_core::MEMORY_MAGIC, &short).unwrap()).unwrap_err().to_string();
+    let short = MemoryBody { area: moved, width: 4, height: 4, memory: vec![0; 10], mapped: vec![0; 32] };
+    let e = fog.import_memory("i", &murk_core::snapshot::encode(MEMORY_MAGIC, &short).unwrap()).unwrap_err().to_string();
     assert!(e.contains("memory.memory = 10 bytes: must hold 4x4 texels of 2 bytes = 32 bytes"), "{e}");
-    let short = murk_core::MemoryBody { area: moved, width: 4, height: 4, memory: vec![0; 32], mapped: vec![0; 3] };
-    let e = fog.import_memory("i", &murk_core::snapshot::encode(murk_core::MEMORY_MAGIC, &short).unwrap()).unwrap_err().to_string();
+    let short = MemoryBody { area: moved, width: 4, height: 4, memory: vec![0; 32], mapped: vec![0; 3] };
+    let e = fog.import_memory("i", &murk_core::snapshot::encode(MEMORY_MAGIC, &short).unwrap()).unwrap_err().to_string();
     assert!(e.contains("memory.mapped = 3 bytes"), "{e}");
     let snapshot = fog.snapshot(&world).unwrap();
     let e = fog.import_memory("i", &snapshot).unwrap_err().to_string();
@@ -245,7 +245,41 @@ pub fn an_allys_memory_imported_as_a_map_becomes_the_mapped_state(make: &Make) {
 }
 
 /// Every test of this suite, by name.
+/// Bounded input from other players: a small memory blob that claims a
+/// huge memory is refused by name before it is decompressed, whether its
+/// header claims a long body or its body claims a huge side; a blob of
+/// more than four times the instance's texels is refused; nothing changes.
+pub fn a_small_memory_blob_claiming_a_huge_side_is_refused_unread(make: &Make) {
+    let (_, mut fog) = explored(make, Profile::default());
+    let memory_before = fog.read_stage("i", Stage::Memory).unwrap();
+    let area = fog.instance("i").unwrap().area;
+    let body = |width: u32, height: u32, texels: usize| MemoryBody { area, width, height, memory: vec![0; texels * 2], mapped: vec![0; texels * 2] };
+    // A 64 KB payload whose header claims a body of 16 MB.
+    let noise: Vec<u8> = (0..65536u32).map(|i| (murk_core::fixed::hash2(i as i32, 9) & 0xff) as u8).collect();
+    let mut long = murk_core::snapshot::frame(MEMORY_MAGIC, &noise);
+    long[20..28].copy_from_slice(&(16u64 << 20).to_le_bytes());
+    let cases = [
+        (long, "memory.body = 16777216"),
+        (murk_core::snapshot::encode(MEMORY_MAGIC, &body(16384, 16384, 0)).unwrap(), "memory.width = 16384"),
+        (murk_core::snapshot::encode(MEMORY_MAGIC, &body(4096, 4096, 0)).unwrap(), "memory.width x memory.height = 4096x4096"),
+        (murk_core::snapshot::encode(MEMORY_MAGIC, &body(64, 64, 63 * 64)).unwrap(), "memory.memory"),
+    ];
+    for (blob, needle) in cases {
+        assert!(blob.len() < 70_000, "a small blob ({} bytes)", blob.len());
+        for as_map in [false, true] {
+            let e = if as_map { fog.import_memory_as_map("i", &blob) } else { fog.import_memory("i", &blob) };
+            let e = e.unwrap_err().to_string();
+            assert!(e.contains(needle), "`{e}` should name `{needle}`");
+        }
+    }
+    assert_eq!(fog.read_stage("i", Stage::Memory).unwrap(), memory_before, "refused blobs changed nothing");
+    // Twice the resolution on each side is still taken.
+    let fine = murk_core::snapshot::encode(MEMORY_MAGIC, &body(128, 128, 128 * 128)).unwrap();
+    fog.import_memory("i", &fine).unwrap();
+}
+
 pub const TESTS: &[Test] = &[
+    ("a_small_memory_blob_claiming_a_huge_side_is_refused_unread", a_small_memory_blob_claiming_a_huge_side_is_refused_unread),
     ("an_allys_memory_imported_as_a_map_becomes_the_mapped_state", an_allys_memory_imported_as_a_map_becomes_the_mapped_state),
     ("saved_memory_comes_back_where_it_was_after_the_area_changed", saved_memory_comes_back_where_it_was_after_the_area_changed),
     ("a_move_by_whole_texels_shifts_every_mask_exactly", a_move_by_whole_texels_shifts_every_mask_exactly),

@@ -11,6 +11,7 @@
 
 mod areas;
 mod gameplay;
+mod judged;
 mod metamorphic;
 mod observers;
 mod pipeline;
@@ -45,6 +46,7 @@ const SUITES: &[(&str, &[Test])] = &[
     ("reveals", reveals::TESTS),
     ("robustness", robustness::TESTS),
     ("sight", sight::TESTS),
+    ("judged", judged::TESTS),
 ];
 
 /// The trials of one variant: every corpus case, then every suite test.

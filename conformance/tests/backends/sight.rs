@@ -1,6 +1,6 @@
 //! Who sees what: each observer's set of tracked entities against a brute
-//! force check of its final mask, the entered/left events, snapshots and
-//! bad input.
+//! force check of its sight signal (the raw visibility; these worlds make no
+//! scripted reveal), the entered/left events, snapshots and bad input.
 
 use super::{Make, Test};
 use murk_conformance::scene::{desc, seeded_world};
@@ -46,7 +46,7 @@ type Footprints = BTreeMap<u64, (Vec3, f32)>;
 
 /// What an observer sees by brute force: the entities with a texel of
 /// their footprint (centres within the footprint, and the texel under the
-/// point) at or above the cutoff in `fin`, a `side` x `side` final mask over
+/// point) at or above the cutoff in `fin`, a `side` x `side` visibility over
 /// [0, 64]^2.
 fn brute_force(fin: &[u16], side: u32, cutoff: u16, at: &Footprints) -> BTreeSet<u64> {
     let ts = 64.0 / side as f32;
@@ -73,19 +73,19 @@ fn brute_force(fin: &[u16], side: u32, cutoff: u16, at: &Footprints) -> BTreeSet
     out
 }
 
-fn final_mask(fog: &mut FogSubsystem, name: &str) -> Vec<u16> {
-    match fog.read_stage(name, Stage::Final).unwrap().data {
+fn visibility(fog: &mut FogSubsystem, name: &str) -> Vec<u16> {
+    match fog.read_stage(name, Stage::Visibility).unwrap().data {
         StageData::U16(v) => v,
         other => panic!("{other:?}"),
     }
 }
 
 /// Property: in random worlds with several teams and instances, each
-/// observer's set after tick t is the brute-force check of its final mask
+/// observer's set after tick t is the brute-force check of its visibility
 /// after tick t - 2 (the fixed readback latency) over the footprints of
 /// that tick, for the entities still tracked; the events are the
 /// differences of the sets, left before entered.
-pub fn each_observers_set_is_the_brute_force_check_of_its_final_mask(make: &Make) {
+pub fn each_observers_set_is_the_brute_force_check_of_its_visibility(make: &Make) {
     let names = ["all", "blue", "coarse", "red"];
     let mut nonempty = 0;
     for seed in 0..4 {
@@ -110,7 +110,7 @@ pub fn each_observers_set_is_the_brute_force_check_of_its_final_mask(make: &Make
             }
             let at: Footprints = world.query::<(&Position, &Tracked)>().iter().map(|(e, (p, tr))| (e.to_bits().get(), (p.0, tr.footprint))).collect();
             let report = fog.tick(&mut world, 50_000).unwrap();
-            history.push((names.iter().map(|&n| (n, final_mask(&mut fog, n))).collect(), at.clone()));
+            history.push((names.iter().map(|&n| (n, visibility(&mut fog, n))).collect(), at.clone()));
             let mut events = Vec::new();
             for &name in &names {
                 let got: BTreeSet<u64> = fog.visible_to(name).unwrap().iter().map(|e| e.to_bits().get()).collect();
@@ -247,6 +247,6 @@ pub fn sight_travels_in_snapshots_and_bad_input_is_named(make: &Make) {
 
 /// Every test of this suite, by name.
 pub const TESTS: &[Test] = &[
-    ("each_observers_set_is_the_brute_force_check_of_its_final_mask", each_observers_set_is_the_brute_force_check_of_its_final_mask),
+    ("each_observers_set_is_the_brute_force_check_of_its_visibility", each_observers_set_is_the_brute_force_check_of_its_visibility),
     ("sight_travels_in_snapshots_and_bad_input_is_named", sight_travels_in_snapshots_and_bad_input_is_named),
 ];

@@ -5,7 +5,7 @@
 use super::area::resample_mask;
 use super::FogSubsystem;
 use crate::error::{MurkError, Result};
-use crate::snapshot::{decode, encode};
+use crate::snapshot::{decode_within, encode};
 use crate::texture::{Grid, Texture};
 use crate::transform::{Area, AreaTransform};
 use serde::{Deserialize, Serialize};
@@ -14,8 +14,16 @@ use serde::{Deserialize, Serialize};
 /// versioned, compressed and checksummed like a snapshot).
 pub const MEMORY_MAGIC: &[u8; 8] = b"MURKMEM\0";
 
-/// Most texels a side of a memory blob may have.
-const MAX_SIDE: u32 = 1 << 16;
+/// Most texels a side of a memory blob may have: twice the largest
+/// resolution.
+const MAX_SIDE: u32 = 8192;
+
+/// How many times an instance's texels a memory blob it imports may hold
+/// (twice its resolution on each side).
+const MAX_TEXELS_PER_TEXEL: u64 = 4;
+
+/// Bytes of a memory body beside its planes (the area and the lengths).
+const BODY_SLACK: u64 = 256;
 
 /// The body of an explored-memory blob.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -89,8 +97,15 @@ impl FogSubsystem {
 
     /// A blob's explored memory and mapped state, checked and resampled into
     /// instance `name`'s grid.
+    /// The blob may hold at most [`MAX_TEXELS_PER_TEXEL`] times the
+    /// instance's texels, and its body is refused before it is
+    /// decompressed when it is longer than such a memory takes: a small blob
+    /// that claims a huge memory allocates nothing.
     fn resampled_memory(&self, name: &str, blob: &[u8]) -> Result<[Vec<u16>; 2]> {
-        let MemoryBody { area, width, height, memory, mapped } = decode(MEMORY_MAGIC, blob)?;
+        let slot = self.slot(name)?;
+        let most = MAX_TEXELS_PER_TEXEL * u64::from(slot.dims.width) * u64::from(slot.dims.height);
+        let limit = most * 4 + BODY_SLACK;
+        let MemoryBody { area, width, height, memory, mapped } = decode_within(MEMORY_MAGIC, blob, Some((limit, "memory.body")))?;
         area.validate("memory.area")?;
         for (field, side) in [("memory.width", width), ("memory.height", height)] {
             if side == 0 || side > MAX_SIDE {
@@ -98,8 +113,15 @@ impl FogSubsystem {
             }
         }
         let texels = u64::from(width) * u64::from(height);
+        if texels > most {
+            return Err(MurkError::invalid(
+                "memory.width x memory.height",
+                format!("{width}x{height}"),
+                format!("is more than {MAX_TEXELS_PER_TEXEL} times the {}x{} texels of instance `{name}`", slot.dims.width, slot.dims.height),
+            ));
+        }
         let from = AreaTransform::new(&area, width, height);
-        let to = self.slot(name)?.transform;
+        let to = slot.transform;
         let mut resampled = Vec::new();
         for (field, plane) in [("memory.memory", &memory), ("memory.mapped", &mapped)] {
             if plane.len() as u64 != texels * 2 {

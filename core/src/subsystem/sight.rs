@@ -2,17 +2,23 @@
 //! that sends a client only what its team may know.
 //!
 //! An observer is an instance: an instance is already one team's view (the
-//! teams it observes, its area, its profile), and its final mask is what
-//! that team's players are shown. Each tick, after the blend, murk samples
-//! every tracked entity's footprint in every instance's final mask, in one
-//! batch over all instances; [`READBACK_LATENCY_TICKS`] ticks later the
-//! largest value of each footprint is compared with the instance's
-//! visibility cutoff (`value >= cutoff` is seen), and the observer's set and
-//! its entered/left events follow. The backend answers one value per
+//! teams it observes, its area, its profile). Each tick, after the
+//! recompute, murk judges every tracked entity's footprint in every
+//! instance's **sight signal**, in one batch over all instances: the raw
+//! visibility (what the sources see under the ray rule, with anti-vision
+//! applied) and the scripted sight reveals, the larger of the two, at the
+//! internal resolution. Nothing of the presentation (blur, fade-in and
+//! relax, explored memory, the mapped state, the upscale and the blend)
+//! reaches it, so no profile can lift a hidden entity into a set.
+//! [`READBACK_LATENCY_TICKS`] ticks later the largest value of each
+//! footprint is compared with the instance's visibility cutoff, at least
+//! one mask unit (`value >= max(cutoff, 1)` is seen); a stealth actor that
+//! is hidden from the observer is then taken out, and the observer's set
+//! and its entered/left events follow. The backend answers one value per
 //! footprint ([`crate::backend::footprint_value`]: the cutoff when the
-//! footprint's largest value reaches it, else 0), so only those values come
-//! back. Integer throughout: the footprint is the circle blockers' texel
-//! rule in Q3 texels, the values are the final mask's.
+//! footprint's largest value reaches it, else 0), so only those values
+//! come back. Integer throughout: the footprint is the circle blockers'
+//! texel rule in Q3 texels, the values are the signal's.
 
 use super::{entity_label, FogSubsystem};
 use crate::backend::{FootprintList, FootprintRequest, Readback};
@@ -31,7 +37,7 @@ use std::sync::Arc;
 /// entities and more instances is refused.
 pub const MAX_OBSERVERS: usize = 64;
 
-/// Largest footprint radius, in output texels of an instance.
+/// Largest footprint radius, in internal texels of an instance.
 pub const MAX_FOOTPRINT_TEXELS: i32 = 64;
 
 /// An observer gained or lost sight of a tracked entity.
@@ -137,7 +143,7 @@ impl SightBatch {
     }
 }
 
-/// What an instance's footprints depend on: its output grid, and its slab
+/// What an instance's footprints depend on: its internal grid, and its slab
 /// (centre and height, as bits) when Z layering filters the entities.
 #[derive(Clone, PartialEq)]
 pub(crate) struct FootprintGrid {
@@ -178,7 +184,7 @@ pub(crate) struct FootprintMemo {
     grids: Vec<(FootprintGrid, Vec<FootprintKey>, Arc<Footprints>)>,
 }
 
-/// Appends to `texels` the output texels of a footprint of radius `r`
+/// Appends to `texels` the internal texels of a footprint of radius `r`
 /// (Q3 texels) at `pos` in the grid of `out`: the circle rule of the
 /// rasterizer in Q3 texels, and the texel under the position. Nothing when
 /// the footprint misses the grid.
@@ -212,14 +218,14 @@ fn footprint_texels(out: &AreaTransform, pos: glam::Vec3, r: i32, texels: &mut V
     }
 }
 
-/// A footprint's radius in Q3 output texels of `out`, within the bound.
+/// A footprint's radius in Q3 internal texels of `out`, within the bound.
 fn footprint_radius(out: &AreaTransform, footprint: f32, e: Entity) -> Result<i32> {
     let r = out.length_q(|| format!("{}.tracked.footprint", entity_label(e)), footprint)?;
     if r > MAX_FOOTPRINT_TEXELS * TEXEL_ONE {
         return Err(MurkError::invalid(
             format!("{}.tracked.footprint", entity_label(e)),
             footprint,
-            format!("is {} output texels of this instance; at most {MAX_FOOTPRINT_TEXELS}", f64::from(r) / f64::from(TEXEL_ONE)),
+            format!("is {} internal texels of this instance; at most {MAX_FOOTPRINT_TEXELS}", f64::from(r) / f64::from(TEXEL_ONE)),
         ));
     }
     Ok(r)
@@ -283,8 +289,23 @@ impl FogSubsystem {
             return Ok(TrackedTick { entities: Vec::new(), footprints, memo });
         }
         for (name, slot) in &self.instances {
+            let profile = &slot.desc.profile;
+            // A disabled or frozen instance does not recompute its
+            // visibility: it judges nothing, so its set empties.
+            if !profile.enabled || profile.freeze_state {
+                continue;
+            }
+            // Between recomputes the visibility would be stale: an observer
+            // must recompute every tick.
+            if slot.q.update_interval_us > 0 {
+                return Err(MurkError::invalid(
+                    format!("instance `{name}`: profile.update_rate"),
+                    profile.update_rate,
+                    "must be 0 while entities are tracked: sight sets are judged on every tick's visibility",
+                ));
+            }
             let a = &slot.desc.area;
-            let out = AreaTransform::new(a, slot.dims.out_width, slot.dims.out_height);
+            let out = AreaTransform::new(a, slot.dims.width, slot.dims.height);
             let z_slab = slot.desc.profile.z_layering.then_some((a.center.z.to_bits(), a.extents.z.to_bits()));
             let grid = FootprintGrid { out, z_slab };
             // Instances over the same grid with the same slab rule (one per
@@ -413,6 +434,7 @@ impl FogSubsystem {
             }
         }
         next.retain(|name, _| self.instances.contains_key(name));
+        self.drop_stealthed(&mut next);
         let mut events = Vec::new();
         let names: BTreeSet<&String> = next.keys().chain(self.sight.keys()).collect();
         for name in names {
@@ -428,9 +450,33 @@ impl FogSubsystem {
         Ok(events)
     }
 
-    /// Judges every tracked entity's footprint in every instance's final
-    /// mask after this tick's blend, in one batch (one readback); used
-    /// [`READBACK_LATENCY_TICKS`] ticks later.
+    /// Takes out of each set the stealth actors hidden from its observer
+    /// (by their state for that observer, or by their one state): stealth
+    /// can only remove an entity from a set, never add one.
+    fn drop_stealthed(&self, sets: &mut BTreeMap<String, Vec<u64>>) {
+        if self.stealth.is_empty() && self.observer_stealth.is_empty() {
+            return;
+        }
+        let hidden_from_all: Vec<u64> = self.stealth.iter().filter(|(_, s)| !s.last_visible).map(|(b, _)| *b).collect();
+        let mut hidden: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+        for ((bits, observer), state) in &self.observer_stealth {
+            if !state.last_visible {
+                hidden.entry(observer.as_str()).or_default().push(*bits);
+            }
+        }
+        for (name, set) in sets.iter_mut() {
+            let own = hidden.get(name.as_str()).map_or(&[][..], Vec::as_slice);
+            if own.is_empty() && hidden_from_all.is_empty() {
+                continue;
+            }
+            // Both lists ascend (the states are kept by entity first).
+            set.retain(|b| hidden_from_all.binary_search(b).is_err() && own.binary_search(b).is_err());
+        }
+    }
+
+    /// Judges every tracked entity's footprint in every judging instance's
+    /// sight signal after this tick's recompute, in one batch (one
+    /// readback); used [`READBACK_LATENCY_TICKS`] ticks later.
     pub(crate) fn submit_sight(&mut self, footprints: BTreeMap<String, Arc<Footprints>>) -> Result<()> {
         if footprints.is_empty() {
             return Ok(());
@@ -445,7 +491,8 @@ impl FogSubsystem {
             }
             let index = observers.iter().position(|o| *o == name).expect("footprints are gathered per instance") as u32;
             let slot = self.slot(&name)?;
-            let (key, cutoff) = (slot.key, slot.q.visibility_cutoff);
+            // A signal of 0 is never seen, whatever the cutoff.
+            let (key, cutoff) = (slot.key, slot.q.visibility_cutoff.max(1));
             groups.push(SightGroup { observer: index, cutoff, first, entities: Arc::clone(&fp.entities) });
             first += fp.entities.len() as u32;
             requests.push(FootprintRequest { key, cutoff, footprints: Arc::clone(&fp.list) });
