@@ -608,8 +608,7 @@ impl Backend for CpuBackend {
                 let versioned = inst.mask_tiles.is_some();
                 let grid = |on: bool| vec![false; if on { tiles::band_marks_len(inst.dims.out_width, inst.dims.out_height) } else { 0 }];
                 let (mut changed, mut apart) = (grid(versioned), grid(versioned));
-                let marks =
-                    passes::settle::BandMarks { changed: versioned.then_some(&mut changed[..]), apart: versioned.then_some(&mut apart[..]) };
+                let marks = passes::settle::BandMarks { changed: versioned.then_some(&mut changed[..]), apart: versioned.then_some(&mut apart[..]) };
                 passes::settle::blend_marked(&mut inst.start, &inst.upscaled, t, &mut inst.final_mask, &mut inst.out_unsettled, restart, marks);
                 // The final mask's tiles whose bytes changed take a new
                 // version; those left equal to the upscaled mask's are known

@@ -136,11 +136,7 @@ impl Scene {
     /// The top of texel `(x, y)`: `None` when uncovered, the highest wall
     /// over it otherwise (a wall nothing sees over is `i64::MAX`).
     fn top(&self, x: i64, y: i64) -> Option<i64> {
-        self.walls
-            .iter()
-            .filter(|w| (w.min[0]..w.max[0]).contains(&x) && (w.min[1]..w.max[1]).contains(&y))
-            .map(|w| w.top.unwrap_or(i64::MAX))
-            .max()
+        self.walls.iter().filter(|w| (w.min[0]..w.max[0]).contains(&x) && (w.min[1]..w.max[1]).contains(&y)).map(|w| w.top.unwrap_or(i64::MAX)).max()
     }
 
     /// The ground a ray aims at on texel `(x, y)`: a covered texel's top,

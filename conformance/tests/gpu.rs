@@ -161,8 +161,9 @@ fn batched_queries_resolve_by_polling_and_match_the_cpu() {
 /// A sample batch over up to six instances is one dispatch (four teams'
 /// sight sets, or stealth samples for four observers, cost one per tick);
 /// seven requests, one instance asked twice among them, are two, and every
-/// value is the instance's own final mask at the texel; four instances'
-/// footprints are one dispatch too, one value each.
+/// value is the instance's own final mask at the texel; three instances'
+/// footprints are one dispatch too (each reads its visibility and its
+/// sight reveal), one value each, and four are two.
 #[test]
 #[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
 fn a_sample_batch_reads_six_instances_in_one_dispatch() {
@@ -193,6 +194,13 @@ fn a_sample_batch_reads_six_instances_in_one_dispatch() {
             (fog.final_mask(n).unwrap(), image.width, image.height)
         })
         .collect();
+    let visibility: Vec<Vec<u16>> = names
+        .iter()
+        .map(|n| match fog.read_stage(n, Stage::Visibility).unwrap().data {
+            murk_core::StageData::U16(v) => v,
+            other => panic!("{other:?}"),
+        })
+        .collect();
     let request = |k: usize, salt: i32| {
         let (_, w, h) = masks[k];
         let texels = (0..50 + 7 * k as i32).map(|i| [hash2(i, salt) % w, hash2(i, salt + 1) % h]).collect();
@@ -215,8 +223,9 @@ fn a_sample_batch_reads_six_instances_in_one_dispatch() {
             .collect();
         assert_eq!(got, want, "{} requests", requests.len());
     }
-    // Footprints: four instances judge one list (footprints of one to five
-    // texels) in one dispatch, each against its own cutoff; one value each.
+    // Footprints: three instances judge one list (footprints of one to five
+    // texels) in one dispatch, each against its own cutoff, in its sight
+    // signal (its visibility: no reveal here); one value each.
     let texels = request(0, 31).texels;
     let mut list = murk_core::FootprintList::default();
     for (i, t) in texels.into_iter().enumerate() {
@@ -229,21 +238,21 @@ fn a_sample_batch_reads_six_instances_in_one_dispatch() {
         list.ends.push(list.texels.len() as u32);
     }
     let list = std::sync::Arc::new(list);
-    let held = masks[0].0.iter().copied().find(|&v| v > 0 && v < 65535).unwrap_or(1);
-    let footprints: Vec<murk_core::FootprintRequest> = [held, 1, 65535, held]
+    let held = visibility[0].iter().copied().find(|&v| v > 0 && v < 65535).unwrap_or(1);
+    let footprints: Vec<murk_core::FootprintRequest> = [held, 1, 65535]
         .iter()
         .enumerate()
         .map(|(k, &cutoff)| murk_core::FootprintRequest { key: fog.instance_key(&names[k]).unwrap(), cutoff, footprints: list.clone() })
         .collect();
     let before = shared.dispatches();
     let ticket = backend.submit_footprints(&footprints).unwrap();
-    assert_eq!(shared.dispatches() - before, 1, "four footprint requests");
+    assert_eq!(shared.dispatches() - before, 1, "three footprint requests");
     let got = backend.poll_samples(ticket, true).unwrap().expect("waited for");
     let want: Vec<u16> = footprints
         .iter()
         .enumerate()
         .flat_map(|(k, r)| {
-            let ((mask, w, _), list) = (&masks[k], &list);
+            let ((mask, w), list) = ((&visibility[k], masks[k].1), &list);
             (0..list.ends.len()).map(move |i| {
                 let top = list.footprint(i).iter().map(|&[x, y]| mask[(y * w + x) as usize]).max().unwrap();
                 murk_core::backend::footprint_value(top, r.cutoff)
@@ -252,6 +261,12 @@ fn a_sample_batch_reads_six_instances_in_one_dispatch() {
         .collect();
     assert_eq!(got, want, "footprint values");
     assert!(want.iter().any(|&v| v > 0) && want.contains(&0), "some footprints reach their cutoff, some do not");
+    let four: Vec<murk_core::FootprintRequest> = footprints.iter().cloned().chain([footprints[0].clone()]).collect();
+    let before = shared.dispatches();
+    let ticket = backend.submit_footprints(&four).unwrap();
+    assert_eq!(shared.dispatches() - before, 2, "four footprint requests");
+    let got = backend.poll_samples(ticket, true).unwrap().expect("waited for");
+    assert_eq!(got, want.iter().chain(&want[..list.ends.len()]).copied().collect::<Vec<_>>(), "four requests' values");
 }
 
 #[test]

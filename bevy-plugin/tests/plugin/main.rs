@@ -2,4 +2,6 @@
 
 mod app;
 mod render;
+#[cfg(feature = "replicon")]
+mod replication;
 mod transforms;

@@ -194,13 +194,8 @@ pub fn saved_memory_comes_back_where_it_was_after_the_area_changed(make: &Make) 
     let hash = fog.lockstep_hash().unwrap();
     let e = fog.import_memory("i", &blob[..blob.len() - 1]).unwrap_err().to_string();
     assert!(e.contains("truncated or padded"), "{e}");
-    let nan = MemoryBody {
-        area: Area { center: Vec3::new(f32::NAN, 0.0, 0.0), ..moved },
-        width: 2,
-        height: 2,
-        memory: vec![0; 8],
-        mapped: vec![0; 8],
-    };
+    let nan =
+        MemoryBody { area: Area { center: Vec3::new(f32::NAN, 0.0, 0.0), ..moved }, width: 2, height: 2, memory: vec![0; 8], mapped: vec![0; 8] };
     let e = fog.import_memory("i", &murk_core::snapshot::encode(MEMORY_MAGIC, &nan).unwrap()).unwrap_err().to_string();
     assert!(e.contains("memory.area.center.x = NaN"), "{e}");
     let short = MemoryBody { area: moved, width: 4, height: 4, memory: vec![0; 10], mapped: vec![0; 32] };

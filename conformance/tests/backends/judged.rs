@@ -72,7 +72,8 @@ impl Game {
                 world.insert_one(e, eye([9.0, 12.0, 6.5][(h(300 + i) % 3) as usize], 1.0, (i % 2) as u8)).unwrap();
             }
             if i % 6 == 1 {
-                let actor = StealthActor { per_observer: true, hide_mode: HideMode::FreezeWithGhost, cutoff_override: 0.9, ..StealthActor::default() };
+                let actor =
+                    StealthActor { per_observer: true, hide_mode: HideMode::FreezeWithGhost, cutoff_override: 0.9, ..StealthActor::default() };
                 world.insert_one(e, actor).unwrap();
                 stealthy.insert(e.to_bits().get());
             }
