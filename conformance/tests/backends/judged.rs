@@ -18,6 +18,9 @@ use murk_core::{
 };
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Tracked entities by bits: where each stands and its footprint.
+type Tracks = BTreeMap<u64, (Vec2, f32)>;
+
 /// The observers: each team alone, and both together.
 const OBSERVERS: [(&str, &[u8]); 3] = [("allies", &[0, 1]), ("blue", &[1]), ("red", &[0])];
 
@@ -96,7 +99,7 @@ impl Game {
     fn step(&mut self, fog: &mut FogSubsystem, t: usize) {
         for (k, e) in self.units.iter().enumerate() {
             if let Ok(mut p) = self.world.get::<&mut Position>(*e) {
-                let dir = if (k + t / 12) % 2 == 0 { 0.375 } else { -0.375 };
+                let dir = if (k + t / 12).is_multiple_of(2) { 0.375 } else { -0.375 };
                 p.0.x = (p.0.x + dir).clamp(1.0, 63.0);
                 if k % 4 == 0 {
                     p.0.y = (p.0.y + 0.25).min(63.0);
@@ -149,7 +152,7 @@ impl Game {
     }
 
     /// Every tracked entity, with where it stands and its footprint.
-    fn tracked(&self) -> BTreeMap<u64, (Vec2, f32)> {
+    fn tracked(&self) -> Tracks {
         self.world.query::<(&Position, &Tracked)>().iter().map(|(e, (p, tr))| (e.to_bits().get(), (p.0.truncate(), tr.footprint))).collect()
     }
 }
@@ -162,7 +165,7 @@ impl Game {
 fn judged_run(make: &Make, profile: &Profile, seed: i32, ticks: usize) -> (usize, usize) {
     let mut fog = fog(make, profile);
     let mut game = Game::new(seed);
-    let mut history: Vec<(Scene, BTreeMap<u64, (Vec2, f32)>)> = Vec::new();
+    let mut history: Vec<(Scene, Tracks)> = Vec::new();
     let (mut seen, mut unseen) = (0, 0);
     for t in 0..ticks {
         game.step(&mut fog, t);
