@@ -361,8 +361,10 @@ const TIMED_PER_SUBMISSION: u32 = 256;
 
 impl Context {
     /// Opens murk's own device on the first adapter of the backends allowed
-    /// (see [`BACKEND_VAR`]), or says why it cannot.
-    pub fn open() -> Result<Self> {
+    /// (see [`BACKEND_VAR`]), or says why it cannot. With `hardware`, an
+    /// adapter that runs on the CPU (`DeviceType::Cpu`: lavapipe,
+    /// llvmpipe, SwiftShader, WARP) is passed over.
+    pub fn open(hardware: bool) -> Result<Self> {
         let mut last_error = String::from("no wgpu backend was tried");
         for backends in backends_to_try()? {
             let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
@@ -377,6 +379,10 @@ impl Context {
                 }
             };
             let info = adapter.get_info();
+            if hardware && info.device_type == wgpu::DeviceType::Cpu {
+                last_error = format!("the only adapter among {backends:?} is a software one, {} ({:?})", info.name, info.backend);
+                continue;
+            }
             let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
             let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
                 label: Some("murk"),

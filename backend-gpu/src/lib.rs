@@ -116,7 +116,21 @@ impl GpuBackend {
     /// `MURK_WGPU_BACKEND` allows, else Vulkan, Metal or DX12, else GL) and
     /// compiles every pass; an error says why not.
     pub fn new() -> Result<Self> {
-        Ok(Self::on(Context::open()?))
+        Ok(Self::on(Context::open(false)?))
+    }
+
+    /// [`Self::new`] on a hardware adapter only: an adapter that runs on
+    /// the CPU (lavapipe, llvmpipe, SwiftShader, WARP) is an error naming
+    /// it, since murk's CPU backend is far faster there. What
+    /// [`murk_core::BackendChoice::Auto`] opens.
+    pub fn new_hardware() -> Result<Self> {
+        Ok(Self::on(Context::open(true)?))
+    }
+
+    /// Whether this backend runs on an adapter that is itself a CPU
+    /// (`wgpu::DeviceType::Cpu`).
+    pub fn is_software(&self) -> bool {
+        self.lock().ctx.adapter.device_type == wgpu::DeviceType::Cpu
     }
 
     /// Runs on a device and queue the host already has (a game's renderer),

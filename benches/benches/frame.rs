@@ -336,8 +336,11 @@ fn report_device_time(id: &str, fog: &mut FogSubsystem) {
 /// error and `Auto` the CPU).
 fn open(choice: BackendChoice, threads: usize, gpu: Option<&murk_gpu::GpuBackend>) -> Result<(String, Box<dyn Backend>)> {
     let cpu = || -> Result<(String, Box<dyn Backend>)> { Ok((format!("cpu/{threads}"), Box::new(murk_cpu::CpuBackend::new(threads)?))) };
-    let gpu = || -> Result<(String, Box<dyn Backend>)> {
+    let gpu = |hardware: bool| -> Result<(String, Box<dyn Backend>)> {
         let g = gpu.ok_or_else(|| MurkError::NoAdapter("no device was opened for the GPU rows".into()))?;
+        if hardware && g.is_software() {
+            return Err(MurkError::NoAdapter(format!("{} is a software adapter", g.adapter())));
+        }
         Ok(("gpu/1".into(), Box::new(Finished(g.another_world()))))
     };
     choice.open(cpu, gpu).map(|opened| opened.backend)

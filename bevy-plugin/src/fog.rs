@@ -316,13 +316,19 @@ pub(crate) struct RenderHandles<'w> {
 impl RenderHandles<'_> {
     /// A GPU backend on Bevy's render device when there is one, else on
     /// murk's own.
-    fn gpu(&self) -> Result<GpuBackend> {
+    /// The GPU backend on Bevy's render device, or on murk's own; with
+    /// `hardware`, an adapter that runs on the CPU is an error naming it.
+    fn gpu(&self, hardware: bool) -> Result<GpuBackend> {
         match (&self.device, &self.queue, &self.adapter) {
             (Some(d), Some(q), Some(a)) => {
                 let queue: &wgpu::Queue = q;
                 let adapter: &wgpu::AdapterInfo = a;
+                if hardware && adapter.device_type == wgpu::DeviceType::Cpu {
+                    return Err(MurkError::NoAdapter(format!("Bevy renders on a software adapter, {} ({:?})", adapter.name, adapter.backend)));
+                }
                 GpuBackend::from_device(d.wgpu_device().clone(), queue.clone(), adapter.clone())
             }
+            _ if hardware => GpuBackend::new_hardware(),
             _ => GpuBackend::new(),
         }
     }
@@ -341,13 +347,15 @@ impl RenderHandles<'_> {
             let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
             Ok((Box::new(CpuBackend::new(threads)?), None))
         };
-        let gpu = || -> Result<(Box<dyn Backend>, Option<GpuBackend>)> {
-            let gpu = self.gpu()?;
+        let gpu = |hardware| -> Result<(Box<dyn Backend>, Option<GpuBackend>)> {
+            let gpu = self.gpu(hardware)?;
             Ok((Box::new(gpu.clone()), Some(gpu)))
         };
         let opened = choice.open(cpu, gpu)?;
-        if let Some(e) = opened.fallback {
-            info!("murk: no GPU backend ({e}); running on the CPU");
+        match (&opened.fallback, &opened.backend.1) {
+            (Some(e), _) => info!("murk: auto: no usable GPU ({e}); running on the CPU"),
+            (None, Some(gpu)) => info!("murk: {}gpu on {}", if choice == BackendChoice::Auto { "auto: " } else { "" }, gpu.adapter()),
+            (None, None) => info!("murk: cpu"),
         }
         Ok(opened.backend)
     }

@@ -11,8 +11,8 @@ use murk_looks::Looks;
 
 /// A backend for `choice`, and a line saying what was chosen and why.
 ///
-/// `gpu` with no adapter is an error naming the reason; `auto` falls back to
-/// the CPU and says why. (The same choice as [`select_renderer`], without
+/// `gpu` with no adapter is an error naming the reason; `auto` runs on a
+/// hardware adapter only, else falls back to the CPU and says why. (The same choice as [`select_renderer`], without
 /// the looks.)
 pub fn select_backend(choice: BackendChoice, threads: usize) -> Result<(Box<dyn Backend>, String), MurkError> {
     select_renderer(choice, threads).map(|(backend, _, line)| (backend, line))
@@ -28,7 +28,7 @@ pub fn select_renderer(choice: BackendChoice, threads: usize) -> Result<Renderer
     let cpu =
         || -> Result<Renderer, MurkError> { Ok((Box::new(murk_cpu::CpuBackend::new(threads)?), Box::new(murk_cpu::looks::CpuLooks), String::new())) };
     let prefix = if choice == BackendChoice::Auto { "auto: " } else { "" };
-    let opened = choice.open(cpu, || gpu(prefix))?;
+    let opened = choice.open(cpu, |hardware| gpu(prefix, hardware))?;
     let (backend, looks, line) = opened.backend;
     let line = match opened.fallback {
         Some(e) => format!("auto: no usable GPU ({e}); running on the cpu with {threads} thread(s)"),
@@ -38,17 +38,17 @@ pub fn select_renderer(choice: BackendChoice, threads: usize) -> Result<Renderer
     Ok((backend, looks, line))
 }
 
-/// The GPU backend and its looks on the first adapter; `prefix` starts the
-/// line saying what was chosen.
+/// The GPU backend and its looks on the first adapter (a hardware one only,
+/// with `hardware`); `prefix` starts the line saying what was chosen.
 #[cfg(feature = "gpu")]
-fn gpu(prefix: &str) -> Result<Renderer, MurkError> {
-    let gpu = murk_gpu::GpuBackend::new()?;
+fn gpu(prefix: &str, hardware: bool) -> Result<Renderer, MurkError> {
+    let gpu = if hardware { murk_gpu::GpuBackend::new_hardware()? } else { murk_gpu::GpuBackend::new()? };
     let line = format!("{prefix}gpu on {}", gpu.adapter());
     Ok((Box::new(gpu.clone()), Box::new(gpu), line))
 }
 
 /// Without the `gpu` feature there is no GPU backend to choose.
 #[cfg(not(feature = "gpu"))]
-fn gpu(_prefix: &str) -> Result<Renderer, MurkError> {
+fn gpu(_prefix: &str, _hardware: bool) -> Result<Renderer, MurkError> {
     Err(MurkError::Backend { backend: "gpu".into(), message: "this murk was built without the `gpu` feature".into() })
 }

@@ -150,19 +150,12 @@ fn snapshot_at_and_resume_continue_the_same_run() {
 
 #[test]
 #[ignore = "needs a GPU adapter: cargo test -p murk-cli -- --ignored"]
-fn gpu_compare_cpu_agrees_and_auto_picks_the_gpu() {
+fn gpu_compare_cpu_agrees() {
     let st =
         murk().args(["run", "scenarios/outpost.json", "--backend", "gpu", "--compare", "cpu", "--ticks", "15"]).current_dir(repo()).output().unwrap();
     let out = String::from_utf8_lossy(&st.stdout);
     assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
     assert!(out.contains("agree: every pass of every instance, byte for byte, for 15 ticks"), "{out}");
-    let dir = temp("auto");
-    let st = murk().args(["run", "scenarios/infiltration.json", "--backend", "auto", "--out"]).arg(&dir).current_dir(repo()).output().unwrap();
-    assert!(st.status.success());
-    assert!(String::from_utf8_lossy(&st.stderr).contains("auto: gpu on"));
-    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
-    assert!(summary["backend"].as_str().unwrap().starts_with("gpu["));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -192,6 +185,42 @@ fn gpu_without_an_adapter_is_a_clear_error_and_auto_falls_back() {
         .unwrap();
     assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
     assert!(String::from_utf8_lossy(&st.stderr).contains("auto: no usable GPU"), "{}", String::from_utf8_lossy(&st.stderr));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `auto` never runs on a software adapter: where the only adapter runs on
+/// the CPU (lavapipe in CI), it runs the CPU backend and says why; `gpu`
+/// still runs there. Where the adapter is hardware, `auto` runs on it.
+#[cfg(feature = "gpu")]
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-cli -- --ignored"]
+fn auto_never_runs_on_a_software_adapter() {
+    let software = murk_gpu::GpuBackend::new().unwrap_or_else(|e| panic!("the GPU test did not run: {e}")).is_software();
+    let dir = temp("auto-software");
+    let run = |backend: &str| {
+        let st = murk()
+            .args(["run", "scenarios/infiltration.json", "--backend", backend, "--ticks", "3", "--out"])
+            .arg(&dir)
+            .current_dir(repo())
+            .output()
+            .unwrap();
+        assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+        format!("{}{}", String::from_utf8_lossy(&st.stdout), String::from_utf8_lossy(&st.stderr))
+    };
+    let backend = || -> String {
+        let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+        summary["backend"].as_str().unwrap().to_string()
+    };
+    let auto = run("auto");
+    if software {
+        assert!(auto.contains("auto: no usable GPU") && auto.contains("software") && auto.contains("running on the cpu"), "{auto}");
+        assert!(backend().starts_with("cpu"), "{}", backend());
+    } else {
+        assert!(auto.contains("auto: gpu on"), "{auto}");
+        assert!(backend().starts_with("gpu["), "{}", backend());
+    }
+    assert!(run("gpu").contains("gpu on"), "`gpu` runs on any adapter");
+    assert!(backend().starts_with("gpu["), "{}", backend());
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -148,11 +148,22 @@ pub fn snapshot(data: &[u8]) {
 /// the snapshot target frames its input (the fuzzer mutates the body in the
 /// form of [`raw_container`]). The import into instance `a` must fail
 /// without changing anything, or succeed and leave a subsystem that ticks.
+///
+/// The same bytes are also imported as a container of their own with the
+/// checksum put right, so that mutated headers (a body length that claims a
+/// huge memory) reach the bound checked before anything is decompressed.
 pub fn memory(data: &[u8]) {
     let bytes = framed(MEMORY_MAGIC, data);
     let (mut world, mut fog) = seed_world();
     if unchanged_on_error(&mut fog, &mut world, "import_memory", |f, _| f.import_memory("a", &bytes)).is_some() {
         let _ = unchanged_on_error(&mut fog, &mut world, "tick after import", |f, w| f.tick(w, 50_000));
+    }
+    if data.len() >= 36 && data.starts_with(MEMORY_MAGIC) {
+        let mut own = data.to_vec();
+        let end = own.len() - 8;
+        let sum = murk_core::hash::bytes_hash(&own[28..end]);
+        own[end..].copy_from_slice(&sum.to_le_bytes());
+        let _ = unchanged_on_error(&mut fog, &mut world, "import_memory_as_map", |f, _| f.import_memory_as_map("a", &own));
     }
 }
 

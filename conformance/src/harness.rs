@@ -58,7 +58,8 @@ pub struct Variant {
 /// The variant a backend choice opens, through [`BackendChoice::open`] as
 /// every program that lets a user choose: the CPU reference on `threads`
 /// threads, or the GPU on the first adapter with one device shared by every
-/// case (`Auto` falls back to the CPU as everywhere). A GPU that cannot
+/// case (`Auto` takes a hardware adapter only and falls back to the CPU,
+/// as everywhere). A GPU that cannot
 /// open is [`HarnessError::NoAdapter`] with the reason.
 pub fn variant(choice: BackendChoice, threads: usize) -> Result<Variant, HarnessError> {
     let cpu = || -> murk_core::Result<Variant> {
@@ -67,8 +68,8 @@ pub fn variant(choice: BackendChoice, threads: usize) -> Result<Variant, Harness
         let make = move || Box::new(murk_cpu::CpuBackend::new(threads).expect("opened once with this thread count")) as Box<dyn Backend>;
         Ok(Variant { name: format!("cpu-{threads}"), make: Box::new(make) })
     };
-    let gpu = || -> murk_core::Result<Variant> {
-        let gpu = murk_gpu::GpuBackend::new()?;
+    let gpu = |hardware: bool| -> murk_core::Result<Variant> {
+        let gpu = if hardware { murk_gpu::GpuBackend::new_hardware()? } else { murk_gpu::GpuBackend::new()? };
         Ok(Variant { name: format!("gpu:{}", gpu.adapter()), make: Box::new(move || Box::new(gpu.another_world())) })
     };
     match choice.open(cpu, gpu) {

@@ -469,7 +469,10 @@ pub enum BackendChoice {
     Cpu,
     /// The GPU backend; an error where no adapter exists.
     Gpu,
-    /// The GPU when an adapter exists, else the CPU (the reason is reported).
+    /// The GPU on a hardware adapter, else the CPU (the reason is
+    /// reported): an adapter that runs on the CPU itself (lavapipe,
+    /// llvmpipe, SwiftShader, WARP) is never chosen, since the CPU backend
+    /// is far faster there.
     Auto,
 }
 
@@ -487,16 +490,17 @@ impl BackendChoice {
     /// Opens what this choice names, with the program's own constructors of
     /// each kind (`murk-cpu`'s, `murk-gpu`'s on its own device or a
     /// renderer's, or a `gpu` that says this build has none): `Cpu` and
-    /// `Gpu` open that kind or fail with its error; `Auto` opens the GPU
-    /// and, when that fails, the CPU, keeping the GPU's error in
+    /// `Gpu` open that kind or fail with its error; `Auto` opens the GPU on
+    /// a hardware adapter only (`gpu(true)`: a software adapter is an
+    /// error) and, when that fails, the CPU, keeping the GPU's error in
     /// [`Opened::fallback`]. Every program that lets a user choose (the
     /// CLI, the Bevy plugin) goes through here, so a choice means the same
     /// everywhere.
-    pub fn open<B>(self, cpu: impl FnOnce() -> Result<B>, gpu: impl FnOnce() -> Result<B>) -> Result<Opened<B>> {
+    pub fn open<B>(self, cpu: impl FnOnce() -> Result<B>, gpu: impl FnOnce(bool) -> Result<B>) -> Result<Opened<B>> {
         match self {
             BackendChoice::Cpu => Ok(Opened { backend: cpu()?, fallback: None }),
-            BackendChoice::Gpu => Ok(Opened { backend: gpu()?, fallback: None }),
-            BackendChoice::Auto => match gpu() {
+            BackendChoice::Gpu => Ok(Opened { backend: gpu(false)?, fallback: None }),
+            BackendChoice::Auto => match gpu(true) {
                 Ok(backend) => Ok(Opened { backend, fallback: None }),
                 Err(why) => Ok(Opened { backend: cpu()?, fallback: Some(why) }),
             },
