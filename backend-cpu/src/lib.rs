@@ -682,6 +682,15 @@ impl Backend for CpuBackend {
         }
     }
 
+    fn readbacks_held(&self) -> usize {
+        self.samples.len()
+    }
+
+    fn forget_readback(&mut self, ticket: u64) {
+        // Samples are the only answers the CPU holds for a later poll.
+        self.samples.remove(&ticket);
+    }
+
     fn read_texture(&mut self, key: InstanceKey, texture: Texture) -> Result<StageImage> {
         let (_, inst) = self.parts(key)?;
         let (width, height, texels) = inst.texels(texture)?;

@@ -366,6 +366,7 @@ impl Context {
     /// llvmpipe, SwiftShader, WARP) is passed over.
     pub fn open(hardware: bool) -> Result<Self> {
         let mut last_error = String::from("no wgpu backend was tried");
+        let mut software = Vec::new();
         for backends in backends_to_try()? {
             let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
             desc.backends = backends;
@@ -380,7 +381,8 @@ impl Context {
             };
             let info = adapter.get_info();
             if hardware && info.device_type == wgpu::DeviceType::Cpu {
-                last_error = format!("the only adapter among {backends:?} is a software one, {} ({:?})", info.name, info.backend);
+                software.push(format!("{} ({:?})", info.name, info.backend));
+                last_error = format!("only software adapters, which run on the CPU: {}", software.join(", "));
                 continue;
             }
             let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;

@@ -360,6 +360,9 @@ impl Backend for GpuBackend {
     fn blocking_waits(&self) -> u64 {
         self.lock().blocking_waits()
     }
+    fn readbacks_held(&self) -> usize {
+        self.lock().readbacks_held()
+    }
     fn forget_readback(&mut self, ticket: u64) {
         self.lock().forget_readback(ticket)
     }

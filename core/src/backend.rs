@@ -339,6 +339,12 @@ pub trait Backend: Send {
     fn blocking_waits(&self) -> u64 {
         0
     }
+    /// Readbacks the backend holds for a later poll: answers not yet
+    /// delivered and not forgotten (a game that loads states over and over
+    /// must not see it grow). Backends that hold none report 0.
+    fn readbacks_held(&self) -> usize {
+        0
+    }
     /// Starts timing each pass on the device; an error says why the backend
     /// cannot (the default: it does not time its passes).
     fn enable_timings(&mut self) -> Result<()> {

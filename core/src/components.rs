@@ -421,8 +421,10 @@ pub struct GhostObserver(pub String);
 /// Marks an entity whose visibility matters to the game's players (a unit,
 /// a building, a projectile): each instance is an observer, and every tick
 /// murk works out which tracked entities each observer sees (see
-/// `FogSubsystem::visible_to`). It is seen when any output texel of its
-/// footprint shows at least the instance's visibility cutoff.
+/// `FogSubsystem::visible_to`). It is seen when any internal texel of its
+/// footprint has a sight signal (raw visibility or scripted sight reveal,
+/// never the presented mask) of at least the instance's visibility cutoff
+/// (and at least 1): the contract in `docs/multiplayer.md`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tracked {
     /// Footprint radius around its [`Position`] in world units (0: the

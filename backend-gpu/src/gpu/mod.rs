@@ -710,6 +710,10 @@ impl Backend for Gpu {
         self.ctx.waits
     }
 
+    fn readbacks_held(&self) -> usize {
+        self.samples.len() + self.changed.len() + self.hashes.len()
+    }
+
     fn forget_readback(&mut self, ticket: u64) {
         self.changed.remove(&ticket);
         self.samples.remove(&ticket);

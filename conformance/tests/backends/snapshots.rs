@@ -3,13 +3,13 @@
 //! touches entities the game owns.
 
 use super::{Make, Test};
-use murk_conformance::scene::{desc, fog as fog_on};
+use murk_conformance::scene::{desc, fog as fog_on, seeded_world};
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
 use murk_core::snapshot::{FogBody, TextureBody};
 use murk_core::{
-    Blocker, BlockerShape, CaptureBytes, CaptureMode, FogSubsystem, HeightCapture, HideMode, MurkError, Position, Profile, RayMethod, StealthActor,
-    StealthEvent, TransientReveal, VisionSource,
+    Blocker, BlockerShape, CaptureBytes, CaptureMode, FogSubsystem, HeightCapture, HideMode, InstanceDesc, MurkError, Position, Profile, RayMethod,
+    StealthActor, StealthEvent, TeamMask, Tracked, TransientReveal, VisionSource,
 };
 
 /// Decodes a snapshot's body for editing.
@@ -30,8 +30,8 @@ fn profile(method: RayMethod) -> Profile {
 /// distance field), a height capture, a source, and three ticks.
 fn world_and_fog(make: &Make) -> (World, FogSubsystem) {
     let mut fog = FogSubsystem::new(make());
-    fog.create_instance(murk_core::InstanceDesc { name: "a".into(), ..desc(profile(RayMethod::HierarchicalDda)) }).unwrap();
-    fog.create_instance(murk_core::InstanceDesc { name: "b".into(), ..desc(profile(RayMethod::DistanceField)) }).unwrap();
+    fog.create_instance(InstanceDesc { name: "a".into(), ..desc(profile(RayMethod::HierarchicalDda)) }).unwrap();
+    fog.create_instance(InstanceDesc { name: "b".into(), ..desc(profile(RayMethod::DistanceField)) }).unwrap();
     let mut world = World::new();
     world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), VisionSource::new(12.0)));
     let mut cells = vec![f32::NAN; 64 * 64];
@@ -370,7 +370,7 @@ pub fn a_state_loaded_in_place_continues_as_a_fresh_restore(make: &Make) {
     for (k, method) in methods.into_iter().enumerate() {
         // Slow fades and forgetting: masks still moving where sight stands.
         let slow = Profile { fade_in_rate: 3.0, relax_rate: 2.0, forget_rate: 0.5, ray_method: method, ..Profile::default() };
-        fog.create_instance(murk_core::InstanceDesc { name: format!("i{k}"), ..desc(slow) }).unwrap();
+        fog.create_instance(InstanceDesc { name: format!("i{k}"), ..desc(slow) }).unwrap();
     }
     let mut world = World::new();
     let walkers: Vec<Entity> = (0..4).map(|_| world.spawn((Position(Vec3::ZERO), VisionSource::new(12.0)))).collect();
@@ -427,7 +427,7 @@ pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
     let slow = Profile { fade_in_rate: 3.0, relax_rate: 2.0, forget_rate: 0.5, ..Profile::default() };
     let mut fog = FogSubsystem::new(make());
     for (name, lod) in [("full", 0), ("half", 1)] {
-        fog.create_instance(murk_core::InstanceDesc { name: name.into(), area, resolution: 160, lod, ..desc(slow.clone()) }).unwrap();
+        fog.create_instance(InstanceDesc { name: name.into(), area, resolution: 160, lod, ..desc(slow.clone()) }).unwrap();
     }
     let mut world = World::new();
     let walkers: Vec<Entity> = (0..3).map(|_| world.spawn((Position(Vec3::ZERO), VisionSource::new(10.0)))).collect();
@@ -514,7 +514,42 @@ pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
 }
 
 /// Every test of this suite, by name.
+/// A rollback game loads a state every frame: readbacks in flight when a
+/// load drops them (sight batches, stealth samples, mask queries) are
+/// forgotten, so what the backend holds stays bounded over thousands of
+/// (save, query, tick, load) cycles with tracked units and stealth actors.
+pub fn loads_leave_no_readback_behind(make: &Make) {
+    let mut fog = FogSubsystem::new(make());
+    fog.create_instance(desc(Profile::default())).unwrap();
+    fog.create_instance(InstanceDesc { name: "j".into(), observed_teams: TeamMask::of(&[0]), ..desc(Profile::default()) }).unwrap();
+    let mut world = seeded_world(5);
+    for i in 0..40 {
+        let at = Vec3::new(1.5 + (i % 8) as f32 * 7.0, 2.5 + (i / 8) as f32 * 11.0, 0.0);
+        let e = world.spawn((Position(at), Tracked { footprint: 1.0 }));
+        if i % 5 == 0 {
+            world.insert_one(e, StealthActor { per_observer: true, ..StealthActor::default() }).unwrap();
+        }
+    }
+    for _ in 0..4 {
+        fog.tick(&mut world, 50_000).unwrap();
+    }
+    let cycles = if fog.backend_name().starts_with("gpu") { 300 } else { 2000 };
+    let mut held = Vec::new();
+    for cycle in 0..cycles {
+        let state = fog.save_state(&world).unwrap();
+        fog.submit_mask_query(&[Vec3::new(10.0, 10.0, 0.0), Vec3::new(40.0, 30.0, 0.0)], None).unwrap();
+        fog.tick(&mut world, 50_000).unwrap();
+        fog.load_state(&mut world, &state).unwrap();
+        if cycle == 10 || cycle + 1 == cycles {
+            held.push(fog.readbacks_held());
+        }
+    }
+    assert_eq!(held[0], held[1], "readbacks held after 10 cycles and after {cycles}");
+    assert!(held[1] <= 8, "{} readbacks held", held[1]);
+}
+
 pub const TESTS: &[Test] = &[
+    ("loads_leave_no_readback_behind", loads_leave_no_readback_behind),
     ("a_saved_state_loads_back_as_its_snapshot_restores", a_saved_state_loads_back_as_its_snapshot_restores),
     ("states_saved_each_tick_share_what_no_tick_wrote", states_saved_each_tick_share_what_no_tick_wrote),
     ("a_state_loaded_in_place_continues_as_a_fresh_restore", a_state_loaded_in_place_continues_as_a_fresh_restore),

@@ -480,6 +480,13 @@ impl FogSubsystem {
         self.backend.blocking_waits()
     }
 
+    /// Readbacks the backend holds for a later poll
+    /// ([`Backend::readbacks_held`]): bounded by what is in flight, however
+    /// many states were loaded.
+    pub fn readbacks_held(&self) -> usize {
+        self.backend.readbacks_held()
+    }
+
     /// Starts timing the backend's passes (the GPU backend with timestamp
     /// queries); an error says why the backend cannot.
     pub fn enable_timings(&mut self) -> Result<()> {

@@ -526,6 +526,12 @@ impl FogSubsystem {
         self.next_reveal = next_reveal;
         self.tick = tick;
         self.next_query = next_query;
+        // The queries in flight are replaced: their readbacks are dropped.
+        for pending in self.queries.values() {
+            if let Some((t, _)) = pending.in_flight {
+                self.backend.forget_readback(t);
+            }
+        }
         self.queries = queries.into_iter().map(|(h, answers)| (h, PendingQuery { answers, in_flight: None })).collect();
         self.stealth_batches = stealth_batches;
         for batch in &self.sight_batches {
