@@ -45,6 +45,7 @@ use murk_core::{
 };
 use passes::compose::ComposeParams;
 use passes::dirty::Blocks;
+use passes::footprints::{Judge, Plan, Signal};
 use passes::settle::SettleKey;
 use passes::visibility::Occlusion;
 use rayon::prelude::*;
@@ -109,6 +110,10 @@ struct CpuInstance {
     start_pending: bool,
     /// The kernel `blurred` was last blurred with (`None`: not known).
     blurred_with: Option<murk_core::BlurKernel>,
+    /// The last footprint judgment and the tiles of the sight signal
+    /// written since (`None`: no footprint judged since the signal was made,
+    /// loaded or given a new sight reveal).
+    judge: Option<Judge>,
     /// The version of the occlusion (coverage, heights, pyramid and
     /// field, every tile), taken anew by whatever may write it.
     occlusion_version: u64,
@@ -160,6 +165,7 @@ impl CpuInstance {
             out_unsettled,
             start_pending: false,
             blurred_with,
+            judge: None,
             occlusion_version: next_version(),
             mask_tiles: None,
             hashes: Default::default(),
@@ -466,6 +472,9 @@ impl Backend for CpuBackend {
             let mut blurred_marks = Blocks::new(w as usize, h as usize, false);
             if !input.reuse_visibility {
                 let (_, changed, across) = passes::visibility::visibility_changes(input, &occ, &mut inst.windows, &mut inst.visibility);
+                if let Some(judge) = inst.judge.as_mut() {
+                    judge.mark(&changed);
+                }
                 if let Some(v) = tiles::of(&mut inst.mask_tiles, Texture::Visibility) {
                     v.stamp(&changed, version);
                 }
@@ -578,16 +587,24 @@ impl Backend for CpuBackend {
                 }
             }
         }
-        // Memory and compose run again where the planes changed.
+        // Memory and compose run again where the planes changed, and
+        // footprints are judged again where the sight plane did.
         let old = inst.reveals.take();
         let plane = |l: Option<&murk_core::RevealLayer>, i: usize| l.map_or((0, 0, 0), |l| (l.sight[i], l.kept[i], l.map[i]));
+        let mut sight = Blocks::new(w, h, false);
         for y in 0..h {
             for b in 0..w.div_ceil(passes::dirty::BLOCK) {
                 let span = y * w + b * passes::dirty::BLOCK..y * w + ((b + 1) * passes::dirty::BLOCK).min(w);
                 if span.clone().any(|i| plane(old.as_ref(), i) != plane(layer, i)) {
                     inst.unsettled.marks[y * inst.unsettled.per_row + b] = true;
                 }
+                if span.clone().any(|i| plane(old.as_ref(), i).0 != plane(layer, i).0) {
+                    sight.marks[y * sight.per_row + b] = true;
+                }
             }
+        }
+        if let Some(judge) = inst.judge.as_mut() {
+            judge.mark(&sight);
         }
         inst.reveals = layer.cloned();
         Ok(())
@@ -664,10 +681,22 @@ impl Backend for CpuBackend {
             r.footprints.check()?;
         }
         let mut values = Vec::with_capacity(batch.iter().map(|r| r.footprints.ends.len()).sum());
+        // Instances that share a list and judged one same list before (one
+        // per team over one map) share the work of comparing the two.
+        let mut plans: Vec<Plan> = Vec::new();
         for r in batch {
             let (_, inst) = self.parts(r.key)?;
-            let sight = inst.reveals.as_ref().map(|l| &l.sight[..]);
-            values.extend(passes::footprints::judge_all(&inst.visibility, sight, inst.dims.width as usize, &r.footprints, r.cutoff));
+            let (w, h) = (inst.dims.width as usize, inst.dims.height as usize);
+            let judge = inst.judge.get_or_insert_with(|| Judge::new(w, h));
+            let at = match plans.iter().position(|p| p.fits(&r.footprints, judge.previous())) {
+                Some(at) => at,
+                None => {
+                    plans.push(Plan::new(&r.footprints, judge.previous()));
+                    plans.len() - 1
+                }
+            };
+            let signal = Signal { visibility: &inst.visibility, sight: inst.reveals.as_ref().map(|l| &l.sight[..]), width: w };
+            values.extend_from_slice(judge.judge(signal, &plans[at], r.cutoff));
         }
         let ticket = self.next_ticket;
         self.next_ticket += 1;
@@ -899,6 +928,8 @@ impl Backend for CpuBackend {
         // reveals are an input, not a texture: they stay.
         let blank = CpuInstance::blank_caches(d);
         (inst.unsettled, inst.settled_under, inst.out_unsettled, inst.blurred_with) = blank;
+        // The next footprints are judged from the loaded visibility.
+        inst.judge = None;
         Ok(())
     }
 

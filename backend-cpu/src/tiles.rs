@@ -7,7 +7,7 @@
 //! the other's tiles unread.
 
 use crate::passes::dirty::{Blocks, BLOCK};
-use crate::passes::settle::TILE_ROWS;
+use crate::passes::footprints::TILE_ROWS;
 use murk_core::hash::LeafHashes;
 use murk_core::{Texture, TiledImage, TILE};
 

@@ -12,6 +12,7 @@
 
 use super::compose::{compose_simd, ComposeParams};
 use super::dirty::{Blocks, BLOCK};
+use super::footprints::TILE_ROWS;
 use super::memory::memory_simd;
 use super::pieces::{self, ROWS_TAKEN};
 use murk_core::fixed::mask_mul;
@@ -204,10 +205,6 @@ fn same_block(a: &[u16], b: &[u16]) -> bool {
         _ => a == b,
     }
 }
-
-/// Rows of a band of [`blend_marked`]: its marks are one per band and block
-/// column.
-pub const TILE_ROWS: usize = 8;
 
 /// What [`blend_marked`] marks besides the blocks it leaves unsettled:
 /// grids of one mark per band of [`TILE_ROWS`] rows and block column.

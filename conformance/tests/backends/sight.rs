@@ -199,12 +199,15 @@ pub fn sight_travels_in_snapshots_and_bad_input_is_named(make: &Make) {
         let mut bad5 = body.clone();
         assert!(bad5.sight_samples[0].samples.len() >= 2, "a batch with two samples");
         bad5.sight_samples[0].samples.swap(0, 1);
+        let mut bad6 = body.clone();
+        bad6.sight_samples[0].samples[0].cutoff = 0;
         for (b, needle) in [
             (bad, "snapshot.sight = nowhere"),
             (bad2, "is not a tracked entity"),
             (bad3, "sight_samples[0].samples[0]"),
             (bad4, "snapshot.tracked"),
             (bad5, "sight_samples[0].samples[1]"),
+            (bad6, "sight_samples[0].samples[0].cutoff = 0"),
         ] {
             let e = fog.restore(&mut world, &b.encode().unwrap()).unwrap_err().to_string();
             assert!(e.contains(needle), "`{e}` should name `{needle}`");

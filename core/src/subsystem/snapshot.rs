@@ -667,6 +667,10 @@ fn restored_sight(
                     format!("must name one of the batch's observers and lie within its {} values", batch.values.len()),
                 ));
             }
+            // A signal of 0 is never seen: a cutoff of 0 would let any entity in.
+            if s.cutoff == 0 {
+                return Err(MurkError::invalid(format!("{field}.samples[{i}].cutoff"), 0, "must be at least 1"));
+            }
         }
         out.push_back(super::sight::SightBatch::from_samples(batch.due, batch.observers, &batch.samples, &batch.values));
     }
