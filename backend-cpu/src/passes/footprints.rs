@@ -170,14 +170,22 @@ impl Judge {
     pub fn judge(&mut self, signal: Signal, plan: &Plan, cutoff: u16) -> &[u16] {
         let last = self.last.take().filter(|old| old.cutoff == cutoff && plan.fits(&plan.list, Some(&old.list)));
         let list = &plan.list;
-        let (mut values, mut unread) = (Vec::with_capacity(list.ends.len()), Vec::new());
-        for (i, (&same, &[x0, x1, y0, y1])) in plan.same.iter().zip(&plan.tiles).enumerate() {
-            let kept = last.as_ref().filter(|_| {
-                same != NONE && (y0..=y1).all(|ty| self.changed[ty as usize * self.per_row..][x0 as usize..=x1 as usize].iter().all(|c| !c))
-            });
-            values.push(kept.map_or(0, |old| old.values[same as usize]));
-            if kept.is_none() {
-                unread.push(i);
+        let (mut values, mut unread) = (vec![0u16; list.ends.len()], Vec::new());
+        match &last {
+            None => unread.extend(0..list.ends.len()),
+            Some(old) => {
+                let (changed, per_row) = (&self.changed[..], self.per_row);
+                let marked = |ty: u32, tx: u32| changed[ty as usize * per_row + tx as usize];
+                for (i, ((&same, &[x0, x1, y0, y1]), v)) in plan.same.iter().zip(&plan.tiles).zip(values.iter_mut()).enumerate() {
+                    // Most footprints lie in one tile: one mark to read.
+                    let clean = same != NONE
+                        && if (x0, y0) == (x1, y1) { !marked(y0, x0) } else { (y0..=y1).all(|ty| (x0..=x1).all(|tx| !marked(ty, tx))) };
+                    if clean {
+                        *v = old.values[same as usize];
+                    } else {
+                        unread.push(i);
+                    }
+                }
             }
         }
         // The signal is read after every check, one footprint after the
