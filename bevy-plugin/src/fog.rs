@@ -14,8 +14,8 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::render::renderer::{RenderAdapterInfo, RenderDevice, RenderQueue};
 use murk_core::{
-    Backend, BackendChoice, FogSubsystem, InstanceDesc, MaskAnswer, MurkError, Profile, QueryHandle, Result, StealthEvent, StealthState, TeamMask,
-    TickReport,
+    Backend, BackendChoice, FogSubsystem, InstanceDesc, MaskAnswer, MurkError, Profile, QueryHandle, Result, SightEvent, StealthEvent, StealthState,
+    TeamMask, TickReport,
 };
 use murk_cpu::CpuBackend;
 use murk_gpu::GpuBackend;
@@ -173,6 +173,21 @@ impl MurkFog {
         self.ticks
     }
 
+    /// The instances that see tracked entity `entity` after the last tick
+    /// (murk's `observers_of`, in name order); empty when it is not
+    /// tracked or murk has not ticked.
+    pub fn observers_of(&self, mirror: &FogMirror, entity: Entity) -> Vec<String> {
+        let Some(h) = mirror.hecs_entity(entity) else { return Vec::new() };
+        self.with(|f| f.observers_of(h).unwrap_or_default()).unwrap_or_default()
+    }
+
+    /// The tracked entities instance `observer` sees after the last tick, in
+    /// murk's entity order; an unknown instance is an error naming it.
+    pub fn visible_to(&self, mirror: &FogMirror, observer: &str) -> Result<Vec<Entity>> {
+        let seen = self.with(|f| f.visible_to(observer)).unwrap_or_else(|| Err(MurkError::UnknownInstance(observer.to_string())))?;
+        Ok(seen.into_iter().filter_map(|h| mirror.bevy_entity(h)).collect())
+    }
+
     /// Whether a stealth actor (by its mirror) was visible at its last check.
     pub fn stealth_visible(&self, actor: hecs::Entity) -> Option<bool> {
         self.with(|f| f.stealth_state(actor).map(|s| s.last_visible)).flatten()
@@ -190,6 +205,31 @@ pub struct FogStealthEvent {
     /// The actor.
     pub actor: Entity,
     /// What happened.
+    pub change: StealthChange,
+}
+
+/// A tracked entity entered or left an observer's sight set (murk's
+/// [`murk_core::SightEvent`], about a Bevy entity): what a server sends a
+/// team's clients. A despawned entity leaves every set in the tick it is
+/// gone, and its `Left` still names it.
+#[derive(Message, Clone, Debug, PartialEq, Eq)]
+pub struct FogSightEvent {
+    /// The observing instance (a team's view).
+    pub observer: String,
+    /// The tracked entity.
+    pub entity: Entity,
+    /// Whether it entered (`true`) or left the set.
+    pub entered: bool,
+}
+
+/// A transition of a per-observer stealth actor, for one observer.
+#[derive(Message, Clone, Debug, PartialEq, Eq)]
+pub struct FogObserverStealthEvent {
+    /// The observing instance.
+    pub observer: String,
+    /// The actor.
+    pub actor: Entity,
+    /// What happened, for that observer.
     pub change: StealthChange,
 }
 
@@ -453,14 +493,17 @@ fn sync_instances(
     }
 }
 
-fn tick(
-    mut fog: ResMut<MurkFog>,
-    mut mirror: ResMut<FogMirror>,
-    time: Res<Time<Fixed>>,
-    mut events: MessageWriter<FogStealthEvent>,
-    mut errors: MessageWriter<FogError>,
-    mut hash: ResMut<FogHash>,
-) {
+/// What a tick reports to the game, as messages.
+#[derive(SystemParam)]
+struct TickMessages<'w> {
+    events: MessageWriter<'w, FogStealthEvent>,
+    observer_events: MessageWriter<'w, FogObserverStealthEvent>,
+    sight: MessageWriter<'w, FogSightEvent>,
+    errors: MessageWriter<'w, FogError>,
+}
+
+fn tick(mut fog: ResMut<MurkFog>, mut mirror: ResMut<FogMirror>, time: Res<Time<Fixed>>, messages: TickMessages, mut hash: ResMut<FogHash>) {
+    let TickMessages { mut events, mut observer_events, mut sight, mut errors } = messages;
     let fog = &mut *fog;
     let Some(subsystem) = fog.fog.get_mut().unwrap_or_else(PoisonError::into_inner).as_mut() else { return };
     let step = time.timestep().as_micros();
@@ -473,13 +516,19 @@ fn tick(
         Ok(report) => {
             for e in &report.events {
                 let Some(actor) = mirror.bevy_entity(e.actor()) else { continue };
-                let change = match e {
-                    StealthEvent::Revealed { .. } => StealthChange::Revealed,
-                    StealthEvent::Hidden { .. } => StealthChange::Hidden,
-                    StealthEvent::GhostSpawned { .. } => StealthChange::GhostSpawned,
-                    StealthEvent::GhostRemoved { .. } => StealthChange::GhostRemoved,
+                events.write(FogStealthEvent { actor, change: StealthChange::of(e) });
+            }
+            for (observer, e) in &report.observer_events {
+                let Some(actor) = mirror.bevy_entity_or_departed(e.actor()) else { continue };
+                observer_events.write(FogObserverStealthEvent { observer: observer.clone(), actor, change: StealthChange::of(e) });
+            }
+            for e in &report.sight {
+                let (observer, entity, entered) = match e {
+                    SightEvent::Entered { observer, entity } => (observer, entity, true),
+                    SightEvent::Left { observer, entity } => (observer, entity, false),
                 };
-                events.write(FogStealthEvent { actor, change });
+                let Some(entity) = mirror.bevy_entity_or_departed(*entity) else { continue };
+                sight.write(FogSightEvent { observer: observer.clone(), entity, entered });
             }
             if let Some(landed) = report.lockstep {
                 *hash = FogHash { tick: landed.ticks, hash: Some(landed.hash) };
@@ -489,6 +538,18 @@ fn tick(
         }
         Err(e) => {
             errors.write(e.into());
+        }
+    }
+    mirror.departed.clear();
+}
+
+impl StealthChange {
+    fn of(e: &StealthEvent) -> Self {
+        match e {
+            StealthEvent::Revealed { .. } => StealthChange::Revealed,
+            StealthEvent::Hidden { .. } => StealthChange::Hidden,
+            StealthEvent::GhostSpawned { .. } => StealthChange::GhostSpawned,
+            StealthEvent::GhostRemoved { .. } => StealthChange::GhostRemoved,
         }
     }
 }

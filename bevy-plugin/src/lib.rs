@@ -51,8 +51,8 @@ pub use components::{
 };
 pub use error::FogError;
 pub use fog::{
-    FogHash, FogInstance, FogInstances, FogProfile, FogQueries, FogRestored, FogSaved, FogStealthEvent, MurkFog, RestoreFog, SaveFog, StealthChange,
-    SwitchBackend,
+    FogHash, FogInstance, FogInstances, FogObserverStealthEvent, FogProfile, FogQueries, FogRestored, FogSaved, FogSightEvent, FogStealthEvent,
+    MurkFog, RestoreFog, SaveFog, StealthChange, SwitchBackend,
 };
 pub use mask::{mask_texels, FogImages};
 pub use material::{FogLook, FogOverlayMaterial, FogParamsUniform, FogTerrainExtension, FogTerrainMaterial};
@@ -70,9 +70,9 @@ use bevy::prelude::*;
 pub mod prelude {
     pub use crate::{
         FogAntiVision, FogAxes, FogBlocker, FogCapture, FogError, FogFade, FogGhost, FogGhostObserver, FogHash, FogHideWhenUnseen, FogImages,
-        FogInstance, FogInstances, FogLook, FogMirror, FogOverlayMaterial, FogProfile, FogQueries, FogRestored, FogReveal, FogSaved, FogStealth,
-        FogStealthEvent, FogTerrainExtension, FogTerrainMaterial, FogTracked, FogVision, MurkFog, MurkPlugin, MurkSet, RestoreFog, SaveFog,
-        StealthChange, SwitchBackend,
+        FogInstance, FogInstances, FogLook, FogMirror, FogObserverStealthEvent, FogOverlayMaterial, FogProfile, FogQueries, FogRestored, FogReveal,
+        FogSaved, FogSightEvent, FogStealth, FogStealthEvent, FogTerrainExtension, FogTerrainMaterial, FogTracked, FogVision, MurkFog, MurkPlugin,
+        MurkSet, RestoreFog, SaveFog, StealthChange, SwitchBackend,
     };
     pub use murk_core::{Area, BackendChoice, Blocker, BlockerShape, InstanceDesc, Profile, StealthActor, TeamMask, Tracked, VisionSource};
 }
@@ -151,6 +151,8 @@ impl Plugin for MurkPlugin {
             .insert_resource(FogHash::default())
             .init_resource::<FogImages>()
             .add_message::<FogStealthEvent>()
+            .add_message::<FogObserverStealthEvent>()
+            .add_message::<FogSightEvent>()
             .add_message::<FogError>()
             .add_message::<SaveFog>()
             .add_message::<FogSaved>()

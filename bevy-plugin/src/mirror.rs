@@ -120,11 +120,23 @@ pub struct FogMirror {
     /// keeps removal messages for two frames, and at a high frame rate
     /// several frames pass between two fixed ticks.
     removed: Vec<Entity>,
+    /// Mirrors removed before this tick, with the Bevy entity each stood
+    /// for: the tick's events about them (a unit that died leaves every
+    /// sight set) still name it. Cleared after the tick.
+    pub(crate) departed: HashMap<hecs::Entity, Entity>,
 }
 
 impl FogMirror {
     pub(crate) fn new(axes: FogAxes) -> Self {
-        Self { axes, world: hecs::World::new(), to_hecs: HashMap::new(), to_bevy: HashMap::new(), ghosts: HashMap::new(), removed: Vec::new() }
+        Self {
+            axes,
+            world: hecs::World::new(),
+            to_hecs: HashMap::new(),
+            to_bevy: HashMap::new(),
+            ghosts: HashMap::new(),
+            removed: Vec::new(),
+            departed: HashMap::new(),
+        }
     }
 
     /// murk's world, as the subsystem sees it.
@@ -140,6 +152,12 @@ impl FogMirror {
     /// The Bevy entity a mirror stands for.
     pub fn bevy_entity(&self, entity: hecs::Entity) -> Option<Entity> {
         self.to_bevy.get(&entity).copied()
+    }
+
+    /// [`Self::bevy_entity`], or the Bevy entity a mirror removed before
+    /// this tick stood for.
+    pub(crate) fn bevy_entity_or_departed(&self, entity: hecs::Entity) -> Option<Entity> {
+        self.bevy_entity(entity).or_else(|| self.departed.get(&entity).copied())
     }
 
     /// How many entities are mirrored.
@@ -280,6 +298,7 @@ pub fn mirror_entities(
     for e in gone {
         if let Some(h) = mirror.to_hecs.remove(&e) {
             mirror.to_bevy.remove(&h);
+            mirror.departed.insert(h, e);
             let _ = mirror.world.despawn(h);
         }
     }

@@ -178,8 +178,8 @@ impl Judge {
                 let marked = |ty: u32, tx: u32| changed[ty as usize * per_row + tx as usize];
                 for (i, ((&same, &[x0, x1, y0, y1]), v)) in plan.same.iter().zip(&plan.tiles).zip(values.iter_mut()).enumerate() {
                     // Most footprints lie in one tile: one mark to read.
-                    let clean = same != NONE
-                        && if (x0, y0) == (x1, y1) { !marked(y0, x0) } else { (y0..=y1).all(|ty| (x0..=x1).all(|tx| !marked(ty, tx))) };
+                    let clean =
+                        same != NONE && if (x0, y0) == (x1, y1) { !marked(y0, x0) } else { (y0..=y1).all(|ty| (x0..=x1).all(|tx| !marked(ty, tx))) };
                     if clean {
                         *v = old.values[same as usize];
                     } else {

@@ -6,6 +6,7 @@
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use murk_bevy::prelude::*;
+use murk_bevy::{FogObserverStealthEvent, FogSightEvent};
 use murk_core::{Backend, FogSubsystem, HideMode, Position, StealthEvent, TransientReveal};
 use std::time::Duration;
 
@@ -475,4 +476,48 @@ fn a_refused_backend_is_reported_and_a_switch_starts_murk() {
     let fog = app.world().resource::<MurkFog>();
     assert!(fog.backend_name().is_some_and(|n| n.starts_with("cpu")), "{:?}", fog.backend_name());
     assert!(fog.instances().contains_key("ground"), "the instances were created on the new backend");
+}
+
+/// Sight sets reach Bevy: `FogSightEvent`s as a tracked unit walks into a
+/// scout's sight and out again, `observers_of` and `visible_to` about Bevy
+/// entities, per-observer stealth transitions as `FogObserverStealthEvent`s,
+/// and a unit despawned while seen leaves with its own entity named.
+#[test]
+fn sight_sets_and_observer_stealth_reach_bevy_as_messages() {
+    let mut app = headless(BackendChoice::Cpu);
+    app.world_mut().spawn((Transform::from_xyz(10.5, 32.5, 0.0), FogVision::new(10.0)));
+    let stealth = StealthActor { per_observer: true, ..StealthActor::default() };
+    let unit = app.world_mut().spawn((Transform::from_xyz(40.5, 32.5, 0.0), FogTracked(Tracked { footprint: 1.0 }), FogStealth(stealth))).id();
+    let other = app.world_mut().spawn((Transform::from_xyz(12.5, 30.5, 0.0), FogTracked(Tracked { footprint: 0.0 }))).id();
+    let (mut sight, mut stealth_events) = (Vec::new(), Vec::new());
+    let mut seen_while_near = false;
+    for tick in 0..40 {
+        // The unit walks to the scout, then away again.
+        let x = if tick < 20 { 40.5 - tick as f32 * 1.5 } else { 10.5 + (tick - 20) as f32 * 1.5 };
+        app.world_mut().get_mut::<Transform>(unit).unwrap().translation.x = x;
+        step(&mut app);
+        sight.extend(app.world().resource::<Messages<FogSightEvent>>().iter_current_update_messages().cloned());
+        stealth_events.extend(app.world().resource::<Messages<FogObserverStealthEvent>>().iter_current_update_messages().cloned());
+        let fog = app.world().resource::<MurkFog>();
+        let mirror = app.world().resource::<FogMirror>();
+        let seen = fog.visible_to(mirror, "ground").unwrap();
+        assert_eq!(seen.contains(&unit), fog.observers_of(mirror, unit) == vec!["ground".to_string()], "tick {tick}");
+        seen_while_near |= tick == 19 && seen.contains(&unit);
+    }
+    let of = |e: Entity| sight.iter().filter(|s| s.entity == e).map(|s| s.entered).collect::<Vec<_>>();
+    assert_eq!(of(unit), vec![true, false], "the unit entered and left once: {sight:?}");
+    assert_eq!(of(other), vec![true], "the unit beside the scout entered once");
+    assert!(seen_while_near, "the unit was in the set beside the scout");
+    assert!(sight.iter().all(|s| s.observer == "ground"));
+    let changes: Vec<StealthChange> = stealth_events.iter().filter(|s| s.actor == unit && s.observer == "ground").map(|s| s.change).collect();
+    assert!(changes.contains(&StealthChange::Revealed) && changes.contains(&StealthChange::Hidden), "{changes:?}");
+    assert!(
+        app.world().resource::<Messages<FogStealthEvent>>().iter_current_update_messages().all(|s| s.actor != unit),
+        "a per-observer actor has no single-observer events"
+    );
+    app.world_mut().despawn(other);
+    step(&mut app);
+    let left: Vec<FogSightEvent> = app.world().resource::<Messages<FogSightEvent>>().iter_current_update_messages().cloned().collect();
+    assert_eq!(left, vec![FogSightEvent { observer: "ground".into(), entity: other, entered: false }], "a despawned unit leaves by name");
+    assert!(app.world().resource::<MurkFog>().visible_to(app.world().resource::<FogMirror>(), "nowhere").is_err(), "an unknown observer is named");
 }
