@@ -84,12 +84,13 @@ fn shortest<T: serde::Serialize>(v: &T) -> Result<Value, String> {
     serde_json::from_str(&text).map_err(|e| e.to_string())
 }
 
-/// The `summary.json` format: 4 since the texture hash of
+/// The `summary.json` format: 5 added each tick's sight sets, sight
+/// events and per-observer stealth events; 4 since the texture hash of
 /// `murk_core::hash` reads 16x16 leaves; 3 made each instance's state hash
 /// take in its mapped texture; 2 made the lockstep and state hashes the
 /// block hash of `murk_core::hash` (1, without the field, was FNV-1a 64
 /// over the mask bytes).
-pub const SUMMARY_FORMAT: u32 = 4;
+pub const SUMMARY_FORMAT: u32 = 5;
 
 /// The `summary.json` document.
 pub fn summary(runner: &mut ScenarioRunner, threads: usize, records: &[TickRecord]) -> Result<Value, String> {

@@ -37,7 +37,7 @@ fn run_writes_final_masks_stages_and_a_summary() {
     }
     let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["ticks"], 12);
-    assert_eq!(summary["format"], 4, "the block state hash of square leaves, mapped state included");
+    assert_eq!(summary["format"], 5, "sight sets and events, the block state hash of square leaves, mapped state included");
     assert_eq!(summary["per_tick"].as_array().unwrap().len(), 12);
     assert_eq!(summary["per_tick"][11]["hashes"]["ground"].as_str().unwrap().len(), 16);
     assert_eq!(summary["settings"]["instances"][0]["profile"]["explored_value"], 0.4);
@@ -390,4 +390,54 @@ fn help_lists_every_command_and_option() {
     let st = murk().args(["render", "--help"]).output().unwrap();
     let out = String::from_utf8_lossy(&st.stdout);
     assert!(out.contains("--look <LOOK>") && out.contains("overlay, surface, volume"), "{out}");
+}
+
+/// Tracked entities in a scenario: each observer's set, the sight events
+/// and the per-observer stealth events land in `summary.json` tick by tick
+/// (`scenarios/patrol.json`: a red runner crosses blue's sight and leaves
+/// it; a per-observer spy is revealed to red and then to blue); a negative
+/// footprint is refused by its path.
+#[test]
+fn tracked_entities_and_their_sets_reach_the_summary() {
+    let dir = temp("patrol");
+    let st = murk().args(["run", "scenarios/patrol.json", "--out"]).arg(&dir).current_dir(repo()).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["format"], 5);
+    let ticks = summary["per_tick"].as_array().unwrap();
+    let events = |observer: &str, entity: &str| -> Vec<(u64, String)> {
+        ticks
+            .iter()
+            .flat_map(|t| {
+                t["sight_events"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|e| e["observer"] == observer && e["entity"] == entity)
+                    .map(move |e| (t["tick"].as_u64().unwrap(), e["event"].as_str().unwrap().to_string()))
+            })
+            .collect()
+    };
+    let runner = events("blue", "red-runner");
+    assert!(runner.len() >= 2 && runner[0].1 == "entered" && runner[1].1 == "left", "{runner:?}");
+    // Between the two events blue's set holds the runner, and not before.
+    let (entered, left) = (runner[0].0 as usize, runner[1].0 as usize);
+    let holds = |t: usize| ticks[t]["sight"]["blue"].as_array().is_some_and(|s| s.iter().any(|e| e == "red-runner"));
+    assert!((entered..left).all(holds) && !(0..entered).any(holds), "blue's set follows its events");
+    assert!(ticks[..2].iter().all(|t| t.get("sight").is_none()), "nothing is judged in the first two ticks");
+    let spy: Vec<&serde_json::Value> =
+        ticks.iter().flat_map(|t| t["observer_events"].as_array().into_iter().flatten()).filter(|e| e["actor"] == "spy").collect();
+    for observer in ["red", "blue"] {
+        assert!(spy.iter().any(|e| e["observer"] == observer && e["event"] == "revealed"), "{spy:?}");
+        assert!(events(observer, "spy").first().is_some_and(|e| e.1 == "entered"), "the spy enters {observer}'s set");
+    }
+    // A negative footprint is named and runs nothing.
+    let text = std::fs::read_to_string(repo().join("scenarios/patrol.json")).unwrap().replace("\"footprint\": 0.5", "\"footprint\": -0.5");
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, text).unwrap();
+    let st = murk().args(["run"]).arg(&bad).arg("--out").arg(dir.join("bad")).current_dir(repo()).output().unwrap();
+    assert!(!st.status.success());
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(err.contains("sources[2].tracked.footprint = -0.5"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
 }

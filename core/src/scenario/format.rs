@@ -151,6 +151,9 @@ pub struct Scripted<C> {
     pub despawn_tick: Option<u32>,
     /// A transient reveal lasting this many ticks (sources only).
     pub transient_ticks: Option<u32>,
+    /// Tracked for the sight sets, with this footprint: each instance's
+    /// set lands in `summary.json` tick by tick.
+    pub tracked: Option<crate::components::Tracked>,
 }
 
 /// A vision source of a scenario.
@@ -178,18 +181,18 @@ pub trait ScriptedComponent: Clone + Serialize + DeserializeOwned {
 
 impl ScriptedComponent for VisionSource {
     const KEY: &'static str = "source";
-    const FIELDS: &'static [&'static str] = &["id", "position", "source", "motion", "spawn_tick", "despawn_tick", "transient_ticks"];
+    const FIELDS: &'static [&'static str] = &["id", "position", "source", "motion", "spawn_tick", "despawn_tick", "transient_ticks", "tracked"];
     const TRANSIENT: bool = true;
 }
 
 impl ScriptedComponent for Blocker {
     const KEY: &'static str = "blocker";
-    const FIELDS: &'static [&'static str] = &["id", "position", "blocker", "motion", "spawn_tick", "despawn_tick"];
+    const FIELDS: &'static [&'static str] = &["id", "position", "blocker", "motion", "spawn_tick", "despawn_tick", "tracked"];
 }
 
 impl ScriptedComponent for StealthActor {
     const KEY: &'static str = "stealth";
-    const FIELDS: &'static [&'static str] = &["id", "position", "stealth", "motion", "spawn_tick", "despawn_tick"];
+    const FIELDS: &'static [&'static str] = &["id", "position", "stealth", "motion", "spawn_tick", "despawn_tick", "tracked"];
     fn when_absent() -> Option<Self> {
         Some(Self::default())
     }
@@ -197,7 +200,7 @@ impl ScriptedComponent for StealthActor {
 
 impl ScriptedComponent for AntiVision {
     const KEY: &'static str = "anti_vision";
-    const FIELDS: &'static [&'static str] = &["id", "position", "anti_vision", "motion", "spawn_tick", "despawn_tick"];
+    const FIELDS: &'static [&'static str] = &["id", "position", "anti_vision", "motion", "spawn_tick", "despawn_tick", "tracked"];
 }
 
 impl<C: ScriptedComponent> Serialize for Scripted<C> {
@@ -212,6 +215,7 @@ impl<C: ScriptedComponent> Serialize for Scripted<C> {
         if C::TRANSIENT {
             st.serialize_field("transient_ticks", &self.transient_ticks)?;
         }
+        st.serialize_field("tracked", &self.tracked)?;
         st.end()
     }
 }
@@ -277,12 +281,13 @@ impl<'de, C: ScriptedComponent> Visitor<'de> for ScriptedVisitor<C> {
             spawn_tick: element(&mut seq, 4)?,
             despawn_tick: element(&mut seq, 5)?,
             transient_ticks: if C::TRANSIENT { element(&mut seq, 6)? } else { None },
+            tracked: element(&mut seq, if C::TRANSIENT { 7 } else { 6 })?,
         })
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
         let (mut id, mut position, mut component, mut motion) = (None, None, None, None);
-        let (mut spawn_tick, mut despawn_tick, mut transient_ticks) = (None, None, None);
+        let (mut spawn_tick, mut despawn_tick, mut transient_ticks, mut tracked) = (None, None, None, None);
         while let Some(Key(key)) = map.next_key()? {
             match key.as_str() {
                 "id" => read_once(&mut map, &mut id, "id")?,
@@ -291,6 +296,7 @@ impl<'de, C: ScriptedComponent> Visitor<'de> for ScriptedVisitor<C> {
                 "spawn_tick" => read_once(&mut map, &mut spawn_tick, "spawn_tick")?,
                 "despawn_tick" => read_once(&mut map, &mut despawn_tick, "despawn_tick")?,
                 "transient_ticks" if C::TRANSIENT => read_once(&mut map, &mut transient_ticks, "transient_ticks")?,
+                "tracked" => read_once(&mut map, &mut tracked, "tracked")?,
                 k if k == C::KEY => read_once(&mut map, &mut component, C::KEY)?,
                 other => return Err(de::Error::unknown_field(other, C::FIELDS)),
             }
@@ -303,6 +309,7 @@ impl<'de, C: ScriptedComponent> Visitor<'de> for ScriptedVisitor<C> {
             spawn_tick: spawn_tick.unwrap_or(0),
             despawn_tick: despawn_tick.flatten(),
             transient_ticks: transient_ticks.flatten(),
+            tracked: tracked.flatten(),
         })
     }
 }

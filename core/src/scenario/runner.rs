@@ -10,7 +10,7 @@ use crate::error::{MurkError, Result};
 use crate::query::MaskAnswer;
 use crate::snapshot::{decode, encode, RUN_MAGIC};
 use crate::stealth::StealthEvent;
-use crate::subsystem::{FogSubsystem, InstanceDesc, TickReport};
+use crate::subsystem::{FogSubsystem, InstanceDesc, SightEvent, TickReport};
 use glam::Vec3;
 use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
@@ -31,6 +31,8 @@ enum Kind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Tracked {
     kind: Kind,
+    /// Tracked for the sight sets, with this footprint.
+    sight: Option<crate::components::Tracked>,
     entity: Option<u64>,
     start: Vec3,
     start_tick: u32,
@@ -85,6 +87,38 @@ pub struct TickRecord {
     /// Answers to the queries scripted for this tick.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub queries: Vec<QueryRecord>,
+    /// Per-observer stealth transitions, by observer then scenario id.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub observer_events: Vec<ObserverEventRecord>,
+    /// Each observer's sight set after the tick (scenario ids, sorted), for
+    /// the observers that see anything, when entities are tracked.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub sight: BTreeMap<String, Vec<String>>,
+    /// The tracked entities that entered or left an observer's set.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sight_events: Vec<SightRecord>,
+}
+
+/// A per-observer stealth event, naming the actor by its scenario id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ObserverEventRecord {
+    /// The observing instance.
+    pub observer: String,
+    /// `revealed`, `hidden`, `ghost_spawned`, `ghost_removed`.
+    pub event: String,
+    /// Scenario id of the actor.
+    pub actor: String,
+}
+
+/// A tracked entity entering or leaving an observer's sight set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SightRecord {
+    /// The observing instance.
+    pub observer: String,
+    /// `entered` or `left`.
+    pub event: String,
+    /// Scenario id of the entity.
+    pub entity: String,
 }
 
 /// A stealth event, naming the actor by its scenario id.
@@ -220,20 +254,35 @@ impl ScenarioRunner {
         let (lockstep, per_instance) = self.fog.state_hashes()?;
         let hashes: BTreeMap<String, String> = per_instance.into_iter().map(|(n, h)| (n, format!("{h:016x}"))).collect();
         let ids: BTreeMap<u64, &str> = self.tracked.iter().filter_map(|(id, t)| t.entity.map(|e| (e, id.as_str()))).collect();
-        let events = report
-            .events
+        let id = |e: Entity| ids.get(&e.to_bits().get()).map_or_else(|| format!("entity {}", e.id()), |s| s.to_string());
+        let kind = |e: &StealthEvent| match e {
+            StealthEvent::Revealed { .. } => "revealed",
+            StealthEvent::Hidden { .. } => "hidden",
+            StealthEvent::GhostSpawned { .. } => "ghost_spawned",
+            StealthEvent::GhostRemoved { .. } => "ghost_removed",
+        };
+        let events = report.events.iter().map(|e| EventRecord { event: kind(e).to_string(), actor: id(e.actor()) }).collect();
+        let observer_events = report
+            .observer_events
             .iter()
-            .map(|e| {
-                let name = match e {
-                    StealthEvent::Revealed { .. } => "revealed",
-                    StealthEvent::Hidden { .. } => "hidden",
-                    StealthEvent::GhostSpawned { .. } => "ghost_spawned",
-                    StealthEvent::GhostRemoved { .. } => "ghost_removed",
-                };
-                let actor = ids.get(&e.actor().to_bits().get()).map_or_else(|| format!("entity {}", e.actor().id()), |s| s.to_string());
-                EventRecord { event: name.to_string(), actor }
+            .map(|(observer, e)| ObserverEventRecord { observer: observer.clone(), event: kind(e).to_string(), actor: id(e.actor()) })
+            .collect();
+        let sight_events = report
+            .sight
+            .iter()
+            .map(|e| match e {
+                SightEvent::Entered { observer, entity } => SightRecord { observer: observer.clone(), event: "entered".into(), entity: id(*entity) },
+                SightEvent::Left { observer, entity } => SightRecord { observer: observer.clone(), event: "left".into(), entity: id(*entity) },
             })
             .collect();
+        let mut sight = BTreeMap::new();
+        for name in self.fog.instance_names() {
+            let mut set: Vec<String> = self.fog.visible_to(&name)?.into_iter().map(id).collect();
+            set.sort();
+            if !set.is_empty() {
+                sight.insert(name, set);
+            }
+        }
         let mut queries = Vec::new();
         for q in self.scenario.queries.iter().filter(|q| q.tick == tick) {
             let mask = self.fog.mask_query_now(&q.points, q.cutoff)?;
@@ -247,7 +296,7 @@ impl ScenarioRunner {
         }
         let lockstep = format!("{lockstep:016x}");
         let recomputed = report.instances.into_iter().filter(|(_, t)| t.recomputed).map(|(n, _)| n).collect();
-        Ok(TickRecord { tick, lockstep, hashes, recomputed, events, queries })
+        Ok(TickRecord { tick, lockstep, hashes, recomputed, events, queries, observer_events, sight, sight_events })
     }
 
     /// Moves the run onto `backend` while it runs: the fog state is taken
@@ -403,6 +452,7 @@ impl Tracked {
     fn new<C>(kind: Kind, e: &Scripted<C>) -> Self {
         Self {
             kind,
+            sight: e.tracked,
             entity: None,
             start: e.position,
             start_tick: e.spawn_tick,
@@ -433,6 +483,9 @@ impl Tracked {
             Kind::AntiVision(a) => {
                 b.add(*a);
             }
+        }
+        if let Some(t) = self.sight {
+            b.add(t);
         }
         match at {
             Some(e) => {

@@ -86,6 +86,12 @@ fn check_scripted<'a, C>(
         }
         check_vec3(&format!("{field}.position"), e.position)?;
         check_motion(&field, &e.motion)?;
+        if let Some(t) = e.tracked {
+            let r = finite(&format!("{field}.tracked.footprint"), t.footprint)?;
+            if r < 0.0 {
+                return Err(MurkError::invalid(format!("{field}.tracked.footprint"), r, "must not be negative"));
+            }
+        }
         if e.spawn_tick >= s.ticks {
             return Err(MurkError::invalid(
                 format!("{field}.spawn_tick"),
