@@ -34,6 +34,55 @@ enum Command {
     /// Draw a camera view of a scenario with a premade fog look: PNG frames,
     /// an animated GIF, and for the surface the fog mesh as glTF
     Render(RenderArgs),
+    /// Explored memory as save data: run a scenario and export an
+    /// instance's memory, or run one with a memory imported before tick 0
+    #[command(subcommand)]
+    Memory(MemoryCommand),
+}
+
+#[derive(Subcommand)]
+enum MemoryCommand {
+    /// Run a scenario, then write an instance's explored memory and mapped
+    /// state to FILE (murk's memory blob); the run's pictures and summary
+    /// are written as `murk run` writes them
+    Export(MemoryExportArgs),
+    /// Run a scenario with a memory blob imported into an instance before
+    /// tick 0 (resampled into its area), or with `--as-map` added to its
+    /// mapped state (a map shared by an ally)
+    Import(MemoryImportArgs),
+}
+
+#[derive(Args)]
+struct MemoryExportArgs {
+    /// The scenario file
+    #[arg(value_name = "SCENARIO")]
+    scenario: PathBuf,
+    /// The instance whose memory is written
+    #[arg(long, value_name = "NAME")]
+    instance: String,
+    /// Where to write the blob
+    #[arg(long = "to", value_name = "FILE")]
+    to: PathBuf,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args)]
+struct MemoryImportArgs {
+    /// The scenario file
+    #[arg(value_name = "SCENARIO")]
+    scenario: PathBuf,
+    /// The instance the memory goes into
+    #[arg(long, value_name = "NAME")]
+    instance: String,
+    /// The blob, as `murk memory export` or `FogSubsystem::export_memory` wrote it
+    #[arg(long = "from", value_name = "FILE")]
+    from: PathBuf,
+    /// Add what the blob knew to the mapped state instead of replacing the memory
+    #[arg(long)]
+    as_map: bool,
+    #[command(flatten)]
+    common: Common,
 }
 
 /// What `run` and `resume` share.
@@ -120,12 +169,17 @@ struct RunOptions {
     snapshot_at: Option<u32>,
     timings: bool,
     out: Option<PathBuf>,
+    /// A memory blob to import before tick 0: instance, file, as mapped.
+    import: Option<(String, PathBuf, bool)>,
+    /// An instance's memory to write after the last tick.
+    export: Option<(String, PathBuf)>,
 }
 
 impl RunOptions {
     fn new(scenario: PathBuf, c: Common, compare: Option<BackendChoice>, snapshot_at: Option<u32>, timings: bool) -> Self {
         let threads = c.threads.map_or_else(default_threads, |n| n as usize);
-        Self { scenario, backend: c.backend, compare, threads, ticks: c.ticks, stages: c.stages, snapshot_at, timings, out: c.out }
+        let (import, export) = (None, None);
+        Self { scenario, backend: c.backend, compare, threads, ticks: c.ticks, stages: c.stages, snapshot_at, timings, out: c.out, import, export }
     }
 }
 
@@ -134,6 +188,12 @@ fn main() -> ExitCode {
         None => demo(),
         Some(Command::Run(a)) => run(&RunOptions::new(a.scenario, a.common, a.compare, a.snapshot_at, a.timings)),
         Some(Command::Resume(a)) => resume(&RunOptions::new(a.snapshot, a.common, None, None, false)),
+        Some(Command::Memory(MemoryCommand::Export(a))) => {
+            run(&RunOptions { export: Some((a.instance, a.to)), ..RunOptions::new(a.scenario, a.common, None, None, false) })
+        }
+        Some(Command::Memory(MemoryCommand::Import(a))) => {
+            run(&RunOptions { import: Some((a.instance, a.from, a.as_map)), ..RunOptions::new(a.scenario, a.common, None, None, false) })
+        }
         Some(Command::Render(a)) => {
             let stem = a.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("render").to_string();
             let out = a.out.unwrap_or_else(|| PathBuf::from("murk-out").join(format!("{stem}-render")));
@@ -258,7 +318,21 @@ fn run(opts: &RunOptions) -> Result<(), String> {
     if opts.timings {
         runner.fog().enable_timings().map_err(|e| format!("--timings: {e}"))?;
     }
+    if let Some((instance, _)) = &opts.export {
+        runner.fog().instance(instance).map_err(|e| format!("--instance {instance}: {e}"))?;
+    }
+    if let Some((instance, file, as_map)) = &opts.import {
+        let blob = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let imported = if *as_map { runner.fog().import_memory_as_map(instance, &blob) } else { runner.fog().import_memory(instance, &blob) };
+        imported.map_err(|e| format!("--from {}: {e}", file.display()))?;
+        eprintln!("murk: imported {} into `{instance}`{}", file.display(), if *as_map { " as mapped" } else { "" });
+    }
     let records = run_ticks(&mut runner, ticks, snapshot)?;
+    if let Some((instance, file)) = &opts.export {
+        let blob = runner.fog().export_memory(instance).map_err(|e| format!("--instance {instance}: {e}"))?;
+        std::fs::write(file, blob).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        println!("wrote {}", file.display());
+    }
     if opts.timings {
         print_timings(&runner.fog().take_timings().map_err(err)?, ticks, &runner.backend_name());
     }

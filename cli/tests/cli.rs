@@ -441,3 +441,55 @@ fn tracked_entities_and_their_sets_reach_the_summary() {
     assert!(err.contains("sources[2].tracked.footprint = -0.5"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `murk memory export` writes an instance's memory after a run; `murk
+/// memory import` runs with it imported before tick 0, into an instance's
+/// memory or (`--as-map`) its mapped state, which the state hash of the
+/// first tick shows; an unknown instance and a file that is no memory blob
+/// are named, and nothing runs.
+#[test]
+fn memory_is_exported_and_imported_from_the_command_line() {
+    let dir = temp("memory");
+    let blob = dir.join("red.mem");
+    let st = murk()
+        .args(["memory", "export", "scenarios/patrol.json", "--instance", "red", "--to"])
+        .arg(&blob)
+        .arg("--out")
+        .arg(dir.join("export"))
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(std::fs::read(&blob).unwrap().starts_with(b"MURKMEM\0"), "a memory blob");
+    let first_hash = |out: &Path, instance: &str| -> String {
+        let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        summary["per_tick"][0]["hashes"][instance].as_str().unwrap().to_string()
+    };
+    let run = |args: &[&str], out: &Path| {
+        let st = murk().args(args).arg("--ticks").arg("1").arg("--out").arg(out).current_dir(repo()).output().unwrap();
+        (st.status.success(), String::from_utf8_lossy(&st.stderr).to_string())
+    };
+    let plain = dir.join("plain");
+    assert!(run(&["run", "scenarios/patrol.json"], &plain).0);
+    for (instance, as_map) in [("blue", true), ("blue", false), ("red", false)] {
+        let out = dir.join(format!("import-{instance}-{as_map}"));
+        let mut args = vec!["memory", "import", "scenarios/patrol.json", "--instance", instance, "--from", blob.to_str().unwrap()];
+        if as_map {
+            args.push("--as-map");
+        }
+        let (ok, err) = run(&args, &out);
+        assert!(ok, "{err}");
+        assert!(err.contains(&format!("imported {} into `{instance}`", blob.display())), "{err}");
+        assert_ne!(first_hash(&out, instance), first_hash(&plain, instance), "{instance} (as map: {as_map}) starts from the imported memory");
+    }
+    let (ok, err) = run(&["memory", "import", "scenarios/patrol.json", "--instance", "nowhere", "--from", blob.to_str().unwrap()], &dir.join("bad1"));
+    assert!(!ok && err.contains("nowhere"), "{err}");
+    let (ok, err) = run(&["memory", "export", "scenarios/patrol.json", "--instance", "nowhere", "--to", "unused.mem"], &dir.join("bad2"));
+    assert!(!ok && err.contains("--instance nowhere"), "{err}");
+    let junk = dir.join("junk.mem");
+    std::fs::write(&junk, b"not a memory blob at all, just text").unwrap();
+    let (ok, err) = run(&["memory", "import", "scenarios/patrol.json", "--instance", "red", "--from", junk.to_str().unwrap()], &dir.join("bad3"));
+    assert!(!ok && err.contains("--from") && err.contains("magic"), "{err}");
+    assert!(!dir.join("bad1").join("summary.json").exists() && !dir.join("bad3").join("summary.json").exists(), "nothing ran");
+    let _ = std::fs::remove_dir_all(dir);
+}
