@@ -97,6 +97,16 @@ pub struct FogGhost {
     pub actor: Entity,
 }
 
+/// The local player's view on a client: the instance (team) whose eyes
+/// this app draws through. Per-observer stealth actors
+/// (`StealthActor::per_observer`) then fade, hide and leave ghosts by that
+/// observer's state ([`FogFade`], [`FogHideWhenUnseen`]), and ghosts of
+/// other observers are hidden. `None` (the default): per-observer actors
+/// are left alone and every ghost is shown, as on a server. A name that is
+/// no instance is a [`crate::FogError`] each tick.
+#[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FogViewer(pub Option<String>);
+
 /// On the ghost of a per-observer actor (`StealthActor::per_observer`): the
 /// instance whose players it stands in for; show it to them only.
 #[derive(Component, Clone, Debug, PartialEq, Eq)]

@@ -2,7 +2,8 @@
 //! [`FogFade`], and the entities marked [`FogHideWhenUnseen`] take it into
 //! the alpha of their sprite or built-in material.
 
-use crate::components::{FogFade, FogHideWhenUnseen, FogStealth};
+use crate::components::{FogFade, FogGhost, FogGhostObserver, FogHideWhenUnseen, FogStealth, FogViewer};
+use crate::error::FogError;
 use crate::fog::MurkFog;
 use crate::mirror::{publish_entities, FogMirror};
 use crate::MurkSet;
@@ -26,19 +27,42 @@ enum FadeMode {
     Mesh2d(AlphaMode2d),
 }
 
+/// Ghosts, with the observer they stand in for and their visibility.
+type Ghosts<'w, 's> =
+    Query<'w, 's, (Entity, Option<&'static FogGhostObserver>, Option<&'static mut Visibility>), (With<FogGhost>, Without<FogHideWhenUnseen>)>;
+
 /// Writes every checked actor's fade after the tick; hides the entities
 /// of [`FogHideWhenUnseen`] that are hidden and faded out, shows the
-/// others.
+/// others. A per-observer actor follows the [`FogViewer`]'s state for it,
+/// and ghosts of other observers than the viewer are hidden.
 fn publish_fades(
     mut commands: Commands,
     mirror: Res<FogMirror>,
     mut fog: ResMut<MurkFog>,
-    mut actors: Query<(Entity, Option<&mut FogFade>), With<FogStealth>>,
-    mut hide: Query<(Entity, &mut Visibility), With<FogHideWhenUnseen>>,
+    viewer: Res<FogViewer>,
+    mut actors: Query<(Entity, &FogStealth, Option<&mut FogFade>)>,
+    mut hide: Query<(Entity, &FogStealth, &mut Visibility), (With<FogHideWhenUnseen>, Without<FogGhost>)>,
+    mut ghosts: Ghosts,
+    mut errors: MessageWriter<FogError>,
 ) {
     let Some(subsystem) = fog.subsystem() else { return };
-    for (e, fade) in &mut actors {
-        let Some(state) = mirror.hecs_entity(e).and_then(|h| subsystem.stealth_state(h)) else { continue };
+    let viewer = viewer.0.as_deref();
+    if let Some(v) = viewer.filter(|v| subsystem.instance(v).is_err()) {
+        errors.write(FogError(format!("FogViewer = {v}: names no instance")));
+        return;
+    }
+    // The state an actor is drawn by here: its own, or the viewer's for a
+    // per-observer actor (none without a viewer).
+    let state_of = |e: Entity, actor: &FogStealth| {
+        let h = mirror.hecs_entity(e)?;
+        match (actor.0.per_observer, viewer) {
+            (false, _) => subsystem.stealth_state(h),
+            (true, Some(v)) => subsystem.stealth_state_for(h, v),
+            (true, None) => None,
+        }
+    };
+    for (e, actor, fade) in &mut actors {
+        let Some(state) = state_of(e, actor) else { continue };
         let now = FogFade::from_murk(state.fade);
         match fade {
             Some(mut f) => {
@@ -49,10 +73,25 @@ fn publish_fades(
             }
         }
     }
-    for (e, mut vis) in &mut hide {
-        let Some(state) = mirror.hecs_entity(e).and_then(|h| subsystem.stealth_state(h)) else { continue };
+    for (e, actor, mut vis) in &mut hide {
+        let Some(state) = state_of(e, actor) else { continue };
         let shown = state.last_visible || state.fade > 0;
         vis.set_if_neq(if shown { Visibility::Inherited } else { Visibility::Hidden });
+    }
+    for (e, observer, vis) in &mut ghosts {
+        let shown = match (viewer, observer) {
+            (Some(v), Some(o)) => o.0 == v,
+            _ => true,
+        };
+        let want = if shown { Visibility::Inherited } else { Visibility::Hidden };
+        match vis {
+            Some(mut vis) => {
+                vis.set_if_neq(want);
+            }
+            None => {
+                commands.entity(e).insert(want);
+            }
+        }
     }
 }
 
@@ -137,6 +176,7 @@ fn fade_meshes<M: FadeMaterial>(mut commands: Commands, materials: Option<ResMut
 }
 
 pub(crate) fn build(app: &mut App) {
-    app.add_systems(FixedUpdate, publish_fades.in_set(MurkSet::Publish).after(publish_entities))
+    app.init_resource::<FogViewer>()
+        .add_systems(FixedUpdate, publish_fades.in_set(MurkSet::Publish).after(publish_entities))
         .add_systems(PostUpdate, (fade_sprites, fade_meshes::<StandardMaterial>, fade_meshes::<ColorMaterial>));
 }

@@ -47,7 +47,8 @@ mod payload;
 mod replicon;
 
 pub use components::{
-    FogAntiVision, FogBlocker, FogCapture, FogFade, FogGhost, FogGhostObserver, FogHideWhenUnseen, FogReveal, FogStealth, FogTracked, FogVision,
+    FogAntiVision, FogBlocker, FogCapture, FogFade, FogGhost, FogGhostObserver, FogHideWhenUnseen, FogReveal, FogStealth, FogTracked, FogViewer,
+    FogVision,
 };
 pub use error::FogError;
 pub use fog::{
@@ -71,8 +72,8 @@ pub mod prelude {
     pub use crate::{
         FogAntiVision, FogAxes, FogBlocker, FogCapture, FogError, FogFade, FogGhost, FogGhostObserver, FogHash, FogHideWhenUnseen, FogImages,
         FogInstance, FogInstances, FogLook, FogMirror, FogObserverStealthEvent, FogOverlayMaterial, FogProfile, FogQueries, FogRestored, FogReveal,
-        FogSaved, FogSightEvent, FogStealth, FogStealthEvent, FogTerrainExtension, FogTerrainMaterial, FogTracked, FogVision, MurkFog, MurkPlugin,
-        MurkSet, RestoreFog, SaveFog, StealthChange, SwitchBackend,
+        FogSaved, FogSightEvent, FogStealth, FogStealthEvent, FogTerrainExtension, FogTerrainMaterial, FogTracked, FogViewer, FogVision, MurkFog,
+        MurkPlugin, MurkSet, RestoreFog, SaveFog, StealthChange, SwitchBackend,
     };
     pub use murk_core::{Area, BackendChoice, Blocker, BlockerShape, InstanceDesc, Profile, StealthActor, TeamMask, Tracked, VisionSource};
 }

@@ -6,7 +6,7 @@
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use murk_bevy::prelude::*;
-use murk_bevy::{FogObserverStealthEvent, FogSightEvent};
+use murk_bevy::{FogObserverStealthEvent, FogSightEvent, FogViewer};
 use murk_core::{Backend, FogSubsystem, HideMode, Position, StealthEvent, TransientReveal};
 use std::time::Duration;
 
@@ -520,4 +520,52 @@ fn sight_sets_and_observer_stealth_reach_bevy_as_messages() {
     let left: Vec<FogSightEvent> = app.world().resource::<Messages<FogSightEvent>>().iter_current_update_messages().cloned().collect();
     assert_eq!(left, vec![FogSightEvent { observer: "ground".into(), entity: other, entered: false }], "a despawned unit leaves by name");
     assert!(app.world().resource::<MurkFog>().visible_to(app.world().resource::<FogMirror>(), "nowhere").is_err(), "an unknown observer is named");
+}
+
+/// A client draws through its own team's eyes: with `FogViewer`, a
+/// per-observer actor fades and hides by that observer's state, and
+/// ghosts of other observers are hidden; an unknown viewer is named.
+#[test]
+fn the_viewer_decides_how_per_observer_actors_and_ghosts_are_drawn() {
+    let run = |viewer: Option<&str>| -> (Vec<bool>, Vec<(String, bool)>, Vec<FogError>) {
+        let mut app = App::new();
+        let mut murk = MurkPlugin::new(BackendChoice::Cpu);
+        for (name, team) in [("red", 0u8), ("blue", 1)] {
+            murk = murk.instance(FogInstance::new(InstanceDesc { name: name.into(), observed_teams: TeamMask::of(&[team]), ..desc() }));
+        }
+        app.add_plugins(MinimalPlugins)
+            .insert_resource(Time::<Fixed>::from_duration(Duration::from_micros(u64::from(DT_US))))
+            .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_micros(u64::from(DT_US))))
+            .insert_resource(FogViewer(viewer.map(String::from)))
+            .add_plugins(murk);
+        app.world_mut().spawn((Transform::from_xyz(10.5, 32.5, 0.0), FogVision::new(12.0)));
+        let stealth = StealthActor { per_observer: true, hide_mode: HideMode::FreezeWithGhost, ..StealthActor::default() };
+        let actor = app.world_mut().spawn((Transform::from_xyz(14.5, 32.5, 0.0), FogStealth(stealth), FogHideWhenUnseen)).id();
+        let (mut shown, mut errors) = (Vec::new(), Vec::new());
+        for tick in 0..24 {
+            if tick == 10 {
+                app.world_mut().get_mut::<Transform>(actor).unwrap().translation.x = 50.5;
+            }
+            step(&mut app);
+            shown.push(*app.world().get::<Visibility>(actor).unwrap() != Visibility::Hidden);
+            errors.extend(app.world().resource::<Messages<FogError>>().iter_current_update_messages().cloned());
+        }
+        let ghosts = app
+            .world_mut()
+            .query::<(&FogGhostObserver, &Visibility)>()
+            .iter(app.world())
+            .map(|(o, v)| (o.0.clone(), *v != Visibility::Hidden))
+            .collect();
+        (shown, ghosts, errors)
+    };
+    let (red, red_ghosts, errors) = run(Some("red"));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(red[5] && !red[20], "red sees the actor beside its scout, then not: {red:?}");
+    assert!(red_ghosts.contains(&("red".into(), true)), "red's ghost is drawn for red: {red_ghosts:?}");
+    assert!(red_ghosts.iter().all(|(o, shown)| *shown == (o == "red")), "only red's ghosts are drawn: {red_ghosts:?}");
+    let (blue, blue_ghosts, _) = run(Some("blue"));
+    assert!(blue[5..].iter().all(|s| !s), "blue never sees the actor: {blue:?}");
+    assert!(blue_ghosts.iter().any(|(o, shown)| o == "red" && !shown), "red's ghost is hidden from blue: {blue_ghosts:?}");
+    let (_, _, errors) = run(Some("green"));
+    assert!(errors.iter().any(|e| e.0.contains("FogViewer = green")), "{errors:?}");
 }
