@@ -27,6 +27,17 @@ enum FadeMode {
     Mesh2d(AlphaMode2d),
 }
 
+/// The entities of [`FogHideWhenUnseen`] (never ghosts), with their actor
+/// and visibility.
+type Hidden<'w, 's> = Query<'w, 's, (Entity, &'static FogStealth, &'static mut Visibility), (With<FogHideWhenUnseen>, Without<FogGhost>)>;
+
+/// What is drawn by the stealth states: actors that hide, and ghosts.
+#[derive(bevy::ecs::system::SystemParam)]
+struct Drawn<'w, 's> {
+    hide: Hidden<'w, 's>,
+    ghosts: Ghosts<'w, 's>,
+}
+
 /// Ghosts, with the observer they stand in for and their visibility.
 type Ghosts<'w, 's> =
     Query<'w, 's, (Entity, Option<&'static FogGhostObserver>, Option<&'static mut Visibility>), (With<FogGhost>, Without<FogHideWhenUnseen>)>;
@@ -41,10 +52,10 @@ fn publish_fades(
     mut fog: ResMut<MurkFog>,
     viewer: Res<FogViewer>,
     mut actors: Query<(Entity, &FogStealth, Option<&mut FogFade>)>,
-    mut hide: Query<(Entity, &FogStealth, &mut Visibility), (With<FogHideWhenUnseen>, Without<FogGhost>)>,
-    mut ghosts: Ghosts,
+    drawn: Drawn,
     mut errors: MessageWriter<FogError>,
 ) {
+    let Drawn { mut hide, mut ghosts } = drawn;
     let Some(subsystem) = fog.subsystem() else { return };
     let viewer = viewer.0.as_deref();
     if let Some(v) = viewer.filter(|v| subsystem.instance(v).is_err()) {
