@@ -361,7 +361,8 @@ impl Backend for GpuBackend {
         self.lock().blocking_waits()
     }
     fn readbacks_held(&self) -> usize {
-        self.lock().readbacks_held()
+        // Only this world's: other subsystems share the device.
+        self.lock().readbacks_held_in(self.world.base..self.world.base + WORLD_KEYS)
     }
     fn forget_readback(&mut self, ticket: u64) {
         self.lock().forget_readback(ticket)

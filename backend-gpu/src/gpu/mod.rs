@@ -102,6 +102,9 @@ pub(crate) struct Gpu {
     changed: BTreeMap<u64, InFlight>,
     /// State hashes in flight: the readback and how many values it holds.
     hashes: BTreeMap<u64, (InFlight, usize)>,
+    /// An instance each ticket in flight was asked for (device-wide key),
+    /// so that a world counts only its own ([`Gpu::readbacks_held_in`]).
+    asked_by: BTreeMap<u64, InstanceKey>,
     next_ticket: u64,
     /// Worlds opened on the device so far (each has its own key space).
     pub(crate) worlds: u32,
@@ -239,6 +242,9 @@ impl Gpu {
         pending.recycle.extend([list, results]);
         pending.maps.push(ticket);
         self.samples.insert(ticket, (readback, count, reduce));
+        if let Some(&(r, _)) = batch.first() {
+            self.asked_by.insert(ticket, r.key);
+        }
         self.flush()?;
         Ok(ticket)
     }
@@ -251,6 +257,7 @@ impl Gpu {
             samples: BTreeMap::new(),
             changed: BTreeMap::new(),
             hashes: BTreeMap::new(),
+            asked_by: BTreeMap::new(),
             next_ticket: 0,
             worlds: 0,
             pending: None,
@@ -282,6 +289,12 @@ impl Gpu {
     fn pending(&mut self) -> &mut Pending {
         let ctx = &self.ctx;
         self.pending.get_or_insert_with(|| Pending { encoder: ctx.encoder(), recycle: Vec::new(), maps: Vec::new() })
+    }
+
+    /// Readbacks held for instances whose device-wide keys lie in `keys`
+    /// (one world's): those in flight and not yet delivered or forgotten.
+    pub(crate) fn readbacks_held_in(&self, keys: std::ops::Range<InstanceKey>) -> usize {
+        self.asked_by.values().filter(|k| keys.contains(k)).count()
     }
 
     fn ticket(&mut self) -> u64 {
@@ -588,6 +601,7 @@ impl Backend for Gpu {
         // flush); core asks for it a fixed number of ticks later.
         let flag = InFlight::new(ctx.staging(enc, &t.flags, 4), 4);
         self.changed.insert(ticket, flag);
+        self.asked_by.insert(ticket, key);
         maps.push(ticket);
         self.pending = Some(Pending { encoder, recycle, maps });
         Ok(RecomputeReport { changed: Readback::Ticket(ticket) })
@@ -601,6 +615,7 @@ impl Backend for Gpu {
         let bytes = self.ctx.collect(&self.changed[&ticket], if wait { Wait::IfPending } else { Wait::No })?;
         Ok(bytes.map(|b| {
             self.changed.remove(&ticket);
+            self.asked_by.remove(&ticket);
             b.iter().any(|&x| x != 0)
         }))
     }
@@ -682,6 +697,7 @@ impl Backend for Gpu {
         let count = *count;
         let Some(bytes) = self.ctx.collect(readback, if wait { Wait::IfPending } else { Wait::No })? else { return Ok(None) };
         let (_, _, reduce) = self.samples.remove(&ticket).expect("found above");
+        self.asked_by.remove(&ticket);
         let values: Vec<u16> = bytes.chunks(4).take(count).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u16).collect();
         Ok(Some(match reduce {
             None => values,
@@ -718,6 +734,7 @@ impl Backend for Gpu {
         self.changed.remove(&ticket);
         self.samples.remove(&ticket);
         self.hashes.remove(&ticket);
+        self.asked_by.remove(&ticket);
     }
 
     fn hash_textures(&mut self, key: InstanceKey, textures: &[Texture]) -> Result<Readback<Vec<u64>>> {
@@ -749,6 +766,7 @@ impl Backend for Gpu {
         pending.recycle.push(roots);
         pending.maps.push(ticket);
         self.hashes.insert(ticket, (readback, textures.len()));
+        self.asked_by.insert(ticket, key);
         // Submitted now: the values come back while the game goes on.
         self.flush()?;
         Ok(Readback::Ticket(ticket))
@@ -766,6 +784,7 @@ impl Backend for Gpu {
         // waiting first).
         let Some(bytes) = self.ctx.collect(readback, if wait { Wait::Sync } else { Wait::No })? else { return Ok(None) };
         self.hashes.remove(&ticket);
+        self.asked_by.remove(&ticket);
         Ok(Some(bytes.chunks_exact(8).take(count).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()))
     }
 
