@@ -484,7 +484,17 @@ fn a_refused_backend_is_reported_and_a_switch_starts_murk() {
 /// and a unit despawned while seen leaves with its own entity named.
 #[test]
 fn sight_sets_and_observer_stealth_reach_bevy_as_messages() {
-    let mut app = headless(BackendChoice::Cpu);
+    sight_messages(BackendChoice::Cpu);
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-bevy -- --ignored"]
+fn sight_sets_and_observer_stealth_reach_bevy_as_messages_on_the_gpu() {
+    sight_messages(BackendChoice::Gpu);
+}
+
+fn sight_messages(choice: BackendChoice) {
+    let mut app = headless(choice);
     app.world_mut().spawn((Transform::from_xyz(10.5, 32.5, 0.0), FogVision::new(10.0)));
     let stealth = StealthActor { per_observer: true, ..StealthActor::default() };
     let unit = app.world_mut().spawn((Transform::from_xyz(40.5, 32.5, 0.0), FogTracked(Tracked { footprint: 1.0 }), FogStealth(stealth))).id();
@@ -527,9 +537,19 @@ fn sight_sets_and_observer_stealth_reach_bevy_as_messages() {
 /// ghosts of other observers are hidden; an unknown viewer is named.
 #[test]
 fn the_viewer_decides_how_per_observer_actors_and_ghosts_are_drawn() {
+    viewer_draws(BackendChoice::Cpu);
+}
+
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-bevy -- --ignored"]
+fn the_viewer_decides_how_per_observer_actors_and_ghosts_are_drawn_on_the_gpu() {
+    viewer_draws(BackendChoice::Gpu);
+}
+
+fn viewer_draws(choice: BackendChoice) {
     let run = |viewer: Option<&str>| -> (Vec<bool>, Vec<(String, bool)>, Vec<FogError>) {
         let mut app = App::new();
-        let mut murk = MurkPlugin::new(BackendChoice::Cpu);
+        let mut murk = MurkPlugin::new(choice);
         for (name, team) in [("red", 0u8), ("blue", 1)] {
             murk = murk.instance(FogInstance::new(InstanceDesc { name: name.into(), observed_teams: TeamMask::of(&[team]), ..desc() }));
         }
