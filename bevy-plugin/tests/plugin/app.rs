@@ -589,3 +589,52 @@ fn viewer_draws(choice: BackendChoice) {
     let (_, _, errors) = run(Some("green"));
     assert!(errors.iter().any(|e| e.0.contains("FogViewer = green")), "{errors:?}");
 }
+
+/// The fade reaches a built-in 3D material: a unit fading in gets its own
+/// copy of its `StandardMaterial` (the shared one is untouched), whose
+/// alpha is its own alpha times the fade and which blends while partly
+/// faded, then takes back its own alpha mode once fully shown.
+#[test]
+fn a_standard_material_fades_with_its_unit() {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, AssetPlugin::default()))
+        .init_asset::<Image>()
+        .init_asset::<StandardMaterial>()
+        .insert_resource(Time::<Fixed>::from_duration(Duration::from_micros(u64::from(DT_US))))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_micros(u64::from(DT_US))))
+        .add_plugins(MurkPlugin::new(BackendChoice::Cpu).instance(FogInstance::new(desc())));
+    let shared = StandardMaterial { base_color: Color::srgba(0.2, 0.3, 0.4, 0.8), alpha_mode: AlphaMode::Opaque, ..default() };
+    let shared = app.world_mut().resource_mut::<Assets<StandardMaterial>>().add(shared);
+    app.world_mut().spawn((Transform::from_xyz(32.5, 32.5, 0.0), FogVision::new(30.0)));
+    let stealth = FogStealth(StealthActor { fade_seconds: 0.5, ..StealthActor::default() });
+    let unit = app.world_mut().spawn((Transform::from_xyz(30.5, 30.5, 0.0), stealth, FogHideWhenUnseen, MeshMaterial3d(shared.clone()))).id();
+    let other = app.world_mut().spawn((Transform::from_xyz(5.0, 5.0, 0.0), MeshMaterial3d(shared.clone()))).id();
+    let state = |app: &App| {
+        let fade = app.world().get::<FogFade>(unit).map(|f| f.0);
+        let handle = app.world().get::<MeshMaterial3d<StandardMaterial>>(unit).unwrap().0.clone();
+        let m = app.world().resource::<Assets<StandardMaterial>>().get(&handle).unwrap().clone();
+        (fade, handle, m.base_color.alpha(), m.alpha_mode)
+    };
+    let mut partly = None;
+    for _ in 0..40 {
+        step(&mut app);
+        app.update();
+        let (fade, handle, alpha, mode) = state(&app);
+        if let Some(f) = fade.filter(|f| *f > 0.0 && *f < 1.0) {
+            partly = Some((f, handle, alpha, mode));
+        }
+        if fade == Some(1.0) {
+            break;
+        }
+    }
+    let (f, handle, alpha, mode) = partly.expect("the unit was partly faded in on some tick");
+    assert_ne!(handle, shared, "the fading unit has its own material");
+    assert!((alpha - 0.8 * f).abs() < 1e-6 && mode == AlphaMode::Blend, "partly faded: alpha {alpha} at fade {f}, {mode:?}");
+    let (fade, _, alpha, mode) = state(&app);
+    assert_eq!(fade, Some(1.0), "the unit faded in fully");
+    assert!((alpha - 0.8).abs() < 1e-6 && mode == AlphaMode::Opaque, "fully shown: its own alpha {alpha} and mode {mode:?}");
+    let materials = app.world().resource::<Assets<StandardMaterial>>();
+    let untouched = materials.get(&shared).unwrap();
+    assert!((untouched.base_color.alpha() - 0.8).abs() < 1e-6 && untouched.alpha_mode == AlphaMode::Opaque, "the shared material is untouched");
+    assert_eq!(app.world().get::<MeshMaterial3d<StandardMaterial>>(other).unwrap().0, shared);
+}
