@@ -493,3 +493,59 @@ fn memory_is_exported_and_imported_from_the_command_line() {
     assert!(!dir.join("bad1").join("summary.json").exists() && !dir.join("bad3").join("summary.json").exists(), "nothing ran");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A local terrain edit as a scenario event: the rock around the
+/// watchtower blown open changes the masks from that tick on and not
+/// before, the same as a whole recapture would give; an edit in a scenario
+/// without a map is named.
+#[test]
+fn terrain_edits_are_scenario_events() {
+    let dir = temp("terrain");
+    let base: serde_json::Value = serde_json::from_slice(&std::fs::read(repo().join("scenarios/outpost.json")).unwrap()).unwrap();
+    let with = |action: serde_json::Value, name: &str| -> Vec<String> {
+        let mut s = base.clone();
+        s["map"]["file"] = serde_json::json!(repo().join("assets/maps/AR0011SR.map").to_str().unwrap());
+        s["instances"][0]["profile_file"] = serde_json::json!(repo().join("scenarios/outpost.profile.toml").to_str().unwrap());
+        if !action.is_null() {
+            s["events"].as_array_mut().unwrap().push(serde_json::json!({ "tick": 10, "action": action }));
+        }
+        let file = dir.join(format!("{name}.json"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(&file, s.to_string()).unwrap();
+        let st = murk().arg("run").arg(&file).arg("--out").arg(dir.join(name)).current_dir(repo()).output().unwrap();
+        assert!(st.status.success(), "{name}: {}", String::from_utf8_lossy(&st.stderr));
+        let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join(name).join("summary.json")).unwrap()).unwrap();
+        summary["per_tick"].as_array().unwrap().iter().map(|t| t["lockstep"].as_str().unwrap().to_string()).collect()
+    };
+    let plain = with(serde_json::Value::Null, "plain");
+    let open = serde_json::json!({ "edit_terrain": { "min": [90.0, 100.0], "max": [110.0, 120.0], "to": "open" } });
+    let edited = with(open, "edited");
+    assert_eq!(plain[..10], edited[..10], "nothing changes before the edit");
+    assert_ne!(plain[12..], edited[12..], "the opened ground changes what the watchtower sees");
+    // The local resample gives what a whole recapture gives after the same edit.
+    let both = serde_json::json!({ "edit_terrain": { "min": [90.0, 100.0], "max": [110.0, 120.0], "to": "open" } });
+    let mut s = base.clone();
+    s["map"]["file"] = serde_json::json!(repo().join("assets/maps/AR0011SR.map").to_str().unwrap());
+    s["instances"][0]["profile_file"] = serde_json::json!(repo().join("scenarios/outpost.profile.toml").to_str().unwrap());
+    s["events"].as_array_mut().unwrap().push(serde_json::json!({ "tick": 10, "action": both }));
+    s["events"].as_array_mut().unwrap().push(serde_json::json!({ "tick": 10, "action": "mark_capture_dirty" }));
+    let file = dir.join("full.json");
+    std::fs::write(&file, s.to_string()).unwrap();
+    let st = murk().arg("run").arg(&file).arg("--out").arg(dir.join("full")).current_dir(repo()).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("full").join("summary.json")).unwrap()).unwrap();
+    let full: Vec<String> = summary["per_tick"].as_array().unwrap().iter().map(|t| t["lockstep"].as_str().unwrap().to_string()).collect();
+    assert_eq!(full, edited, "the local resample equals a whole recapture");
+    // Without a map the edit is named before tick 0.
+    let mut s = base.clone();
+    s.as_object_mut().unwrap().remove("map");
+    s["instances"][0]["profile_file"] = serde_json::json!(repo().join("scenarios/outpost.profile.toml").to_str().unwrap());
+    s["events"] = serde_json::json!([{ "tick": 1, "action": { "edit_terrain": { "min": [0.0, 0.0], "max": [1.0, 1.0], "to": { "height": 3.0 } } } }]);
+    let file = dir.join("nomap.json");
+    std::fs::write(&file, s.to_string()).unwrap();
+    let st = murk().arg("run").arg(&file).arg("--out").arg(dir.join("nomap")).current_dir(repo()).output().unwrap();
+    assert!(!st.status.success());
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(err.contains("edit_terrain") && err.contains("needs the scenario's `map`"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -332,6 +332,29 @@ pub struct ScriptedQuery {
     pub immediate_teams: Option<Vec<u8>>,
 }
 
+/// What an edited map cell becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Terrain {
+    /// Open ground: nothing there.
+    Open,
+    /// A wall nothing sees over.
+    Wall,
+    /// Something this high (world Z of its top).
+    Height(f32),
+}
+
+impl Terrain {
+    /// The cell value of a height capture (`NaN` nothing, `+inf` a wall).
+    pub fn cell(self) -> f32 {
+        match self {
+            Terrain::Open => f32::NAN,
+            Terrain::Wall => f32::INFINITY,
+            Terrain::Height(h) => h,
+        }
+    }
+}
+
 /// A scripted change at a tick (applied before that tick runs).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -424,6 +447,18 @@ pub enum Action {
     },
     /// Force a recapture of the map capture.
     MarkCaptureDirty,
+    /// Edit the map locally: every map cell whose centre lies in the world
+    /// rectangle `min..=max` becomes `to`, and only that rectangle is
+    /// resampled ([`crate::FogSubsystem::mark_capture_dirty_in`]): a wall
+    /// blown open, a bridge built, a ditch dug.
+    EditTerrain {
+        /// World X/Y of the rectangle's low corner.
+        min: Vec2,
+        /// World X/Y of its high corner.
+        max: Vec2,
+        /// What the cells become.
+        to: Terrain,
+    },
     /// Start a scripted reveal ([`crate::FogSubsystem::reveal`]); it lasts
     /// its `ticks` (or until a hide of everything).
     Reveal {

@@ -5,13 +5,13 @@ use super::format::*;
 use super::validate::{check_placements, validate};
 use super::ScenarioFiles;
 use crate::backend::Backend;
-use crate::components::{AntiVision, Blocker, CaptureMode, Position, StealthActor, TeamMask, TransientReveal, VisionSource};
+use crate::components::{AntiVision, Blocker, CaptureMode, HeightCapture, Position, StealthActor, TeamMask, TransientReveal, VisionSource};
 use crate::error::{MurkError, Result};
 use crate::query::MaskAnswer;
 use crate::snapshot::{decode, encode, RUN_MAGIC};
 use crate::stealth::StealthEvent;
 use crate::subsystem::{FogSubsystem, InstanceDesc, SightEvent, TickReport};
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -440,6 +440,20 @@ impl ScenarioRunner {
             }
             Action::MarkCaptureDirty => {
                 self.fog.mark_capture_dirty();
+                Ok(())
+            }
+            Action::EditTerrain { min, max, to } => {
+                // The rectangle is checked (it must meet a grid) before a cell changes.
+                self.fog.mark_capture_dirty_in(min, max)?;
+                for (_, capture) in self.world.query_mut::<&mut HeightCapture>() {
+                    let (origin, size, width) = (capture.origin, capture.cell_size, capture.width as usize);
+                    for (i, cell) in capture.cells.iter_mut().enumerate() {
+                        let centre = origin + (Vec2::new((i % width) as f32, (i / width) as f32) + 0.5) * size;
+                        if centre.cmpge(min).all() && centre.cmple(max).all() {
+                            *cell = to.cell();
+                        }
+                    }
+                }
                 Ok(())
             }
             Action::Reveal { target, reveal } => self.fog.reveal(&target, reveal).map(drop),

@@ -260,6 +260,22 @@ pub(super) fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
                 }
             }
             Action::MarkCaptureDirty => {}
+            Action::EditTerrain { min, max, to } => {
+                if s.map.is_none() {
+                    return Err(MurkError::invalid(format!("{f}.edit_terrain"), "no map", "a terrain edit needs the scenario's `map`"));
+                }
+                for (name, v) in [("min.x", min.x), ("min.y", min.y), ("max.x", max.x), ("max.y", max.y)] {
+                    finite(&format!("{f}.{name}"), v)?;
+                }
+                for (axis, lo, hi) in [("x", min.x, max.x), ("y", min.y, max.y)] {
+                    if lo > hi {
+                        return Err(MurkError::invalid(format!("{f}.max.{axis}"), hi, format!("must not be below min.{axis} = {lo}")));
+                    }
+                }
+                if let Terrain::Height(h) = to {
+                    finite(&format!("{f}.to.height"), *h)?;
+                }
+            }
             Action::Reveal { target, reveal } => {
                 check_target(target, &names, &f)?;
                 reveal.check(&format!("{f}.reveal"))?;
