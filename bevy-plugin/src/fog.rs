@@ -493,6 +493,81 @@ fn sync_instances(
     }
 }
 
+/// Game-side control of murk from a system: scripted reveals and hides,
+/// explored memory as save data, and in-memory rollback states, on the
+/// running subsystem and the plugin's mirror of the world. Positions and
+/// areas are in murk's coordinates ([`crate::FogAxes::to_murk`] converts
+/// Bevy's). Every call is an error while murk has not started.
+#[derive(SystemParam)]
+pub struct FogControl<'w> {
+    fog: ResMut<'w, MurkFog>,
+    mirror: ResMut<'w, FogMirror>,
+}
+
+impl FogControl<'_> {
+    /// Starts a scripted reveal (`FogSubsystem::reveal`).
+    pub fn reveal(&mut self, target: &murk_core::FogTarget, reveal: murk_core::Reveal) -> Result<murk_core::RevealId> {
+        self.fog.running()?.reveal(target, reveal)
+    }
+
+    /// Reveals everything a target covers (`FogSubsystem::reveal_all`).
+    pub fn reveal_all(&mut self, target: &murk_core::FogTarget) -> Result<murk_core::RevealId> {
+        self.fog.running()?.reveal_all(target)
+    }
+
+    /// Ends a reveal early (`FogSubsystem::end_reveal`).
+    pub fn end_reveal(&mut self, id: murk_core::RevealId) -> Result<()> {
+        self.fog.running()?.end_reveal(id)
+    }
+
+    /// Forgets an area (`FogSubsystem::hide`).
+    pub fn hide(&mut self, target: &murk_core::FogTarget, area: &murk_core::RevealArea) -> Result<()> {
+        self.fog.running()?.hide(target, area)
+    }
+
+    /// Forgets everything and ends every reveal of a target
+    /// (`FogSubsystem::hide_all`).
+    pub fn hide_all(&mut self, target: &murk_core::FogTarget) -> Result<()> {
+        self.fog.running()?.hide_all(target)
+    }
+
+    /// An instance's explored memory as save data
+    /// (`FogSubsystem::export_memory`).
+    pub fn export_memory(&mut self, instance: &str) -> Result<Vec<u8>> {
+        self.fog.running()?.export_memory(instance)
+    }
+
+    /// Replaces an instance's memory with a blob (`FogSubsystem::import_memory`).
+    pub fn import_memory(&mut self, instance: &str, blob: &[u8]) -> Result<()> {
+        self.fog.running()?.import_memory(instance, blob)
+    }
+
+    /// Adds what a blob knew to an instance's mapped state
+    /// (`FogSubsystem::import_memory_as_map`).
+    pub fn import_memory_as_map(&mut self, instance: &str, blob: &[u8]) -> Result<()> {
+        self.fog.running()?.import_memory_as_map(instance, blob)
+    }
+
+    /// The fog state after the last tick, in memory, for a rollback
+    /// library (`FogSubsystem::save_state`, over the mirror).
+    pub fn save_state(&mut self) -> Result<murk_core::SaveState> {
+        let FogControl { fog, mirror } = self;
+        fog.running()?.save_state(&mirror.world)
+    }
+
+    /// Puts back a state of [`Self::save_state`] (`FogSubsystem::load_state`):
+    /// the entities the state was saved with must still be mirrored.
+    pub fn load_state(&mut self, state: &murk_core::SaveState) -> Result<()> {
+        let FogControl { fog, mirror } = self;
+        fog.running()?.load_state(&mut mirror.world, state)
+    }
+
+    /// The lockstep hash of the state after the last tick.
+    pub fn lockstep_hash(&mut self) -> Result<u64> {
+        self.fog.running()?.lockstep_hash()
+    }
+}
+
 /// What a tick reports to the game, as messages.
 #[derive(SystemParam)]
 struct TickMessages<'w> {

@@ -52,8 +52,8 @@ pub use components::{
 };
 pub use error::FogError;
 pub use fog::{
-    FogHash, FogInstance, FogInstances, FogObserverStealthEvent, FogProfile, FogQueries, FogRestored, FogSaved, FogSightEvent, FogStealthEvent,
-    MurkFog, RestoreFog, SaveFog, StealthChange, SwitchBackend,
+    FogControl, FogHash, FogInstance, FogInstances, FogObserverStealthEvent, FogProfile, FogQueries, FogRestored, FogSaved, FogSightEvent,
+    FogStealthEvent, MurkFog, RestoreFog, SaveFog, StealthChange, SwitchBackend,
 };
 pub use mask::{mask_texels, FogImages};
 pub use material::{FogLook, FogOverlayMaterial, FogParamsUniform, FogTerrainExtension, FogTerrainMaterial};
@@ -70,10 +70,10 @@ use bevy::prelude::*;
 /// and messages, and the murk types that describe instances.
 pub mod prelude {
     pub use crate::{
-        FogAntiVision, FogAxes, FogBlocker, FogCapture, FogError, FogFade, FogGhost, FogGhostObserver, FogHash, FogHideWhenUnseen, FogImages,
-        FogInstance, FogInstances, FogLook, FogMirror, FogObserverStealthEvent, FogOverlayMaterial, FogProfile, FogQueries, FogRestored, FogReveal,
-        FogSaved, FogSightEvent, FogStealth, FogStealthEvent, FogTerrainExtension, FogTerrainMaterial, FogTracked, FogViewer, FogVision, MurkFog,
-        MurkPlugin, MurkSet, RestoreFog, SaveFog, StealthChange, SwitchBackend,
+        FogAntiVision, FogAxes, FogBlocker, FogCapture, FogControl, FogError, FogFade, FogGhost, FogGhostObserver, FogHash, FogHideWhenUnseen,
+        FogImages, FogInstance, FogInstances, FogLook, FogMirror, FogObserverStealthEvent, FogOverlayMaterial, FogProfile, FogQueries, FogRestored,
+        FogReveal, FogSaved, FogSightEvent, FogStealth, FogStealthEvent, FogTerrainExtension, FogTerrainMaterial, FogTracked, FogViewer, FogVision,
+        MurkFog, MurkPlugin, MurkSet, RestoreFog, SaveFog, StealthChange, SwitchBackend,
     };
     pub use murk_core::{Area, BackendChoice, Blocker, BlockerShape, InstanceDesc, Profile, StealthActor, TeamMask, Tracked, VisionSource};
 }

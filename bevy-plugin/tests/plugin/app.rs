@@ -638,3 +638,58 @@ fn a_standard_material_fades_with_its_unit() {
     assert!((untouched.base_color.alpha() - 0.8).abs() < 1e-6 && untouched.alpha_mode == AlphaMode::Opaque, "the shared material is untouched");
     assert_eq!(app.world().get::<MeshMaterial3d<StandardMaterial>>(other).unwrap().0, shared);
 }
+
+/// Reveals, hides, memory and rollback states from a system, through the
+/// `FogControl` parameter: a reveal far from every source is seen, a hide
+/// of everything forgets it, memory goes out and back in, and a state
+/// saved, ticked past and loaded gives back its lockstep hash.
+#[test]
+fn reveals_memory_and_rollback_states_from_a_system() {
+    use bevy::ecs::system::RunSystemOnce;
+    use murk_core::{BlockerShape, FogTarget, Reveal, RevealArea, RevealKind};
+    let mut app = headless(BackendChoice::Cpu);
+    app.world_mut().spawn((Transform::from_xyz(8.5, 8.5, 0.0), FogVision::new(6.0)));
+    // Before murk starts, every call is an error.
+    let early = app.world_mut().run_system_once(|mut c: FogControl| c.lockstep_hash().is_err()).unwrap();
+    assert!(early, "no subsystem yet");
+    step(&mut app);
+    let value_at = |app: &mut App, x: usize, y: usize| -> u16 {
+        app.world_mut().resource_mut::<MurkFog>().subsystem().unwrap().final_mask("ground").unwrap()[y * 64 + x]
+    };
+    let scan = Reveal {
+        area: RevealArea::Shape { at: Vec2::new(50.0, 50.0), shape: BlockerShape::Circle { radius: 5.0 } },
+        kind: RevealKind::Sight { remember: true },
+        fade_ticks: 0,
+        ticks: Some(3),
+    };
+    app.world_mut()
+        .run_system_once(move |mut c: FogControl| c.reveal(&FogTarget::Instance("ground".into()), scan.clone()).map(drop))
+        .unwrap()
+        .unwrap();
+    for _ in 0..6 {
+        step(&mut app);
+    }
+    assert!(value_at(&mut app, 50, 50) > 0, "the scanned ground is explored");
+    let blob = app.world_mut().run_system_once(|mut c: FogControl| c.export_memory("ground")).unwrap().unwrap();
+    app.world_mut().run_system_once(|mut c: FogControl| c.hide_all(&FogTarget::Instance("ground".into()))).unwrap().unwrap();
+    for _ in 0..6 {
+        step(&mut app);
+    }
+    assert_eq!(value_at(&mut app, 50, 50), 0, "hidden: forgotten");
+    app.world_mut().run_system_once(move |mut c: FogControl| c.import_memory("ground", &blob)).unwrap().unwrap();
+    for _ in 0..6 {
+        step(&mut app);
+    }
+    assert!(value_at(&mut app, 50, 50) > 0, "the memory came back");
+    let (state, hash) = app.world_mut().run_system_once(|mut c: FogControl| (c.save_state().unwrap(), c.lockstep_hash().unwrap())).unwrap();
+    for _ in 0..3 {
+        step(&mut app);
+    }
+    let after = app.world_mut().run_system_once(move |mut c: FogControl| {
+        c.load_state(&state).unwrap();
+        c.lockstep_hash().unwrap()
+    });
+    assert_eq!(after.unwrap(), hash, "the loaded state hashes as it did when saved");
+    let bad = app.world_mut().run_system_once(|mut c: FogControl| c.export_memory("nowhere").unwrap_err().to_string()).unwrap();
+    assert!(bad.contains("nowhere"), "{bad}");
+}
