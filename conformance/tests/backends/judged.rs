@@ -258,6 +258,23 @@ pub fn no_profile_lifts_a_hidden_entity_into_a_set(make: &Make) {
     }
     assert!(fog.visible_to("blue").unwrap().is_empty(), "a frozen observer sees nothing");
     assert!(!fog.visible_to("red").unwrap().is_empty(), "the others go on");
+    // Every observer frozen or disabled: no instance judges, and every set
+    // still empties.
+    for name in ["allies", "red"] {
+        let mut off = fog.instance(name).unwrap().profile.clone();
+        if name == "red" {
+            off.enabled = false;
+        } else {
+            off.freeze_state = true;
+        }
+        fog.apply_profile(name, off).unwrap();
+    }
+    for _ in 0..3 {
+        fog.tick(&mut game.world, 50_000).unwrap();
+    }
+    for (name, _) in OBSERVERS {
+        assert!(fog.visible_to(name).unwrap().is_empty(), "{name} judges nothing and sees nothing");
+    }
 }
 
 pub const TESTS: &[Test] = &[

@@ -291,8 +291,10 @@ impl FogSubsystem {
         for (name, slot) in &self.instances {
             let profile = &slot.desc.profile;
             // A disabled or frozen instance does not recompute its
-            // visibility: it judges nothing, so its set empties.
+            // visibility: it judges nothing (no footprints), so its set
+            // empties when the batch lands, even if no instance judges.
             if !profile.enabled || profile.freeze_state {
+                footprints.insert(name.clone(), Arc::default());
                 continue;
             }
             // Between recomputes the visibility would be stale: an observer
