@@ -10,7 +10,6 @@ use murk_gpu::{GpuBackend, TopView};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::Clamped;
 use web_sys::{HtmlCanvasElement, ImageData};
 
 /// Sends a panic's message to the console: without it a panic in wasm is
@@ -94,6 +93,14 @@ impl WebGpu {
         self.limits.clone()
     }
 
+    /// Why `auto` leaves this adapter for the CPU backend, when it does:
+    /// the browser marks it a fallback (software) adapter, which murk's
+    /// wasm CPU backend outruns. `None` for a hardware adapter.
+    #[wasm_bindgen(getter)]
+    pub fn software(&self) -> Option<String> {
+        (self.info.device_type == wgpu::DeviceType::Cpu).then(|| format!("{} is a software adapter (the browser's fallback)", self.adapter()))
+    }
+
     fn backend(&self) -> Result<GpuBackend, JsError> {
         GpuBackend::from_device(self.device.clone(), self.queue.clone(), self.info.clone()).map_err(js)
     }
@@ -105,7 +112,7 @@ pub struct Page {
     session: Session,
 }
 
-fn maps(names: Vec<String>, texts: Vec<String>) -> BTreeMap<String, String> {
+fn files(names: Vec<String>, texts: Vec<String>) -> BTreeMap<String, String> {
     names.into_iter().zip(texts).collect()
 }
 
@@ -116,17 +123,45 @@ fn cpu() -> Result<Box<dyn Backend>, JsError> {
 #[wasm_bindgen]
 impl Page {
     /// The scenario `name` (`.json` or `.ron`) on the CPU backend, with the
-    /// maps it may name (file names and texts, in the same order).
+    /// files dropped beside it: the map and profile files it may name (file
+    /// names and texts, in the same order).
     #[wasm_bindgen(js_name = onCpu)]
-    pub fn on_cpu(name: &str, text: &str, map_names: Vec<String>, map_texts: Vec<String>) -> Result<Page, JsError> {
-        Ok(Self { session: Session::new(name, text, &maps(map_names, map_texts), cpu()?, None).map_err(js)? })
+    pub fn on_cpu(name: &str, text: &str, file_names: Vec<String>, file_texts: Vec<String>) -> Result<Page, JsError> {
+        Ok(Self { session: Session::new(name, text, &files(file_names, file_texts), cpu()?, None).map_err(js)? })
     }
 
     /// The same on the GPU backend, on `gpu`'s device.
     #[wasm_bindgen(js_name = onGpu)]
-    pub fn on_gpu(name: &str, text: &str, map_names: Vec<String>, map_texts: Vec<String>, gpu: &WebGpu) -> Result<Page, JsError> {
+    pub fn on_gpu(name: &str, text: &str, file_names: Vec<String>, file_texts: Vec<String>, gpu: &WebGpu) -> Result<Page, JsError> {
         let backend = gpu.backend()?;
-        Ok(Self { session: Session::new(name, text, &maps(map_names, map_texts), Box::new(backend.clone()), Some(backend)).map_err(js)? })
+        Ok(Self { session: Session::new(name, text, &files(file_names, file_texts), Box::new(backend.clone()), Some(backend)).map_err(js)? })
+    }
+
+    /// The scenario's instances (its teams' views), in the file's order.
+    #[wasm_bindgen(getter)]
+    pub fn instances(&self) -> Vec<String> {
+        self.session.instances()
+    }
+
+    /// The instance the page shows.
+    #[wasm_bindgen(getter)]
+    pub fn view(&self) -> String {
+        self.session.view().to_string()
+    }
+
+    /// Shows instance `name` from the next frame on; an unknown name is an
+    /// error naming the instances, and the view stays.
+    #[wasm_bindgen(js_name = setView)]
+    pub fn set_view(&mut self, name: &str) -> Result<(), JsError> {
+        self.session.set_view(name).map_err(js)
+    }
+
+    /// Each tick's multiplayer answers as JSON, `[[tick, {…}], …]`: the
+    /// `events`, `observer_events`, `sight` and `sight_events` fields of
+    /// `murk run`'s `per_tick` records, empty ones left out as there.
+    pub fn answers(&self) -> String {
+        let list: Vec<_> = self.session.answers().iter().collect();
+        serde_json::to_string(&list).unwrap_or_default()
     }
 
     /// The backend's name.
@@ -191,15 +226,15 @@ impl Page {
         self.session.switch(Box::new(backend.clone()), Some(backend)).map_err(js)
     }
 
-    /// Draws the first instance's overlay into `gpu`'s canvas from its mask
-    /// texture on the device: nothing is read back.
+    /// Draws the viewed instance's overlay into `gpu`'s canvas from its
+    /// mask texture on the device: nothing is read back.
     #[wasm_bindgen(js_name = drawGpu)]
     pub fn draw_gpu(&mut self, gpu: &WebGpu) -> Result<(), JsError> {
         if !self.session.on_gpu() {
             return Err(js(MurkError::invalid("backend", self.session.backend_name(), "draws on the device only when the run is on the GPU")));
         }
-        let key = self.session.first_instance_key().map_err(js)?;
-        let (_, params) = self.session.first_instance().map_err(js)?;
+        let key = self.session.view_key().map_err(js)?;
+        let params = self.session.view_params().map_err(js)?;
         let mask = self.session.gpu_mask_texture(key).map_err(js)?;
         let frame = match gpu.surface.get_current_texture() {
             wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
@@ -213,11 +248,15 @@ impl Page {
         Ok(())
     }
 
-    /// The first instance's overlay drawn on the CPU from its final mask,
-    /// one pixel a texel (the page scales it).
+    /// The viewed instance's overlay drawn on the CPU from its final mask,
+    /// one pixel a texel (the page scales it). The pixels are copied into
+    /// an array JavaScript owns: an `ImageData` keeps the array it is given,
+    /// and a view of wasm memory would show whatever is allocated there
+    /// next.
     #[wasm_bindgen(js_name = pictureCpu)]
     pub fn picture_cpu(&mut self) -> Result<ImageData, JsValue> {
         let picture = self.session.picture().map_err(js)?;
-        ImageData::new_with_u8_clamped_array_and_sh(Clamped(&picture.rgba), picture.width, picture.height)
+        let pixels = js_sys::Uint8ClampedArray::from(picture.rgba.as_slice());
+        ImageData::new_with_js_u8_clamped_array_and_sh(&pixels, picture.width, picture.height)
     }
 }

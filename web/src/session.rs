@@ -1,12 +1,14 @@
 //! A scenario running on one backend at a time, in the shape a page drives
 //! it: one tick per call, never a wait for the device, each tick's lockstep
-//! hash kept as it lands, and a backend switch through a snapshot. Nothing
+//! hash kept as it lands, each tick's multiplayer answers (sight sets and
+//! events, stealth events) kept, a backend switch through a snapshot, and
+//! the view through any one instance's (team's) eyes. Nothing
 //! here needs a browser; the page (`page.rs`) wraps it for JavaScript, and
 //! the native tests drive it as the page does.
 
 use murk_core::movingai::MovingAiMap;
-use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
-use murk_core::{Backend, MurkError, Result, ShaderParams, Stage, StageData};
+use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickAnswers};
+use murk_core::{Backend, MurkError, Profile, Result, ShaderParams, Stage, StageData};
 use murk_gpu::{wgpu, GpuBackend};
 use std::collections::BTreeMap;
 
@@ -18,6 +20,10 @@ pub struct Session {
     /// Lockstep hash of the state after each tick, by tick index (0-based,
     /// as `murk run` numbers its `per_tick` records).
     hashes: BTreeMap<u64, u64>,
+    /// Each tick's multiplayer answers, by tick index.
+    answers: BTreeMap<u32, TickAnswers>,
+    /// The instance the page shows.
+    view: String,
 }
 
 /// The three-state overlay of one instance as RGBA pixels, one per output
@@ -34,33 +40,28 @@ pub struct Picture {
 impl Session {
     /// Parses a scenario (`name` ends in `.json` or `.ron`) and builds its
     /// world on `backend` (with `gpu`, a handle on it, when it is the GPU
-    /// backend). A map the scenario names is looked up in `maps` by its file
-    /// name, without folders.
-    pub fn new(name: &str, text: &str, maps: &BTreeMap<String, String>, backend: Box<dyn Backend>, gpu: Option<GpuBackend>) -> Result<Self> {
+    /// backend). The files it names (its map, its instances' profile files)
+    /// are looked up in `files` by file name, without folders, as a user
+    /// drops them beside it. The view starts on the first instance.
+    pub fn new(name: &str, text: &str, files: &BTreeMap<String, String>, backend: Box<dyn Backend>, gpu: Option<GpuBackend>) -> Result<Self> {
         let format = if name.ends_with(".ron") { "ron" } else { "json" };
         let scenario = Scenario::parse(text, format, name)?;
-        if let Some(inst) = scenario.instances.iter().find(|i| i.profile_file.is_some()) {
-            return Err(MurkError::invalid(
-                format!("instance `{}`.profile_file", inst.name),
-                inst.profile_file.as_deref().unwrap_or_default(),
-                "is not read in a page: put the profile in the scenario",
-            ));
-        }
-        let mut files = ScenarioFiles::default();
+        let mut loaded = ScenarioFiles::default();
         if let Some(settings) = &scenario.map {
-            let file = settings.file.rsplit(['/', '\\']).next().unwrap_or_default();
-            let map = maps.get(file).ok_or_else(|| {
-                MurkError::invalid(
-                    "map.file",
-                    &settings.file,
-                    format!("names a map that was not given with the scenario (given: {})", maps.keys().cloned().collect::<Vec<_>>().join(", ")),
-                )
-            })?;
-            files.map = Some(MovingAiMap::parse(map, file)?);
+            let (file, map) = given(files, "map.file".into(), &settings.file)?;
+            loaded.map = Some(MovingAiMap::parse(map, file)?);
         }
-        let mut runner = ScenarioRunner::new(scenario, &files, backend)?;
+        for (i, inst) in scenario.instances.iter().enumerate() {
+            if let Some(path) = &inst.profile_file {
+                let (file, profile) = given(files, format!("instances[{i}].profile_file"), path)?;
+                let ext = file.rsplit_once('.').map_or("", |(_, e)| e);
+                loaded.profiles.insert(inst.name.clone(), Profile::parse(profile, ext, file)?);
+            }
+        }
+        let view = scenario.instances.first().map(|i| i.name.clone()).unwrap_or_default();
+        let mut runner = ScenarioRunner::new(scenario, &loaded, backend)?;
         runner.fog().set_hash_every_tick(true);
-        Ok(Self { runner, gpu, hashes: BTreeMap::new() })
+        Ok(Self { runner, gpu, hashes: BTreeMap::new(), answers: BTreeMap::new(), view })
     }
 
     /// The backend's name.
@@ -90,12 +91,21 @@ impl Session {
     /// a browser cannot do (the tick fails there and changes nothing
     /// the page keeps).
     pub fn tick(&mut self) -> Result<()> {
+        let tick = self.runner.ticks_done();
         let report = self.runner.advance()?;
         if let Some(landed) = report.lockstep {
             // `ticks` counts the ticks behind the state: tick index + 1.
             self.hashes.insert(landed.ticks - 1, landed.hash);
         }
+        self.answers.insert(tick, self.runner.answers(&report)?);
         Ok(())
+    }
+
+    /// Each tick's multiplayer answers, by tick index: the stealth events,
+    /// per-observer stealth events, sight events and sight sets that
+    /// `murk run` writes in the same tick's `per_tick` record.
+    pub fn answers(&self) -> &BTreeMap<u32, TickAnswers> {
+        &self.answers
     }
 
     /// The lockstep hashes landed so far, by tick index: each tick's
@@ -129,24 +139,39 @@ impl Session {
         Ok(())
     }
 
-    /// The first instance's name and its shader parameters (what a material
-    /// samples its mask texture with).
-    pub fn first_instance(&mut self) -> Result<(String, ShaderParams)> {
-        let name = self
-            .runner
-            .scenario()
-            .instances
-            .first()
-            .map(|i| i.name.clone())
-            .ok_or_else(|| MurkError::invalid("instances", 0, "a page shows the first instance: give one"))?;
-        let params = self.runner.fog().shader_params(&name)?;
-        Ok((name, params))
+    /// The scenario's instances (its teams' views), in the file's order.
+    pub fn instances(&self) -> Vec<String> {
+        self.runner.scenario().instances.iter().map(|i| i.name.clone()).collect()
     }
 
-    /// The first instance's mask texture key on the GPU (for drawing it).
-    pub fn first_instance_key(&mut self) -> Result<murk_core::InstanceKey> {
-        let (name, _) = self.first_instance()?;
-        self.runner.fog().instance_key(&name)
+    /// The instance the page shows.
+    pub fn view(&self) -> &str {
+        &self.view
+    }
+
+    /// Shows instance `name` from now on: the page looks through that
+    /// team's eyes. An unknown name is an error naming the instances there
+    /// are, and the view stays where it was.
+    pub fn set_view(&mut self, name: &str) -> Result<()> {
+        let names = self.instances();
+        if !names.iter().any(|n| n == name) {
+            return Err(MurkError::invalid("view", name, format!("is not an instance of this scenario (instances: {})", names.join(", "))));
+        }
+        self.view = name.to_string();
+        Ok(())
+    }
+
+    /// The viewed instance's shader parameters (what a material samples its
+    /// mask texture with).
+    pub fn view_params(&mut self) -> Result<ShaderParams> {
+        let view = self.view.clone();
+        self.runner.fog().shader_params(&view)
+    }
+
+    /// The viewed instance's mask texture key on the GPU (for drawing it).
+    pub fn view_key(&mut self) -> Result<murk_core::InstanceKey> {
+        let view = self.view.clone();
+        self.runner.fog().instance_key(&view)
     }
 
     /// The mask texture of instance `key` on the GPU (see
@@ -156,18 +181,30 @@ impl Session {
         gpu.mask_texture(key)
     }
 
-    /// The three-state overlay of the first instance drawn from its final
+    /// The three-state overlay of the viewed instance drawn from its final
     /// mask, read back: what the page shows on the CPU backend (on the GPU
     /// it draws the mask texture on the device instead).
     pub fn picture(&mut self) -> Result<Picture> {
-        let (name, params) = self.first_instance()?;
-        let image = self.runner.fog().read_stage(&name, Stage::Final)?;
+        let params = self.view_params()?;
+        let view = self.view.clone();
+        let image = self.runner.fog().read_stage(&view, Stage::Final)?;
         let StageData::U16(texels) = image.data else {
             return Err(MurkError::Backend { backend: self.backend_name(), message: "the final mask is not 16-bit".into() });
         };
         let rgba = texels.iter().flat_map(|&v| overlay(f32::from(v) / 65535.0, params.explored_value)).collect();
         Ok(Picture { width: image.width, height: image.height, rgba })
     }
+}
+
+/// The file a scenario's `field` names at `path`, looked up among the files
+/// given with it by its name without folders: its name and text.
+fn given<'a>(files: &'a BTreeMap<String, String>, field: String, path: &'a str) -> Result<(&'a str, &'a String)> {
+    let file = path.rsplit(['/', '\\']).next().unwrap_or_default();
+    let text = files.get(file).ok_or_else(|| {
+        let names = if files.is_empty() { "none".to_string() } else { files.keys().cloned().collect::<Vec<_>>().join(", ") };
+        MurkError::invalid(field, path, format!("names a file that was not given with the scenario (given: {names}): drop it beside the scenario"))
+    })?;
+    Ok((file, text))
 }
 
 /// One texel of the overlay: ground under fog whose opacity follows the

@@ -4,28 +4,41 @@
 // landed (`page.ready()`), and the page yields to the browser until then:
 // nothing ever waits for the device.
 //
-// Query parameters: `backend=cpu|gpu` to start on, `start=drop` to wait
-// for a dropped scenario instead of running the demo; for tests, `ticks=N`
-// to stop after N ticks and publish `window.murkResult`, `switch=A,B,…` to
-// switch backend before those ticks. The page sets `data-ready` on its body
-// once it takes drops.
+// A dropped scenario comes with the files it names (its map, its
+// instances' profile files), dropped beside it; the view buttons look
+// through each instance's (team's) eyes while it runs.
+//
+// Query parameters: `backend=cpu|gpu|auto` to start on (`auto` takes the
+// GPU unless the browser offers only a software adapter, and says why),
+// `start=drop` to wait for a dropped scenario instead of running the demo;
+// for tests, `ticks=N` to stop after N ticks and publish
+// `window.murkResult`, `switch=A,B,…` to switch backend before those ticks,
+// `views=T:NAME,…` to switch the view to instance NAME before tick T. The
+// page sets `data-ready` on its body once it takes drops.
 import init, { Page, openGpu } from './pkg/murk_web.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const stopAfter = params.has('ticks') ? Number(params.get('ticks')) : null;
 const switchAt = (params.get('switch') || '').split(',').filter(Boolean).map(Number);
-const firstBackend = params.get('backend') === 'gpu' ? 'gpu' : 'cpu';
+const firstBackend = ['gpu', 'auto'].includes(params.get('backend')) ? params.get('backend') : 'cpu';
+const viewAt = (params.get('views') || '').split(',').filter(Boolean).map((v) => {
+  const [tick, ...name] = v.split(':');
+  return { tick: Number(tick), name: name.join(':') };
+});
 
 let gpu = null;           // the WebGpu device, opened on first use
 let gpuError = null;      // why WebGPU cannot be used here, once known
 let page = null;          // the running scenario
-let scenario = null;      // { name, text, maps: { file: text } }
+let scenario = null;      // { name, text, files: { file: text } }
+let choice = null;        // what `auto` chose and why
 let paused = false;
 let wanted = null;        // a backend to switch to at the next frame
 let generation = 0;       // bumped when a new scenario starts
 const costs = { cpu: { ms: 0, ticks: 0 }, gpu: { ms: 0, ticks: 0 } };
 const switches = [];
+const views = [];         // { tick, view, digest, left }: each view shown, from its first frame (`left`: the view before it, same state)
+const viewErrors = [];    // the errors of views asked for that do not exist
 
 const yieldToBrowser = () => new Promise((resolve) => setTimeout(resolve, 0));
 const nextFrame = () => (stopAfter === null ? new Promise((resolve) => requestAnimationFrame(resolve)) : yieldToBrowser());
@@ -45,16 +58,66 @@ async function gpuDevice() {
   return gpu;
 }
 
+// `auto`: the GPU when the browser's adapter is a real one, else the CPU
+// backend (wasm), which outruns a software adapter; the page says which
+// and why.
+async function choose(backend) {
+  if (backend !== 'auto') return backend;
+  let chosen;
+  if (!navigator.gpu) {
+    chosen = { backend: 'cpu', why: 'this browser offers no WebGPU' };
+  } else {
+    try {
+      const device = await gpuDevice();
+      chosen = device.software
+        ? { backend: 'cpu', why: `${device.software}; the CPU backend outruns it` }
+        : { backend: 'gpu', why: `${device.adapter} is a hardware adapter` };
+    } catch (e) {
+      chosen = { backend: 'cpu', why: `WebGPU did not open: ${e instanceof Error ? e.message : e}` };
+    }
+  }
+  choice = `auto chose ${chosen.backend === 'gpu' ? 'the GPU (WebGPU)' : 'the CPU (wasm)'}: ${chosen.why}`;
+  $('choice').textContent = choice;
+  return chosen.backend;
+}
+
 async function start(backend) {
   generation += 1;
-  const names = Object.keys(scenario.maps);
-  const texts = names.map((n) => scenario.maps[n]);
-  page = backend === 'gpu'
+  const names = Object.keys(scenario.files);
+  const texts = names.map((n) => scenario.files[n]);
+  page = (await choose(backend)) === 'gpu'
     ? Page.onGpu(scenario.name, scenario.text, names, texts, await gpuDevice())
     : Page.onCpu(scenario.name, scenario.text, names, texts);
   $('scenario-name').textContent = scenario.name;
   costs.cpu = { ms: 0, ticks: 0 };
   costs.gpu = { ms: 0, ticks: 0 };
+  views.length = 0;
+  const buttons = $('views');
+  buttons.replaceChildren(...page.instances.map((name) => {
+    const b = document.createElement('button');
+    b.textContent = name;
+    b.dataset.view = name;
+    b.onclick = () => showView(name);
+    return b;
+  }));
+}
+
+// Looks through instance `name`'s eyes from the next frame; an unknown one
+// is shown as an error and the view stays.
+function showView(name) {
+  try {
+    page.setView(name);
+  } catch (e) {
+    viewErrors.push(showError(e));
+  }
+}
+
+// A digest of the pixels drawn on the CPU (FNV-1a), so a test can tell
+// one view's picture from another's.
+function digest(picture) {
+  let h = 0x811c9dc5;
+  for (const byte of picture.data) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, '0');
 }
 
 // Waits (yielding to the browser) until the next step runs without a wait
@@ -84,10 +147,12 @@ function draw() {
   const onGpu = page.onGpuNow;
   $('gpu-canvas').hidden = !onGpu;
   $('cpu-canvas').hidden = onGpu;
+  const view = page.view;
+  let picture = null;
   if (onGpu) {
     page.drawGpu(gpu);
   } else {
-    const picture = page.pictureCpu();
+    picture = page.pictureCpu();
     const canvas = $('cpu-canvas');
     if (canvas.width !== picture.width || canvas.height !== picture.height) {
       canvas.width = picture.width;
@@ -95,6 +160,19 @@ function draw() {
     }
     canvas.getContext('2d').putImageData(picture, 0, 0);
   }
+  if (!views.length || views[views.length - 1].view !== view) {
+    // On the CPU, the picture of the view left is taken of the same state
+    // too, so that a test tells the two teams' pictures apart.
+    let left = null;
+    const previous = views.length ? views[views.length - 1].view : null;
+    if (picture && previous !== null) {
+      page.setView(previous);
+      left = digest(page.pictureCpu());
+      page.setView(view);
+    }
+    views.push({ tick: page.ticksDone, view, digest: picture ? digest(picture) : null, left });
+  }
+  for (const b of $('views').children) b.classList.toggle('on', b.dataset.view === view);
   $('backend').textContent = page.backendName;
   $('tick').textContent = String(page.ticksDone);
   $('hash').textContent = page.latestHash ?? '(lands two ticks after the first)';
@@ -111,9 +189,15 @@ function publish(error) {
     backend: page && page.backendName,
     ticks: page ? page.ticksDone : 0,
     hashes: page ? JSON.parse(page.hashes()) : [],
+    answers: page ? JSON.parse(page.answers()) : [],
+    instances: page ? page.instances : [],
+    views,
+    viewErrors,
+    choice,
     costs,
     switches,
     adapter: gpu ? gpu.adapter : null,
+    software: gpu ? gpu.software ?? null : null,
     limits: gpu ? gpu.limits : null,
     error: error || null,
   };
@@ -132,6 +216,7 @@ async function loop() {
     if (switchAt.includes(page.ticksDone) && !switches.some((s) => s.tick === page.ticksDone)) {
       await switchTo(page.onGpuNow ? 'cpu' : 'gpu');
     }
+    for (const v of viewAt.filter((v) => v.tick === page.ticksDone)) showView(v.name);
     await untilReady();
     const t0 = performance.now();
     page.tick();
@@ -153,19 +238,22 @@ async function run(backend) {
   loop().catch((e) => publish(showError(e)));
 }
 
-async function readDropped(files) {
-  const list = [...files];
-  const file = list.find((f) => /\.(json|ron)$/i.test(f.name));
-  if (!file) throw new Error('drop a scenario file ending in .json or .ron (with the .map file it names)');
-  const maps = {};
-  for (const f of list.filter((f) => /\.map$/i.test(f.name))) maps[f.name] = await f.text();
-  return { name: file.name, text: await file.text(), maps };
+// The scenario is the dropped .json or .ron file not named `*.profile.*`;
+// every other file dropped with it is given beside it (the map and the
+// profile files it names).
+async function readDropped(dropped) {
+  const list = [...dropped];
+  const file = list.find((f) => /\.(json|ron)$/i.test(f.name) && !/\.profile\./i.test(f.name));
+  if (!file) throw new Error('drop a scenario file ending in .json or .ron, with the map and profile files it names');
+  const files = {};
+  for (const f of list.filter((f) => f !== file)) files[f.name] = await f.text();
+  return { name: file.name, text: await file.text(), files };
 }
 
 async function main() {
   await init();
   const [text, map] = await Promise.all([fetch('demo.json'), fetch('maps/lak303d.map')].map((p) => p.then((r) => r.text())));
-  scenario = { name: 'demo.json', text, maps: { 'lak303d.map': map } };
+  scenario = { name: 'demo.json', text, files: { 'lak303d.map': map } };
   if (!navigator.gpu) {
     gpuError = 'no WebGPU in this browser: the CPU backend only';
     $('adapter').textContent = gpuError;
@@ -173,6 +261,9 @@ async function main() {
   }
   $('use-cpu').onclick = () => { wanted = 'cpu'; };
   $('use-gpu').onclick = () => { wanted = 'gpu'; };
+  $('use-auto').onclick = async () => {
+    try { wanted = await choose('auto'); } catch (e) { showError(e); }
+  };
   $('pause').onclick = () => { paused = !paused; $('pause').textContent = paused ? 'run' : 'pause'; };
   const drop = $('drop');
   drop.ondragover = (e) => { e.preventDefault(); drop.classList.add('over'); };

@@ -10,7 +10,7 @@ mod runner;
 mod validate;
 
 pub use format::*;
-pub use runner::{EventRecord, QueryRecord, ScenarioRunner, TickRecord};
+pub use runner::{EventRecord, ObserverEventRecord, QueryRecord, ScenarioRunner, SightRecord, TickAnswers, TickRecord};
 
 use crate::error::{MurkError, Result};
 use crate::movingai::MovingAiMap;

@@ -99,6 +99,26 @@ pub struct TickRecord {
     pub sight_events: Vec<SightRecord>,
 }
 
+/// A tick's multiplayer answers, by scenario id (see
+/// [`ScenarioRunner::answers`]); serialized as the same fields of a
+/// [`TickRecord`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TickAnswers {
+    /// Stealth transitions.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventRecord>,
+    /// Per-observer stealth transitions.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub observer_events: Vec<ObserverEventRecord>,
+    /// Each observer's sight set after the tick, for the observers that see
+    /// anything.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub sight: BTreeMap<String, Vec<String>>,
+    /// The tracked entities that entered or left an observer's set.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sight_events: Vec<SightRecord>,
+}
+
 /// A per-observer stealth event, naming the actor by its scenario id.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ObserverEventRecord {
@@ -253,6 +273,28 @@ impl ScenarioRunner {
         let report = self.advance()?;
         let (lockstep, per_instance) = self.fog.state_hashes()?;
         let hashes: BTreeMap<String, String> = per_instance.into_iter().map(|(n, h)| (n, format!("{h:016x}"))).collect();
+        let TickAnswers { events, observer_events, sight, sight_events } = self.answers(&report)?;
+        let mut queries = Vec::new();
+        for q in self.scenario.queries.iter().filter(|q| q.tick == tick) {
+            let mask = self.fog.mask_query_now(&q.points, q.cutoff)?;
+            let immediate = match &q.immediate_teams {
+                Some(teams) => {
+                    Some(q.points.iter().map(|p| self.fog.query_immediate(&self.world, *p, TeamMask::of(teams))).collect::<Result<Vec<bool>>>()?)
+                }
+                None => None,
+            };
+            queries.push(QueryRecord { id: q.id.clone(), mask, immediate });
+        }
+        let lockstep = format!("{lockstep:016x}");
+        let recomputed = report.instances.into_iter().filter(|(_, t)| t.recomputed).map(|(n, _)| n).collect();
+        Ok(TickRecord { tick, lockstep, hashes, recomputed, events, queries, observer_events, sight, sight_events })
+    }
+
+    /// The multiplayer answers of a tick [`Self::advance`] ran, named by
+    /// scenario id: its stealth events, per-observer stealth events, sight
+    /// events and each observer's sight set after it. [`Self::step`] puts
+    /// them in its record; a host that only advances (a page) asks here.
+    pub fn answers(&self, report: &TickReport) -> Result<TickAnswers> {
         let ids: BTreeMap<u64, &str> = self.tracked.iter().filter_map(|(id, t)| t.entity.map(|e| (e, id.as_str()))).collect();
         let id = |e: Entity| ids.get(&e.to_bits().get()).map_or_else(|| format!("entity {}", e.id()), |s| s.to_string());
         let kind = |e: &StealthEvent| match e {
@@ -283,20 +325,7 @@ impl ScenarioRunner {
                 sight.insert(name, set);
             }
         }
-        let mut queries = Vec::new();
-        for q in self.scenario.queries.iter().filter(|q| q.tick == tick) {
-            let mask = self.fog.mask_query_now(&q.points, q.cutoff)?;
-            let immediate = match &q.immediate_teams {
-                Some(teams) => {
-                    Some(q.points.iter().map(|p| self.fog.query_immediate(&self.world, *p, TeamMask::of(teams))).collect::<Result<Vec<bool>>>()?)
-                }
-                None => None,
-            };
-            queries.push(QueryRecord { id: q.id.clone(), mask, immediate });
-        }
-        let lockstep = format!("{lockstep:016x}");
-        let recomputed = report.instances.into_iter().filter(|(_, t)| t.recomputed).map(|(n, _)| n).collect();
-        Ok(TickRecord { tick, lockstep, hashes, recomputed, events, queries, observer_events, sight, sight_events })
+        Ok(TickAnswers { events, observer_events, sight, sight_events })
     }
 
     /// Moves the run onto `backend` while it runs: the fog state is taken
