@@ -445,8 +445,9 @@ fn tracked_entities_and_their_sets_reach_the_summary() {
 /// `murk memory export` writes an instance's memory after a run; `murk
 /// memory import` runs with it imported before tick 0, into an instance's
 /// memory or (`--as-map`) its mapped state, which the state hash of the
-/// first tick shows; an unknown instance and a file that is no memory blob
-/// are named, and nothing runs.
+/// first tick shows; an unknown instance, a file that is no memory blob and
+/// another instance's memory imported as one's own are named, and nothing
+/// runs.
 #[test]
 fn memory_is_exported_and_imported_from_the_command_line() {
     let dir = temp("memory");
@@ -471,7 +472,8 @@ fn memory_is_exported_and_imported_from_the_command_line() {
     };
     let plain = dir.join("plain");
     assert!(run(&["run", "scenarios/patrol.json"], &plain).0);
-    for (instance, as_map) in [("blue", true), ("blue", false), ("red", false)] {
+    // Red's own memory goes back into red; blue takes it as an ally's map.
+    for (instance, as_map) in [("blue", true), ("red", false), ("red", true)] {
         let out = dir.join(format!("import-{instance}-{as_map}"));
         let mut args = vec!["memory", "import", "scenarios/patrol.json", "--instance", instance, "--from", blob.to_str().unwrap()];
         if as_map {
@@ -486,11 +488,15 @@ fn memory_is_exported_and_imported_from_the_command_line() {
     assert!(!ok && err.contains("nowhere"), "{err}");
     let (ok, err) = run(&["memory", "export", "scenarios/patrol.json", "--instance", "nowhere", "--to", "unused.mem"], &dir.join("bad2"));
     assert!(!ok && err.contains("--instance nowhere"), "{err}");
+    let (ok, err) = run(&["memory", "import", "scenarios/patrol.json", "--instance", "blue", "--from", blob.to_str().unwrap()], &dir.join("bad4"));
+    assert!(!ok && err.contains("memory.instance = red") && err.contains("`blue`"), "red's memory is not blue's: {err}");
     let junk = dir.join("junk.mem");
     std::fs::write(&junk, b"not a memory blob at all, just text").unwrap();
     let (ok, err) = run(&["memory", "import", "scenarios/patrol.json", "--instance", "red", "--from", junk.to_str().unwrap()], &dir.join("bad3"));
     assert!(!ok && err.contains("--from") && err.contains("magic"), "{err}");
-    assert!(!dir.join("bad1").join("summary.json").exists() && !dir.join("bad3").join("summary.json").exists(), "nothing ran");
+    for bad in ["bad1", "bad3", "bad4"] {
+        assert!(!dir.join(bad).join("summary.json").exists(), "{bad}: nothing ran");
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -575,8 +575,11 @@ pub fn seeds(name: &str, repo: &std::path::Path) -> Vec<Vec<u8>> {
         }
         "memory" => {
             let (_, mut fog) = seed_world();
-            let blob = fog.export_memory("b").expect("exports");
-            vec![raw_container(MEMORY_MAGIC, &blob), blob]
+            // "a"'s own memory reaches the import; "b"'s is another
+            // instance's, refused by `import_memory` but taken as a map.
+            let own = fog.export_memory("a").expect("exports");
+            let other = fog.export_memory("b").expect("exports");
+            vec![raw_container(MEMORY_MAGIC, &own), own, other]
         }
         "profile" => {
             let mut s = files("scenarios", ".toml");

@@ -1,7 +1,7 @@
 //! The snapshot format is pinned: the bodies of the fog snapshots of five
 //! corpus cases (the coverage pyramid, a distance field at scale 2, a height
 //! capture, overlapping instances, bought maps partly hidden), taken at the
-//! end of each run, hash to the values below (format 9). A change of the bytes fails here; it must
+//! end of each run, hash to the values below (format 10). A change of the bytes fails here; it must
 //! come with a new `murk_core::snapshot::VERSION` and new values. The body
 //! is pinned rather than the container: the compressor may pack the same
 //! body otherwise in another release, which any reader still decodes.
@@ -19,7 +19,9 @@
 //! FNV-1a; format 7 hashed the five to 66d2b97c.., 8d9dd5aa.., 8dcc1c9d..,
 //! edeac954.. and 04867e04... Format 9 keeps the layout again; the blocker
 //! hash became the finished sum of one word fold per shape; format 8 hashed
-//! the five to be0a8364.., 36df2d9b.., 84c8c7fa.., 49887c2a.. and 586b07c7...)
+//! the five to be0a8364.., 36df2d9b.., 84c8c7fa.., 49887c2a.. and 586b07c7...
+//! Format 10 changes only the explored-memory blob, which names its
+//! instance; fog snapshot bodies are 9's, so the values stay.)
 
 use murk_core::fixed::Fnv64;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};

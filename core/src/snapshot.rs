@@ -48,8 +48,9 @@ use std::collections::BTreeMap;
 /// hashes are word folds (`crate::hash::WordFold`) instead of FNV-1a (the
 /// layout is 7's). 9: an instance state's blocker hash is the finished
 /// sum of one word fold per shape, whatever their order, so that a tick
-/// updates it by the shapes that changed (the layout is 7's).
-pub const VERSION: u32 = 9;
+/// updates it by the shapes that changed (the layout is 7's). 10: an
+/// explored-memory blob names the instance it was taken from.
+pub const VERSION: u32 = 10;
 /// Magic of a fog-state snapshot.
 pub const FOG_MAGIC: &[u8; 8] = b"MURKSNAP";
 /// Magic of a scenario-run snapshot (`murk run --snapshot-at`).

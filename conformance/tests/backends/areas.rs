@@ -194,20 +194,40 @@ pub fn saved_memory_comes_back_where_it_was_after_the_area_changed(make: &Make) 
     let hash = fog.lockstep_hash().unwrap();
     let e = fog.import_memory("i", &blob[..blob.len() - 1]).unwrap_err().to_string();
     assert!(e.contains("truncated or padded"), "{e}");
-    let nan =
-        MemoryBody { area: Area { center: Vec3::new(f32::NAN, 0.0, 0.0), ..moved }, width: 2, height: 2, memory: vec![0; 8], mapped: vec![0; 8] };
+    let nan = MemoryBody {
+        instance: "i".into(),
+        area: Area { center: Vec3::new(f32::NAN, 0.0, 0.0), ..moved },
+        width: 2,
+        height: 2,
+        memory: vec![0; 8],
+        mapped: vec![0; 8],
+    };
     let e = fog.import_memory("i", &murk_core::snapshot::encode(MEMORY_MAGIC, &nan).unwrap()).unwrap_err().to_string();
     assert!(e.contains("memory.area.center.x = NaN"), "{e}");
-    let short = MemoryBody { area: moved, width: 4, height: 4, memory: vec![0; 10], mapped: vec![0; 32] };
+    let short = MemoryBody { instance: "i".into(), area: moved, width: 4, height: 4, memory: vec![0; 10], mapped: vec![0; 32] };
     let e = fog.import_memory("i", &murk_core::snapshot::encode(MEMORY_MAGIC, &short).unwrap()).unwrap_err().to_string();
     assert!(e.contains("memory.memory = 10 bytes: must hold 4x4 texels of 2 bytes = 32 bytes"), "{e}");
-    let short = MemoryBody { area: moved, width: 4, height: 4, memory: vec![0; 32], mapped: vec![0; 3] };
+    let short = MemoryBody { instance: "i".into(), area: moved, width: 4, height: 4, memory: vec![0; 32], mapped: vec![0; 3] };
     let e = fog.import_memory("i", &murk_core::snapshot::encode(MEMORY_MAGIC, &short).unwrap()).unwrap_err().to_string();
     assert!(e.contains("memory.mapped = 3 bytes"), "{e}");
     let snapshot = fog.snapshot(&world).unwrap();
     let e = fog.import_memory("i", &snapshot).unwrap_err().to_string();
     assert!(e.contains("magic"), "a snapshot is not a memory blob: {e}");
     assert!(fog.import_memory("nowhere", &blob).is_err());
+    // Another instance's memory, and memory of a place the area does not
+    // cover, are named.
+    let mut body: MemoryBody = murk_core::snapshot::decode(MEMORY_MAGIC, &blob).unwrap();
+    body.instance = "j".into();
+    let e = fog.import_memory("i", &murk_core::snapshot::encode(MEMORY_MAGIC, &body).unwrap()).unwrap_err().to_string();
+    assert!(e.contains("memory.instance = j") && e.contains("`i`") && e.contains("as a map"), "{e}");
+    body.instance = "i".into();
+    body.area.center.x += 1000.0;
+    let elsewhere = murk_core::snapshot::encode(MEMORY_MAGIC, &body).unwrap();
+    let e = fog.import_memory("i", &elsewhere).unwrap_err().to_string();
+    let centre = format!("memory.area = centre ({}, {})", body.area.center.x, body.area.center.y);
+    assert!(e.contains(&centre) && e.contains("covers no texel of instance `i`"), "{e}");
+    let e = fog.import_memory_as_map("i", &elsewhere).unwrap_err().to_string();
+    assert!(e.contains("covers no texel"), "{e}");
     assert_eq!(fog.lockstep_hash().unwrap(), hash, "a rejected blob changes nothing");
     assert!(fog.import_memory_as_map("i", &blob[..blob.len() - 1]).is_err());
     assert_eq!(fog.lockstep_hash().unwrap(), hash, "nor as a map");
@@ -248,7 +268,14 @@ pub fn a_small_memory_blob_claiming_a_huge_side_is_refused_unread(make: &Make) {
     let (_, mut fog) = explored(make, Profile::default());
     let memory_before = fog.read_stage("i", Stage::Memory).unwrap();
     let area = fog.instance("i").unwrap().area;
-    let body = |width: u32, height: u32, texels: usize| MemoryBody { area, width, height, memory: vec![0; texels * 2], mapped: vec![0; texels * 2] };
+    let body = |width: u32, height: u32, texels: usize| MemoryBody {
+        instance: "i".into(),
+        area,
+        width,
+        height,
+        memory: vec![0; texels * 2],
+        mapped: vec![0; texels * 2],
+    };
     // A 64 KB payload whose header claims a body of 16 MB.
     let noise: Vec<u8> = (0..65536u32).map(|i| (murk_core::fixed::hash2(i as i32, 9) & 0xff) as u8).collect();
     let mut long = murk_core::snapshot::frame(MEMORY_MAGIC, &noise);

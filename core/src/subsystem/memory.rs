@@ -1,6 +1,7 @@
 //! Explored memory as save data: one instance's memory in a small,
-//! versioned, compressed blob that names the area and resolution it was
-//! taken at, and its import into an instance's current area in world space.
+//! versioned, compressed blob that names the instance, area and resolution
+//! it was taken at, and its import into an instance's current area in world
+//! space.
 
 use super::area::resample_mask;
 use super::FogSubsystem;
@@ -28,6 +29,9 @@ const BODY_SLACK: u64 = 256;
 /// The body of an explored-memory blob.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemoryBody {
+    /// The instance it was taken from: [`FogSubsystem::import_memory`]
+    /// puts it back into that instance only.
+    pub instance: String,
     /// The area the memory covered.
     pub area: Area,
     /// Its width in texels.
@@ -45,7 +49,8 @@ pub struct MemoryBody {
 impl FogSubsystem {
     /// The explored memory of instance `name` as save data: what a save
     /// game keeps per player (the full fog state is [`Self::snapshot`]).
-    /// The blob names the area and internal resolution it was taken at;
+    /// The blob names the instance, area and internal resolution it was
+    /// taken at;
     /// the masks LZ4 packs small (mostly unexplored or explored areas).
     pub fn export_memory(&mut self, name: &str) -> Result<Vec<u8>> {
         let (key, area, dims) = {
@@ -62,7 +67,7 @@ impl FogSubsystem {
         }
         let mapped = planes.pop().expect("two planes");
         let memory = planes.pop().expect("two planes");
-        encode(MEMORY_MAGIC, &MemoryBody { area, width: dims.width, height: dims.height, memory, mapped })
+        encode(MEMORY_MAGIC, &MemoryBody { instance: name.to_string(), area, width: dims.width, height: dims.height, memory, mapped })
     }
 
     /// Replaces the explored memory and the mapped state of instance `name`
@@ -70,11 +75,14 @@ impl FogSubsystem {
     /// instance's current area in world space as [`Self::set_area`]
     /// resamples (each texel takes the saved texel under its centre; texels
     /// the saved area did not cover are unexplored). Everything else is
-    /// kept; the instance recomputes on its next tick. A damaged blob, or
-    /// one whose area or size is wrong, is an error naming the field, and
+    /// kept; the instance recomputes on its next tick. A damaged blob, one
+    /// whose area or size is wrong, one whose area covers none of the
+    /// instance's, or one taken from another instance (a player's memory
+    /// goes back to that player; an ally's is
+    /// [`Self::import_memory_as_map`]) is an error naming the field, and
     /// changes nothing.
     pub fn import_memory(&mut self, name: &str, blob: &[u8]) -> Result<()> {
-        let [memory, mapped] = self.resampled_memory(name, blob)?;
+        let [memory, mapped] = self.resampled_memory(name, blob, true)?;
         self.rewrite_masks(name, &[Texture::Memory, Texture::Mapped], |texture, texels| {
             *texels = if texture == Texture::Memory { memory.clone() } else { mapped.clone() };
         })
@@ -85,9 +93,10 @@ impl FogSubsystem {
     /// [`Self::import_memory`] resamples: an ally's map, bought or shared.
     /// Each texel's mapped state becomes the largest of its own and the
     /// blob's memory and mapped state there; explored memory is kept. The
-    /// same checks as [`Self::import_memory`]; an error changes nothing.
+    /// same checks as [`Self::import_memory`], except that the blob may come
+    /// from any instance; an error changes nothing.
     pub fn import_memory_as_map(&mut self, name: &str, blob: &[u8]) -> Result<()> {
-        let [memory, mapped] = self.resampled_memory(name, blob)?;
+        let [memory, mapped] = self.resampled_memory(name, blob, false)?;
         self.rewrite_masks(name, &[Texture::Mapped], |_, texels| {
             for (i, v) in texels.iter_mut().enumerate() {
                 *v = (*v).max(memory[i]).max(mapped[i]);
@@ -96,16 +105,23 @@ impl FogSubsystem {
     }
 
     /// A blob's explored memory and mapped state, checked and resampled into
-    /// instance `name`'s grid.
+    /// instance `name`'s grid (`own`: the blob must come from `name`).
     /// The blob may hold at most [`MAX_TEXELS_PER_TEXEL`] times the
     /// instance's texels, and its body is refused before it is
     /// decompressed when it is longer than such a memory takes: a small blob
     /// that claims a huge memory allocates nothing.
-    fn resampled_memory(&self, name: &str, blob: &[u8]) -> Result<[Vec<u16>; 2]> {
+    fn resampled_memory(&self, name: &str, blob: &[u8], own: bool) -> Result<[Vec<u16>; 2]> {
         let slot = self.slot(name)?;
         let most = MAX_TEXELS_PER_TEXEL * u64::from(slot.dims.width) * u64::from(slot.dims.height);
         let limit = most * 4 + BODY_SLACK;
-        let MemoryBody { area, width, height, memory, mapped } = decode_within(MEMORY_MAGIC, blob, Some((limit, "memory.body")))?;
+        let MemoryBody { instance, area, width, height, memory, mapped } = decode_within(MEMORY_MAGIC, blob, Some((limit, "memory.body")))?;
+        if own && instance != name {
+            return Err(MurkError::invalid(
+                "memory.instance",
+                &instance,
+                format!("is another instance's memory than `{name}`'s: import it as a map to share what it knew"),
+            ));
+        }
         area.validate("memory.area")?;
         for (field, side) in [("memory.width", width), ("memory.height", height)] {
             if side == 0 || side > MAX_SIDE {
@@ -122,6 +138,13 @@ impl FogSubsystem {
         }
         let from = AreaTransform::new(&area, width, height);
         let to = slot.transform;
+        if !resample_mask(&vec![1; texels as usize], &from, &to).contains(&1) {
+            return Err(MurkError::invalid(
+                "memory.area",
+                format!("centre ({}, {}), extents ({}, {})", area.center.x, area.center.y, area.extents.x, area.extents.y),
+                format!("covers no texel of instance `{name}`'s area: it is memory of another place"),
+            ));
+        }
         let mut resampled = Vec::new();
         for (field, plane) in [("memory.memory", &memory), ("memory.mapped", &mapped)] {
             if plane.len() as u64 != texels * 2 {
