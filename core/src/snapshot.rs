@@ -371,13 +371,16 @@ mod tests {
         let packed = frame(FOG_MAGIC, &zeros);
         assert!(packed.len() < 8 << 10, "{} bytes", packed.len());
         assert_eq!(unframe(FOG_MAGIC, &packed).unwrap(), zeros);
-        // A snapshot of an older format (version 8) is refused by name.
+        // A snapshot of an older or newer format is refused by name.
+        let (older, newest) = (VERSION - 1, VERSION + 1);
         let mut old = framed.clone();
-        old[8] = 8;
-        assert!(unframe(FOG_MAGIC, &old).unwrap_err().to_string().contains("format version 8 is older than this build's version 9"));
+        old[8] = older as u8;
+        let message = unframe(FOG_MAGIC, &old).unwrap_err().to_string();
+        assert!(message.contains(&format!("format version {older} is older than this build's version {VERSION}")), "{message}");
         let mut newer = framed;
-        newer[8] = 10;
-        assert!(unframe(FOG_MAGIC, &newer).unwrap_err().to_string().contains("version 10 is not supported (this build reads version 9)"));
+        newer[8] = newest as u8;
+        let message = unframe(FOG_MAGIC, &newer).unwrap_err().to_string();
+        assert!(message.contains(&format!("version {newest} is not supported (this build reads version {VERSION})")), "{message}");
         assert!(unframe(FOG_MAGIC, b"short").is_err());
     }
 
