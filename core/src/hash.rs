@@ -50,6 +50,16 @@ pub const MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
 pub const LEAF_SEED: u64 = 0x6d75_726b_6c65_6166;
 /// The seed of the root fold.
 pub const ROOT_SEED: u64 = 0x6d75_726b_726f_6f74;
+/// The version of the hash's definition: peers whose versions differ
+/// compute other values from the same state (a host can check it before
+/// comparing hashes with a peer built from another murk). Bumped when the
+/// value of any hash of a state changes. 1: FNV-1a 64 over the bytes of
+/// the masks. 2: the block hash defined above. 3: an instance's state hash
+/// takes in its mapped texture. 4: the stealth part of the lockstep hash
+/// takes in each observer's set of tracked entities in sight and the
+/// per-observer stealth states. 5: leaves are 16x16 squares instead of
+/// runs of 256 texels. The test values below are those of this version.
+pub const FORMAT_VERSION: u32 = 5;
 
 /// One step of a fold.
 #[inline]

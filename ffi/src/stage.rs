@@ -1,0 +1,87 @@
+//! Reading textures: the final mask that materials sample, or any stage
+//! of the pipeline by its name, into the caller's buffer.
+
+#![expect(unsafe_code, reason = "the functions here are exported to C unmangled (`#[no_mangle]`); they hold no unsafe block")]
+
+use crate::guard::call;
+use crate::handle::{FogHandle, Staged, StagedKey};
+use crate::status::FfiError;
+use crate::{raw, registry};
+use murk_core::{Stage, StageData};
+use std::ffi::{c_char, c_void};
+
+/// Texels of `uint8_t` (coverage, the mips atlas).
+pub const MURK_TEXEL_U8: u32 = 1;
+/// Texels of `uint16_t` (the masks: visibility, blur, memory, mapped,
+/// compose, upscale, final; 0 unseen, 65535 fully visible).
+pub const MURK_TEXEL_U16: u32 = 2;
+/// Texels of `int32_t` (height units).
+pub const MURK_TEXEL_I32: u32 = 3;
+/// Texels of `uint32_t` (squared distances).
+pub const MURK_TEXEL_U32: u32 = 4;
+
+/// The size and texel type of a stage read by `murk_read_stage`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MurkImageInfo {
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels (rows; row 0 lies at the area's -Y edge).
+    pub height: u32,
+    /// `MURK_TEXEL_U8`, `MURK_TEXEL_U16`, `MURK_TEXEL_I32` or `MURK_TEXEL_U32`.
+    pub texel_type: u32,
+    /// Bytes per texel.
+    pub texel_bytes: u32,
+}
+
+/// The stage named `name` (`final`, `memory`, ...).
+fn stage(name: &str) -> Result<Stage, FfiError> {
+    Stage::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
+        let names: Vec<&str> = Stage::ALL.iter().map(|s| s.name()).collect();
+        FfiError::invalid("stage", name, format!("must be one of {}", names.join(", ")))
+    })
+}
+
+/// Reads stage `stage` (UTF-8, `stage_len` bytes: `final` for the mask
+/// materials sample, or `coverage`, `height`, `mips`, `distance_field`,
+/// `visibility`, `blur`, `memory`, `mapped`, `compose`, `upscale`) of
+/// instance `instance` into `buf` of `capacity` bytes: row-major texels in
+/// the machine's byte order. `out_len` receives the bytes it needs and
+/// `out_info` (may be null) its size and texel type. A null `buf` with
+/// capacity 0 asks for both only; the image read for that question is
+/// kept, and the next call on the fog handle, if it reads the same stage,
+/// copies it (any other call in between drops it). On the GPU backend
+/// reading waits for the device.
+#[no_mangle]
+pub extern "C" fn murk_read_stage(
+    fog: u64,
+    instance: *const c_char,
+    instance_len: usize,
+    stage_name: *const c_char,
+    stage_len: usize,
+    buf: *mut c_void,
+    capacity: usize,
+    out_len: *mut usize,
+    out_info: *mut MurkImageInfo,
+) -> i32 {
+    call(|| {
+        let instance = raw::text(instance, instance_len, "instance")?;
+        let name = raw::text(stage_name, stage_len, "stage")?;
+        let which = stage(name)?;
+        let key = StagedKey::Stage(instance.to_string(), name.to_string());
+        registry::with_fog_staged(fog, |h, previous| {
+            let make = |h: &mut FogHandle| {
+                let img = h.fog.read_stage(instance, which)?;
+                let (texel_type, texel_bytes, bytes): (u32, u32, Vec<u8>) = match img.data {
+                    StageData::U8(v) => (MURK_TEXEL_U8, 1, v),
+                    StageData::U16(v) => (MURK_TEXEL_U16, 2, v.iter().flat_map(|t| t.to_ne_bytes()).collect()),
+                    StageData::I32(v) => (MURK_TEXEL_I32, 4, v.iter().flat_map(|t| t.to_ne_bytes()).collect()),
+                    StageData::U32(v) => (MURK_TEXEL_U32, 4, v.iter().flat_map(|t| t.to_ne_bytes()).collect()),
+                };
+                let image = MurkImageInfo { width: img.width, height: img.height, texel_type, texel_bytes };
+                Ok(Staged { key: key.clone(), bytes, image: Some(image) })
+            };
+            h.deliver(previous, key.clone(), make, buf.cast::<u8>(), capacity, out_len, out_info)
+        })
+    })
+}
