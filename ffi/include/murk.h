@@ -671,11 +671,13 @@ int32_t murk_snapshot_save(uint64_t fog,
                            size_t *out_len);
 
 // Restores a snapshot of `len` bytes made by `murk_snapshot_save` (of
-// this fog handle or another with the same instances): the fog state is
-// replaced, the world's entities are left as they are (stealth actors
-// and transient reveals are matched by entity handle). A damaged
-// snapshot, one of another format version, or one whose instances do
-// not match is an error naming what is wrong, and changes nothing.
+// this fog handle or another): the fog state is replaced whole, the
+// snapshot's instances replacing the handle's; the world's entities are
+// left as they are (stealth states and transient reveals are matched by
+// entity handle, so a game restores its entities first, in the order it
+// spawned them). A damaged snapshot, one of another format version, or
+// one whose fields disagree is an error naming what is wrong, and changes
+// nothing.
 int32_t murk_snapshot_load(uint64_t fog,
                            const uint8_t *bytes,
                            size_t len);

@@ -106,8 +106,7 @@ pub extern "C" fn murk_capture_set_cells(fog: u64, entity: u64, cells: *const f3
         let cells = raw::slice(cells, cells_len, "cells")?;
         registry::with_fog(fog, |h| {
             let e = h.entity(entity)?;
-            let mut capture =
-                h.world.get::<&mut HeightCapture>(e).map_err(|_| MurkError::UnknownEntity(format!("{}: it holds no height capture", label(e))))?;
+            let mut capture = h.world.get::<&mut HeightCapture>(e).map_err(|_| FfiError::invalid("entity", label(e), "holds no height capture"))?;
             let expected = u64::from(capture.width) * u64::from(capture.height);
             if cells.len() as u64 != expected {
                 return Err(FfiError::invalid("cells_len", cells.len(), format!("must be the capture's width * height = {expected}")));

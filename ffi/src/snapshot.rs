@@ -29,11 +29,13 @@ pub extern "C" fn murk_snapshot_save(fog: u64, buf: *mut u8, capacity: usize, ou
 }
 
 /// Restores a snapshot of `len` bytes made by `murk_snapshot_save` (of
-/// this fog handle or another with the same instances): the fog state is
-/// replaced, the world's entities are left as they are (stealth actors
-/// and transient reveals are matched by entity handle). A damaged
-/// snapshot, one of another format version, or one whose instances do
-/// not match is an error naming what is wrong, and changes nothing.
+/// this fog handle or another): the fog state is replaced whole, the
+/// snapshot's instances replacing the handle's; the world's entities are
+/// left as they are (stealth states and transient reveals are matched by
+/// entity handle, so a game restores its entities first, in the order it
+/// spawned them). A damaged snapshot, one of another format version, or
+/// one whose fields disagree is an error naming what is wrong, and changes
+/// nothing.
 #[no_mangle]
 pub extern "C" fn murk_snapshot_load(fog: u64, bytes: *const u8, len: usize) -> i32 {
     call(|| {
