@@ -419,6 +419,24 @@ int32_t murk_state_hash(uint64_t fog,
                         size_t instance_len,
                         uint64_t *out_hash);
 
+// Turns per-tick hashing on (`on` not 0) or off: every tick then hashes
+// the state it leaves (on the device, on the GPU backend) and the tick
+// two ticks later delivers it (`murk_landed_hash`), so that a lockstep
+// game compares a hash every tick without ever waiting for the device.
+// Off by default; snapshots do not save it.
+int32_t murk_set_hash_every_tick(uint64_t fog,
+                                 uint32_t on);
+
+// The lockstep hash the last tick delivered (see
+// `murk_set_hash_every_tick`): `out_ticks` receives the tick count of the
+// state it hashes (the state after the tick numbered `ticks - 1` from 0;
+// 0: no hash landed this tick, `out_hash` is then 0) and `out_hash` the
+// hash, what `murk_lockstep_hash` answered then. Peers compare the hashes
+// of equal tick counts.
+int32_t murk_landed_hash(uint64_t fog,
+                         uint64_t *out_ticks,
+                         uint64_t *out_hash);
+
 // Creates instance `name` over `area`: `resolution` output texels along
 // the area's X side (rows follow from the aspect), passes at
 // `resolution >> lod`, revealed by the sources of the teams in the bit

@@ -118,3 +118,33 @@ pub extern "C" fn murk_state_hash(fog: u64, instance: *const c_char, instance_le
         raw::write(out_hash, hash, "out_hash")
     })
 }
+
+/// Turns per-tick hashing on (`on` not 0) or off: every tick then hashes
+/// the state it leaves (on the device, on the GPU backend) and the tick
+/// two ticks later delivers it (`murk_landed_hash`), so that a lockstep
+/// game compares a hash every tick without ever waiting for the device.
+/// Off by default; snapshots do not save it.
+#[no_mangle]
+pub extern "C" fn murk_set_hash_every_tick(fog: u64, on: u32) -> i32 {
+    call(|| {
+        registry::with_fog(fog, |h| {
+            h.fog.set_hash_every_tick(on != 0);
+            Ok(())
+        })
+    })
+}
+
+/// The lockstep hash the last tick delivered (see
+/// `murk_set_hash_every_tick`): `out_ticks` receives the tick count of the
+/// state it hashes (the state after the tick numbered `ticks - 1` from 0;
+/// 0: no hash landed this tick, `out_hash` is then 0) and `out_hash` the
+/// hash, what `murk_lockstep_hash` answered then. Peers compare the hashes
+/// of equal tick counts.
+#[no_mangle]
+pub extern "C" fn murk_landed_hash(fog: u64, out_ticks: *mut u64, out_hash: *mut u64) -> i32 {
+    call(|| {
+        let landed = registry::with_fog(fog, |h| Ok(h.report.lockstep))?;
+        raw::write(out_ticks, landed.map_or(0, |l| l.ticks), "out_ticks")?;
+        raw::write(out_hash, landed.map_or(0, |l| l.hash), "out_hash")
+    })
+}

@@ -30,3 +30,19 @@ pub(crate) fn call(body: impl FnOnce() -> Result<()>) -> i32 {
     last_error::set(&error.to_string());
     error.code()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::{MURK_ERR_INVALID_HANDLE, MURK_ERR_PANIC};
+
+    #[test]
+    fn a_panic_becomes_a_status_code_and_its_message() {
+        assert_eq!(call(|| panic!("boom at {}", 7)), MURK_ERR_PANIC);
+        assert_eq!(last_error::message(), "murk panicked: boom at 7");
+        assert_eq!(call(|| Ok(())), MURK_OK);
+        assert_eq!(last_error::message(), "", "a success clears the message");
+        assert_eq!(call(|| Err(FfiError::InvalidHandle(5))), MURK_ERR_INVALID_HANDLE);
+        assert_eq!(last_error::message(), "fog handle 0x5 is not live: 0, never given out, or freed");
+    }
+}

@@ -62,3 +62,9 @@ pub extern "C" fn murk_last_error_message(buf: *mut c_char, capacity: usize, out
         _ => MURK_ERR_BUFFER_TOO_SMALL,
     }
 }
+
+/// The last error's message, for the crate's own tests.
+#[cfg(test)]
+pub(crate) fn message() -> String {
+    LAST_ERROR.with(|e| e.borrow().to_string_lossy().into_owned())
+}

@@ -105,3 +105,57 @@ pub(crate) fn with_fog_staged<T>(handle: u64, f: impl FnOnce(&mut FogHandle, Opt
 pub(crate) fn with_fog<T>(handle: u64, f: impl FnOnce(&mut FogHandle) -> Result<T>) -> Result<T> {
     with_fog_staged(handle, |fog, _| f(fog))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::call;
+    use crate::last_error;
+    use crate::status::{MURK_ERR_INVALID_HANDLE, MURK_ERR_PANIC, MURK_OK};
+    use murk_core::FogSubsystem;
+
+    fn new_handle() -> u64 {
+        let backend = murk_cpu::CpuBackend::new(1).expect("the CPU backend opens");
+        insert(FogHandle::new(FogSubsystem::new(Box::new(backend)))).expect("a handle is given out")
+    }
+
+    #[test]
+    fn a_freed_slot_is_reused_under_another_generation() {
+        let first = new_handle();
+        remove(first).expect("live");
+        assert!(matches!(remove(first), Err(FfiError::InvalidHandle(h)) if h == first), "freed once only");
+        // Other tests give out handles at once: look for one in the same slot.
+        let mut seen = Vec::new();
+        let reused = loop {
+            let h = new_handle();
+            seen.push(h);
+            if h & 0xffff_ffff == first & 0xffff_ffff || seen.len() > 64 {
+                break h;
+            }
+        };
+        assert_eq!(reused & 0xffff_ffff, first & 0xffff_ffff, "the slot is reused");
+        assert!(reused >> 32 > first >> 32, "under a newer generation: {reused:#x} after {first:#x}");
+        assert!(lookup(first).is_err() && lookup(reused).is_ok());
+        for h in seen {
+            remove(h).expect("live");
+        }
+    }
+
+    #[test]
+    fn a_panic_inside_a_handle_leaves_it_unusable_but_freeable() {
+        let h = new_handle();
+        assert_eq!(call(|| with_fog(h, |_| panic!("inside"))), MURK_ERR_PANIC);
+        assert_eq!(last_error::message(), "murk panicked: inside");
+        assert_eq!(call(|| with_fog(h, |_| Ok(()))), MURK_ERR_PANIC);
+        assert!(last_error::message().contains("is unusable: an earlier call panicked inside it; free it"), "{}", last_error::message());
+        assert_eq!(call(|| remove(h).map(drop)), MURK_OK);
+        assert_eq!(call(|| with_fog(h, |_| Ok(()))), MURK_ERR_INVALID_HANDLE);
+    }
+
+    #[test]
+    fn malformed_handles_name_no_slot() {
+        for h in [0, 1 << 32, 1, u64::MAX] {
+            assert!(matches!(lookup(h), Err(FfiError::InvalidHandle(x)) if x == h), "{h:#x}");
+        }
+    }
+}

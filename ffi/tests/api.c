@@ -308,6 +308,28 @@ static void snapshot_and_memory(void) {
   CHECK(murk_fog_free(c));
 }
 
+/* Hashes every tick, delivered two ticks later without a wait: each one
+ * is what `murk_lockstep_hash` answered after that tick. */
+static void landed_hashes(void) {
+  uint64_t fog = new_fog(0), mover = 0, asked[32] = {0};
+  scene(fog, &mover);
+  CHECK(murk_set_hash_every_tick(fog, 1));
+  int landed = 0;
+  for (uint32_t t = 0; t < 30; t++) {
+    CHECK(murk_entity_move(fog, mover, 12 + (float)t, 14, 0));
+    CHECK(murk_tick(fog, TICK_US));
+    asked[t + 1] = hash_of(fog); /* the state of tick count t + 1 */
+    uint64_t ticks = 0, hash = 0;
+    CHECK(murk_landed_hash(fog, &ticks, &hash));
+    if (ticks == 0) continue;
+    landed++;
+    EXPECT(ticks + 2 == t + 1 && hash == asked[ticks], "tick %u delivers count %" PRIu64 ": %016" PRIx64 ", asked %016" PRIx64,
+           t, ticks, hash, asked[ticks < 32 ? ticks : 0]);
+  }
+  EXPECT(landed == 28, "a hash every tick after the first two: %d", landed);
+  CHECK(murk_fog_free(fog));
+}
+
 /* Two threads tick their own fog handles at once, on 1 and 2 worker
  * threads: the same hashes. */
 typedef struct {
@@ -341,6 +363,7 @@ int main(void) {
   gameplay();
   capture();
   snapshot_and_memory();
+  landed_hashes();
   threads();
   if (failures > 0) {
     fprintf(stderr, "api: %d expectation(s) failed\n", failures);

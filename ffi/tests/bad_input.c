@@ -115,6 +115,8 @@ static void dead_handle(uint64_t fog, const uint8_t *blob, size_t blob_len) {
   EXPECT(murk_fog_backend_name(fog, text, sizeof text, &len), E, dead);
   EXPECT(murk_tick(fog, TICK_US), E, dead);
   EXPECT(murk_lockstep_hash(fog, &out), E, dead);
+  EXPECT(murk_set_hash_every_tick(fog, 1), E, dead);
+  EXPECT(murk_landed_hash(fog, &out, &out), E, dead);
   EXPECT(murk_state_hash(fog, S("main"), &out), E, dead);
   EXPECT(murk_instance_create(fog, S("main"), &AREA, 64, 0, MURK_ALL_TEAMS, NULL, 0, MURK_FORMAT_JSON), E, dead);
   EXPECT(murk_instance_set_profile(fog, S("main"), S("{}"), MURK_FORMAT_JSON), E, dead);
@@ -420,6 +422,8 @@ static void stages_and_hashes(uint64_t fog) {
   OK(murk_read_stage(fog, S("main"), S("final"), buf, len, &again, NULL));
   free(buf);
   EXPECT(murk_lockstep_hash(fog, NULL), MURK_ERR_NULL_POINTER, "`out_hash`");
+  EXPECT(murk_landed_hash(fog, NULL, storage), MURK_ERR_NULL_POINTER, "`out_ticks`");
+  EXPECT(murk_landed_hash(fog, storage, NULL), MURK_ERR_NULL_POINTER, "`out_hash`");
   EXPECT(murk_lockstep_hash(fog, misaligned), MURK_ERR_INVALID_ARGUMENT, "`out_hash`");
   TRUE(strstr(murk_last_error(), "must be aligned to 8 bytes") != NULL, "%s", murk_last_error());
   char name[64];

@@ -15,8 +15,8 @@ mod support;
 use std::io::Write;
 use support::{compile, demo_runner, printed, printed_hashes, run, runner_hashes};
 
-fn demo_hashes(backend: &str, extra: &[&str]) -> Vec<String> {
-    let demo = compile("examples/demo.c");
+fn demo_hashes(tag: &str, backend: &str, extra: &[&str]) -> Vec<String> {
+    let demo = compile("examples/demo.c", tag);
     let mut args = vec!["assets/maps/lak303d.map", "--backend", backend];
     args.extend_from_slice(extra);
     let out = run(&demo, &args);
@@ -33,14 +33,14 @@ fn assert_same_hashes(what: &str, got: &[String], want: &[String]) {
 
 #[test]
 fn the_c_demo_prints_the_hashes_of_the_rust_scenario_runner() {
-    assert_same_hashes("C demo on the cpu", &demo_hashes("cpu", &[]), &runner_hashes());
+    assert_same_hashes("C demo on the cpu", &demo_hashes("cpu", "cpu", &[]), &runner_hashes());
 }
 
 #[test]
 fn a_snapshot_saved_through_the_c_api_restores_in_rust_and_continues_with_the_same_hashes() {
     let snapshot = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("murk-ffi-demo-70.murk");
     let _ = std::fs::remove_file(&snapshot);
-    let c = demo_hashes("cpu", &["--snapshot-at", "70", snapshot.to_str().expect("a UTF-8 path")]);
+    let c = demo_hashes("snapshot", "cpu", &["--snapshot-at", "70", snapshot.to_str().expect("a UTF-8 path")]);
     let bytes = std::fs::read(&snapshot).expect("the C demo wrote its snapshot");
     let reference = runner_hashes();
     assert_same_hashes("C demo with a snapshot", &c, &reference);
@@ -70,19 +70,19 @@ fn a_snapshot_saved_through_the_c_api_restores_in_rust_and_continues_with_the_sa
 #[test]
 #[ignore = "needs a GPU adapter: cargo test -p murk-ffi -- --ignored"]
 fn the_c_demo_on_the_gpu_prints_the_cpus_hashes() {
-    assert_same_hashes("C demo on the gpu", &demo_hashes("gpu", &[]), &runner_hashes());
+    assert_same_hashes("C demo on the gpu", &demo_hashes("gpu", "gpu", &[]), &runner_hashes());
 }
 
 #[test]
 fn the_api_program_sees_what_a_game_expects() {
-    let api = compile("tests/api.c");
+    let api = compile("tests/api.c", "plain");
     let out = run(&api, &[]);
     assert!(out.status.success(), "tests/api.c failed:\n{}", printed(&out));
 }
 
 #[test]
 fn every_bad_input_is_an_error_code_with_a_message() {
-    let bad = compile("tests/bad_input.c");
+    let bad = compile("tests/bad_input.c", "plain");
     let out = run(&bad, &[]);
     assert!(out.status.success(), "tests/bad_input.c failed:\n{}", printed(&out));
     let text = String::from_utf8_lossy(&out.stdout);
@@ -103,7 +103,7 @@ fn bad_input_is_clean_under_valgrind() {
         tell("bad_input_is_clean_under_valgrind: skipped: valgrind not found (install it, or set MURK_REQUIRE_VALGRIND=1 to make this a failure)");
         return;
     }
-    let bad = compile("tests/bad_input.c");
+    let bad = compile("tests/bad_input.c", "valgrind");
     let program = bad.to_str().expect("a UTF-8 path");
     let out = run(
         std::path::Path::new("valgrind"),

@@ -26,11 +26,13 @@ pub fn library_dir() -> PathBuf {
 
 /// Compiles `ffi/<source>` with the system C compiler (`$CC`, else `cc`)
 /// against `include/murk.h` and the shared library, warnings as errors and
-/// without floating-point contraction; the executable's path.
-pub fn compile(source: &str) -> PathBuf {
+/// without floating-point contraction, into an executable named after it
+/// and `tag` (tests that run at once compile the same program under
+/// different tags); the executable's path.
+pub fn compile(source: &str, tag: &str) -> PathBuf {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let stem = Path::new(source).file_stem().and_then(|s| s.to_str()).expect("a file name");
-    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("murk-ffi-{stem}"));
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("murk-ffi-{stem}-{tag}"));
     let lib = library_dir();
     let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let out = Command::new(&compiler)
@@ -51,9 +53,19 @@ pub fn compile(source: &str) -> PathBuf {
     exe
 }
 
-/// Runs a program from the repository's root; its output.
+/// Runs a program from the repository's root; its output. The library
+/// path cargo sets for tests is removed: it names `target/<profile>` too,
+/// where a library of another build may lie, and it would win over the
+/// run path the program was linked with.
 pub fn run(program: &Path, args: &[&str]) -> Output {
-    Command::new(program).args(args).current_dir(repo()).output().unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()))
+    Command::new(program)
+        .args(args)
+        .current_dir(repo())
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("DYLD_LIBRARY_PATH")
+        .env_remove("DYLD_FALLBACK_LIBRARY_PATH")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()))
 }
 
 /// Everything a run printed, for failure messages.
