@@ -90,6 +90,9 @@
 // The GPU on a hardware adapter, else the CPU.
 #define MURK_BACKEND_AUTO 2
 
+// The most worker threads `murk_fog_create` starts for the CPU backend.
+#define MURK_MAX_THREADS 1024
+
 // Profile text in JSON (`{"explored_value": 0.4}`).
 #define MURK_FORMAT_JSON 0
 
@@ -376,8 +379,9 @@ int32_t murk_last_error_message(char *buf,
 // Creates a fog handle: an empty world and a fog subsystem over it on
 // `backend` (`MURK_BACKEND_CPU`, `MURK_BACKEND_GPU` or
 // `MURK_BACKEND_AUTO`, as `murk run --backend` chooses), the CPU backend
-// with `threads` worker threads (0: one per core). Writes the handle to
-// `out_fog` (0 on failure). Free it with `murk_fog_free`.
+// with `threads` worker threads (0: one per core; at most
+// `MURK_MAX_THREADS`). Writes the handle to `out_fog` (0 on failure).
+// Free it with `murk_fog_free`.
 int32_t murk_fog_create(uint32_t backend,
                         uint32_t threads,
                         uint64_t *out_fog);
@@ -695,7 +699,8 @@ int32_t murk_snapshot_save(uint64_t fog,
 // entity handle, so a game restores its entities first, in the order it
 // spawned them). A damaged snapshot, one of another format version, or
 // one whose fields disagree is an error naming what is wrong, and changes
-// nothing.
+// nothing. The events of the last tick are forgotten (the sight sets are
+// the snapshot's).
 int32_t murk_snapshot_load(uint64_t fog,
                            const uint8_t *bytes,
                            size_t len);

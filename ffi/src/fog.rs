@@ -31,11 +31,15 @@ fn gpu(_hardware: bool) -> murk_core::Result<Box<dyn Backend>> {
     Err(murk_core::MurkError::NoAdapter("this murk-ffi was built without the `gpu` feature".into()))
 }
 
+/// The most worker threads `murk_fog_create` starts for the CPU backend.
+pub const MURK_MAX_THREADS: u32 = 1024;
+
 /// Creates a fog handle: an empty world and a fog subsystem over it on
 /// `backend` (`MURK_BACKEND_CPU`, `MURK_BACKEND_GPU` or
 /// `MURK_BACKEND_AUTO`, as `murk run --backend` chooses), the CPU backend
-/// with `threads` worker threads (0: one per core). Writes the handle to
-/// `out_fog` (0 on failure). Free it with `murk_fog_free`.
+/// with `threads` worker threads (0: one per core; at most
+/// `MURK_MAX_THREADS`). Writes the handle to `out_fog` (0 on failure).
+/// Free it with `murk_fog_free`.
 #[no_mangle]
 pub extern "C" fn murk_fog_create(backend: u32, threads: u32, out_fog: *mut u64) -> i32 {
     call(|| {
@@ -48,6 +52,9 @@ pub extern "C" fn murk_fog_create(backend: u32, threads: u32, out_fog: *mut u64)
         };
         let threads = match threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n if n > MURK_MAX_THREADS => {
+                return Err(FfiError::invalid("threads", n, format!("must be at most {MURK_MAX_THREADS} (0: one per core)")))
+            }
             n => n as usize,
         };
         let cpu = || -> murk_core::Result<Box<dyn Backend>> { Ok(Box::new(murk_cpu::CpuBackend::new(threads)?)) };

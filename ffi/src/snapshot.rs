@@ -7,6 +7,7 @@
 use crate::guard::call;
 use crate::handle::{Staged, StagedKey};
 use crate::{raw, registry};
+use murk_core::TickReport;
 
 /// Saves the fog state (murk's snapshot container: versioned,
 /// LZ4-compressed, checksummed; the world's entities are the caller's to
@@ -35,11 +36,17 @@ pub extern "C" fn murk_snapshot_save(fog: u64, buf: *mut u8, capacity: usize, ou
 /// entity handle, so a game restores its entities first, in the order it
 /// spawned them). A damaged snapshot, one of another format version, or
 /// one whose fields disagree is an error naming what is wrong, and changes
-/// nothing.
+/// nothing. The events of the last tick are forgotten (the sight sets are
+/// the snapshot's).
 #[no_mangle]
 pub extern "C" fn murk_snapshot_load(fog: u64, bytes: *const u8, len: usize) -> i32 {
     call(|| {
         let bytes = raw::slice(bytes, len, "bytes")?;
-        registry::with_fog(fog, |h| Ok(h.fog.restore(&mut h.world, bytes)?))
+        registry::with_fog(fog, |h| {
+            h.fog.restore(&mut h.world, bytes)?;
+            // The last tick's events were of the state replaced.
+            h.report = TickReport::default();
+            Ok(())
+        })
     })
 }

@@ -121,4 +121,4 @@ impl FfiError {
 }
 
 /// Result with [`FfiError`].
-pub type Result<T, E = FfiError> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = FfiError> = std::result::Result<T, E>;

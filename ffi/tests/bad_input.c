@@ -155,6 +155,7 @@ static void fog_handles(const uint8_t *blob, size_t blob_len) {
   EXPECT(murk_fog_create(7, 1, &fog), MURK_ERR_INVALID_ARGUMENT, "invalid argument `backend` = 7");
   TRUE(fog == 0, "no handle on failure");
   EXPECT(murk_fog_create(MURK_BACKEND_CPU, 1, NULL), MURK_ERR_NULL_POINTER, "`out_fog` is a null pointer");
+  EXPECT(murk_fog_create(MURK_BACKEND_CPU, MURK_MAX_THREADS + 1, &fog), MURK_ERR_INVALID_ARGUMENT, "`threads` = 1025");
   OK(murk_fog_create(MURK_BACKEND_CPU, 1, &gone));
   OK(murk_fog_free(gone));
   dead_handle(gone, blob, blob_len);

@@ -8,7 +8,8 @@
 //! - `tests/api.c` drives every call the way a game does and checks what
 //!   comes back;
 //! - `tests/bad_input.c` drives bad input through every call and checks
-//!   each code and message, also under valgrind.
+//!   each code and message, also under valgrind;
+//! - `tests/header.cpp` includes the header from C++.
 
 mod support;
 
@@ -71,6 +72,13 @@ fn a_snapshot_saved_through_the_c_api_restores_in_rust_and_continues_with_the_sa
 #[ignore = "needs a GPU adapter: cargo test -p murk-ffi -- --ignored"]
 fn the_c_demo_on_the_gpu_prints_the_cpus_hashes() {
     assert_same_hashes("C demo on the gpu", &demo_hashes("gpu", "gpu", &[]), &runner_hashes());
+}
+
+#[test]
+fn the_header_compiles_and_links_as_cpp() {
+    let program = compile("tests/header.cpp", "cpp");
+    let out = run(&program, &[]);
+    assert!(out.status.success(), "tests/header.cpp failed:\n{}", printed(&out));
 }
 
 #[test]

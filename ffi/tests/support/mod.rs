@@ -24,19 +24,24 @@ pub fn library_dir() -> PathBuf {
         .unwrap_or_else(|| panic!("{name} is neither in {} nor in its parent: cargo builds it with the crate", deps.display()))
 }
 
-/// Compiles `ffi/<source>` with the system C compiler (`$CC`, else `cc`)
-/// against `include/murk.h` and the shared library, warnings as errors and
-/// without floating-point contraction, into an executable named after it
-/// and `tag` (tests that run at once compile the same program under
-/// different tags); the executable's path.
+/// Compiles `ffi/<source>` with the system compiler (C11 with `$CC`, else
+/// `cc`; C++17 with `$CXX`, else `c++`, for a `.cpp` file) against
+/// `include/murk.h` and the shared library, warnings as errors and without
+/// floating-point contraction, into an executable named after it and `tag`
+/// (tests that run at once compile the same program under different
+/// tags); the executable's path.
 pub fn compile(source: &str, tag: &str) -> PathBuf {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let stem = Path::new(source).file_stem().and_then(|s| s.to_str()).expect("a file name");
     let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("murk-ffi-{stem}-{tag}"));
     let lib = library_dir();
-    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let (compiler, standard) = if source.ends_with(".cpp") {
+        (std::env::var("CXX").unwrap_or_else(|_| "c++".to_string()), "-std=c++17")
+    } else {
+        (std::env::var("CC").unwrap_or_else(|_| "cc".to_string()), "-std=c11")
+    };
     let out = Command::new(&compiler)
-        .args(["-std=c11", "-g", "-O1", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off"])
+        .args([standard, "-pedantic", "-g", "-O1", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off"])
         .arg("-I")
         .arg(crate_dir.join("include"))
         .arg(crate_dir.join(source))
