@@ -38,9 +38,10 @@ pub(crate) fn label(e: Entity) -> String {
 }
 
 /// A position whose coordinates are finite; errors name `{field}.x` etc.
-pub(crate) fn position(field: &str, x: f32, y: f32, z: f32) -> Result<Position> {
+/// (`field` is formatted only then: a game moves every entity each tick).
+fn position(field: impl Fn() -> String, x: f32, y: f32, z: f32) -> Result<Position> {
     for (axis, v) in [("x", x), ("y", y), ("z", z)] {
-        finite(|| format!("{field}.{axis}"), v)?;
+        finite(|| format!("{}.{axis}", field()), v)?;
     }
     Ok(Position(Vec3::new(x, y, z)))
 }
@@ -51,7 +52,7 @@ pub(crate) fn position(field: &str, x: f32, y: f32, z: f32) -> Result<Position> 
 pub extern "C" fn murk_entity_spawn(fog: u64, x: f32, y: f32, z: f32, out_entity: *mut u64) -> i32 {
     call(|| {
         raw::write(out_entity, 0, "out_entity")?;
-        let p = position("position", x, y, z)?;
+        let p = position(|| "position".to_string(), x, y, z)?;
         let e = registry::with_fog(fog, |h| Ok(h.world.spawn((p,))))?;
         raw::write(out_entity, e.to_bits().get(), "out_entity")
     })
@@ -63,7 +64,7 @@ pub extern "C" fn murk_entity_move(fog: u64, entity: u64, x: f32, y: f32, z: f32
     call(|| {
         registry::with_fog(fog, |h| {
             let e = h.entity(entity)?;
-            let p = position(&format!("{}.position", label(e)), x, y, z)?;
+            let p = position(|| format!("{}.position", label(e)), x, y, z)?;
             h.world.insert_one(e, p).map_err(|_| FfiError::StaleEntity(entity))
         })
     })

@@ -123,9 +123,11 @@ pub(crate) fn fill_text(out: *mut c_char, capacity: usize, text: &str, out_len: 
     let mut bytes = Vec::with_capacity(text.len() + 1);
     bytes.extend(text.bytes().map(|b| b as c_char));
     bytes.push(0);
-    let filled = fill(out, capacity, &bytes, out_len, name)?;
-    write(out_len, text.len(), "out_len")?;
-    Ok(filled)
+    let filled = fill(out, capacity, &bytes, out_len, name);
+    if matches!(filled, Ok(_) | Err(FfiError::BufferTooSmall { .. })) {
+        write(out_len, text.len(), "out_len")?;
+    }
+    filled
 }
 
 /// Copies as much of `text` as fits into `out` (cut at a character

@@ -429,6 +429,10 @@ static void stages_and_hashes(uint64_t fog) {
   TRUE(strstr(murk_last_error(), "must be aligned to 8 bytes") != NULL, "%s", murk_last_error());
   char name[64];
   EXPECT(murk_fog_backend_name(fog, name, 3, &len), MURK_ERR_BUFFER_TOO_SMALL, "`buf` holds 3");
+  size_t asked = 0;
+  OK(murk_fog_backend_name(fog, NULL, 0, &asked));
+  TRUE(len == asked && asked > 3, "the length without its NUL, whether too small (%zu) or asked (%zu)", len, asked);
+  EXPECT(murk_fog_backend_name(fog, name, asked, &len), MURK_ERR_BUFFER_TOO_SMALL, "are needed"); /* no room for the NUL */
   EXPECT(murk_fog_backend_name(fog, name, sizeof name, NULL), MURK_ERR_NULL_POINTER, "`out_len`");
   OK(murk_fog_backend_name(fog, name, sizeof name, &len));
   TRUE(len == strlen(name) && strncmp(name, "cpu", 3) == 0, "`%s`", name);
