@@ -37,6 +37,15 @@
 use crate::texture::{TiledImage, TILE};
 use rayon::prelude::*;
 
+/// Version of the hash functions defined here and of the state and
+/// lockstep hashes built on them (`docs/determinism.md`): builds that
+/// speak the same version give the same hash of the same state. 1: FNV-1a
+/// 64 over the state (before snapshot format 5). 2: the block hash, its
+/// leaves runs of 256 texels (snapshot format 5). 3: the mapped state and
+/// each observer's sight set hashed too (snapshot formats 6 and 7). 4:
+/// leaves of 16x16 texels (snapshot format 8 on).
+pub const VERSION: u32 = 4;
+
 /// The side of a leaf, in texels.
 pub const LEAF_SIDE: u32 = 16;
 /// Texels per leaf.
