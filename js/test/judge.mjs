@@ -11,6 +11,9 @@
 //   on to the end with native's hashes, on each backend;
 // - a handle of an expired transient source is stale: moving it is an
 //   error naming the handle;
+// - on the GPU three.js drew on murk's device from murk's mask texture
+//   (WebGPURenderer, no readback), and every run's final mask, read back
+//   as a Uint16Array at the end, has the same digest on both backends;
 // - the screenshot (PNG) shows fog on the terrain: many distinct colours,
 //   the fog sheet's blue-grey and the lit terrain's green, computed here
 //   from the PNG's pixels.
@@ -116,7 +119,7 @@ function pictureStats({ width, height, rgba }) {
     sum += y;
     sum2 += y * y;
     if (b > r + 12 && b > g + 8) fog += 1;
-    if (g > b + 20) terrain += 1;
+    if (g > b + 10) terrain += 1;
   }
   const mean = sum / n;
   return { colours: colours.size, stddev: Math.sqrt(sum2 / n - mean * mean), fog: fog / n, terrain: terrain / n };
@@ -131,10 +134,10 @@ const browser = await chromium.launch({
     '--no-sandbox',
     '--enable-unsafe-webgpu',
     // Where there is no GPU: WebGPU on SwiftShader's Vulkan, and WebGL
-    // (three.js draws with it) on ANGLE's SwiftShader. ANGLE on Vulkan, as
-    // the page's test uses for its WebGPU canvas, gives no WebGL context
-    // on a machine whose Vulkan is Mesa's lavapipe; this page draws no
-    // WebGPU canvas, so it needs none.
+    // (three.js's WebGL 2 backend draws the CPU runs) on ANGLE's
+    // SwiftShader. ANGLE on Vulkan, which the page's test uses, gives no
+    // WebGL context on a machine whose Vulkan is Mesa's lavapipe; with
+    // ANGLE on SwiftShader the GPU runs' WebGPU canvas works too.
     '--enable-features=Vulkan',
     '--use-vulkan=swiftshader',
     '--use-angle=swiftshader',
@@ -159,6 +162,7 @@ for (const backend of backends) {
 
 let passed = 0;
 let failed = 0;
+const masks = [];
 const check = (ok, what) => {
   if (ok) passed += 1;
   else failed += 1;
@@ -207,6 +211,10 @@ try {
         `[${run.name}] the expired flare's handle is stale: ${result.staleHandle}`,
       );
     }
+    if (result.mask) masks.push({ run: run.name, ticks: result.ticks, ...result.mask });
+    if (run.backend === 'gpu' && !result.error) {
+      check(result.renderer === 'WebGPU', `[${run.name}] three.js drew on murk's WebGPU device from its mask texture (renderer: ${result.renderer})`);
+    }
     if (run.screenshot && !result.error) {
       const file = path.join(screenshots || fs.mkdtempSync('/tmp/murk-judge-'), `three-${run.backend}.png`);
       fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -220,6 +228,10 @@ try {
     }
     await page.close();
   }
+  // The backends are byte-identical: each run's final mask (read back as a
+  // Uint16Array on either backend) has the same digest.
+  const digests = new Set(masks.map((m) => `${m.width}x${m.height} ${m.digest}`));
+  check(masks.length === runs.length && digests.size === 1, `every run's final mask is the same: ${masks.map((m) => `${m.run} ${m.digest}`).join(', ')}`);
 } finally {
   await browser.close();
   server.close();

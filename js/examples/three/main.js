@@ -48,20 +48,18 @@ async function run() {
   }
   const instance = scenario.instances[0];
   const canvas = document.getElementById('view');
-  const view = new View(canvas, mapText, {
-    treeHeight: scenario.map.tree_height,
-    exploredValue: fog.maskParams(instance.name).exploredValue,
-    area: instance.area,
-  });
+  const view = await View.create(canvas, fog, instance, mapText, scenario.map.tree_height);
+  result.renderer = view.backend;
 
-  const draw = async (tick) => {
+  const draw = (tick) => {
     if (fog.onGpu) {
-      // The mask comes back a round trip later; nothing waits for it.
-      await untilReady(fog);
-      fog.prepareMask(instance.name);
-      await untilReady(fog);
+      // three samples murk's mask texture on murk's device: nothing comes
+      // back. `ready()` submits the tick murk recorded, so that the frame
+      // shows it.
+      fog.ready();
+    } else {
+      view.setMask(fog.finalMask(instance.name));
     }
-    view.setMask(fog.finalMask(instance.name));
     view.setUnits(demo.units(tick));
     view.draw();
   };
@@ -78,12 +76,23 @@ async function run() {
       result.hashes.push([report.hash.tick, report.hash.hash]);
       latest = `tick ${report.hash.tick}: ${report.hash.hash}`;
     }
-    if ((tick + 1) % drawEvery === 0 || tick + 1 === ticks) await draw(tick + 1);
-    say(`murk-fog ${result.versions.package} on ${fog.backend}${fog.adapter ? ` (${fog.adapter})` : ''}\n` +
+    if ((tick + 1) % drawEvery === 0 || tick + 1 === ticks) draw(tick + 1);
+    say(`murk-fog ${result.versions.package} on ${fog.backend}, drawn by three.js on ${view.backend}\n` +
       `tick ${tick + 1}/${ticks}, ${(result.tickMs / result.ticksTimed).toFixed(2)} ms a tick\nlockstep hash ${latest}`);
     // A CPU run yields too now and then, so that the page stays alive.
     if (!fog.onGpu && tick % 10 === 9) await yieldToBrowser();
   }
+
+  // The final mask as a typed array on either backend (on the GPU read
+  // back a round trip later: prepared, then taken once landed), digested
+  // so that the judge can compare the backends' masks.
+  await untilReady(fog);
+  fog.prepareMask(instance.name);
+  await untilReady(fog);
+  const final = fog.finalMask(instance.name);
+  let digest = 0x811c9dc5;
+  for (const v of final.texels) digest = Math.imul(digest ^ v, 0x01000193) >>> 0;
+  result.mask = { width: final.width, height: final.height, digest: digest.toString(16) };
 
   // The flare expired at its 30th tick: its handle must be stale now.
   const flare = demo.entities.find((e) => e.transient_ticks);
