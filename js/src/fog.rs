@@ -279,11 +279,6 @@ impl Fog {
         self.world.despawn(entity).map_err(|_| MurkError::invalid("handle", handle, "was already gone"))
     }
 
-    /// Number of live handles (entities and captures this fog gave out).
-    pub fn live_handles(&self) -> usize {
-        self.handles.len()
-    }
-
     /// Whether a tick (or a prepared read) would find every readback
     /// landed: always on the CPU; on the GPU once the device answered,
     /// which in a browser happens only while the page yields.

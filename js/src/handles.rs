@@ -64,16 +64,6 @@ impl Handles {
     pub fn prune(&mut self, world: &World) {
         self.live.retain(|bits, _| Entity::from_bits(*bits).is_some_and(|e| world.contains(e)));
     }
-
-    /// Number of live handles.
-    pub fn len(&self) -> usize {
-        self.live.len()
-    }
-
-    /// Whether no handle is live.
-    pub fn is_empty(&self) -> bool {
-        self.live.is_empty()
-    }
 }
 
 /// The error of a stale or foreign handle.

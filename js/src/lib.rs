@@ -25,6 +25,5 @@ mod versions;
 mod web;
 
 pub use fog::{Fog, InstanceSpec, MapSettings, Read, StealthView, TickOutcome};
-pub use handles::{HandleKind, Handles};
 pub use parts::Parts;
 pub use versions::{Versions, VERSIONS};
