@@ -2,7 +2,8 @@
 //! (stale ones are named errors), errors that name the field and value,
 //! sight sets, snapshots and memory round trips, a run snapshot of the
 //! scenario runner restored into a library world, and on a GPU (ignored
-//! without an adapter) the same hashes as the CPU with no blocking wait.
+//! without an adapter) the same hashes, mask, memory and snapshot as the
+//! CPU with no blocking wait.
 
 use murk_core::glam::Vec3;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
@@ -152,6 +153,19 @@ fn on_a_gpu_the_landed_hashes_equal_the_cpu_and_nothing_waits() {
         std::thread::yield_now();
     }
     assert_eq!(on_gpu.final_mask("red").unwrap(), on_cpu.final_mask("red").unwrap());
+    let prepared = |fog: &mut Fog, read: Read| {
+        fog.prepare(&read).unwrap();
+        while !fog.ready().unwrap() {
+            std::thread::yield_now();
+        }
+    };
+    prepared(&mut on_gpu, Read::Memory("red".into()));
+    assert_eq!(on_gpu.export_memory("red").unwrap(), on_cpu.export_memory("red").unwrap());
+    prepared(&mut on_gpu, Read::Snapshot);
+    let saved = on_gpu.snapshot().unwrap();
+    let (mut restored, _, _) = scene(Fog::on_cpu().unwrap());
+    restored.restore(&saved).unwrap();
+    assert_eq!(restored.hash_now().unwrap(), on_cpu.hash_now().unwrap(), "the GPU's snapshot restores on the CPU as the CPU's state");
     assert!(on_gpu.hash_now().unwrap_err().to_string().contains("hashes on the device"));
     assert_eq!(gpu.device_waits(), 0, "no call waited for the device");
 }
