@@ -265,6 +265,16 @@ impl ScenarioRunner {
         Ok(runner)
     }
 
+    /// The fog state inside a run snapshot of [`Self::snapshot`], as a
+    /// fog-state snapshot ([`FogSubsystem::snapshot`]): for a host that
+    /// places the scenario's entities itself (a library user replaying the
+    /// script) and restores only the fog with [`FogSubsystem::restore`].
+    /// A damaged run snapshot is an error naming what is wrong.
+    pub fn fog_state_of(bytes: &[u8]) -> Result<Vec<u8>> {
+        let RunBody { fog, .. } = decode(RUN_MAGIC, bytes)?;
+        Ok(fog)
+    }
+
     /// Runs one tick: events, spawns, movement, despawns, then the fog tick;
     /// the record has the state hashes after it and the answers to the
     /// queries scripted for it (both read the masks now).
