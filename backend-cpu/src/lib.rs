@@ -680,23 +680,51 @@ impl Backend for CpuBackend {
             check_inside(size, &r.footprints.texels)?;
             r.footprints.check()?;
         }
-        let mut values = Vec::with_capacity(batch.iter().map(|r| r.footprints.ends.len()).sum());
         // Instances that share a list and judged one same list before (one
         // per team over one map) share the work of comparing the two.
         let mut plans: Vec<Plan> = Vec::new();
+        let mut plan_of = Vec::with_capacity(batch.len());
         for r in batch {
             let (_, inst) = self.parts(r.key)?;
             let (w, h) = (inst.dims.width as usize, inst.dims.height as usize);
             let judge = inst.judge.get_or_insert_with(|| Judge::new(w, h));
-            let at = match plans.iter().position(|p| p.fits(&r.footprints, judge.previous())) {
+            plan_of.push(match plans.iter().position(|p| p.fits(&r.footprints, judge.previous())) {
                 Some(at) => at,
                 None => {
-                    plans.push(Plan::new(&r.footprints, judge.previous()));
+                    plans.push(Plan::new(&r.footprints, judge.previous_plan()));
                     plans.len() - 1
                 }
-            };
-            let signal = Signal { visibility: &inst.visibility, sight: inst.reveals.as_ref().map(|l| &l.sight[..]), width: w };
-            values.extend_from_slice(judge.judge(signal, &plans[at], r.cutoff));
+            });
+        }
+        // Each instance's footprints are judged in its own signal: the
+        // instances are judged side by side, each into its part of the
+        // values (a batch that names an instance twice is judged in order).
+        let mut values = vec![0u16; batch.iter().map(|r| r.footprints.ends.len()).sum()];
+        let mut parts = Vec::with_capacity(batch.len());
+        let mut rest = &mut values[..];
+        for r in batch {
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(r.footprints.ends.len());
+            parts.push(part);
+            rest = tail;
+        }
+        let mut keys: Vec<InstanceKey> = batch.iter().map(|r| r.key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        if keys.len() == batch.len() {
+            let mut instances: BTreeMap<InstanceKey, &mut CpuInstance> =
+                self.instances.iter_mut().filter(|(k, _)| keys.binary_search(k).is_ok()).map(|(k, inst)| (*k, inst)).collect();
+            let work: Vec<_> = batch
+                .iter()
+                .zip(parts)
+                .zip(&plan_of)
+                .map(|((r, part), &at)| (instances.remove(&r.key).expect("every key of the batch is an instance"), r.cutoff, part, &plans[at]))
+                .collect();
+            self.pool.install(|| passes::pieces::each(work, 1, || (), |_, _, (inst, cutoff, part, plan)| judge_into(inst, plan, cutoff, part)));
+        } else {
+            for ((r, part), &at) in batch.iter().zip(parts).zip(&plan_of) {
+                let inst = self.instances.get_mut(&r.key).ok_or_else(|| unknown_key(r.key))?;
+                judge_into(inst, &plans[at], r.cutoff, part);
+            }
         }
         let ticket = self.next_ticket;
         self.next_ticket += 1;
@@ -1053,10 +1081,25 @@ fn sample_mask(inst: &CpuInstance, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
 
 /// Whether every one of `texels` lies inside the output grid of `inst`.
 fn check_inside((w, h): (u32, u32), texels: &[[u32; 2]]) -> Result<()> {
+    // The largest column and row first (a loop without a branch); the texel
+    // outside is looked for only when there is one.
+    let [mx, my] = texels.iter().fold([0, 0], |[mx, my], &[x, y]| [mx.max(x), my.max(y)]);
+    if texels.is_empty() || mx < w && my < h {
+        return Ok(());
+    }
     match texels.iter().find(|&&[x, y]| x >= w || y >= h) {
         Some([x, y]) => Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {w}x{h}"))),
         None => Ok(()),
     }
+}
+
+/// Judges an instance's footprints (`plan`'s list) in its sight signal
+/// into `out`, one value per footprint.
+fn judge_into(inst: &mut CpuInstance, plan: &Plan, cutoff: u16, out: &mut [u16]) {
+    let w = inst.dims.width as usize;
+    let signal = Signal { visibility: &inst.visibility, sight: inst.reveals.as_ref().map(|l| &l.sight[..]), width: w };
+    let judge = inst.judge.as_mut().expect("a judge is made for every instance before judging");
+    out.copy_from_slice(judge.judge(signal, plan, cutoff));
 }
 
 #[cfg(test)]

@@ -57,16 +57,29 @@ fn footprints_are_one_value_each_and_bad_ones_are_named() {
     use std::sync::Arc;
     let mut b = CpuBackend::new(2).unwrap();
     b.create_instance(1, InstanceDims { width: 32, height: 32, out_width: 32, out_height: 32 }).unwrap();
-    let request =
-        |texels: Vec<[u32; 2]>, ends: Vec<u32>| FootprintRequest { key: 1, cutoff: 1, footprints: Arc::new(FootprintList { texels, ends }) };
+    let request = |texels: Vec<[u32; 2]>, ends: Vec<u32>| FootprintRequest {
+        key: 1,
+        cutoff: 1,
+        footprints: Arc::new(FootprintList { texels, ends, ..Default::default() }),
+    };
     let good = request(vec![[0, 0], [1, 0], [5, 5], [31, 31]], vec![2, 3, 4]);
     let ticket = b.submit_footprints(std::slice::from_ref(&good)).unwrap();
     // A blank mask: nothing reaches the cutoff 1.
     assert_eq!(b.poll_samples(ticket, false).unwrap(), Some(vec![0, 0, 0]));
+    // A list that says what it kept of another: one entry per footprint,
+    // an index past that list taken as no match (never read).
+    let kept = |same: Vec<u32>| {
+        let list = FootprintList { texels: vec![[0, 0], [1, 0], [5, 5]], ends: vec![2, 3], id: FootprintList::new_id(), kept: None };
+        let kept = Some(murk_core::KeptFootprints { from: good.footprints.id.max(1), same });
+        FootprintRequest { key: 1, cutoff: 1, footprints: Arc::new(FootprintList { kept, ..list }) }
+    };
+    let ticket = b.submit_footprints(&[kept(vec![0, u32::MAX - 1])]).unwrap();
+    assert_eq!(b.poll_samples(ticket, false).unwrap(), Some(vec![0, 0]));
     for (bad, needle) in [
         (request(vec![[0, 0], [32, 3]], vec![2]), "(32, 3)"),
         (request(vec![[0, 0], [1, 1]], vec![1]), "footprints.ends"),
         (request(vec![[0, 0], [1, 1]], vec![2, 1]), "footprints.ends"),
+        (kept(vec![0]), "footprints.kept"),
     ] {
         let e = b.submit_footprints(&[good.clone(), bad]).unwrap_err().to_string();
         assert!(e.contains(needle), "`{e}` should name `{needle}`");

@@ -9,6 +9,8 @@
 //! * `peers`: the `rts` line-of-sight job done by grid field-of-view crates,
 //!   and the exact distance transform against `distance-transform`.
 
+pub mod ticks;
+
 use murk_conformance::workloads::Workload;
 use murk_core::{FogSubsystem, Grid, OcclusionInput, RecomputeInput, Stage, StageData};
 use murk_cpu::passes::visibility::{Accel, Occlusion};

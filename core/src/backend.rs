@@ -421,16 +421,56 @@ pub struct FootprintList {
     pub texels: Vec<[u32; 2]>,
     /// Where each footprint's texels end, ascending.
     pub ends: Vec<u32>,
+    /// The list's name among the lists of this process ([`FootprintList::new_id`]),
+    /// 0 for none: what [`KeptFootprints::from`] names.
+    pub id: u64,
+    /// Which footprints the maker knows to hold the texels of a footprint
+    /// of a list it made before (`None`: nothing known). A backend that
+    /// keeps its last judgment may take it from there instead of comparing
+    /// the texels.
+    pub kept: Option<KeptFootprints>,
+}
+
+/// Footprints of a [`FootprintList`] that hold the texels of footprints of
+/// an earlier list (the same entities standing still).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeptFootprints {
+    /// The [`FootprintList::id`] of the earlier list (never 0).
+    pub from: u64,
+    /// Per footprint of this list, the index of the footprint of the earlier
+    /// list with the same texels, or [`KeptFootprints::NONE`].
+    pub same: Vec<u32>,
+}
+
+impl KeptFootprints {
+    /// No footprint of the earlier list is known to hold these texels.
+    pub const NONE: u32 = u32::MAX;
 }
 
 impl FootprintList {
-    /// Whether `ends` ascends to the number of texels (every backend checks
-    /// a list before it judges it); an error names `footprints.ends`.
+    /// Whether `ends` ascends to the number of texels and `kept` has one
+    /// entry per footprint (every backend checks a list before it judges
+    /// it); an error names `footprints.ends` or `footprints.kept`.
     pub fn check(&self) -> Result<()> {
         if self.ends.last().copied().unwrap_or(0) as usize != self.texels.len() || self.ends.windows(2).any(|w| w[0] > w[1]) {
             return Err(crate::error::MurkError::invalid("footprints.ends", self.ends.len(), "must ascend to the number of texels"));
         }
+        if let Some(kept) = &self.kept {
+            if kept.same.len() != self.ends.len() || kept.from == 0 {
+                return Err(crate::error::MurkError::invalid(
+                    "footprints.kept",
+                    format!("{} footprints from list {}", kept.same.len(), kept.from),
+                    format!("must name a list (not 0) and one footprint for each of the {}", self.ends.len()),
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// A list id not given before in this process (never 0).
+    pub fn new_id() -> u64 {
+        static LAST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        LAST.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
     }
 
     /// The texels of footprint `i` (of a checked list).

@@ -58,8 +58,8 @@ pub mod transform;
 pub mod zlayer;
 
 pub use backend::{
-    Backend, BackendChoice, FootprintList, FootprintRequest, InstanceDims, InstanceKey, Opened, Pass, PassTiming, Readback, SampleRequest, Stage,
-    StageData, StageImage, TexelRect, TickRunner,
+    Backend, BackendChoice, FootprintList, FootprintRequest, InstanceDims, InstanceKey, KeptFootprints, Opened, Pass, PassTiming, Readback,
+    SampleRequest, Stage, StageData, StageImage, TexelRect, TickRunner,
 };
 pub use binning::{bin_sources, TileBins};
 pub use components::{
@@ -76,6 +76,8 @@ pub use hecs;
 pub use profile::{Profile, ProfileQ, RayMethod};
 pub use query::{MaskAnswer, QueryHandle};
 pub use stealth::{StealthEvent, StealthState};
+#[cfg(feature = "timers")]
+pub use subsystem::SightTimes;
 pub use subsystem::{
     ActiveReveal, CaptureBytes, FogSubsystem, FogTarget, InstanceDesc, InstanceState, InstanceStats, InstanceTick, LandedHash, MemoryBody, Reveal,
     RevealArea, RevealId, RevealKind, SaveState, SightEvent, SightSample, TickReport, MAX_FOOTPRINT_TEXELS, MAX_OBSERVERS, MEMORY_MAGIC,

@@ -99,7 +99,9 @@ fn snapshots_and_memory_go_back_and_forth() {
     assert_eq!(run(&mut fog, 6), first, "a restored fog goes on as before");
     fog.import_memory("red", &memory, false).unwrap();
     fog.import_memory("red", &memory, true).unwrap();
-    assert!(VERSIONS.snapshot_format >= 10 && VERSIONS.hash_format == murk_core::hash::FORMAT_VERSION && VERSIONS.package == env!("CARGO_PKG_VERSION"));
+    assert!(
+        VERSIONS.snapshot_format >= 10 && VERSIONS.hash_format == murk_core::hash::FORMAT_VERSION && VERSIONS.package == env!("CARGO_PKG_VERSION")
+    );
 }
 
 #[test]

@@ -13,12 +13,14 @@
 //! without reading the signal ([`Judge::judge`]; the bytes are
 //! [`judge_all`]'s, a property test holds them equal). The instances that
 //! judge one list (one per team over one map) match it with the last list
-//! once, in a [`Plan`]. No GPU twin: the GPU samples both planes and
+//! once, in a [`Plan`]: from what the list says it kept of the last one
+//! ([`murk_core::KeptFootprints`], the entities that stood still), else
+//! by comparing texels. No GPU twin: the GPU samples both planes and
 //! reduces each footprint (`gpu/mod.rs`).
 
 use super::dirty::{Blocks, BLOCK};
 use murk_core::backend::footprint_value;
-use murk_core::FootprintList;
+use murk_core::{FootprintList, KeptFootprints};
 use std::sync::Arc;
 
 /// Rows of a tile; a tile is one block ([`BLOCK`] texels) wide.
@@ -43,11 +45,26 @@ pub struct Judged {
     pub cutoff: u16,
     /// The footprints.
     pub list: Arc<FootprintList>,
+    /// The tiles under each (its plan's).
+    pub tiles: Arc<[Tiles]>,
     /// The value of each.
     pub values: Vec<u16>,
 }
 
-/// The sight signal at texels.
+/// The tiles under a footprint: its first and last tile column, then row.
+pub type Tiles = [u32; 4];
+
+/// The tiles under a footprint's texels.
+fn tiles_under(texels: &[[u32; 2]]) -> Tiles {
+    let mut rect = [u32::MAX, 0, u32::MAX, 0];
+    for &[x, y] in texels {
+        let (tx, ty) = (x / BLOCK as u32, y / TILE_ROWS as u32);
+        rect = [rect[0].min(tx), rect[1].max(tx), rect[2].min(ty), rect[3].max(ty)];
+    }
+    rect
+}
+
+/// The signal at texels.
 #[derive(Clone, Copy)]
 pub struct Signal<'a> {
     /// The raw visibility.
@@ -79,7 +96,7 @@ fn read(signal: Signal, texels: &[[u32; 2]], cutoff: u16) -> u16 {
 const LOOK_AHEAD: usize = 4;
 
 /// No footprint of the previous list has these texels.
-const NONE: u32 = u32::MAX;
+const NONE: u32 = KeptFootprints::NONE;
 
 /// What the instances judging one list after one same list share, worked
 /// out once: per footprint, a footprint of the list judged before with the
@@ -90,45 +107,64 @@ pub struct Plan {
     /// Per footprint: the index in `previous` of one with the same texels,
     /// or [`NONE`].
     same: Vec<u32>,
-    /// Per footprint: its first and last tile column, then row.
-    tiles: Vec<[u32; 4]>,
+    /// Per footprint: the tiles under it.
+    tiles: Arc<[Tiles]>,
 }
 
 impl Plan {
-    /// The plan for judging `list` where `previous` was judged last.
-    pub fn new(list: &Arc<FootprintList>, previous: Option<&Arc<FootprintList>>) -> Self {
+    /// The plan for judging `list` where `previous` (with the tiles under
+    /// its footprints) was judged last. When `list` says which of its
+    /// footprints it kept from `previous`, that is taken on its word (the
+    /// texels are not compared), and those footprints keep their tiles.
+    pub fn new(list: &Arc<FootprintList>, previous: Option<(&Arc<FootprintList>, &Arc<[Tiles]>)>) -> Self {
         let n = list.ends.len();
         let (mut same, mut tiles) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        // A list keeps the order of the one before (murk sends footprints by
-        // entity): the footprint at `j` of the previous list is the next one
-        // expected, and a match is looked for a little past it. Any match
-        // is exact: the texels are compared.
-        let mut j = 0;
-        for i in 0..n {
-            let texels = list.footprint(i);
-            let old = |k: usize| previous.filter(|p| k < p.ends.len()).map(|p| p.footprint(k));
-            match (j..j + LOOK_AHEAD).find(|&k| old(k) == Some(texels)) {
-                Some(k) => {
-                    same.push(k as u32);
-                    j = k + 1;
-                }
-                None => {
-                    same.push(NONE);
-                    // A footprint that moved takes its old one's place; one
-                    // that is new (the next one is expected) takes none.
-                    if i + 1 >= n || old(j) != Some(list.footprint(i + 1)) {
-                        j += 1;
+        let kept = list.kept.as_ref().zip(previous).filter(|(k, (p, t))| k.from == p.id && k.same.len() == n && t.len() == p.ends.len());
+        if let Some((kept, (_, old_tiles))) = kept {
+            for (i, &k) in kept.same.iter().enumerate() {
+                // An index past the old list is not a match (the list's word
+                // is taken for the texels, never for a bound).
+                match old_tiles.get(k as usize) {
+                    Some(t) => {
+                        same.push(k);
+                        tiles.push(*t);
+                    }
+                    None => {
+                        same.push(NONE);
+                        tiles.push(tiles_under(list.footprint(i)));
                     }
                 }
             }
-            let mut rect = [u32::MAX, 0, u32::MAX, 0];
-            for &[x, y] in texels {
-                let (tx, ty) = (x / BLOCK as u32, y / TILE_ROWS as u32);
-                rect = [rect[0].min(tx), rect[1].max(tx), rect[2].min(ty), rect[3].max(ty)];
+        } else {
+            let previous = previous.map(|(p, _)| p);
+            // A list keeps the order of the one before (murk sends
+            // footprints by entity): the footprint at `j` of the previous
+            // list is the next one expected, and a match is looked for a
+            // little past it. Any match is exact: the texels are compared.
+            let mut j = 0;
+            for i in 0..n {
+                let texels = list.footprint(i);
+                let old = |k: usize| previous.filter(|p| k < p.ends.len()).map(|p| p.footprint(k));
+                match (j..j + LOOK_AHEAD).find(|&k| old(k) == Some(texels)) {
+                    Some(k) => {
+                        same.push(k as u32);
+                        j = k + 1;
+                    }
+                    None => {
+                        same.push(NONE);
+                        // A footprint that moved takes its old one's place;
+                        // one that is new (the next one is expected) takes
+                        // none.
+                        if i + 1 >= n || old(j) != Some(list.footprint(i + 1)) {
+                            j += 1;
+                        }
+                    }
+                }
+                tiles.push(tiles_under(texels));
             }
-            tiles.push(rect);
         }
-        Self { list: Arc::clone(list), previous: previous.cloned(), same, tiles }
+        let previous = previous.map(|(p, _)| Arc::clone(p));
+        Self { list: Arc::clone(list), previous, same, tiles: tiles.into() }
     }
 
     /// Whether this is the plan for judging `list` where `previous` was
@@ -149,6 +185,12 @@ impl Judge {
     /// from.
     pub fn previous(&self) -> Option<&Arc<FootprintList>> {
         self.last.as_ref().map(|j| &j.list)
+    }
+
+    /// The list judged last with the tiles under its footprints, what
+    /// [`Plan::new`] takes.
+    pub fn previous_plan(&self) -> Option<(&Arc<FootprintList>, &Arc<[Tiles]>)> {
+        self.last.as_ref().map(|j| (&j.list, &j.tiles))
     }
 
     /// Marks the tiles of the blocks marked in `blocks` (a grid of this
@@ -176,7 +218,7 @@ impl Judge {
             Some(old) => {
                 let (changed, per_row) = (&self.changed[..], self.per_row);
                 let marked = |ty: u32, tx: u32| changed[ty as usize * per_row + tx as usize];
-                for (i, ((&same, &[x0, x1, y0, y1]), v)) in plan.same.iter().zip(&plan.tiles).zip(values.iter_mut()).enumerate() {
+                for (i, ((&same, &[x0, x1, y0, y1]), v)) in plan.same.iter().zip(plan.tiles.iter()).zip(values.iter_mut()).enumerate() {
                     // Most footprints lie in one tile: one mark to read.
                     let clean =
                         same != NONE && if (x0, y0) == (x1, y1) { !marked(y0, x0) } else { (y0..=y1).all(|ty| (x0..=x1).all(|tx| !marked(ty, tx))) };
@@ -194,7 +236,7 @@ impl Judge {
             values[i] = read(signal, list.footprint(i), cutoff);
         }
         self.changed.fill(false);
-        &self.last.insert(Judged { cutoff, list: Arc::clone(list), values }).values
+        &self.last.insert(Judged { cutoff, list: Arc::clone(list), tiles: Arc::clone(&plan.tiles), values }).values
     }
 }
 
@@ -240,25 +282,33 @@ mod tests {
                 }
                 judge.mark(&blocks);
                 other.mark(&blocks);
-                // Some footprints move; one may come or go.
-                for f in footprints.iter_mut() {
+                // Some footprints move; one may come or go. Each remembers
+                // where it stood in the last list while it stays.
+                let mut from: Vec<u32> = (0..footprints.len() as u32).collect();
+                for (f, k) in footprints.iter_mut().zip(from.iter_mut()) {
                     if next() % 3 == 0 {
                         *f = footprint(&mut next);
+                        *k = NONE;
                     }
                 }
                 match next() % 4 {
-                    0 if footprints.len() > 1 => { footprints.remove(next() % footprints.len()); }
-                    1 => { let at = next() % (footprints.len() + 1); footprints.insert(at, footprint(&mut next)); }
+                    0 if footprints.len() > 1 => { let at = next() % footprints.len(); footprints.remove(at); from.remove(at); }
+                    1 => { let at = next() % (footprints.len() + 1); footprints.insert(at, footprint(&mut next)); from.insert(at, NONE); }
                     _ => {}
                 }
-                let mut list = FootprintList::default();
+                let mut list = FootprintList { id: FootprintList::new_id(), ..Default::default() };
                 for f in &footprints {
                     list.texels.extend_from_slice(f);
                     list.ends.push(list.texels.len() as u32);
                 }
+                // The maker says what it kept of the list before on most
+                // steps (as murk does), and nothing on others.
+                if let (Some(last), true) = (judge.previous(), next() % 4 != 0) {
+                    list.kept = Some(KeptFootprints { from: last.id, same: from });
+                }
                 let cutoff = cutoffs[usize::from(next() % 5 == 0)];
                 let list = Arc::new(list);
-                let plan = Plan::new(&list, judge.previous());
+                let plan = Plan::new(&list, judge.previous_plan());
                 let signal = Signal { visibility: &mask, sight: sight.as_deref(), width: w };
                 let got = judge.judge(signal, &plan, cutoff).to_vec();
                 prop_assert_eq!(&got, &judge_all(signal, &list, cutoff), "step {}", step);
@@ -266,7 +316,7 @@ mod tests {
                 prop_assert_eq!(&got, &rule, "step {}: the rule", step);
                 if next() % 2 == 0 {
                     let own;
-                    let plan = if plan.fits(&list, other.previous()) { &plan } else { own = Plan::new(&list, other.previous()); &own };
+                    let plan = if plan.fits(&list, other.previous()) { &plan } else { own = Plan::new(&list, other.previous_plan()); &own };
                     prop_assert_eq!(other.judge(signal, plan, cutoff), &rule[..], "step {}: the other instance", step);
                 }
             }

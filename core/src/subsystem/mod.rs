@@ -38,6 +38,8 @@ pub use memory::{MemoryBody, MEMORY_MAGIC};
 pub use reveal::{ActiveReveal, FogTarget, Reveal, RevealArea, RevealId, RevealKind};
 pub use sight::{SightEvent, SightSample, MAX_FOOTPRINT_TEXELS, MAX_OBSERVERS};
 pub use snapshot::SaveState;
+#[cfg(feature = "timers")]
+pub use timers::SightTimes;
 
 use self::project::{gather, project_source, Gathered};
 use self::rules::{apply, PendingFlag};
@@ -318,7 +320,7 @@ pub struct FogSubsystem {
     /// The last tick's footprints (a cache for entities that stand still).
     pub(crate) footprint_memo: sight::FootprintMemo,
     /// Time in the sight steps (measured with the `timers` feature only).
-    sight_timer: timers::StepTimer,
+    sight_timers: timers::SightTimers,
     /// The texture last saved or loaded in place by a save state, by
     /// instance and texture: the next save shares its tiles whose version
     /// the backend still holds, while a state still holds it (weak: the
@@ -347,7 +349,7 @@ impl FogSubsystem {
             tracked: Vec::new(),
             sight_batches: VecDeque::new(),
             footprint_memo: sight::FootprintMemo::default(),
-            sight_timer: timers::StepTimer::default(),
+            sight_timers: timers::SightTimers::default(),
             saved_images: BTreeMap::new(),
         }
     }
@@ -643,10 +645,8 @@ impl FogSubsystem {
         }
     }
 
-    /// [`FogSubsystem::tick`] on the calling thread.
-    fn tick_here(&mut self, world: &mut World, dt_us: u32) -> Result<TickReport> {
-        let dt = u64::from(dt_us);
-        // Phase 1: gather and validate everything.
+    /// What a tick's first phase gathers on the tick's own thread, checked.
+    fn gather_phase(&self, world: &World) -> Result<Gathering> {
         let mut gathered: BTreeMap<String, Gathered> = BTreeMap::new();
         for (name, slot) in &self.instances {
             if !slot.desc.profile.enabled || slot.desc.profile.freeze_state {
@@ -671,9 +671,34 @@ impl FogSubsystem {
             }
         }
         let actors = self.gather_actors(world)?;
-        let started = self.sight_timer.start();
-        let tracked = self.gather_tracked(world)?;
-        self.sight_timer.stop(started);
+        Ok(Gathering { gathered, layers, actors })
+    }
+
+    /// [`FogSubsystem::tick`] on the calling thread.
+    fn tick_here(&mut self, world: &mut World, dt_us: u32) -> Result<TickReport> {
+        let dt = u64::from(dt_us);
+        // Phase 1: gather and validate everything. The tracked entities
+        // are gathered on another worker while this thread gathers each
+        // instance's sources, blockers, reveals and actors.
+        let world_now: &World = world;
+        let (instances, memo) = (&self.instances, &self.footprint_memo);
+        let mut tracked = None;
+        let mut gather_own = timers::Elapsed::default();
+        let (gathered_all, gather_wait) = rayon::in_place_scope(|s| {
+            s.spawn(|_| {
+                let started = timers::Started::now();
+                tracked = Some(sight::gather_tracked(instances, memo, world_now));
+                gather_own = started.elapsed();
+            });
+            let gathered = self.gather_phase(world_now);
+            // What follows until the scope ends is the wait for the tracked
+            // entities, the sight steps' share of this phase.
+            (gathered, timers::Started::now())
+        });
+        self.sight_timers.gather.add(gather_own);
+        self.sight_timers.gather_wait.add(gather_wait.elapsed());
+        let Gathering { mut gathered, mut layers, actors } = gathered_all?;
+        let tracked = tracked.expect("the scope ran the gathering of the tracked entities")?;
         // Phase 2: apply.
         let mut report = TickReport::default();
         let mut built: BTreeMap<u64, InstanceKey> = BTreeMap::new();
@@ -719,10 +744,18 @@ impl FogSubsystem {
         self.submit_stealth(world, &actors)?;
         let sight::TrackedTick { entities, footprints, memo } = tracked;
         self.footprint_memo = memo;
-        let started = self.sight_timer.start();
-        report.sight = self.update_sight(entities)?;
-        self.submit_sight(footprints)?;
-        self.sight_timer.stop(started);
+        let started = self.sight_timers.update.start();
+        let landed = self.landed_sight()?;
+        let hidden = sight::Hidden::new(&self.stealth, &self.observer_stealth);
+        // The sets follow the judgments that landed while the backend
+        // judges this tick's footprints: neither reads what the other makes.
+        let ((sets, events), submitted) = rayon::join(
+            || sight::next_sets(&self.sight, &self.instances, &hidden, landed, &entities),
+            || sight::submit_sight(self.backend.as_mut(), &self.instances, footprints, self.tick),
+        );
+        (self.sight, self.tracked, report.sight) = (sets, entities, events);
+        self.sight_batches.extend(submitted?);
+        self.sight_timers.update.stop(started);
         // Transient reveals count down after they revealed this tick.
         let mut expired = Vec::new();
         for (e, reveal) in world.query_mut::<&mut TransientReveal>() {
@@ -739,6 +772,17 @@ impl FogSubsystem {
         self.tick = self.tick.saturating_add(1);
         Ok(report)
     }
+}
+
+/// What a tick's first phase gathers on the tick's own thread.
+struct Gathering {
+    /// The inputs of the instances due a recompute.
+    gathered: BTreeMap<String, Gathered>,
+    /// The instances whose reveal layer changed: its signature and the
+    /// layer (`None`: no reveal).
+    layers: BTreeMap<String, (Option<u64>, Option<crate::frame::RevealLayer>)>,
+    /// The stealth actors.
+    actors: Vec<(Entity, glam::Vec3, crate::stealth::StealthQ)>,
 }
 
 /// Names the instance that judged a world input.

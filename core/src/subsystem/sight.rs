@@ -21,12 +21,13 @@
 //! texel rule in Q3 texels, the values are the signal's.
 
 use super::{entity_label, FogSubsystem};
-use crate::backend::{FootprintList, FootprintRequest, Readback};
+use crate::backend::{FootprintList, FootprintRequest, KeptFootprints, Readback};
 use crate::components::{Position, Tracked};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::{Fnv64, TEXEL_ONE};
 use crate::frame::READBACK_LATENCY_TICKS;
 use crate::raster::centre_q;
+use crate::stealth::StealthState;
 use crate::transform::AreaTransform;
 use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
@@ -257,139 +258,138 @@ fn differences(old: &[u64], new: &[u64]) -> (Vec<u64>, Vec<u64>) {
     (only_old, only_new)
 }
 
-impl FogSubsystem {
-    /// The tracked entities of `world` with their footprints in every
-    /// instance, checked: a NaN position, a negative or NaN footprint, one
-    /// too wide for an instance's texels, or more instances than
-    /// [`MAX_OBSERVERS`] is an error naming it.
-    pub(crate) fn gather_tracked(&self, world: &World) -> Result<TrackedTick> {
-        let mut tracked: Vec<(Entity, glam::Vec3, f32)> =
-            world.query::<(&Position, &Tracked)>().iter().map(|(e, (p, t))| (e, p.0, t.footprint)).collect();
-        tracked.sort_by_key(|(e, _, _)| e.to_bits());
-        if !tracked.is_empty() && self.instances.len() > MAX_OBSERVERS {
+/// The tracked entities of `world` with their footprints in every instance
+/// of `instances` (`memo`: last tick's footprints), checked: a NaN
+/// position, a negative or NaN footprint, one too wide for an instance's
+/// texels, or more instances than [`MAX_OBSERVERS`] is an error naming it.
+pub(crate) fn gather_tracked(instances: &BTreeMap<String, super::Slot>, memo_before: &FootprintMemo, world: &World) -> Result<TrackedTick> {
+    let mut tracked: Vec<(Entity, glam::Vec3, f32)> =
+        world.query::<(&Position, &Tracked)>().iter().map(|(e, (p, t))| (e, p.0, t.footprint)).collect();
+    tracked.sort_by_key(|(e, _, _)| e.to_bits());
+    if !tracked.is_empty() && instances.len() > MAX_OBSERVERS {
+        return Err(MurkError::invalid("observers", instances.len(), format!("tracked entities are judged by at most {MAX_OBSERVERS} instances")));
+    }
+    for (e, pos, footprint) in &tracked {
+        let label = entity_label(*e);
+        for (axis, v) in [("x", pos.x), ("y", pos.y), ("z", pos.z)] {
+            finite(|| format!("{label}.position.{axis}"), v)?;
+        }
+        let f = finite(|| format!("{label}.tracked.footprint"), *footprint)?;
+        if f < 0.0 {
+            return Err(MurkError::invalid(format!("{label}.tracked.footprint"), f, "must not be negative"));
+        }
+    }
+    let mut footprints = BTreeMap::new();
+    let mut memo = FootprintMemo::default();
+    if tracked.is_empty() {
+        return Ok(TrackedTick { entities: Vec::new(), footprints, memo });
+    }
+    for (name, slot) in instances {
+        let profile = &slot.desc.profile;
+        // A disabled or frozen instance does not recompute its
+        // visibility: it judges nothing (no footprints), so its set
+        // empties when the batch lands, even if no instance judges.
+        if !profile.enabled || profile.freeze_state {
+            footprints.insert(name.clone(), Arc::default());
+            continue;
+        }
+        // Between recomputes the visibility would be stale: an observer
+        // must recompute every tick.
+        if slot.q.update_interval_us > 0 {
             return Err(MurkError::invalid(
-                "observers",
-                self.instances.len(),
-                format!("tracked entities are judged by at most {MAX_OBSERVERS} instances"),
+                format!("instance `{name}`: profile.update_rate"),
+                profile.update_rate,
+                "must be 0 while entities are tracked: sight sets are judged on every tick's visibility",
             ));
         }
+        let a = &slot.desc.area;
+        let out = AreaTransform::new(a, slot.dims.width, slot.dims.height);
+        let z_slab = slot.desc.profile.z_layering.then_some((a.center.z.to_bits(), a.extents.z.to_bits()));
+        let grid = FootprintGrid { out, z_slab };
+        // Instances over the same grid with the same slab rule (one per
+        // team over one map) have the same footprints: measured once.
+        if let Some((_, _, fp)) = memo.grids.iter().find(|(g, _, _)| *g == grid) {
+            footprints.insert(name.clone(), Arc::clone(fp));
+            continue;
+        }
+        let last = memo_before.grids.iter().find(|(g, _, _)| *g == grid);
+        let capacity = last.map_or((0, 0), |(_, k, f)| (k.len(), f.list.texels.len()));
+        let mut keys = Vec::with_capacity(capacity.0);
+        let (mut entities, mut list) = (Vec::with_capacity(capacity.0), FootprintList::default());
+        list.texels.reserve(capacity.1);
+        list.ends.reserve(capacity.0);
+        list.id = FootprintList::new_id();
+        // Which footprints are last tick's, for a backend that keeps
+        // its last judgment.
+        let mut same = Vec::with_capacity(capacity.0);
+        // Units share a few footprint sizes: each is measured once.
+        let mut measured: Option<(f32, i32)> = None;
+        let mut at = 0;
+        // Texels of last tick's list to copy: those of entities standing
+        // still one after the other are copied at once.
+        let mut run = 0..0;
         for (e, pos, footprint) in &tracked {
-            let label = entity_label(*e);
-            for (axis, v) in [("x", pos.x), ("y", pos.y), ("z", pos.z)] {
-                finite(|| format!("{label}.position.{axis}"), v)?;
-            }
-            let f = finite(|| format!("{label}.tracked.footprint"), *footprint)?;
-            if f < 0.0 {
-                return Err(MurkError::invalid(format!("{label}.tracked.footprint"), f, "must not be negative"));
-            }
-        }
-        let mut footprints = BTreeMap::new();
-        let mut memo = FootprintMemo::default();
-        if tracked.is_empty() {
-            return Ok(TrackedTick { entities: Vec::new(), footprints, memo });
-        }
-        for (name, slot) in &self.instances {
-            let profile = &slot.desc.profile;
-            // A disabled or frozen instance does not recompute its
-            // visibility: it judges nothing (no footprints), so its set
-            // empties when the batch lands, even if no instance judges.
-            if !profile.enabled || profile.freeze_state {
-                footprints.insert(name.clone(), Arc::default());
+            // With Z layering an instance sees only what stands in its slab.
+            if slot.desc.profile.z_layering && (pos.z - a.center.z).abs() > a.extents.z / 2.0 {
                 continue;
             }
-            // Between recomputes the visibility would be stale: an observer
-            // must recompute every tick.
-            if slot.q.update_interval_us > 0 {
-                return Err(MurkError::invalid(
-                    format!("instance `{name}`: profile.update_rate"),
-                    profile.update_rate,
-                    "must be 0 while entities are tracked: sight sets are judged on every tick's visibility",
-                ));
-            }
-            let a = &slot.desc.area;
-            let out = AreaTransform::new(a, slot.dims.width, slot.dims.height);
-            let z_slab = slot.desc.profile.z_layering.then_some((a.center.z.to_bits(), a.extents.z.to_bits()));
-            let grid = FootprintGrid { out, z_slab };
-            // Instances over the same grid with the same slab rule (one per
-            // team over one map) have the same footprints: measured once.
-            if let Some((_, _, fp)) = memo.grids.iter().find(|(g, _, _)| *g == grid) {
-                footprints.insert(name.clone(), Arc::clone(fp));
-                continue;
-            }
-            let last = self.footprint_memo.grids.iter().find(|(g, _, _)| *g == grid);
-            let mut keys = Vec::new();
-            let (mut entities, mut list) = (Vec::new(), FootprintList::default());
-            // Units share a few footprint sizes: each is measured once.
-            let mut measured: Option<(f32, i32)> = None;
-            let mut at = 0;
-            // Texels of last tick's list to copy: those of entities standing
-            // still one after the other are copied at once.
-            let mut run = 0..0;
-            for (e, pos, footprint) in &tracked {
-                // With Z layering an instance sees only what stands in its slab.
-                if slot.desc.profile.z_layering && (pos.z - a.center.z).abs() > a.extents.z / 2.0 {
-                    continue;
+            let key = (e.to_bits().get(), pos.to_array().map(f32::to_bits), footprint.to_bits());
+            // Standing still: last tick's texels (both lists ascend by entity).
+            if let Some((last_keys, last_fp)) = last.map(|(_, k, f)| (k, f)) {
+                while last_keys.get(at).is_some_and(|k| k.0 < key.0) {
+                    at += 1;
                 }
-                let key = (e.to_bits().get(), pos.to_array().map(f32::to_bits), footprint.to_bits());
-                // Standing still: last tick's texels (both lists ascend by entity).
-                if let Some((last_keys, last_fp)) = last.map(|(_, k, f)| (k, f)) {
-                    while last_keys.get(at).is_some_and(|k| k.0 < key.0) {
-                        at += 1;
+                if last_keys.get(at) == Some(&key) {
+                    let ends = &last_fp.list.ends;
+                    let texels = if at == 0 { 0 } else { ends[at - 1] as usize }..ends[at] as usize;
+                    if run.end != texels.start {
+                        list.texels.extend_from_slice(&last_fp.list.texels[std::mem::replace(&mut run, texels.start..texels.start)]);
                     }
-                    if last_keys.get(at) == Some(&key) {
-                        let ends = &last_fp.list.ends;
-                        let texels = if at == 0 { 0 } else { ends[at - 1] as usize }..ends[at] as usize;
-                        if run.end != texels.start {
-                            list.texels.extend_from_slice(&last_fp.list.texels[std::mem::replace(&mut run, texels.start..texels.start)]);
-                        }
-                        run.end = texels.end;
-                        list.ends.push((list.texels.len() + run.len()) as u32);
-                        entities.push(key.0);
-                        keys.push(key);
-                        continue;
-                    }
-                }
-                if let Some((_, _, last_fp)) = last {
-                    list.texels.extend_from_slice(&last_fp.list.texels[std::mem::replace(&mut run, 0..0)]);
-                }
-                let first = list.texels.len();
-                let r = match measured {
-                    Some((f, r)) if f.to_bits() == footprint.to_bits() => r,
-                    _ => footprint_radius(&out, *footprint, *e).map_err(|err| super::in_instance(err, name))?,
-                };
-                measured = Some((*footprint, r));
-                footprint_texels(&out, *pos, r, &mut list.texels);
-                if list.texels.len() > first {
-                    list.ends.push(list.texels.len() as u32);
+                    run.end = texels.end;
+                    list.ends.push((list.texels.len() + run.len()) as u32);
                     entities.push(key.0);
                     keys.push(key);
+                    same.push(at as u32);
+                    continue;
                 }
             }
             if let Some((_, _, last_fp)) = last {
-                list.texels.extend_from_slice(&last_fp.list.texels[run]);
+                list.texels.extend_from_slice(&last_fp.list.texels[std::mem::replace(&mut run, 0..0)]);
             }
-            let fp = Arc::new(Footprints { entities: entities.into(), list: Arc::new(list) });
-            footprints.insert(name.clone(), Arc::clone(&fp));
-            memo.grids.push((grid, keys, fp));
+            let first = list.texels.len();
+            let r = match measured {
+                Some((f, r)) if f.to_bits() == footprint.to_bits() => r,
+                _ => footprint_radius(&out, *footprint, *e).map_err(|err| super::in_instance(err, name))?,
+            };
+            measured = Some((*footprint, r));
+            footprint_texels(&out, *pos, r, &mut list.texels);
+            if list.texels.len() > first {
+                list.ends.push(list.texels.len() as u32);
+                entities.push(key.0);
+                keys.push(key);
+                same.push(KeptFootprints::NONE);
+            }
         }
-        Ok(TrackedTick { entities: tracked.iter().map(|(e, _, _)| e.to_bits().get()).collect(), footprints, memo })
+        if let Some((_, _, last_fp)) = last {
+            list.texels.extend_from_slice(&last_fp.list.texels[run]);
+            list.kept = Some(KeptFootprints { from: last_fp.list.id, same });
+        }
+        let fp = Arc::new(Footprints { entities: entities.into(), list: Arc::new(list) });
+        footprints.insert(name.clone(), Arc::clone(&fp));
+        memo.grids.push((grid, keys, fp));
     }
+    Ok(TrackedTick { entities: tracked.iter().map(|(e, _, _)| e.to_bits().get()).collect(), footprints, memo })
+}
 
-    /// Applies the footprint samples due this tick: each observer's set
-    /// becomes the entities whose footprint reached its cutoff, and the
-    /// differences come out as events (observers in name order, then
-    /// entities; those that left before those that entered). Entities no
-    /// longer tracked leave every set at once.
-    pub(crate) fn update_sight(&mut self, present: Vec<u64>) -> Result<Vec<SightEvent>> {
-        let tracked = |e: &u64| present.binary_search(e).is_ok();
-        let mut next: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+impl FogSubsystem {
+    /// Takes the footprint judgments due this tick, each batch with its
+    /// values (checked to hold every value its groups ask for).
+    pub(crate) fn landed_sight(&mut self) -> Result<Vec<(SightBatch, Vec<u16>)>> {
+        let mut landed = Vec::new();
         while self.sight_batches.front().is_some_and(|b| b.due <= self.tick) {
-            let batch = self.sight_batches.pop_front().expect("checked above");
-            let values = super::actors::landed_samples(self.backend.as_mut(), batch.values, "sight readback")?;
-            // Groups come by observer, then entity: each set is built in
-            // order, and whether an entity is still tracked is found by
-            // walking `present` beside them.
-            let mut seen: Vec<Vec<u64>> = vec![Vec::new(); batch.observers.len()];
+            let mut batch = self.sight_batches.pop_front().expect("checked above");
+            let values = std::mem::replace(&mut batch.values, Readback::Ready(Vec::new()));
+            let values = super::actors::landed_samples(self.backend.as_mut(), values, "sight readback")?;
             // Every group's values lie in the readback (a restored batch is
             // made so), so one look at its length is enough.
             let wanted = batch.groups.iter().map(|g| g.first as usize + g.entities.len()).max().unwrap_or(0);
@@ -399,111 +399,158 @@ impl FogSubsystem {
                     message: format!("the sight readback holds {} values, {wanted} were asked for", values.len()),
                 });
             }
-            for g in &batch.groups {
-                let Some(set) = seen.get_mut(g.observer as usize) else { continue };
-                let values = &values[g.first as usize..][..g.entities.len()];
-                if *g.entities == *present {
-                    // Every entity judged is still tracked (the usual tick):
-                    // each is written, and kept when seen, without a branch.
-                    let mut n = set.len();
-                    set.resize(n + g.entities.len(), 0);
-                    for (&entity, &value) in g.entities.iter().zip(values) {
-                        set[n] = entity;
-                        n += usize::from(value >= g.cutoff);
-                    }
-                    set.truncate(n);
+            landed.push((batch, values));
+        }
+        Ok(landed)
+    }
+}
+
+/// The sets after applying the judgments `landed` (see
+/// [`FogSubsystem::landed_sight`]) to the sets `old` of the observers
+/// `observers` (the instances), with `present` the entities tracked this
+/// tick (bits, ascending), and the differences as events (observers in
+/// name order, then entities; those that left before those that entered):
+/// each judged observer's set becomes the entities whose footprint reached
+/// its cutoff, less the stealth actors hidden from it; observers without a
+/// judgment keep their sets, less what is no longer tracked.
+pub(crate) fn next_sets(
+    old: &BTreeMap<String, Vec<u64>>,
+    observers: &BTreeMap<String, super::Slot>,
+    hidden: &Hidden,
+    landed: Vec<(SightBatch, Vec<u16>)>,
+    present: &[u64],
+) -> (BTreeMap<String, Vec<u64>>, Vec<SightEvent>) {
+    let tracked = |e: &u64| present.binary_search(e).is_ok();
+    let mut next: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for (batch, values) in landed {
+        // Groups come by observer, then entity: each set is built in
+        // order, and whether an entity is still tracked is found by
+        // walking `present` beside them.
+        let mut seen: Vec<Vec<u64>> = vec![Vec::new(); batch.observers.len()];
+        for g in &batch.groups {
+            let Some(set) = seen.get_mut(g.observer as usize) else { continue };
+            let values = &values[g.first as usize..][..g.entities.len()];
+            if *g.entities == *present {
+                // Every entity judged is still tracked (the usual tick):
+                // each is written, and kept when seen, without a branch.
+                let mut n = set.len();
+                set.resize(n + g.entities.len(), 0);
+                for (&entity, &value) in g.entities.iter().zip(values) {
+                    set[n] = entity;
+                    n += usize::from(value >= g.cutoff);
+                }
+                set.truncate(n);
+                continue;
+            }
+            let mut at = 0;
+            for (&entity, &value) in g.entities.iter().zip(values) {
+                if value < g.cutoff {
                     continue;
                 }
-                let mut at = 0;
-                for (&entity, &value) in g.entities.iter().zip(values) {
-                    if value < g.cutoff {
-                        continue;
-                    }
-                    while present.get(at).is_some_and(|p| *p < entity) {
-                        at += 1;
-                    }
-                    if present.get(at) == Some(&entity) {
-                        set.push(entity);
-                    }
+                while present.get(at).is_some_and(|p| *p < entity) {
+                    at += 1;
+                }
+                if present.get(at) == Some(&entity) {
+                    set.push(entity);
                 }
             }
-            next.extend(batch.observers.into_iter().zip(seen));
         }
-        // Observers without a batch keep their sets, less what is gone.
-        for (name, old) in &self.sight {
-            if !next.contains_key(name) {
-                next.insert(name.clone(), old.iter().filter(|e| tracked(e)).copied().collect());
+        next.extend(batch.observers.into_iter().zip(seen));
+    }
+    // Observers without a batch keep their sets, less what is gone.
+    for (name, set) in old {
+        if !next.contains_key(name) {
+            next.insert(name.clone(), set.iter().filter(|e| tracked(e)).copied().collect());
+        }
+    }
+    next.retain(|name, _| observers.contains_key(name));
+    hidden.drop_from(&mut next);
+    let mut events = Vec::new();
+    let names: BTreeSet<&String> = next.keys().chain(old.keys()).collect();
+    for name in names {
+        let (old, new) = (old.get(name).map_or(&[][..], Vec::as_slice), next.get(name).map_or(&[][..], Vec::as_slice));
+        let (left, entered) = differences(old, new);
+        let entity = |bits: u64| Entity::from_bits(bits);
+        events.extend(left.into_iter().filter_map(entity).map(|e| SightEvent::Left { observer: name.clone(), entity: e }));
+        events.extend(entered.into_iter().filter_map(entity).map(|e| SightEvent::Entered { observer: name.clone(), entity: e }));
+    }
+    next.retain(|_, set| !set.is_empty());
+    (next, events)
+}
+
+/// The stealth actors hidden from observers, which leave their sets:
+/// stealth can only remove an entity from a set, never add one.
+pub(crate) struct Hidden {
+    /// Actors hidden by their one state (from every observer), ascending.
+    from_all: Vec<u64>,
+    /// Per observer, the per-observer actors hidden from it, ascending.
+    from: BTreeMap<String, Vec<u64>>,
+}
+
+impl Hidden {
+    /// The actors hidden now, by their one state or their state for an
+    /// observer.
+    pub(crate) fn new(stealth: &BTreeMap<u64, StealthState>, observer_stealth: &BTreeMap<(u64, String), StealthState>) -> Self {
+        let from_all = stealth.iter().filter(|(_, s)| !s.last_visible).map(|(b, _)| *b).collect();
+        let mut from: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        for ((bits, observer), state) in observer_stealth {
+            if !state.last_visible {
+                from.entry(observer.clone()).or_default().push(*bits);
             }
         }
-        next.retain(|name, _| self.instances.contains_key(name));
-        self.drop_stealthed(&mut next);
-        let mut events = Vec::new();
-        let names: BTreeSet<&String> = next.keys().chain(self.sight.keys()).collect();
-        for name in names {
-            let (old, new) = (self.sight.get(name).map_or(&[][..], Vec::as_slice), next.get(name).map_or(&[][..], Vec::as_slice));
-            let (left, entered) = differences(old, new);
-            let entity = |bits: u64| Entity::from_bits(bits);
-            events.extend(left.into_iter().filter_map(entity).map(|e| SightEvent::Left { observer: name.clone(), entity: e }));
-            events.extend(entered.into_iter().filter_map(entity).map(|e| SightEvent::Entered { observer: name.clone(), entity: e }));
-        }
-        next.retain(|_, set| !set.is_empty());
-        self.sight = next;
-        self.tracked = present;
-        Ok(events)
+        Self { from_all, from }
     }
 
-    /// Takes out of each set the stealth actors hidden from its observer
-    /// (by their state for that observer, or by their one state): stealth
-    /// can only remove an entity from a set, never add one.
-    fn drop_stealthed(&self, sets: &mut BTreeMap<String, Vec<u64>>) {
-        if self.stealth.is_empty() && self.observer_stealth.is_empty() {
+    /// Takes out of each set the actors hidden from its observer.
+    fn drop_from(&self, sets: &mut BTreeMap<String, Vec<u64>>) {
+        if self.from_all.is_empty() && self.from.is_empty() {
             return;
         }
-        let hidden_from_all: Vec<u64> = self.stealth.iter().filter(|(_, s)| !s.last_visible).map(|(b, _)| *b).collect();
-        let mut hidden: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
-        for ((bits, observer), state) in &self.observer_stealth {
-            if !state.last_visible {
-                hidden.entry(observer.as_str()).or_default().push(*bits);
-            }
-        }
         for (name, set) in sets.iter_mut() {
-            let own = hidden.get(name.as_str()).map_or(&[][..], Vec::as_slice);
-            if own.is_empty() && hidden_from_all.is_empty() {
+            let own = self.from.get(name).map_or(&[][..], Vec::as_slice);
+            if own.is_empty() && self.from_all.is_empty() {
                 continue;
             }
             // Both lists ascend (the states are kept by entity first).
-            set.retain(|b| hidden_from_all.binary_search(b).is_err() && own.binary_search(b).is_err());
+            set.retain(|b| self.from_all.binary_search(b).is_err() && own.binary_search(b).is_err());
         }
     }
+}
 
-    /// Judges every tracked entity's footprint in every judging instance's
-    /// sight signal after this tick's recompute, in one batch (one
-    /// readback); used [`READBACK_LATENCY_TICKS`] ticks later.
-    pub(crate) fn submit_sight(&mut self, footprints: BTreeMap<String, Arc<Footprints>>) -> Result<()> {
-        if footprints.is_empty() {
-            return Ok(());
-        }
-        let mut groups = Vec::new();
-        let mut requests = Vec::new();
-        let mut first = 0u32;
-        let observers: Vec<String> = self.instances.keys().cloned().collect();
-        for (name, fp) in footprints {
-            if fp.entities.is_empty() {
-                continue;
-            }
-            let index = observers.iter().position(|o| *o == name).expect("footprints are gathered per instance") as u32;
-            let slot = self.slot(&name)?;
-            // A signal of 0 is never seen, whatever the cutoff.
-            let (key, cutoff) = (slot.key, slot.q.visibility_cutoff.max(1));
-            groups.push(SightGroup { observer: index, cutoff, first, entities: Arc::clone(&fp.entities) });
-            first += fp.entities.len() as u32;
-            requests.push(FootprintRequest { key, cutoff, footprints: Arc::clone(&fp.list) });
-        }
-        let values = if requests.is_empty() { Readback::Ready(Vec::new()) } else { Readback::Ticket(self.backend.submit_footprints(&requests)?) };
-        self.sight_batches.push_back(SightBatch { due: self.tick.saturating_add(READBACK_LATENCY_TICKS), observers, groups, values });
-        Ok(())
+/// Judges every tracked entity's footprint in every judging instance's
+/// sight signal after this tick's recompute, in one batch (one readback)
+/// on `backend`, due [`READBACK_LATENCY_TICKS`] ticks after `tick`; `None`
+/// when no instance judges.
+pub(crate) fn submit_sight(
+    backend: &mut dyn crate::backend::Backend,
+    instances: &BTreeMap<String, super::Slot>,
+    footprints: BTreeMap<String, Arc<Footprints>>,
+    tick: u64,
+) -> Result<Option<SightBatch>> {
+    if footprints.is_empty() {
+        return Ok(None);
     }
+    let mut groups = Vec::new();
+    let mut requests = Vec::new();
+    let mut first = 0u32;
+    let observers: Vec<String> = instances.keys().cloned().collect();
+    for (name, fp) in footprints {
+        if fp.entities.is_empty() {
+            continue;
+        }
+        let index = observers.iter().position(|o| *o == name).expect("footprints are gathered per instance") as u32;
+        let slot = instances.get(&name).ok_or_else(|| MurkError::UnknownInstance(name.clone()))?;
+        // A signal of 0 is never seen, whatever the cutoff.
+        let (key, cutoff) = (slot.key, slot.q.visibility_cutoff.max(1));
+        groups.push(SightGroup { observer: index, cutoff, first, entities: Arc::clone(&fp.entities) });
+        first += fp.entities.len() as u32;
+        requests.push(FootprintRequest { key, cutoff, footprints: Arc::clone(&fp.list) });
+    }
+    let values = if requests.is_empty() { Readback::Ready(Vec::new()) } else { Readback::Ticket(backend.submit_footprints(&requests)?) };
+    Ok(Some(SightBatch { due: tick.saturating_add(READBACK_LATENCY_TICKS), observers, groups, values }))
+}
 
+impl FogSubsystem {
     /// The tracked entities instance `observer` sees, in entity order (as
     /// of the last tick's sight update).
     pub fn visible_to(&self, observer: &str) -> Result<Vec<Entity>> {

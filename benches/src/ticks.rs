@@ -1,0 +1,150 @@
+//! The `rts` ticks the tick rows and the sight-cost example run: the
+//! `rts` workload after its cold frame, and what changes in each tick.
+
+use murk_conformance::workloads;
+use murk_core::glam::{Vec2, Vec3};
+use murk_core::hecs::{Entity, World};
+use murk_core::{Backend, Blocker, BlockerShape, FogSubsystem, Position, VisionSource};
+
+/// What changes in each tick of an `rts` tick row.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Nothing moves; the profile is applied again so the fade never settles (`rts-static`).
+    Nothing,
+    /// Every tenth source walks (`rts-steady`).
+    Walkers,
+    /// The walkers, and one 3x3 building placed (`rts-build`).
+    Building,
+    /// The walkers, and a 1x4 door that opens or closes (`rts-door`).
+    Door,
+    /// The walkers, the lockstep hash taken in every tick
+    /// (`set_hash_every_tick`), as a lockstep game runs: this row less
+    /// `rts-steady` is what hashing every tick costs (`rts-lockstep`).
+    Lockstep,
+    /// The walkers, a rollback save state taken after every tick and kept
+    /// eight deep: this row less `rts-steady` and `save-state/rts` is what
+    /// saving costs the tick (the tile stamps) (`rts-saving`).
+    Saving,
+    /// The walkers, with four instances over the map, one team each
+    /// (`rts-observed`).
+    Observed,
+    /// `Observed` with every unit tracked (footprint 1): what the four
+    /// observers' sight sets cost is this row less `rts-observed`
+    /// (`rts-tracked`).
+    Tracked,
+    /// `Observed` with nobody walking: once the fade settles a tick costs
+    /// almost nothing (`rts-observed-still`).
+    ObservedStill,
+    /// `Tracked` with nobody walking: the sight sets are still measured,
+    /// sampled and updated every tick, so this row less
+    /// `rts-observed-still` is their cost without the walkers' noise
+    /// (`rts-tracked-still`).
+    TrackedStill,
+}
+
+impl Change {
+    /// The row's name (`rts-steady`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Change::Nothing => "rts-static",
+            Change::Walkers => "rts-steady",
+            Change::Building => "rts-build",
+            Change::Door => "rts-door",
+            Change::Lockstep => "rts-lockstep",
+            Change::Saving => "rts-saving",
+            Change::Observed => "rts-observed",
+            Change::Tracked => "rts-tracked",
+            Change::ObservedStill => "rts-observed-still",
+            Change::TrackedStill => "rts-tracked-still",
+        }
+    }
+}
+
+/// An `rts` subsystem after the cold frame and four ticks of `change`, and
+/// the step that runs one more tick.
+pub struct RtsTicks {
+    /// The subsystem.
+    pub fog: FogSubsystem,
+    /// The world it ticks.
+    pub world: World,
+    change: Change,
+    moving: Vec<Entity>,
+    door: Entity,
+    tick: u32,
+    profile: (String, murk_core::Profile),
+    /// The states of a `Saving` row, newest last.
+    saved: std::collections::VecDeque<murk_core::SaveState>,
+}
+
+impl RtsTicks {
+    /// `backend` after the cold `rts` frame and four ticks of `change`.
+    pub fn new(backend: Box<dyn Backend>, change: Change) -> Self {
+        let mut w = workloads::rts();
+        let mut fog = FogSubsystem::new(backend);
+        fog.create_instance(w.desc.clone()).expect("valid workload");
+        let mut sources: Vec<Entity> = w.world.query::<&VisionSource>().iter().map(|(e, _)| e).collect();
+        sources.sort();
+        if matches!(change, Change::Observed | Change::Tracked | Change::ObservedStill | Change::TrackedStill) {
+            // Four teams of 250 units, one instance each.
+            fog.set_observed_teams(&w.desc.name, murk_core::TeamMask::of(&[0])).expect("the instance");
+            for team in 1..4u8 {
+                let desc =
+                    murk_core::InstanceDesc { name: format!("team{team}"), observed_teams: murk_core::TeamMask::of(&[team]), ..w.desc.clone() };
+                fog.create_instance(desc).expect("valid workload");
+            }
+            for (i, &e) in sources.iter().enumerate() {
+                w.world.get::<&mut VisionSource>(e).expect("source").team = (i % 4) as u8;
+                if matches!(change, Change::Tracked | Change::TrackedStill) {
+                    w.world.insert_one(e, murk_core::Tracked { footprint: 1.0 }).expect("a unit");
+                }
+            }
+        }
+        let moving = sources.into_iter().step_by(10).collect();
+        let door = w.world.spawn((Position(Vec3::new(500.5, 500.5, 0.0)),));
+        let profile = (w.desc.name.clone(), w.desc.profile.clone());
+        fog.set_hash_every_tick(change == Change::Lockstep);
+        let mut t = Self { fog, world: w.world, change, moving, door, tick: 0, profile, saved: Default::default() };
+        for _ in 0..4 {
+            t.step();
+        }
+        t
+    }
+
+    /// One more tick of `change`.
+    pub fn step(&mut self) -> murk_core::TickReport {
+        let tick = self.tick;
+        if self.change == Change::Nothing {
+            self.fog.apply_profile(&self.profile.0, self.profile.1.clone()).expect("profile");
+        } else if !matches!(self.change, Change::ObservedStill | Change::TrackedStill) {
+            // Eight ticks east, eight back, a quarter unit per tick.
+            let dx = if tick % 16 < 8 { 0.25 } else { -0.25 };
+            for &e in &self.moving {
+                self.world.get::<&mut Position>(e).expect("source").0.x += dx;
+            }
+        }
+        match self.change {
+            Change::Building => {
+                // Spread over the map, one more each tick, as a build order places them.
+                let at = Vec3::new(64.5 + (tick * 37 % 896) as f32, 64.5 + (tick * 53 % 896) as f32, 0.0);
+                self.world.spawn((Position(at), Blocker::wall(BlockerShape::Rect { size: Vec2::new(3.0, 3.0), yaw_degrees: 0.0 })));
+            }
+            Change::Door if tick.is_multiple_of(2) => {
+                let shape = BlockerShape::Rect { size: Vec2::new(1.0, 4.0), yaw_degrees: 0.0 };
+                self.world.insert_one(self.door, Blocker::wall(shape)).expect("the door");
+            }
+            Change::Door => {
+                self.world.remove_one::<Blocker>(self.door).expect("a closed door");
+            }
+            _ => {}
+        }
+        self.tick += 1;
+        let report = self.fog.tick(&mut self.world, 33_333).expect("tick");
+        if self.change == Change::Saving {
+            self.saved.push_back(self.fog.save_state(&self.world).expect("save"));
+            if self.saved.len() > 8 {
+                self.saved.pop_front();
+            }
+        }
+        report
+    }
+}
