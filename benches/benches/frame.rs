@@ -4,12 +4,13 @@
 //! and steady ticks: `tick/rts-static/...` (nothing moves while a fade runs:
 //! visibility and blur are kept, memory, compose, upscale and blend run),
 //! `tick/rts-steady/...` (every tenth source walks each tick, the others
-//! stand: a typical RTS tick), `tick/rts-build/...` and `tick/rts-door/...`
+//! stand: a typical RTS tick), `tick/rts-march/...` (every source walks:
+//! an army on the move), `tick/rts-build/...` and `tick/rts-door/...`
 //! (the walkers, and a building placed or a door toggled every tick),
-//! `tick/rts-lockstep/...` (the walkers, hashing every tick),
+//! `tick/rts-hash-every/...` (the walkers, hashing every tick),
 //! `tick/rts-saving/...` (the walkers, a rollback state saved after every
 //! tick),
-//! `tick/rts-observed/...` and `tick/rts-tracked/...` (the walkers, four
+//! `tick/rts-4teams/...` and `tick/rts-tracked/...` (the walkers, four
 //! instances of one team each, and in the second every unit tracked: the
 //! difference is what the sight sets cost), `tick/rts-observed-still/...`
 //! and `tick/rts-tracked-still/...` (the same with nobody walking: the
@@ -21,7 +22,12 @@
 //! `save-state/rts/...` (the in-memory rollback state, saved after each
 //! walking tick and kept eight deep, as a rollback game keeps it),
 //! `drop-state/rts/...` (the state that leaves those eight dropped, which
-//! a rollback game pays when it saves too), `load-state/rts/...`.
+//! a rollback game pays when it saves too), `load-state/rts/...`, and a
+//! rollback game's frames: `save-drop/rts/...` (a state saved into a ring
+//! of eight, the oldest dropped), `rollback/rts-8/...` (the state eight
+//! ticks back loaded and seven ticks simulated again, as a `ggrs` session
+//! does at its prediction limit) and `tick/rts-after-load/...` (the first
+//! of those ticks alone).
 //!
 //! `cargo bench -p murk-benches --bench frame`. The GPU rows appear when an
 //! adapter exists (figures on lavapipe are not performance figures).
@@ -197,6 +203,72 @@ fn bench_state(c: &mut Criterion, backends: Vec<(String, Box<dyn Backend>)>) {
     }
 }
 
+/// A rollback game's frames on `rts-steady`: `save-drop/rts` (a state saved
+/// after a walking tick into a ring of eight, the oldest dropped: both
+/// timed), `rollback/rts-8` (the state eight ticks back loaded and seven
+/// ticks simulated again: timed together) and `tick/rts-after-load` (the
+/// first of those ticks alone). The walkers are put back with the state, as
+/// a game puts its own world back; after each rollback one more tick
+/// brings the run to where it was.
+fn bench_rollback(c: &mut Criterion, backends: Vec<(String, Box<dyn Backend>)>) {
+    const FRAMES: usize = 8;
+    for (backend_label, backend) in backends {
+        let mut t = RtsTicks::new(backend, Change::Walkers);
+        // The states of the last ticks, newest last, each with its tick.
+        let mut ring: std::collections::VecDeque<(u32, murk_core::SaveState)> = std::collections::VecDeque::new();
+        let forward = |t: &mut RtsTicks, ring: &mut std::collections::VecDeque<(u32, murk_core::SaveState)>| {
+            t.step();
+            let started = std::time::Instant::now();
+            ring.push_back((t.ticks(), t.fog.save_state(&t.world).expect("save")));
+            let oldest = (ring.len() > FRAMES + 1).then(|| ring.pop_front());
+            drop(oldest);
+            started.elapsed()
+        };
+        for _ in 0..=FRAMES {
+            forward(&mut t, &mut ring);
+        }
+        c.benchmark_group("save-drop").sample_size(10).bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| {
+            b.iter_custom(|iters| (0..iters).map(|_| forward(&mut t, &mut ring)).sum())
+        });
+        // Loads the state `FRAMES` ticks back and runs `FRAMES - 1` ticks,
+        // timing the load and the first `timed` of them; then brings the
+        // run back to where it was.
+        let roll_back = |t: &mut RtsTicks, ring: &std::collections::VecDeque<(u32, murk_core::SaveState)>, timed: usize| {
+            let (at, state) = &ring[ring.len() - 1 - FRAMES];
+            let started = std::time::Instant::now();
+            t.rewind(state, *at);
+            let mut spent = std::time::Duration::ZERO;
+            for k in 0..FRAMES {
+                if k == timed {
+                    spent = started.elapsed();
+                }
+                t.step();
+            }
+            spent
+        };
+        c.benchmark_group("rollback").sample_size(10).bench_function(BenchmarkId::new(format!("rts-8/{backend_label}"), ""), |b| {
+            b.iter_custom(|iters| (0..iters).map(|_| roll_back(&mut t, &ring, FRAMES - 1)).sum())
+        });
+        c.benchmark_group("tick").sample_size(10).bench_function(BenchmarkId::new(format!("rts-after-load/{backend_label}"), ""), |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| {
+                        let (at, state) = &ring[ring.len() - 1 - FRAMES];
+                        t.rewind(state, *at);
+                        let started = std::time::Instant::now();
+                        t.step();
+                        let spent = started.elapsed();
+                        for _ in 1..FRAMES {
+                            t.step();
+                        }
+                        spent
+                    })
+                    .sum()
+            })
+        });
+    }
+}
+
 /// The device time per tick of each pass over every tick the bench ran
 /// (the GPU rows, from timestamp queries), one line per pass and a total:
 /// `device <row> <pass> <ms per tick>`, which `benches/gpu.sh` collects.
@@ -246,9 +318,10 @@ fn frame(c: &mut Criterion) {
     bench_frames(c, &mut workloads::long_sight(), vec![cpu(2)]);
     bench_ticks(c, Change::Nothing, with_gpu(vec![cpu(1), cpu(2)]));
     bench_ticks(c, Change::Walkers, with_gpu(vec![cpu(1), cpu(2)]));
+    bench_ticks(c, Change::March, with_gpu(vec![cpu(1), cpu(2)]));
     bench_ticks(c, Change::Building, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Door, with_gpu(vec![cpu(2)]));
-    bench_ticks(c, Change::Lockstep, with_gpu(vec![cpu(2)]));
+    bench_ticks(c, Change::HashEvery, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Saving, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Observed, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Tracked, with_gpu(vec![cpu(2)]));
@@ -257,6 +330,7 @@ fn frame(c: &mut Criterion) {
     bench_sight(c, true, with_gpu(vec![cpu(2)]));
     bench_sight(c, false, with_gpu(vec![cpu(2)]));
     bench_state(c, with_gpu(vec![cpu(2)]));
+    bench_rollback(c, with_gpu(vec![cpu(2)]));
     if std::env::var_os("MURK_BENCH_HUGE").is_some() {
         bench_frames(c, &mut workloads::huge(), with_gpu(vec![cpu(2)]));
     }

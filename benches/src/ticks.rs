@@ -13,23 +13,26 @@ pub enum Change {
     Nothing,
     /// Every tenth source walks (`rts-steady`).
     Walkers,
+    /// Every source walks: an army on the move (`rts-march`).
+    March,
     /// The walkers, and one 3x3 building placed (`rts-build`).
     Building,
     /// The walkers, and a 1x4 door that opens or closes (`rts-door`).
     Door,
     /// The walkers, the lockstep hash taken in every tick
     /// (`set_hash_every_tick`), as a lockstep game runs: this row less
-    /// `rts-steady` is what hashing every tick costs (`rts-lockstep`).
-    Lockstep,
+    /// `rts-steady` is what hashing every tick costs (`rts-hash-every`).
+    HashEvery,
     /// The walkers, a rollback save state taken after every tick and kept
     /// eight deep: this row less `rts-steady` and `save-state/rts` is what
     /// saving costs the tick (the tile stamps) (`rts-saving`).
     Saving,
-    /// The walkers, with four instances over the map, one team each
-    /// (`rts-observed`).
+    /// The walkers, with four instances over the map, one team each of
+    /// 250 units (`rts-4teams`): set beside `rts-steady` (one instance, all
+    /// 1000 sources), what a team each costs.
     Observed,
     /// `Observed` with every unit tracked (footprint 1): what the four
-    /// observers' sight sets cost is this row less `rts-observed`
+    /// observers' sight sets cost is this row less `rts-4teams`
     /// (`rts-tracked`).
     Tracked,
     /// `Observed` with nobody walking: once the fade settles a tick costs
@@ -48,11 +51,12 @@ impl Change {
         match self {
             Change::Nothing => "rts-static",
             Change::Walkers => "rts-steady",
+            Change::March => "rts-march",
             Change::Building => "rts-build",
             Change::Door => "rts-door",
-            Change::Lockstep => "rts-lockstep",
+            Change::HashEvery => "rts-hash-every",
             Change::Saving => "rts-saving",
-            Change::Observed => "rts-observed",
+            Change::Observed => "rts-4teams",
             Change::Tracked => "rts-tracked",
             Change::ObservedStill => "rts-observed-still",
             Change::TrackedStill => "rts-tracked-still",
@@ -68,7 +72,8 @@ pub struct RtsTicks {
     /// The world it ticks.
     pub world: World,
     change: Change,
-    moving: Vec<Entity>,
+    /// The sources that walk, with where each starts.
+    moving: Vec<(Entity, Vec3)>,
     door: Entity,
     tick: u32,
     profile: (String, murk_core::Profile),
@@ -99,15 +104,42 @@ impl RtsTicks {
                 }
             }
         }
-        let moving = sources.into_iter().step_by(10).collect();
+        let step = if change == Change::March { 1 } else { 10 };
+        let moving = sources.into_iter().step_by(step).map(|e| (e, w.world.get::<&Position>(e).expect("a source").0)).collect();
         let door = w.world.spawn((Position(Vec3::new(500.5, 500.5, 0.0)),));
         let profile = (w.desc.name.clone(), w.desc.profile.clone());
-        fog.set_hash_every_tick(change == Change::Lockstep);
+        fog.set_hash_every_tick(change == Change::HashEvery);
         let mut t = Self { fog, world: w.world, change, moving, door, tick: 0, profile, saved: Default::default() };
         for _ in 0..4 {
             t.step();
         }
         t
+    }
+
+    /// Puts the walkers where they stand after `ticks` ticks: eight ticks
+    /// east, eight back, a quarter unit per tick. A function of the tick,
+    /// so that a rollback can put the world back with the fog.
+    fn place_walkers(&mut self, ticks: u32) {
+        let phase = ticks % 16;
+        let east = 0.25 * (if phase <= 8 { phase } else { 16 - phase }) as f32;
+        for &(e, start) in &self.moving {
+            self.world.get::<&mut Position>(e).expect("a source").0.x = start.x + east;
+        }
+    }
+
+    /// Ticks run so far.
+    pub fn ticks(&self) -> u32 {
+        self.tick
+    }
+
+    /// Puts the fog back to `state`, saved after `ticks` ticks, and the
+    /// walkers where they stood then (as a rollback game puts its own world
+    /// back). Only for the changes that move walkers and nothing else.
+    pub fn rewind(&mut self, state: &murk_core::SaveState, ticks: u32) {
+        assert!(matches!(self.change, Change::Walkers | Change::March), "rewinding a {} row", self.change.label());
+        self.fog.load_state(&mut self.world, state).expect("load");
+        self.tick = ticks;
+        self.place_walkers(ticks);
     }
 
     /// One more tick of `change`.
@@ -116,11 +148,7 @@ impl RtsTicks {
         if self.change == Change::Nothing {
             self.fog.apply_profile(&self.profile.0, self.profile.1.clone()).expect("profile");
         } else if !matches!(self.change, Change::ObservedStill | Change::TrackedStill) {
-            // Eight ticks east, eight back, a quarter unit per tick.
-            let dx = if tick % 16 < 8 { 0.25 } else { -0.25 };
-            for &e in &self.moving {
-                self.world.get::<&mut Position>(e).expect("source").0.x += dx;
-            }
+            self.place_walkers(tick + 1);
         }
         match self.change {
             Change::Building => {
