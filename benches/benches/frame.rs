@@ -1,5 +1,3 @@
-#![expect(missing_docs, reason = "criterion_group! generates undocumented items")]
-
 //! Whole frames, backends side by side: `frame/<workload>/<backend>/<threads>`,
 //! and steady ticks: `tick/rts-static/...` (nothing moves while a fade runs:
 //! visibility and blur are kept, memory, compose, upscale and blend run),

@@ -1,5 +1,3 @@
-#![expect(missing_docs, reason = "criterion_group! generates undocumented items")]
-
 //! Each CPU pass alone on `rts`, as a tick runs it: `<pass>/cpu/<threads>`.
 //!
 //! The rows time the functions the CPU backend calls in a tick, over the

@@ -1,5 +1,3 @@
-#![expect(missing_docs, reason = "criterion_group! generates undocumented items")]
-
 //! The `rts` line-of-sight job done by murk and by peers, in one run:
 //! which texels of TheFrozenSea are visible from the same 1000 sources of
 //! radius 32 (the union), each peer driven by the same rayon loop over the

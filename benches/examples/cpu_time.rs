@@ -108,7 +108,7 @@ fn main() {
             let mut w = workloads::rts();
             let mut fog = FogSubsystem::new(Box::new(murk_cpu::CpuBackend::new(threads).expect("pool")));
             fog.create_instance(w.desc.clone()).expect("valid workload");
-            let mut sources: Vec<Entity> = w.world.query::<&VisionSource>().iter().map(|(e, _)| e).collect();
+            let mut sources: Vec<Entity> = w.world.query::<(Entity, &VisionSource)>().iter().map(|(e, _)| e).collect();
             sources.sort();
             let moving: Vec<Entity> = sources.into_iter().step_by(10).collect();
             for _ in 0..4 {

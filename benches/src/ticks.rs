@@ -87,7 +87,7 @@ impl RtsTicks {
         let mut w = workloads::rts();
         let mut fog = FogSubsystem::new(backend);
         fog.create_instance(w.desc.clone()).expect("valid workload");
-        let mut sources: Vec<Entity> = w.world.query::<&VisionSource>().iter().map(|(e, _)| e).collect();
+        let mut sources: Vec<Entity> = w.world.query::<(Entity, &VisionSource)>().iter().map(|(e, _)| e).collect();
         sources.sort();
         if matches!(change, Change::Observed | Change::Tracked | Change::ObservedStill | Change::TrackedStill) {
             // Four teams of 250 units, one instance each.

@@ -1,5 +1,3 @@
-#![expect(missing_docs, reason = "criterion_group! generates undocumented items")]
-
 //! What mirroring Bevy entities into murk costs at `rts` scale (the `rts`
 //! workload: TheFrozenSea at 1024², 1000 sources of radius 32, every tenth
 //! walking a quarter unit per tick, as in the `frame` bench's `rts-steady`),
@@ -35,11 +33,11 @@ fn app() -> (App, Vec<Entity>) {
     let mut mirror_only = Schedule::new(MirrorOnly);
     mirror_only.add_systems((mark_dirty_trees, propagate_parent_transforms, sync_simple_transforms, murk_bevy::mirror_entities).chain());
     app.add_schedule(mirror_only);
-    for (_, capture) in w.world.query_mut::<&HeightCapture>() {
+    for capture in w.world.query_mut::<&HeightCapture>() {
         app.world_mut().spawn((Transform::default(), FogCapture { capture: capture.clone(), members: Vec::new() }));
     }
     let mut sources: Vec<(hecs::Entity, Vec3, VisionSource)> =
-        w.world.query_mut::<(&Position, &VisionSource)>().into_iter().map(|(e, (p, s))| (e, p.0, *s)).collect();
+        w.world.query_mut::<(hecs::Entity, &Position, &VisionSource)>().into_iter().map(|(e, p, s)| (e, p.0, *s)).collect();
     sources.sort_by_key(|s| s.0);
     let mut moving = Vec::new();
     for (i, (_, p, s)) in sources.into_iter().enumerate() {
@@ -91,7 +89,7 @@ fn sync(c: &mut Criterion) {
     let mut fog = FogSubsystem::new(Box::new(murk_cpu::CpuBackend::new(num_threads()).expect("a CPU backend")));
     fog.create_instance(w.desc.clone()).expect("valid workload");
     fog.tick(&mut w.world, 33_333).expect("the cold tick");
-    let mut sources: Vec<hecs::Entity> = w.world.query_mut::<&VisionSource>().into_iter().map(|(e, _)| e).collect();
+    let mut sources: Vec<hecs::Entity> = w.world.query_mut::<(hecs::Entity, &VisionSource)>().into_iter().map(|(e, _)| e).collect();
     sources.sort();
     let moving: Vec<hecs::Entity> = sources.into_iter().step_by(10).collect();
     let mut tick = 0;

@@ -403,9 +403,9 @@ pub(crate) fn publish_entities(
     // Ghosts: one Bevy entity per murk ghost.
     let murk_ghosts: Vec<(hecs::Entity, hecs::Entity, Vec3, Option<String>)> = mirror
         .world
-        .query::<(&Ghost, &Position, Option<&GhostObserver>)>()
+        .query::<(hecs::Entity, &Ghost, &Position, Option<&GhostObserver>)>()
         .iter()
-        .map(|(g, (ghost, p, observer))| (g, ghost.actor, p.0, observer.map(|o| o.0.clone())))
+        .map(|(g, ghost, p, observer)| (g, ghost.actor, p.0, observer.map(|o| o.0.clone())))
         .collect();
     let alive: std::collections::HashSet<hecs::Entity> = murk_ghosts.iter().map(|(g, _, _, _)| *g).collect();
     let stale: Vec<hecs::Entity> = mirror.ghosts.keys().copied().filter(|g| !alive.contains(g)).collect();

@@ -104,14 +104,14 @@ impl Scene {
     /// to add). Panics on what the judge does not cover.
     pub fn of_world(world: &World, width: i64, height: i64) -> Self {
         let mut scene = Scene { width, height, reveal_walls: true, ..Scene::default() };
-        for (_, (p, s)) in world.query::<(&Position, &VisionSource)>().iter() {
+        for (p, s) in world.query::<(&Position, &VisionSource)>().iter() {
             assert!(s.cone.is_none() && s.falloff == Some(0.0) && s.height_layer.is_none(), "the judge takes hard-edged sources without cones");
             assert!(s.eye_offset == murk_core::glam::Vec3::ZERO, "the judge takes sources without an eye offset");
             let eye = f64::from(p.0.z) + f64::from(s.eye_height);
             assert!(eye.fract() == 0.0, "the judge takes eyes on whole units");
             scene.eyes.push(Eye { at: p.0.truncate(), eye: eye as i64, radius: s.radius, team: s.team, see_through: s.see_through });
         }
-        for (_, (p, b)) in world.query::<(&Position, &Blocker)>().iter() {
+        for (p, b) in world.query::<(&Position, &Blocker)>().iter() {
             let BlockerShape::Rect { size, yaw_degrees } = b.shape else { panic!("the judge takes rectangular walls") };
             assert!(yaw_degrees == 0.0, "the judge takes axis-aligned walls");
             let (lo, hi) = (p.0.truncate() - size / 2.0, p.0.truncate() + size / 2.0);
@@ -126,7 +126,7 @@ impl Scene {
             });
             scene.walls.push(Wall { min: [whole(lo.x), whole(lo.y)], max: [whole(hi.x), whole(hi.y)], top });
         }
-        for (_, (p, a)) in world.query::<(&Position, &AntiVision)>().iter() {
+        for (p, a) in world.query::<(&Position, &AntiVision)>().iter() {
             assert!(a.falloff == 0.0, "the judge takes hard-edged anti-vision");
             scene.anti.push(Anti { at: p.0.truncate(), radius: a.radius, targets: a.targets });
         }

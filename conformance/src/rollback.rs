@@ -86,7 +86,7 @@ impl RollbackGame {
         let Workload { desc, world, .. } = w;
         let mut fog = FogSubsystem::new(backend);
         fog.create_instance(desc)?;
-        let mut sources: Vec<Entity> = world.query::<&VisionSource>().iter().map(|(e, _)| e).collect();
+        let mut sources: Vec<Entity> = world.query::<(Entity, &VisionSource)>().iter().map(|(e, _)| e).collect();
         sources.sort();
         let mut units = [Vec::new(), Vec::new()];
         for (i, e) in sources.into_iter().step_by(10).enumerate() {

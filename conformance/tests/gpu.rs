@@ -63,7 +63,7 @@ fn seeded_worlds_agree_pass_by_pass_with_the_cpu() {
         let mut world = seeded_world(seed);
         for tick in 0..4 {
             // Move every source a little each tick.
-            for (_, (p, _)) in world.query_mut::<(&mut Position, &VisionSource)>() {
+            for (p, _) in world.query_mut::<(&mut Position, &VisionSource)>() {
                 p.0.x += 0.37;
             }
             let ra = a.tick(&mut world.clone_for_test(), 50_000).unwrap();
@@ -84,10 +84,10 @@ trait CloneForTest {
 impl CloneForTest for World {
     fn clone_for_test(&self) -> World {
         let mut w = World::new();
-        for (_, (p, s)) in self.query::<(&Position, &VisionSource)>().iter() {
+        for (p, s) in self.query::<(&Position, &VisionSource)>().iter() {
             w.spawn((*p, *s));
         }
-        for (_, (p, b)) in self.query::<(&Position, &Blocker)>().iter() {
+        for (p, b) in self.query::<(&Position, &Blocker)>().iter() {
             w.spawn((*p, b.clone()));
         }
         w
@@ -492,7 +492,7 @@ fn ticks_never_wait_on_the_device_while_it_keeps_up() {
     for tick in 0..60 {
         let mut reports = Vec::new();
         for (fog, world) in fogs.iter_mut().zip(&mut worlds) {
-            for (_, (p, _)) in world.query_mut::<(&mut Position, &VisionSource)>() {
+            for (p, _) in world.query_mut::<(&mut Position, &VisionSource)>() {
                 p.0.x = 8.5 + (tick % 30) as f32 * 2.0;
             }
             reports.push(fog.tick(world, 33_333).unwrap());

@@ -9,7 +9,7 @@ use crate::error::{finite, in_range, MurkError, Result};
 use crate::fixed::UNIT_ONE;
 use crate::transform::{sin_cos_degrees, AreaTransform};
 use glam::Vec3;
-use hecs::World;
+use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
 
 /// World coordinates are compared in 1/256 world units (exact integers).
@@ -75,8 +75,8 @@ fn quantize_shown(field: &str, x: f64, shown: impl std::fmt::Display, limit: f64
 pub fn immediate(world: &World, point: Vec3, teams: TeamMask) -> Result<bool> {
     let px = quantize("point.x", point.x, MAX_QUERY_COORD)?;
     let py = quantize("point.y", point.y, MAX_QUERY_COORD)?;
-    let mut sources: Vec<(hecs::Entity, Position, VisionSource)> =
-        world.query::<(&Position, &VisionSource)>().iter().map(|(e, (p, s))| (e, *p, *s)).collect();
+    let mut sources: Vec<(Entity, Position, VisionSource)> =
+        world.query::<(Entity, &Position, &VisionSource)>().iter().map(|(e, p, s)| (e, *p, *s)).collect();
     sources.sort_by_key(|(e, _, _)| e.to_bits());
     for (e, pos, s) in sources {
         if !teams.contains(s.team) {

@@ -25,7 +25,7 @@ use crate::zlayer::Slab;
 use crate::HeightCapture;
 use rayon::prelude::*;
 use std::ops::Range;
-use wide::{i32x8, CmpEq};
+use wide::i32x8;
 
 /// Rows per parallel task.
 const BAND_ROWS: usize = 16;
@@ -165,11 +165,11 @@ impl Known {
     fn heights_of<const N: usize>(&self, bits: i32x8) -> Option<i32x8> {
         let (mut heights, mut hit) = (i32x8::splat(CAPTURE_EMPTY), i32x8::splat(0));
         for &(k, q) in &self.entries[..N] {
-            let same = bits.cmp_eq(i32x8::splat(k as i32));
-            heights = same.blend(i32x8::splat(q), heights);
+            let same = bits.simd_eq(i32x8::splat(k as i32));
+            heights = same.select(i32x8::splat(q), heights);
             hit |= same;
         }
-        (hit.move_mask() == 0xff).then_some(heights)
+        (hit.to_bitmask() == 0xff).then_some(heights)
     }
 }
 
@@ -274,7 +274,7 @@ pub(crate) fn resample_captures(
                                     };
                                     if let Some(heights) = memo.known.heights(bits) {
                                         let o = &mut row_out[col..end];
-                                        o.copy_from_slice(i32x8::new(o[..].try_into().expect("eight texels")).max(heights).as_array_ref());
+                                        o.copy_from_slice(i32x8::new(o[..].try_into().expect("eight texels")).max(heights).as_array());
                                         col = end;
                                         continue;
                                     }

@@ -184,7 +184,7 @@ fn blur_column<const N: usize>(splat: &[u16x8], weights: &[u32], src: &[u16], w:
     for x in (0..whole).step_by(LANES) {
         let mut acc = u32x8::splat(32768);
         for (&wt, &row) in splat[..taps].iter().zip(&rows[..taps]) {
-            acc += (load(&src[row + x..]).mul_widen(wt) << 8) + load(&src[row + w + x..]).mul_widen(wt);
+            acc += (load(&src[row + x..]).widening_mul(wt) << 8) + load(&src[row + w + x..]).widening_mul(wt);
         }
         let value = narrow(acc >> 16);
         changed[x / BLOCK] |= bytemuck::cast::<u16x8, u128>(value ^ load(&out[x..])) != 0;

@@ -3,7 +3,7 @@
 //! paints source windows.
 //!
 //! The kernels stay in 16-bit lanes and form 32-bit products only through
-//! `u16x8::mul_widen` and `mul_keep_high`, which the baseline x86-64
+//! `u16x8::widening_mul` and `mul_keep_high`, which the baseline x86-64
 //! instruction set (SSE2) has; a 32-bit lane multiply does not exist there
 //! and would be emulated lane by lane.
 
@@ -25,7 +25,7 @@ pub fn load(texels: &[u16]) -> u16x8 {
 /// Eight texels into the start of `out`.
 #[inline]
 pub fn store(v: u16x8, out: &mut [u16]) {
-    out[..LANES].copy_from_slice(v.as_array_ref());
+    out[..LANES].copy_from_slice(v.as_array());
 }
 
 /// Eight 32-bit lanes, each below 2^16, back to 16 bits.
@@ -43,7 +43,7 @@ pub fn narrow(v: u32x8) -> u16x8 {
 /// edges and random values) and stays inside 32 bits.
 #[inline]
 pub fn mask_mul8(a: u16x8, b: u16x8) -> u16x8 {
-    let p = a.mul_widen(b) + u32x8::splat(32767);
+    let p = a.widening_mul(b) + u32x8::splat(32767);
     narrow((p + (p >> 16) + u32x8::splat(1)) >> 16)
 }
 
@@ -73,7 +73,7 @@ pub fn max_into_rising(dst: &mut [u16], src: &[u16], mut rose: impl FnMut(usize,
     let max16 = |d: &mut [u16], s: &[u16]| {
         let old = u16x16::new(d[..N].try_into().expect("16 texels"));
         let m = old.max(u16x16::new(s[..N].try_into().expect("16 texels")));
-        d[..N].copy_from_slice(m.as_array_ref());
+        d[..N].copy_from_slice(m.as_array());
         bytemuck::cast::<u16x16, [u128; 2]>(m ^ old) != [0, 0]
     };
     if n < N {
@@ -121,7 +121,7 @@ mod tests {
     fn check(a: [u16; 8], b: [u16; 8]) -> Result<(), TestCaseError> {
         let got = mask_mul8(u16x8::new(a), u16x8::new(b));
         for i in 0..8 {
-            prop_assert_eq!(got.as_array_ref()[i], mask_mul(a[i], b[i]), "{} * {}", a[i], b[i]);
+            prop_assert_eq!(got.as_array()[i], mask_mul(a[i], b[i]), "{} * {}", a[i], b[i]);
         }
         Ok(())
     }

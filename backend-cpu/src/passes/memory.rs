@@ -10,7 +10,7 @@
 
 use super::lanes::CHUNK;
 use rayon::prelude::*;
-use wide::{u16x16, CmpEq};
+use wide::u16x16;
 
 /// Updates `memory` in place from `visibility`, in parallel chunks of
 /// [`CHUNK`] texels.
@@ -43,11 +43,11 @@ pub fn memory_simd(visibility: &[u16], memory: &mut [u16], step: u16) -> bool {
     for (m, v) in memory[..whole].chunks_exact_mut(N).zip(visibility.chunks_exact(N)) {
         let cur = u16x16::new(m.try_into().expect("16 texels"));
         let seen = u16x16::new(v.try_into().expect("16 texels"));
-        let next = seen.cmp_eq(zero).blend(cur.saturating_sub(step), cur.max(seen));
+        let next = seen.simd_eq(zero).select(cur.saturating_sub(step), cur.max(seen));
         changed |= bytemuck::cast::<u16x16, [u128; 2]>(next ^ cur) != [0, 0];
-        m.copy_from_slice(next.as_array_ref());
+        m.copy_from_slice(next.as_array());
     }
-    memory_scalar(&visibility[whole..], &mut memory[whole..], step.as_array_ref()[0]) | changed
+    memory_scalar(&visibility[whole..], &mut memory[whole..], step.as_array()[0]) | changed
 }
 
 #[cfg(test)]

@@ -69,8 +69,8 @@ pub fn upscale(src: &[u16], w: u32, h: u32, scale: u32, dst: &mut [u16]) {
             for x in (0..whole).step_by(LANES) {
                 let (f, r) = (load(&weights[x..]), load(&rest[x..]));
                 // Products of u16 lanes, widened: each below 2^21.
-                let top = load(&a0[x..]).mul_widen(r) + load(&b0[x..]).mul_widen(f);
-                let bottom = load(&a1[x..]).mul_widen(r) + load(&b1[x..]).mul_widen(f);
+                let top = load(&a0[x..]).widening_mul(r) + load(&b0[x..]).widening_mul(f);
+                let bottom = load(&a1[x..]).widening_mul(r) + load(&b1[x..]).widening_mul(f);
                 let sum = top * ry + bottom * wy + u32x8::splat(all / 2);
                 store(narrow(sum >> shift), &mut out[x..]);
             }

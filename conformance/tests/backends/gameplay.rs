@@ -4,7 +4,7 @@
 use super::{Make, Test};
 use murk_conformance::scene::{fog as fog_on, landed, seeded_world};
 use murk_core::glam::Vec3;
-use murk_core::hecs::World;
+use murk_core::hecs::{Entity, World};
 use murk_core::query::MaskAnswer;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};
 use murk_core::stealth::StealthEvent;
@@ -50,7 +50,7 @@ pub fn infiltration_hidden_seen_ghosted_and_seen_again(make: &Make) {
     for _ in 0..45 {
         let rec = r.step().unwrap();
         let world = r.world();
-        let (e, now_y) = world.query::<(&Position, &StealthActor)>().iter().map(|(e, (p, _))| (e, p.0.y)).next().unwrap();
+        let (e, now_y) = world.query::<(Entity, &Position, &StealthActor)>().iter().map(|(e, p, _)| (e, p.0.y)).next().unwrap();
         thief = Some(e);
         walked.push(now_y);
         let Some(state) = r.fog().stealth_state(e) else {
@@ -69,7 +69,7 @@ pub fn infiltration_hidden_seen_ghosted_and_seen_again(make: &Make) {
             timeline.push((rec.tick, ev.event.clone()));
             if ev.event == "ghost_spawned" {
                 let world = r.world();
-                let ghosts: Vec<(Vec3, Ghost)> = world.query::<(&Position, &Ghost)>().iter().map(|(_, (p, g))| (p.0, *g)).collect();
+                let ghosts: Vec<(Vec3, Ghost)> = world.query::<(&Position, &Ghost)>().iter().map(|(p, g)| (p.0, *g)).collect();
                 assert_eq!(ghosts.len(), 1);
                 assert_eq!(ghosts[0].1.actor, e);
                 ghost_at = Some(ghosts[0].0);
@@ -328,7 +328,7 @@ pub fn every_tick_hash_is_the_lockstep_hash_two_ticks_late(make: &Make) {
         }
         let mut reports = Vec::new();
         for (fog, world) in fogs.iter_mut().zip(&mut worlds) {
-            for (_, (p, _)) in world.query_mut::<(&mut Position, &VisionSource)>() {
+            for (p, _) in world.query_mut::<(&mut Position, &VisionSource)>() {
                 p.0.x = (p.0.x + 1.5) % 64.0;
             }
             reports.push(fog.tick(world, 33_333).unwrap());
@@ -366,7 +366,7 @@ pub fn the_state_hash_is_the_definition_over_the_masks_read_back(make: &Make) {
     let mut world = seeded_world(7);
     let mut sizes = Vec::new();
     for tick in 0..14 {
-        for (_, (p, _)) in world.query_mut::<(&mut Position, &VisionSource)>() {
+        for (p, _) in world.query_mut::<(&mut Position, &VisionSource)>() {
             p.0.x = (p.0.x + 1.5) % 64.0;
         }
         if tick == 5 {

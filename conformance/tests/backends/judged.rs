@@ -153,7 +153,7 @@ impl Game {
 
     /// Every tracked entity, with where it stands and its footprint.
     fn tracked(&self) -> Tracks {
-        self.world.query::<(&Position, &Tracked)>().iter().map(|(e, (p, tr))| (e.to_bits().get(), (p.0.truncate(), tr.footprint))).collect()
+        self.world.query::<(Entity, &Position, &Tracked)>().iter().map(|(e, p, tr)| (e.to_bits().get(), (p.0.truncate(), tr.footprint))).collect()
     }
 }
 

@@ -22,7 +22,7 @@ fn profile() -> Profile {
 /// actors spread over it (`per_observer`, or naming `instance`).
 fn world(seed: i32, per_observer: bool, instance: Option<&str>) -> (World, Vec<Entity>) {
     let mut world = seeded_world(seed);
-    for (i, (_, s)) in world.query_mut::<&mut VisionSource>().into_iter().enumerate() {
+    for (i, s) in world.query_mut::<&mut VisionSource>().into_iter().enumerate() {
         s.team = (i % 2) as u8;
     }
     let h = |i: i32| hash2(i, seed + 7);

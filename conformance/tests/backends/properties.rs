@@ -6,7 +6,7 @@
 
 use super::{Make, Test};
 use murk_core::glam::{Vec2, Vec3};
-use murk_core::hecs::World;
+use murk_core::hecs::{Entity, World};
 use murk_core::Backend;
 use murk_core::{
     Area, Blocker, BlockerShape, CaptureMode, Cone, FogSubsystem, HeightCapture, HeightLayer, InstanceDesc, Position, Profile, RayMethod, Stage,
@@ -392,8 +392,8 @@ pub fn incremental_recompute_equals_full_recompute(make: &Make) {
         let mut world = World::new();
         spawn_world(&g, IDENTITY, &mut world);
         for (tick, (kind, pick, dx, dy)) in edits.into_iter().enumerate() {
-            let sources: Vec<_> = world.query::<&VisionSource>().iter().map(|(e, _)| e).collect();
-            let blockers: Vec<_> = world.query::<&Blocker>().iter().map(|(e, _)| e).collect();
+            let sources: Vec<_> = world.query::<(Entity, &VisionSource)>().iter().map(|(e, _)| e).collect();
+            let blockers: Vec<_> = world.query::<(Entity, &Blocker)>().iter().map(|(e, _)| e).collect();
             let source = (!sources.is_empty()).then(|| sources[pick as usize % sources.len()]);
             match kind {
                 0 if source.is_some() => world.get::<&mut Position>(source.unwrap()).unwrap().0 += Vec3::new(eighths(dx), eighths(dy), 0.0),
@@ -456,7 +456,7 @@ pub fn incremental_recompute_equals_full_recompute(make: &Make) {
                 }
                 14 => {
                     // A terrain edit over a few cells, marked dirty there.
-                    let capture = world.query::<&HeightCapture>().iter().next().map(|(e, _)| e);
+                    let capture = world.query::<(Entity, &HeightCapture)>().iter().next().map(|(e, _)| e);
                     if let Some(e) = capture {
                         let (cx, cy) = ((dx + 30) as u32 % g.width, (dy + 30) as u32 % g.rows);
                         let (cw, ch) = (u32::from(pick % 4) + 1, u32::from(pick / 4 % 4) + 1);
@@ -474,7 +474,7 @@ pub fn incremental_recompute_equals_full_recompute(make: &Make) {
                 }
                 15 => {
                     // A door: a wall that appears and vanishes on one entity.
-                    let door = world.query::<&DoorTag>().iter().next().map(|(e, _)| e);
+                    let door = world.query::<(Entity, &DoorTag)>().iter().next().map(|(e, _)| e);
                     match door {
                         Some(e) if world.get::<&Blocker>(e).is_ok() => drop(world.remove_one::<Blocker>(e).unwrap()),
                         Some(e) => world.insert_one(e, Blocker::wall(BlockerShape::Rect { size: Vec2::new(1.0, 4.0), yaw_degrees: 0.0 })).unwrap(),

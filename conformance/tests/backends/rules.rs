@@ -3,7 +3,7 @@
 use super::{Make, Test};
 use murk_conformance::scene::{desc, fog as fog_on};
 use murk_core::glam::{Quat, Vec2, Vec3};
-use murk_core::hecs::World;
+use murk_core::hecs::{Entity, World};
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
 use murk_core::{
     Blocker, BlockerShape, CaptureMode, FogSubsystem, HeightCapture, MurkError, Pose, Position, Profile, Stage, TransientReveal, VisionSource,
@@ -175,7 +175,7 @@ pub fn full_scene_capture_recaptures_every_recompute(make: &Make) {
     // was built once.
     assert_eq!((s.recaptures, s.occlusion_builds), (4, 1));
     // A cell that rises shows on the next recapture, rebuilt where it is.
-    let c = world.query::<&HeightCapture>().iter().next().map(|(e, _)| e).unwrap();
+    let c = world.query::<(Entity, &HeightCapture)>().iter().next().map(|(e, _)| e).unwrap();
     world.get::<&mut HeightCapture>(c).unwrap().cells[40 * 64 + 10] = 2.0;
     let r = fog.tick(&mut world, 33_333).unwrap();
     assert!(r.instances["i"].occlusion_built && r.instances["i"].occlusion_local);

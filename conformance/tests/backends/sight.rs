@@ -27,7 +27,7 @@ fn observers(make: &Make) -> FogSubsystem {
 /// tracked entities at quarter units (some outside the area).
 fn world(seed: i32) -> (World, Vec<Entity>) {
     let mut world = seeded_world(seed);
-    for (i, (_, s)) in world.query_mut::<&mut VisionSource>().into_iter().enumerate() {
+    for (i, s) in world.query_mut::<&mut VisionSource>().into_iter().enumerate() {
         s.team = (i % 3) as u8;
     }
     let h = |i: i32| hash2(i, seed + 1000);
@@ -108,7 +108,8 @@ pub fn each_observers_set_is_the_brute_force_check_of_its_visibility(make: &Make
             if t == 6 {
                 world.spawn((Position(Vec3::new(20.25, 30.5, 0.0)), Tracked { footprint: 2.0 }));
             }
-            let at: Footprints = world.query::<(&Position, &Tracked)>().iter().map(|(e, (p, tr))| (e.to_bits().get(), (p.0, tr.footprint))).collect();
+            let at: Footprints =
+                world.query::<(Entity, &Position, &Tracked)>().iter().map(|(e, p, tr)| (e.to_bits().get(), (p.0, tr.footprint))).collect();
             let report = fog.tick(&mut world, 50_000).unwrap();
             history.push((names.iter().map(|&n| (n, visibility(&mut fog, n))).collect(), at.clone()));
             let mut events = Vec::new();

@@ -254,8 +254,8 @@ pub fn a_saved_state_loads_back_as_its_snapshot_restores(make: &Make) {
 /// that the tick did not write.
 pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
     let (mut world, mut fog) = world_and_fog(make);
-    let source = world.query::<&VisionSource>().iter().map(|(e, _)| e).next().unwrap();
-    let capture = world.query::<&HeightCapture>().iter().map(|(e, _)| e).next().unwrap();
+    let source = world.query::<(Entity, &VisionSource)>().iter().map(|(e, _)| e).next().unwrap();
+    let capture = world.query::<(Entity, &HeightCapture)>().iter().map(|(e, _)| e).next().unwrap();
     // Two saves with no tick between share every texture where the backend
     // versions them (the CPU), and only the captured heights where not.
     let (all, shared) = fog.save_state(&world).unwrap().texture_bytes(&fog.save_state(&world).unwrap());

@@ -484,7 +484,7 @@ impl ScenarioRunner {
             Action::EditTerrain { min, max, to } => {
                 // The rectangle is checked (it must meet a grid) before a cell changes.
                 self.fog.mark_capture_dirty_in(min, max)?;
-                for (_, capture) in self.world.query_mut::<&mut HeightCapture>() {
+                for capture in self.world.query_mut::<&mut HeightCapture>() {
                     let (origin, size, width) = (capture.origin, capture.cell_size, capture.width as usize);
                     for (i, cell) in capture.cells.iter_mut().enumerate() {
                         let centre = origin + (Vec2::new((i % width) as f32, (i / width) as f32) + 0.5) * size;

@@ -102,7 +102,7 @@ impl FogSubsystem {
     /// Stealth actors with their settings checked, sorted by entity.
     pub(crate) fn gather_actors(&self, world: &World) -> Result<Vec<(Entity, glam::Vec3, StealthQ)>> {
         let mut actors = Vec::new();
-        for (e, (pos, actor)) in world.query::<(&Position, &StealthActor)>().iter() {
+        for (e, pos, actor) in world.query::<(Entity, &Position, &StealthActor)>().iter() {
             let label = entity_label(e);
             for (axis, v) in [("x", pos.0.x), ("y", pos.0.y), ("z", pos.0.z)] {
                 finite(|| format!("{label}.position.{axis}"), v)?;

@@ -39,7 +39,7 @@ pub(super) enum CaptureHeights {
 /// (only the rows of the rectangles marked dirty, when only those are).
 pub(super) fn gather_capture(slot: &Slot, world: &World, slab: &Slab) -> Result<Option<CaptureUpdate>> {
     let (t, profile, w, h) = (&slot.transform, &slot.desc.profile, slot.dims.width, slot.dims.height);
-    let mut capture_query = world.query::<&HeightCapture>();
+    let mut capture_query = world.query::<(Entity, &HeightCapture)>();
     let mut captures: Vec<(Entity, &HeightCapture)> = capture_query.iter().filter(|(_, c)| c.enabled).collect();
     captures.sort_by_key(|(e, _)| e.to_bits());
     if captures.is_empty() {

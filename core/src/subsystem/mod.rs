@@ -758,7 +758,7 @@ impl FogSubsystem {
         self.sight_timers.update.stop(started);
         // Transient reveals count down after they revealed this tick.
         let mut expired = Vec::new();
-        for (e, reveal) in world.query_mut::<&mut TransientReveal>() {
+        for (e, reveal) in world.query_mut::<(Entity, &mut TransientReveal)>() {
             reveal.remaining_ticks = reveal.remaining_ticks.saturating_sub(1);
             if reveal.remaining_ticks == 0 {
                 expired.push(e);

@@ -48,8 +48,8 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
     // Blockers: each one's projection is kept with what it came from, so
     // a tick projects (and checks) only the blockers that changed.
     let memo = slot.blocker_memo.kept_for(t, &slab, profile.z_layering);
-    let mut query = world.query::<(&Position, &Blocker)>();
-    let mut blockers: Vec<(Entity, &Position, &Blocker)> = query.iter().map(|(e, (p, b))| (e, p, b)).collect();
+    let mut query = world.query::<(Entity, &Position, &Blocker)>();
+    let mut blockers: Vec<(Entity, &Position, &Blocker)> = query.iter().collect();
     blockers.sort_by_key(|(e, _, _)| e.to_bits());
     let occlusion = OcclusionInput {
         width: w,
@@ -123,7 +123,8 @@ pub(super) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
     // Sources: as the blockers, each one's projection is kept with what it
     // came from, and only the sources that changed are projected.
     let source_memo = gather_sources(slot, world, &slab)?;
-    let mut anti: Vec<(Entity, Position, AntiVision)> = world.query::<(&Position, &AntiVision)>().iter().map(|(e, (p, a))| (e, *p, *a)).collect();
+    let mut anti: Vec<(Entity, Position, AntiVision)> =
+        world.query::<(Entity, &Position, &AntiVision)>().iter().map(|(e, p, a)| (e, *p, *a)).collect();
     anti.sort_by_key(|(e, _, _)| e.to_bits());
     let mut concealing = Vec::with_capacity(anti.len());
     for (e, pos, a) in &anti {
@@ -199,7 +200,7 @@ fn gather_sources(slot: &Slot, world: &World, slab: &Slab) -> Result<SourceMemo>
     };
     let last = Some(&slot.source_memo).filter(|m| m.under == Some(under));
     let mut sources_in: Vec<(Entity, Position, VisionSource)> =
-        world.query::<(&Position, &VisionSource)>().iter().map(|(e, (p, s))| (e, *p, *s)).collect();
+        world.query::<(Entity, &Position, &VisionSource)>().iter().map(|(e, p, s)| (e, *p, *s)).collect();
     sources_in.sort_by_key(|(e, _, _)| e.to_bits());
     let project = |e: Entity, pos: &Position, s: &VisionSource| {
         project_source(&entity_label(e), pos, &profile.source_in_instance(s), slot, slab, slot.desc.observed_teams)

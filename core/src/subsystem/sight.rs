@@ -264,7 +264,7 @@ fn differences(old: &[u64], new: &[u64]) -> (Vec<u64>, Vec<u64>) {
 /// texels, or more instances than [`MAX_OBSERVERS`] is an error naming it.
 pub(crate) fn gather_tracked(instances: &BTreeMap<String, super::Slot>, memo_before: &FootprintMemo, world: &World) -> Result<TrackedTick> {
     let mut tracked: Vec<(Entity, glam::Vec3, f32)> =
-        world.query::<(&Position, &Tracked)>().iter().map(|(e, (p, t))| (e, p.0, t.footprint)).collect();
+        world.query::<(Entity, &Position, &Tracked)>().iter().map(|(e, p, t)| (e, p.0, t.footprint)).collect();
     tracked.sort_by_key(|(e, _, _)| e.to_bits());
     if !tracked.is_empty() && instances.len() > MAX_OBSERVERS {
         return Err(MurkError::invalid("observers", instances.len(), format!("tracked entities are judged by at most {MAX_OBSERVERS} instances")));

@@ -182,7 +182,8 @@ impl FogSubsystem {
             .iter()
             .map(|b| Ok(SampleBatchBody { due: b.due, samples: b.samples.clone(), values: landed(b.values.clone())? }))
             .collect::<Result<_>>()?;
-        let mut reveals: Vec<(u64, u32)> = world.query::<&TransientReveal>().iter().map(|(e, r)| (e.to_bits().get(), r.remaining_ticks)).collect();
+        let mut reveals: Vec<(u64, u32)> =
+            world.query::<(Entity, &TransientReveal)>().iter().map(|(e, r)| (e.to_bits().get(), r.remaining_ticks)).collect();
         reveals.sort_unstable();
         let lockstep = self.land_pending_hashes()?;
         if kept.is_some() {
@@ -243,16 +244,16 @@ impl FogSubsystem {
         let bytes = previous.snapshot(world)?;
         self.restore(world, &bytes)?;
         let orphans: Vec<Entity> = world
-            .query::<(&Ghost, Option<&GhostObserver>)>()
+            .query::<(Entity, &Ghost, Option<&GhostObserver>)>()
             .iter()
-            .filter(|(g, (ghost, observer))| {
+            .filter(|(g, ghost, observer)| {
                 let state = match observer {
                     None => self.stealth_state(ghost.actor),
                     Some(o) => self.stealth_state_for(ghost.actor, &o.0),
                 };
                 state.and_then(|s| s.ghost) != Some(*g)
             })
-            .map(|(g, _)| g)
+            .map(|(g, _, _)| g)
             .collect();
         for g in orphans {
             world.despawn(g).expect("queried above");

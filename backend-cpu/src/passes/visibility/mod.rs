@@ -33,7 +33,7 @@ use murk_core::fixed::mask_mul;
 use murk_core::frame::SOURCE_ANTI;
 use murk_core::RecomputeInput;
 use std::collections::BTreeMap;
-use wide::{i16x8, u16x16, u16x8, u8x16, CmpEq};
+use wide::{i16x8, u16x16, u16x8, u8x16};
 
 use crate::passes::dirty::{Blocks, BLOCK};
 use crate::passes::lanes::{load, mask_mul8, max_into, max_into_rising, store, LANES};
@@ -350,8 +350,8 @@ pub(crate) fn pair_span(old: &[u16], new: &[u16], painted: &[u16]) -> Option<(us
     let step = |at: usize| {
         let load = |v: &[u16]| u16x16::new(v[at..at + N].try_into().expect("16 texels"));
         let (o, nw, p) = (load(old), load(new), load(painted));
-        let needs = o.cmp_eq(p) & !nw.max(o).cmp_eq(nw);
-        needs.as_array_ref() != &[0u16; N]
+        let needs = o.simd_eq(p) & !nw.max(o).simd_eq(nw);
+        needs.as_array() != &[0u16; N]
     };
     let starts = (0..n / N).map(|k| k * N).chain((!n.is_multiple_of(N)).then_some(n - N));
     let (mut a, mut b) = (usize::MAX, 0);
@@ -402,14 +402,14 @@ pub fn finish_span(
     let (zero, full) = (u16x8::splat(0), u16x8::splat(u16::MAX));
     for x in (0..whole).step_by(LANES) {
         let mine = load(&own[x..]);
-        let open = u16x8::new(std::array::from_fn(|i| u16::from(coverage[x + i]))).cmp_eq(zero);
+        let open = u16x8::new(std::array::from_fn(|i| u16::from(coverage[x + i]))).simd_eq(zero);
         let beside = load(&near[x..]).max(load(&near[x + 1..])).max(load(&near[x + 2..]));
-        let lit = open.blend(mine, mine.max(beside));
+        let lit = open.select(mine, mine.max(beside));
         // A texel with no concealment keeps its reveal (`mask_mul(v, 65535)` is `v`).
         let v = conceal.map_or(lit, |c| mask_mul8(lit, full - load(&c[x..])));
         // One bit per lane whose value changed.
-        let same = bytemuck::cast::<u16x8, i16x8>(v ^ load(&out[x..])).cmp_eq(i16x8::splat(0));
-        changed[x / BLOCK] |= ((!same.move_mask() & 0xff) as u16) << (x % BLOCK);
+        let same = bytemuck::cast::<u16x8, i16x8>(v ^ load(&out[x..])).simd_eq(i16x8::splat(0));
+        changed[x / BLOCK] |= ((!same.to_bitmask() & 0xff) as u16) << (x % BLOCK);
         store(v, &mut out[x..]);
     }
     for x in whole..n {
@@ -427,10 +427,10 @@ fn open_max_into(near: &mut [u16], reveal: &[u16], coverage: &[u8]) {
     let whole = near.len() / N * N;
     let zero = u16x16::splat(0);
     for x in (0..whole).step_by(N) {
-        let open = u16x16::from(u8x16::new(coverage[x..x + N].try_into().expect("16 texels"))).cmp_eq(zero);
+        let open = u16x16::from(u8x16::new(coverage[x..x + N].try_into().expect("16 texels"))).simd_eq(zero);
         let r = u16x16::new(reveal[x..x + N].try_into().expect("16 texels")) & open;
         let m = u16x16::new(near[x..x + N].try_into().expect("16 texels")).max(r);
-        near[x..x + N].copy_from_slice(m.as_array_ref());
+        near[x..x + N].copy_from_slice(m.as_array());
     }
     for x in whole..near.len() {
         if coverage[x] == 0 {

@@ -6,7 +6,7 @@
 use murk_core::fixed::HEIGHT_FLOOR;
 use murk_core::{Grid, TexelRect};
 use rayon::prelude::*;
-use wide::{i32x8, CmpEq, CmpLt};
+use wide::i32x8;
 
 /// The occlusion textures the visibility pass reads.
 pub struct Occlusion<'a> {
@@ -104,7 +104,7 @@ impl Levels {
         for eight in tops.chunks(8) {
             if let Ok(lanes) = <[i32; 8]>::try_from(eight) {
                 let lanes = i32x8::new(lanes);
-                if (lanes.cmp_eq(empty) | lanes.cmp_eq(i32x8::splat(self.last))).move_mask() == 0xff {
+                if (lanes.simd_eq(empty) | lanes.simd_eq(i32x8::splat(self.last))).to_bitmask() == 0xff {
                     continue;
                 }
             }
@@ -406,7 +406,7 @@ fn class_band<const N: usize>(tops: &[i32], w: usize, levels: &[i32], parts: &mu
                 for (j, eight) in texels.chunks_exact(8).enumerate() {
                     let lanes = i32x8::new(eight.try_into().expect("eight tops"));
                     for (word, below) in word.iter_mut().zip(below) {
-                        *word |= (!(lanes.cmp_lt(below).move_mask() as u64) & 0xff) << (8 * j);
+                        *word |= (!(lanes.simd_lt(below).to_bitmask() as u64) & 0xff) << (8 * j);
                     }
                 }
             } else {

@@ -11,7 +11,7 @@ use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
 use murk_core::{RayMethod, RecomputeInput, SourceTexel, TexelRect};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use wide::{i32x8, u16x8, CmpGt};
+use wide::{i32x8, u16x8};
 
 /// What a source's window depends on besides the source and the occlusion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,7 +244,7 @@ fn low_targets(heights: &[i32], limit: i64) -> u64 {
     let mut chunks = heights.chunks_exact(8);
     for (k, chunk) in chunks.by_ref().enumerate() {
         let v = i32x8::new(chunk.try_into().expect("eight heights"));
-        low |= u64::from(!v.cmp_gt(above).move_mask() as u8) << (8 * k);
+        low |= u64::from(!v.simd_gt(above).to_bitmask() as u8) << (8 * k);
     }
     let done = heights.len() / 8 * 8;
     for (i, &h) in chunks.remainder().iter().enumerate() {
@@ -412,7 +412,7 @@ fn clear_dark(out: &mut [u16], dark: &[u64]) {
             set &= !(0xff << shift);
             let at = n * 64 + shift as usize;
             if at + LANES <= out.len() {
-                let keep = (u16x8::splat(u16::from(byte)) & bit).cmp_eq(zero);
+                let keep = (u16x8::splat(u16::from(byte)) & bit).simd_eq(zero);
                 store(load(&out[at..]) & keep, &mut out[at..]);
             } else {
                 for i in (0..8).filter(|i| byte >> i & 1 != 0) {
