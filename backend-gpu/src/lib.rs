@@ -71,7 +71,7 @@ use context::Context;
 use gpu::Gpu;
 pub use gpu::SampleRange;
 use gpu::Textures;
-use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageImage};
+use murk_core::backend::{InstanceDims, InstanceKey, Readback, SampleRequest, TextureImage};
 use murk_core::{Backend, OcclusionInput, Pass, RecomputeInput, RecomputeReport, Result};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -339,10 +339,6 @@ impl Backend for GpuBackend {
         let r = self.lock().blend(self.key(key), t);
         self.in_world(r)
     }
-    fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage> {
-        let r = self.lock().read_stage(self.key(key), stage);
-        self.in_world(r)
-    }
     fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64> {
         let batch: Vec<SampleRequest> = batch.iter().map(|r| SampleRequest { key: self.key(r.key), texels: r.texels.clone() }).collect();
         let r = self.lock().submit_samples(&batch);
@@ -380,7 +376,7 @@ impl Backend for GpuBackend {
     fn poll_hashes(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u64>>> {
         self.lock().poll_hashes(ticket, wait)
     }
-    fn read_texture(&mut self, key: InstanceKey, texture: murk_core::Texture) -> Result<StageImage> {
+    fn read_texture(&mut self, key: InstanceKey, texture: murk_core::Texture) -> Result<TextureImage> {
         let r = self.lock().read_texture(self.key(key), texture);
         self.in_world(r)
     }

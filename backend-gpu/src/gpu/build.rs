@@ -144,12 +144,12 @@ pub(super) fn copy_occlusion(ctx: &mut Context, src: &Textures, dst: &mut Textur
     ctx.submit(enc)
 }
 
-pub(super) fn image_u32(img: &StageImage) -> Vec<u32> {
+pub(super) fn image_u32(img: &TextureImage) -> Vec<u32> {
     match &img.data {
-        StageData::U8(v) => v.iter().map(|&x| u32::from(x)).collect(),
-        StageData::U16(v) => v.iter().map(|&x| u32::from(x)).collect(),
-        StageData::I32(v) => v.iter().map(|&x| x as u32).collect(),
-        StageData::U32(v) => v.clone(),
+        TextureData::U8(v) => v.iter().map(|&x| u32::from(x)).collect(),
+        TextureData::U16(v) => v.iter().map(|&x| u32::from(x)).collect(),
+        TextureData::I32(v) => v.iter().map(|&x| x as u32).collect(),
+        TextureData::U32(v) => v.clone(),
     }
 }
 

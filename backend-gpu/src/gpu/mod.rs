@@ -13,7 +13,7 @@
 
 use crate::context::{gpu_error, unknown_key, Context, InFlight, Kernel, Wait, MASK_TEXTURE_FORMAT};
 use crate::passes;
-use murk_core::backend::{FootprintList, FootprintRequest, InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
+use murk_core::backend::{FootprintList, FootprintRequest, InstanceDims, InstanceKey, Readback, SampleRequest, TextureData, TextureImage};
 use murk_core::{
     Backend, FrameParams, Grid, MurkError, OcclusionInput, Pass, RecomputeInput, RecomputeReport, Result, TexelRect, Texture, TextureSet,
 };
@@ -660,18 +660,6 @@ impl Backend for Gpu {
         self.flush()
     }
 
-    fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage> {
-        match stage.texture() {
-            Some(texture) => self.read_texture(key, texture),
-            None => {
-                self.flush()?;
-                let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
-                let levels = read_mips(&mut self.ctx, t)?;
-                Ok(murk_core::mip_atlas(t.dims.width, t.dims.height, &levels))
-            }
-        }
-    }
-
     fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64> {
         let planes: Vec<(&SampleRequest, Plane)> = batch.iter().map(|r| (r, Plane::Final)).collect();
         self.sample(&planes, None)
@@ -797,24 +785,24 @@ impl Backend for Gpu {
         self.ctx.take_timings()
     }
 
-    fn read_texture(&mut self, key: InstanceKey, texture: Texture) -> Result<StageImage> {
+    fn read_texture(&mut self, key: InstanceKey, texture: Texture) -> Result<TextureImage> {
         self.flush()?;
         let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
         let ctx = &mut self.ctx;
         let d = t.dims;
         let (n, on) = (t.texels(), t.out_texels());
-        let internal = |v: Vec<u16>| StageImage { width: d.width, height: d.height, data: StageData::U16(v) };
-        let output = |v: Vec<u16>| StageImage { width: d.out_width, height: d.out_height, data: StageData::U16(v) };
+        let internal = |v: Vec<u16>| TextureImage { width: d.width, height: d.height, data: TextureData::U16(v) };
+        let output = |v: Vec<u16>| TextureImage { width: d.out_width, height: d.out_height, data: TextureData::U16(v) };
         Ok(match texture {
-            Texture::Coverage => StageImage {
+            Texture::Coverage => TextureImage {
                 width: d.width,
                 height: d.height,
-                data: StageData::U8(ctx.read_u32(&t.coverage, n as usize)?.into_iter().map(|v| v as u8).collect()),
+                data: TextureData::U8(ctx.read_u32(&t.coverage, n as usize)?.into_iter().map(|v| v as u8).collect()),
             },
-            Texture::Height => StageImage {
+            Texture::Height => TextureImage {
                 width: d.width,
                 height: d.height,
-                data: StageData::I32(ctx.read_u32(&t.height, n as usize)?.into_iter().map(|v| v as i32).collect()),
+                data: TextureData::I32(ctx.read_u32(&t.height, n as usize)?.into_iter().map(|v| v as i32).collect()),
             },
             Texture::Mip(level) => {
                 let levels = read_mips(ctx, t)?;
@@ -827,7 +815,7 @@ impl Backend for Gpu {
             Texture::DistanceField => {
                 let (dw, dh) = (t.frame.df_width, t.frame.df_height);
                 let texels = if dw * dh == 0 { Vec::new() } else { ctx.read_u32(&t.field, (dw * dh) as usize)? };
-                StageImage { width: dw, height: dh, data: StageData::U32(texels) }
+                TextureImage { width: dw, height: dh, data: TextureData::U32(texels) }
             }
             Texture::Visibility => internal(read_u16(ctx, &t.visibility, n)?),
             Texture::Blur => internal(read_u16(ctx, &t.blurred, n)?),

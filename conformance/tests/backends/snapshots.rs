@@ -44,12 +44,12 @@ fn world_and_fog(make: &Make) -> (World, FogSubsystem) {
     (world, fog)
 }
 
-/// Every stage of every instance, in name order.
-fn stages(fog: &mut FogSubsystem) -> Vec<murk_core::StageImage> {
+/// Every texture a pass writes of every instance, in name order.
+fn textures(fog: &mut FogSubsystem) -> Vec<murk_core::TextureImage> {
     let mut out = Vec::new();
     for name in fog.instance_names() {
-        for stage in murk_core::Stage::ALL {
-            out.push(fog.read_stage(&name, stage).unwrap());
+        for row in murk_core::pass_outputs() {
+            out.push(fog.read_row(&name, row).unwrap());
         }
     }
     out
@@ -247,7 +247,7 @@ pub fn a_saved_state_loads_back_as_its_snapshot_restores(make: &Make) {
 /// States saved every tick, as a rollback game saves them, hold the bytes
 /// of their moment although a save shares what no tick wrote since the one
 /// before: over ticks where a source walks, a wall comes, the captured
-/// heights change and nothing moves, each state loads back to every stage
+/// heights change and nothing moves, each state loads back to every texture
 /// and to the lockstep hash read when it was saved. A save shares the
 /// captured heights with the one before unless the tick changed them, and
 /// where a backend versions its textures (the CPU) every tile of a texture
@@ -298,7 +298,7 @@ pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
             assert!(ok, "tick {t}: {shared} of {all} bytes shared (shared before: {shares:?})");
             shares.push(shared);
         }
-        saved.push((stages(&mut fog), state));
+        saved.push((textures(&mut fog), state));
     }
     let hashes: Vec<u64> = saved
         .iter()
@@ -310,8 +310,8 @@ pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
     for (t, (want, state)) in saved.iter().enumerate().rev() {
         fog.load_state(&mut world, state).unwrap();
         assert_eq!(fog.lockstep_hash().unwrap(), hashes[t], "tick {t}: loaded twice, one hash");
-        for (k, (got, want)) in stages(&mut fog).iter().zip(want).enumerate() {
-            assert!(got == want, "tick {t}: instance {}, stage {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
+        for (k, (got, want)) in textures(&mut fog).iter().zip(want).enumerate() {
+            assert!(got == want, "tick {t}: instance {}, texture {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
         }
     }
     // A rollback to tick 2, then tick 3 again (the source stands where it
@@ -321,13 +321,13 @@ pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
     fog.load_state(&mut world, &saved[2].1).unwrap();
     let report = fog.tick(&mut world, 33_333).unwrap();
     assert!(report.instances.values().all(|o| o.occlusion_built && o.occlusion_local), "the wall after a load is a local update");
-    for (k, (got, want)) in stages(&mut fog).iter().zip(&saved[3].0).enumerate() {
-        assert!(got == want, "tick 3 again: instance {}, stage {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
+    for (k, (got, want)) in textures(&mut fog).iter().zip(&saved[3].0).enumerate() {
+        assert!(got == want, "tick 3 again: instance {}, texture {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
     }
 }
 
-/// Loading a state into the running instances (in place) continues, stage
-/// by stage and tick by tick, exactly as restoring the same moment into a
+/// Loading a state into the running instances (in place) continues, texture
+/// by texture and tick by tick, exactly as restoring the same moment into a
 /// fresh subsystem: once with a wall placed after the save (the instance
 /// then holds another occlusion than the one loaded) and once with nothing
 /// but walkers (its occlusion and source windows stay), on every ray method
@@ -393,7 +393,7 @@ pub fn a_state_loaded_in_place_continues_as_a_fresh_restore(make: &Make) {
     for t in 3..8 {
         place(&mut world, &walkers, &mut wall, t);
         fresh.tick(&mut world, 33_333).unwrap();
-        want.push(stages(&mut fresh));
+        want.push(textures(&mut fresh));
     }
     // Round 1 runs to tick 6 (the instances hold the wall when they load
     // the state from before it); round 2 to tick 4, before the wall.
@@ -406,8 +406,8 @@ pub fn a_state_loaded_in_place_continues_as_a_fresh_restore(make: &Make) {
         for (i, t) in (3..8).enumerate() {
             place(&mut world, &walkers, &mut wall, t);
             fog.tick(&mut world, 33_333).unwrap();
-            for (k, (got, want)) in stages(&mut fog).iter().zip(&want[i]).enumerate() {
-                assert!(got == want, "round {round}, tick {t}: instance {}, stage {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
+            for (k, (got, want)) in textures(&mut fog).iter().zip(&want[i]).enumerate() {
+                assert!(got == want, "round {round}, tick {t}: instance {}, texture {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
             }
         }
     }
@@ -417,8 +417,8 @@ pub fn a_state_loaded_in_place_continues_as_a_fresh_restore(make: &Make) {
 /// there: states saved every tick over a 160x160 grid (five by five save
 /// tiles; one instance at full resolution, one upscaled from half), with
 /// walkers in some tiles, a wall that comes and goes and slow fades, are
-/// loaded back in a scrambled order, each to the stages it was saved with,
-/// and the ticks run again after each load give the stages of the first
+/// loaded back in a scrambled order, each to the textures it was saved with,
+/// and the ticks run again after each load give the textures of the first
 /// run, also after a portable snapshot was restored in between. Where a
 /// backend versions its tiles (the CPU), a save after a walking tick shares
 /// the mask tiles no walker reached.
@@ -471,7 +471,7 @@ pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
             }
         }
         states.push(state);
-        seen.push((stages(&mut fog), fog.lockstep_hash().unwrap()));
+        seen.push((textures(&mut fog), fog.lockstep_hash().unwrap()));
         if t == 3 {
             early = fog.snapshot(&world).unwrap();
         }
@@ -485,8 +485,8 @@ pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
         fog.load_state(&mut world, &states[from as usize]).unwrap();
         let (want, hash) = &seen[from as usize];
         assert_eq!(fog.lockstep_hash().unwrap(), *hash, "round {round}: state of tick {from}");
-        for (k, (got, want)) in stages(&mut fog).iter().zip(want).enumerate() {
-            assert!(got == want, "round {round}, state of tick {from}: stage {k} differs at {:?}", got.first_difference(want));
+        for (k, (got, want)) in textures(&mut fog).iter().zip(want).enumerate() {
+            assert!(got == want, "round {round}, state of tick {from}: texture {k} differs at {:?}", got.first_difference(want));
         }
         for t in from + 1..(from + 2 + (pick >> 16) % 3).min(ticks) {
             place(&mut world, t);
@@ -494,8 +494,8 @@ pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
             states[t as usize] = fog.save_state(&world).unwrap();
             let (want, hash) = &seen[t as usize];
             assert_eq!(fog.lockstep_hash().unwrap(), *hash, "round {round}: tick {t} again");
-            for (k, (got, want)) in stages(&mut fog).iter().zip(want).enumerate() {
-                assert!(got == want, "round {round}, tick {t} again: stage {k} differs at {:?}", got.first_difference(want));
+            for (k, (got, want)) in textures(&mut fog).iter().zip(want).enumerate() {
+                assert!(got == want, "round {round}, tick {t} again: texture {k} differs at {:?}", got.first_difference(want));
             }
         }
     }
@@ -507,8 +507,8 @@ pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
             fog.restore(&mut world, &early).unwrap();
         }
         fog.load_state(&mut world, &states[last]).unwrap();
-        for (k, (got, want)) in stages(&mut fog).iter().zip(&seen[last].0).enumerate() {
-            assert!(got == want, "last state, restore between {restore_between}: stage {k} differs at {:?}", got.first_difference(want));
+        for (k, (got, want)) in textures(&mut fog).iter().zip(&seen[last].0).enumerate() {
+            assert!(got == want, "last state, restore between {restore_between}: texture {k} differs at {:?}", got.first_difference(want));
         }
     }
 }
