@@ -99,7 +99,7 @@ struct Common {
     /// [default: the scenario's, or what is left of it]
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_TICKS)))]
     ticks: Option<u32>,
-    /// Also write DIR/<instance>.<pass>.png for every pass
+    /// Also write DIR/<instance>.<texture>.png for every texture a pass writes
     #[arg(long)]
     stages: bool,
     /// Output folder [default: murk-out/<file stem>]

@@ -8,8 +8,9 @@ use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
 use murk_core::snapshot::{FogBody, TextureBody};
 use murk_core::{
-    Blocker, BlockerShape, CaptureBytes, CaptureMode, FogSubsystem, HeightCapture, HideMode, InstanceDesc, MurkError, Position, Profile, RayMethod,
-    StealthActor, StealthEvent, TeamMask, Tracked, TransientReveal, VisionSource,
+    instance_textures, mip_atlas, pass_outputs, read_row, Blocker, BlockerShape, CaptureBytes, CaptureMode, FogSubsystem, Grid, HeightCapture,
+    HideMode, InstanceDesc, InstanceDims, MurkError, OcclusionBuild, Position, Profile, RayMethod, Resolution, StealthActor, StealthEvent, TeamMask,
+    TexelKind, Texture, TextureData, TextureImage, TextureSet, TiledImage, Tracked, TransientReveal, VisionSource, TEXTURES,
 };
 
 /// Decodes a snapshot's body for editing.
@@ -45,10 +46,10 @@ fn world_and_fog(make: &Make) -> (World, FogSubsystem) {
 }
 
 /// Every texture a pass writes of every instance, in name order.
-fn textures(fog: &mut FogSubsystem) -> Vec<murk_core::TextureImage> {
+fn textures(fog: &mut FogSubsystem) -> Vec<TextureImage> {
     let mut out = Vec::new();
     for name in fog.instance_names() {
-        for row in murk_core::pass_outputs() {
+        for row in pass_outputs() {
             out.push(fog.read_row(&name, row).unwrap());
         }
     }
@@ -548,7 +549,57 @@ pub fn loads_leave_no_readback_behind(make: &Make) {
     assert!(held[1] <= 8, "{} readbacks held", held[1]);
 }
 
+/// Every texture of the table, written into a backend as a set, reads back
+/// as it was written: one by one, in tiles, and whole by table row (the
+/// pyramid's levels side by side). Each backend keeps each texture, every
+/// pyramid level and the distance field included, apart.
+pub fn every_texture_of_the_table_reads_back_as_it_was_written(make: &Make) {
+    let mut backend = make();
+    let name = backend.name();
+    // Odd sizes: tiles and pyramid levels cut at the edges.
+    let dims = InstanceDims { width: 37, height: 21, out_width: 74, out_height: 42 };
+    let build = Some(OcclusionBuild { mips: true, distance_field_scale: 2 });
+    backend.create_instance(3, dims).unwrap();
+    let specs = instance_textures(dims, build);
+    assert!(TEXTURES.iter().all(|row| specs.iter().any(|s| std::ptr::eq(s.texture.row(), row))), "the set holds every row");
+    // Each texture its own values, within the occlusion's ranges.
+    let written: Vec<(Texture, TextureImage)> = specs
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let n = (s.width * s.height) as usize;
+            let data = match s.texture.kind() {
+                TexelKind::U8 => TextureData::U8((0..n).map(|i| u8::from((i * 7 + k) % 3 == 0)).collect()),
+                TexelKind::U16 => TextureData::U16((0..n).map(|i| (i * 131 + k * 4099) as u16).collect()),
+                TexelKind::I32 => TextureData::I32((0..n).map(|i| (i * 37 % 2001) as i32 - 1000).collect()),
+                TexelKind::U32 => TextureData::U32((0..n).map(|i| (i * 7919 + k) as u32).collect()),
+            };
+            (s.texture, TextureImage { width: s.width, height: s.height, data })
+        })
+        .collect();
+    backend.write_textures(3, &TextureSet::new(dims, build, written.clone(), "set").unwrap()).unwrap();
+    for (texture, want) in &written {
+        let got = backend.read_texture(3, *texture).unwrap();
+        assert!(got == *want, "{name}: texture `{}` differs first at {:?}", texture.name(), got.first_difference(want));
+    }
+    let asks: Vec<(Texture, Option<&TiledImage>)> = written.iter().map(|(t, _)| (*t, None)).collect();
+    for ((texture, want), tiles) in written.iter().zip(backend.save_tiles(3, &asks).unwrap()) {
+        let got = tiles.expect("without a base every texture comes in tiles").to_image();
+        assert!(got == *want, "{name}: the tiles of `{}` differ first at {:?}", texture.name(), got.first_difference(want));
+    }
+    let levels: Vec<Grid<u8>> = written.iter().filter(|(t, _)| matches!(t, Texture::Mip(_))).map(|(_, img)| Grid::from_image(img).unwrap()).collect();
+    for row in pass_outputs() {
+        let want = match row.resolution {
+            Resolution::Pyramid => mip_atlas(dims.width, dims.height, &levels),
+            _ => written.iter().find(|(t, _)| *t == row.texture).map(|(_, img)| img.clone()).unwrap(),
+        };
+        let got = read_row(&mut *backend, 3, dims, build, row).unwrap();
+        assert!(got == want, "{name}: row `{}` differs first at {:?}", row.name, got.first_difference(&want));
+    }
+}
+
 pub const TESTS: &[Test] = &[
+    ("every_texture_of_the_table_reads_back_as_it_was_written", every_texture_of_the_table_reads_back_as_it_was_written),
     ("loads_leave_no_readback_behind", loads_leave_no_readback_behind),
     ("a_saved_state_loads_back_as_its_snapshot_restores", a_saved_state_loads_back_as_its_snapshot_restores),
     ("states_saved_each_tick_share_what_no_tick_wrote", states_saved_each_tick_share_what_no_tick_wrote),
