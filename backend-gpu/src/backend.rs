@@ -237,7 +237,7 @@ impl GpuBackend {
     }
 }
 
-/// Every call runs on the device state ([`Gpu`], which implements the
+/// Every call runs on the device state (`Gpu`, which implements the
 /// trait over device-wide keys), with this world's keys mapped to the
 /// device's: calls with an answer through [`GpuBackend::in_world`].
 impl Backend for GpuBackend {

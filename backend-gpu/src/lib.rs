@@ -60,7 +60,7 @@
 //! | `sample.rs` | sample batches and footprint judgments |
 //! | `hash.rs` | the state hash on the device |
 //! | `passes/` | each pass's dispatches, twins of `shaders/<pass>.wgsl` |
-//! | `shaders.rs` | the WGSL modules and [`Shaders`](shaders::Shaders), one compiled pipeline per field |
+//! | `shaders.rs` | the WGSL modules and `Shaders`, one compiled pipeline per field |
 //! | `context.rs` | the device: buffer pool, bind groups, dispatches, submissions, readbacks, timings |
 //! | `readback.rs` | a readback in flight |
 //! | `limits.rs` | what murk needs of a device; opening its own |

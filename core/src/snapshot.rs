@@ -17,13 +17,12 @@
 //! long runs. Nothing is applied until a whole snapshot has been checked,
 //! decompressed and decoded.
 
-use crate::backend::{TextureData, TextureImage};
 use crate::error::{MurkError, Result};
 use crate::query::MaskAnswer;
 use crate::stealth::StealthSample;
 pub use crate::subsystem::HashBody;
 use crate::subsystem::{ActiveReveal, InstanceDesc, InstanceState, SightSample};
-use crate::texture::{TexelKind, Texture};
+use crate::texture::{TexelKind, Texture, TextureData, TextureImage};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -6,10 +6,9 @@ use super::capture::CaptureHeights;
 use super::project::gather;
 use super::rules::recompute_input;
 use super::FogSubsystem;
-use crate::backend::{TextureData, TextureImage};
 use crate::error::{MurkError, Result};
 use crate::frame::{OcclusionInput, RecomputeInput};
-use crate::texture::{Texture, TextureRow};
+use crate::texture::{Texture, TextureData, TextureImage, TextureRow};
 use hecs::World;
 
 impl FogSubsystem {
