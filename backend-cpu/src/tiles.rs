@@ -4,29 +4,42 @@
 //! blend: a block whose bytes it changed), so a tile under the version a
 //! saved tile has holds the saved bytes, and a save or a load passes it by.
 //! [`Copies`] says which masks hold another's bytes, so that a save shares
-//! the other's tiles unread.
+//! the other's tiles unread. The masks' tiles are versioned one by one, the
+//! occlusion's all together.
 
 use crate::passes::dirty::{Blocks, BLOCK};
 use crate::passes::footprints::TILE_ROWS;
 use murk_core::hash::LeafHashes;
-use murk_core::{Texture, TiledImage, TILE};
+use murk_core::{InstanceDims, Masks, OcclusionBuild, Texture, TiledImage, TILE};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 const _: () = assert!((TILE as usize).is_multiple_of(BLOCK), "a tile holds whole blocks");
 
-/// The textures whose tiles are versioned one by one; the occlusion's
-/// are versioned all together.
-pub const MASKS: [Texture; 8] =
-    [Texture::Visibility, Texture::Blur, Texture::Memory, Texture::Mapped, Texture::Compose, Texture::Upscale, Texture::Start, Texture::Final];
+/// The last version given to texture bytes, by any CPU backend of the
+/// process (the versions of the tiles of `Backend::save_tiles`): versions
+/// are never given twice.
+static VERSIONS: AtomicU64 = AtomicU64::new(0);
 
-/// Where `texture` is in [`MASKS`].
-pub fn mask_index(texture: Texture) -> Option<usize> {
-    MASKS.iter().position(|&m| m == texture)
+/// A version not given before.
+pub fn next_version() -> u64 {
+    VERSIONS.fetch_add(1, Ordering::Relaxed) + 1
 }
 
-/// The versions of `mask` among those of every mask, in the order of
-/// [`MASKS`] (`None` while the masks are not versioned).
-pub fn of(masks: &mut Option<Vec<TileVersions>>, mask: Texture) -> Option<&mut TileVersions> {
-    Some(&mut masks.as_mut()?[mask_index(mask)?])
+/// The versions of every mask's tiles, `None` while the masks are not
+/// versioned.
+pub type MaskVersions = Option<Masks<TileVersions>>;
+
+/// The tiles of every mask of an instance of `dims`, each at `version`.
+pub fn every_mask_at(dims: InstanceDims, version: u64) -> Masks<TileVersions> {
+    Masks::from_fn(|mask| {
+        let (w, h) = mask.size(dims, OcclusionBuild::default()).expect("a mask has a size");
+        TileVersions::new(w, h, version)
+    })
+}
+
+/// The versions of `mask` (`None` while the masks are not versioned).
+pub fn of(masks: &mut MaskVersions, mask: Texture) -> Option<&mut TileVersions> {
+    masks.as_mut().map(|m| &mut m[mask])
 }
 
 /// The tiles (row-major, of the grid of `marks`) that hold a marked block.
@@ -145,17 +158,16 @@ pub struct Copies {
 impl Copies {
     /// The blend start was just made the final mask: copied where the two
     /// may differ (the unsettled blocks), equal elsewhere.
-    pub fn start_made(&mut self, masks: &Option<Vec<TileVersions>>) {
-        let final_mask = mask_index(Texture::Final).and_then(|m| masks.as_ref()?.get(m));
-        self.start_from = final_mask.map(|v| v.versions.clone());
+    pub fn start_made(&mut self, masks: &MaskVersions) {
+        self.start_from = masks.as_ref().map(|m| m[Texture::Final].versions.clone());
     }
 
     /// A blend changed the tiles `written` of the final mask (ascending),
     /// and left those of `apart` (ascending) apart from the upscaled mask
     /// (its target, equal to it elsewhere): the others of `written` hold the
     /// upscaled mask's values.
-    pub fn final_written(&mut self, written: &[usize], apart: &[usize], masks: &Option<Vec<TileVersions>>) {
-        let Some(upscale) = mask_index(Texture::Upscale).and_then(|m| masks.as_ref()?.get(m)) else {
+    pub fn final_written(&mut self, written: &[usize], apart: &[usize], masks: &MaskVersions) {
+        let Some(upscale) = masks.as_ref().map(|m| &m[Texture::Upscale]) else {
             self.final_from = None;
             return;
         };
@@ -181,15 +193,15 @@ impl KeptHash {
     /// version moved since are rehashed, those of every mask in one parallel
     /// run (all of a mask's when none is kept, or one of another size). The
     /// results are kept for the next call.
-    pub fn hash_all(kept: &mut [Option<KeptHash>], asks: &[(usize, u32, u32, &[u16], &TileVersions)]) -> Vec<u64> {
+    pub fn hash_all(kept: &mut Masks<Option<KeptHash>>, asks: &[(Texture, u32, u32, &[u16], &TileVersions)]) -> Vec<u64> {
         // Each mask once, however often it is asked for, in mask order.
         let mut masks: Vec<_> = asks.iter().collect();
-        masks.sort_unstable_by_key(|a| a.0);
+        masks.sort_unstable_by_key(|a| Masks::<()>::position(a.0));
         masks.dedup_by_key(|a| a.0);
-        let mut slots = kept.iter_mut().enumerate();
+        let mut slots = kept.iter_mut();
         let mut work = Vec::with_capacity(masks.len());
         for &&(m, width, height, texels, versions) in &masks {
-            let slot = slots.find(|(i, _)| *i == m).expect("one slot per mask, masks ascending").1;
+            let slot = slots.find(|(mask, _)| *mask == m).expect("one slot per mask, masks in table order").1;
             if !slot.as_ref().is_some_and(|k| k.leaves.fits(width, height) && k.seen.len() == versions.versions.len()) {
                 *slot = Some(KeptHash { seen: versions.versions.clone(), leaves: LeafHashes::new(width, height, texels) });
             }
@@ -218,7 +230,7 @@ mod tests {
         assert_eq!(versions.versions.len(), across * 3);
         for (x, y) in [(0, 0), (TILE, 0), (3 * TILE + 4, 2 * TILE), (TILE - 1, TILE)] {
             let mut marks = Blocks::new(w as usize, h as usize, false);
-            marks.mark((x as usize, y as usize, x as usize + 1, y as usize + 1), 0);
+            marks.mark(murk_core::TexelRect { x0: x, y0: y, x1: x + 1, y1: y + 1 }, 0);
             versions.stamp_all(1);
             versions.stamp(&marks, 2);
             let at = (y / TILE) as usize * across + (x / TILE) as usize;

@@ -93,22 +93,22 @@ fn footprints_are_one_value_each_and_bad_ones_are_named() {
 /// before when it holds its texels. Unequal tiles are never shared.
 #[test]
 fn a_save_shares_the_tiles_masks_hold_in_common() {
-    use murk_core::{instance_textures, InstanceDims, StageData, StageImage, Texture, TextureSet, TILE};
+    use murk_core::{instance_textures, InstanceDims, Texture, TextureData, TextureImage, TextureSet, TILE};
     let dims = InstanceDims { width: 64, height: 64, out_width: 64, out_height: 64 };
     let mut cpu = CpuBackend::new(2).unwrap();
     cpu.create_instance(7, dims).unwrap();
     let entries = instance_textures(dims, None);
     let pattern =
-        |seed: u16| StageImage { width: 64, height: 64, data: StageData::U16((0..64 * 64).map(|i| (i as u16).wrapping_mul(seed)).collect()) };
+        |seed: u16| TextureImage { width: 64, height: 64, data: TextureData::U16((0..64 * 64).map(|i| (i as u16).wrapping_mul(seed)).collect()) };
     // Blurred equals composed in tile 0 only.
     let mut blur = pattern(5);
-    if let StageData::U16(v) = &mut blur.data {
+    if let TextureData::U16(v) = &mut blur.data {
         for y in 0..TILE as usize {
             v[y * 64..y * 64 + TILE as usize]
                 .copy_from_slice(&(y * 64..y * 64 + TILE as usize).map(|i| (i as u16).wrapping_mul(3)).collect::<Vec<_>>());
         }
     }
-    let load = |cpu: &mut CpuBackend, last: StageImage, blur: &StageImage, start: StageImage| {
+    let load = |cpu: &mut CpuBackend, last: TextureImage, blur: &TextureImage, start: TextureImage| {
         let textures = entries
             .iter()
             .map(|e| {
@@ -237,7 +237,7 @@ fn the_blend_start_is_the_final_mask_a_recompute_found() {
     use murk_cpu::passes::blend::blend;
     let dims = InstanceDims { width: 70, height: 40, out_width: 70, out_height: 40 };
     let u16s = |cpu: &mut CpuBackend, t: Texture| match cpu.read_texture(1, t).unwrap().data {
-        murk_core::StageData::U16(v) => v,
+        murk_core::TextureData::U16(v) => v,
         other => panic!("{} is {other:?}", t.name()),
     };
     let mut finals = Vec::new();

@@ -4,8 +4,9 @@
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
 @group(0) @binding(1) var<storage, read> start: array<u32>;
-@group(0) @binding(2) var<storage, read> upscaled: array<u32>;
-@group(0) @binding(3) var<storage, read_write> final_mask: array<u32>;
+@group(0) @binding(2) var<storage, read> upscale: array<u32>;
+// The `Final` texture (`final` is a reserved word in WGSL).
+@group(0) @binding(3) var<storage, read_write> final_: array<u32>;
 
 @compute @workgroup_size(8, 8)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -13,5 +14,5 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let i = id.y * params.out_width + id.x;
-    final_mask[i] = lerp_mask(start[i], upscaled[i], params.blend_t);
+    final_[i] = lerp_mask(start[i], upscale[i], params.blend_t);
 }

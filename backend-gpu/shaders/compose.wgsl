@@ -4,9 +4,9 @@
 // changed. Twin: backend-cpu/src/passes/settle.rs (memory_compose_span).
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
-@group(0) @binding(1) var<storage, read> blurred: array<u32>;
+@group(0) @binding(1) var<storage, read> blur: array<u32>;
 @group(0) @binding(2) var<storage, read> memory: array<u32>;
-@group(0) @binding(3) var<storage, read_write> composed: array<u32>;
+@group(0) @binding(3) var<storage, read_write> compose: array<u32>;
 @group(0) @binding(4) var<storage, read_write> flags: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read> reveal: array<u32>;
 @group(0) @binding(6) var<storage, read> mapped: array<u32>;
@@ -19,8 +19,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.y * params.width + id.x;
     let explored = mask_mul(mask_mul(params.explored_value, memory[i]), params.show_memory_alpha);
     let known = mask_mul(mask_mul(params.mapped_value, mapped[i]), params.show_memory_alpha);
-    let t = max(max(blurred[i], reveal[i] & 0xffffu), max(explored, known));
-    let cur = composed[i];
+    let t = max(max(blur[i], reveal[i] & 0xffffu), max(explored, known));
+    let cur = compose[i];
     var next: u32;
     if (t > cur) {
         next = cur + min(t - cur, params.fade_in_step);
@@ -28,7 +28,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         next = cur - min(cur - t, params.relax_step);
     }
     if (next != cur) {
-        composed[i] = next;
+        compose[i] = next;
         atomicOr(&flags[0], 1u);
     }
 }

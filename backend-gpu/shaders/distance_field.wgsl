@@ -29,7 +29,7 @@ struct DfRegion {
 @group(0) @binding(3) var<storage, read_write> vertical: array<i32>;
 @group(0) @binding(4) var<storage, read_write> envelope_v: array<i32>;
 @group(0) @binding(5) var<storage, read_write> envelope_z: array<i32>;
-@group(0) @binding(6) var<storage, read_write> field: array<u32>;
+@group(0) @binding(6) var<storage, read_write> distance_field: array<u32>;
 @group(0) @binding(7) var<storage, read_write> row_changed: array<atomic<u32>>;
 @group(0) @binding(8) var<uniform> region: DfRegion;
 
@@ -137,7 +137,7 @@ fn rows_pass(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     if (count == 0u) {
         for (var x = 0u; x < dw; x = x + 1u) {
-            field[base + x] = FAR;
+            distance_field[base + x] = FAR;
         }
         return;
     }
@@ -149,6 +149,6 @@ fn rows_pass(@builtin(global_invocation_id) id: vec3<u32>) {
         }
         let q = envelope_v[vb + k];
         let g = vertical[base + u32(q)];
-        field[base + x] = u32((xi - q) * (xi - q) + g * g);
+        distance_field[base + x] = u32((xi - q) * (xi - q) + g * g);
     }
 }

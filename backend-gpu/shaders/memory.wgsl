@@ -5,7 +5,7 @@
 // Twin: backend-cpu/src/passes/settle.rs (memory_compose_span).
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
-@group(0) @binding(1) var<storage, read> blurred: array<u32>;
+@group(0) @binding(1) var<storage, read> blur: array<u32>;
 @group(0) @binding(2) var<storage, read_write> memory: array<u32>;
 @group(0) @binding(3) var<storage, read_write> flags: array<atomic<u32>>;
 // Scripted sight | kept << 16, and the map plane.
@@ -29,7 +29,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let m = memory[i];
-    let v = max(blurred[i], reveal[i] >> 16u);
+    let v = max(blur[i], reveal[i] >> 16u);
     var next: u32;
     if (v > 0u) {
         next = max(m, v);

@@ -1,10 +1,10 @@
 // Pass 2, mips: one level of the coverage max pyramid per dispatch.
-// levels holds level 0 (a copy of coverage) and every level above it.
+// `mips` holds level 0 (a copy of coverage) and every level above it.
 // Twin: backend-cpu/src/passes/mips.rs.
 
 // The level a dispatch builds (Rust twin: `MipStep` in src/passes/mips.rs).
 struct MipStep {
-    // Offsets of the source and destination levels in `levels`.
+    // Offsets of the source and destination levels in `mips`.
     source_offset: u32,
     target_offset: u32,
     // The source level's size.
@@ -19,7 +19,7 @@ struct MipStep {
 }
 
 @group(0) @binding(0) var<uniform> step: MipStep;
-@group(0) @binding(1) var<storage, read_write> levels: array<u32>;
+@group(0) @binding(1) var<storage, read_write> mips: array<u32>;
 
 @compute @workgroup_size(8, 8)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -38,9 +38,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
             let sx = 2u * x + dx;
             let sy = 2u * y + dy;
             if (sx < sw && sy < sh) {
-                m = m | levels[step.source_offset + sy * sw + sx];
+                m = m | mips[step.source_offset + sy * sw + sx];
             }
         }
     }
-    levels[step.target_offset + y * dw + x] = m;
+    mips[step.target_offset + y * dw + x] = m;
 }

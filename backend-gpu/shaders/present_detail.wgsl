@@ -3,9 +3,9 @@
 // the red, green and blue channels. Runs in the recompute's submission.
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
-@group(0) @binding(1) var<storage, read> blurred: array<u32>;
+@group(0) @binding(1) var<storage, read> blur: array<u32>;
 @group(0) @binding(2) var<storage, read> memory: array<u32>;
-@group(0) @binding(3) var<storage, read> composed: array<u32>;
+@group(0) @binding(3) var<storage, read> compose: array<u32>;
 @group(0) @binding(4) var detail_texture: texture_storage_2d<rgba16float, write>;
 
 @compute @workgroup_size(8, 8)
@@ -14,6 +14,6 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let i = id.y * params.width + id.x;
-    let unit = vec3<f32>(f32(blurred[i]), f32(memory[i]), f32(composed[i])) / 65535.0;
+    let unit = vec3<f32>(f32(blur[i]), f32(memory[i]), f32(compose[i])) / 65535.0;
     textureStore(detail_texture, vec2<i32>(id.xy), vec4<f32>(unit, 1.0));
 }

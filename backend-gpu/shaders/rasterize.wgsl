@@ -10,7 +10,7 @@
 @group(0) @binding(3) var<storage, read> vertices: array<vec2<i32>>;
 @group(0) @binding(4) var<storage, read> capture: array<i32>;
 @group(0) @binding(5) var<storage, read_write> coverage: array<u32>;
-@group(0) @binding(6) var<storage, read_write> heights: array<i32>;
+@group(0) @binding(6) var<storage, read_write> height: array<i32>;
 // The region (first column, first row, columns, rows) and how many
 // circles and polygons cover it.
 @group(0) @binding(7) var<storage, read> region: array<u32, 6>;
@@ -81,5 +81,5 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         }
     }
     coverage[i] = select(0u, 1u, covered);
-    heights[i] = top;
+    height[i] = top;
 }

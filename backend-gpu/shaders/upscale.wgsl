@@ -4,8 +4,8 @@
 // mirrors), edges clamped. Twin: backend-cpu/src/passes/upscale.rs.
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
-@group(0) @binding(1) var<storage, read> composed: array<u32>;
-@group(0) @binding(2) var<storage, read_write> upscaled: array<u32>;
+@group(0) @binding(1) var<storage, read> compose: array<u32>;
+@group(0) @binding(2) var<storage, read_write> upscale: array<u32>;
 
 struct Taps {
     i0: u32,
@@ -29,7 +29,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let o = id.y * params.out_width + id.x;
     if (params.lod_scale == 1u) {
-        upscaled[o] = composed[o];
+        upscale[o] = compose[o];
         return;
     }
     let w = params.width;
@@ -37,8 +37,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let ty = taps(id.y, params.lod_scale, params.height);
     let tx = taps(id.x, params.lod_scale, w);
     // At most 65535 * 32 * 32 < 2^26.
-    let top = composed[ty.i0 * w + tx.i0] * (den - tx.f) + composed[ty.i0 * w + tx.i1] * tx.f;
-    let bottom = composed[ty.i1 * w + tx.i0] * (den - tx.f) + composed[ty.i1 * w + tx.i1] * tx.f;
+    let top = compose[ty.i0 * w + tx.i0] * (den - tx.f) + compose[ty.i0 * w + tx.i1] * tx.f;
+    let bottom = compose[ty.i1 * w + tx.i0] * (den - tx.f) + compose[ty.i1 * w + tx.i1] * tx.f;
     let all = den * den;
-    upscaled[o] = (top * (den - ty.f) + bottom * ty.f + all / 2u) / all;
+    upscale[o] = (top * (den - ty.f) + bottom * ty.f + all / 2u) / all;
 }

@@ -12,10 +12,10 @@
 @group(0) @binding(2) var<storage, read> bin_offsets: array<u32>;
 @group(0) @binding(3) var<storage, read> bin_indices: array<u32>;
 @group(0) @binding(4) var<storage, read> coverage: array<u32>;
-@group(0) @binding(5) var<storage, read> heights: array<i32>;
-@group(0) @binding(6) var<storage, read> levels: array<u32>;
-@group(0) @binding(7) var<storage, read> level_table: array<vec4<u32>>;
-@group(0) @binding(8) var<storage, read> field: array<u32>;
+@group(0) @binding(5) var<storage, read> height: array<i32>;
+@group(0) @binding(6) var<storage, read> mips: array<u32>;
+@group(0) @binding(7) var<storage, read> mip_table: array<vec4<u32>>;
+@group(0) @binding(8) var<storage, read> distance_field: array<u32>;
 @group(0) @binding(9) var<storage, read_write> visibility: array<u32>;
 @group(0) @binding(10) var<storage, read_write> painted: array<u32>;
 
@@ -39,7 +39,7 @@ fn covered(x: i32, y: i32) -> bool {
 
 fn height_at(x: i32, y: i32) -> i32 {
     if (inside(x, y)) {
-        return heights[u32(y) * params.width + u32(x)];
+        return height[u32(y) * params.width + u32(x)];
     }
     return HEIGHT_FLOOR;
 }
@@ -54,10 +54,10 @@ fn blocks(r: Ray, x: i32, y: i32) -> bool {
 
 // Level `level` (>= 1) block holding texel (x, y) has no coverage.
 fn mip_empty(level: u32, x: i32, y: i32) -> bool {
-    let t = level_table[level];
+    let t = mip_table[level];
     let bx = x >> level;
     let by = y >> level;
-    return bx < 0 || by < 0 || u32(bx) >= t.y || u32(by) >= t.z || levels[t.x + u32(by) * t.y + u32(bx)] == 0u;
+    return bx < 0 || by < 0 || u32(bx) >= t.y || u32(by) >= t.z || mips[t.x + u32(by) * t.y + u32(bx)] == 0u;
 }
 
 fn step_scan(r: Ray) -> bool {
@@ -174,7 +174,7 @@ fn distance_field_march(r: Ray) -> u32 {
         let gy = div_floor(cy, scale);
         var d2 = FAR;
         if (gx >= 0 && gy >= 0 && u32(gx) < params.df_width && u32(gy) < params.df_height) {
-            d2 = field[u32(gy) * params.df_width + u32(gx)];
+            d2 = distance_field[u32(gy) * params.df_width + u32(gx)];
         }
         var step: i32;
         if (d2 == 0u && !(cx == r.sx && cy == r.sy)) {

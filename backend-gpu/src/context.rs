@@ -1,307 +1,20 @@
-//! The device, the compiled pipelines, the buffer pool, uploads and readbacks.
+//! The device and what every dispatch goes through: the compiled
+//! pipelines, the buffer pool, uploads, bind groups, dispatches with their
+//! timestamps, submissions, and readbacks (with the rehearsal that lets a
+//! host that cannot block read without waiting).
 
+use crate::error::gpu_error;
+use crate::limits::{limits_for, open_device};
+use crate::readback::{InFlight, Wait};
+use crate::shaders::{Shader, Shaders};
 use murk_core::{MurkError, PassTiming, Result};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use wgpu::util::DeviceExt;
 
-const PENDING: u8 = 0;
-const LANDED: u8 = 1;
-const FAILED: u8 = 2;
-
-/// A readback on its way to the CPU: a staging buffer that a submitted copy
-/// fills, mapped once the copy is on the queue.
-pub(crate) struct InFlight {
-    staging: wgpu::Buffer,
-    bytes: u64,
-    state: Arc<AtomicU8>,
-}
-
-impl InFlight {
-    /// A readback of the first `bytes` of `staging` (not mapped yet).
-    pub(crate) fn new(staging: wgpu::Buffer, bytes: u64) -> Self {
-        Self { staging, bytes, state: Arc::new(AtomicU8::new(PENDING)) }
-    }
-
-    /// Whether the mapping has landed (or failed): collecting it then never
-    /// waits.
-    pub(crate) fn landed(&self) -> bool {
-        self.state.load(Ordering::Acquire) != PENDING
-    }
-
-    /// Asks for the mapping; call after the copy into the staging buffer
-    /// was submitted (a buffer waiting to be mapped cannot be used by a
-    /// later submission).
-    pub(crate) fn map(&self) {
-        let state = self.state.clone();
-        self.staging.map_async(wgpu::MapMode::Read, .., move |r| state.store(if r.is_ok() { LANDED } else { FAILED }, Ordering::Release));
-    }
-}
-
-/// Every WGSL module is `common.wgsl` followed by the pass's own file (the
-/// looks put shared snippets in between).
-const COMMON: &str = include_str!("../shaders/common.wgsl");
-
-/// The engine include, prefixed to the looks that sample masks in world space.
-use crate::FOG_INCLUDE as INCLUDE;
-const NOISE: &str = include_str!("../shaders/looks/noise.wgsl");
-const MASK: &str = include_str!("../shaders/looks/mask.wgsl");
-
-/// `(module name, WGSL sources after common.wgsl)` of every compute
-/// module: the passes, the sample batch, then the looks.
-const MODULES: [(&str, &[&str]); 16] = [
-    ("rasterize", &[include_str!("../shaders/rasterize.wgsl")]),
-    ("mips", &[include_str!("../shaders/mips.wgsl")]),
-    ("distance_field", &[include_str!("../shaders/distance_field.wgsl")]),
-    ("visibility", &[include_str!("../shaders/visibility.wgsl")]),
-    ("blur", &[include_str!("../shaders/blur.wgsl")]),
-    ("memory", &[include_str!("../shaders/memory.wgsl")]),
-    ("compose", &[include_str!("../shaders/compose.wgsl")]),
-    ("upscale", &[include_str!("../shaders/upscale.wgsl")]),
-    ("blend", &[include_str!("../shaders/blend.wgsl")]),
-    ("sample", &[include_str!("../shaders/sample.wgsl")]),
-    ("hash", &[include_str!("../shaders/hash.wgsl")]),
-    ("present", &[include_str!("../shaders/present.wgsl")]),
-    ("present_detail", &[include_str!("../shaders/present_detail.wgsl")]),
-    ("overlay", &[NOISE, include_str!("../shaders/looks/overlay.wgsl")]),
-    ("surface", &[INCLUDE, NOISE, MASK, include_str!("../shaders/looks/surface.wgsl")]),
-    ("volume", &[INCLUDE, NOISE, MASK, include_str!("../shaders/looks/volume.wgsl")]),
-];
-
-/// A compute entry point. Every kernel is compiled when the context opens,
-/// so a kernel named in code always has its pipeline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kernel {
-    /// Pass 1: blockers and captures into coverage and heights.
-    Rasterize,
-    /// Pass 2: one level of the coverage pyramid.
-    Mips,
-    /// Pass 3: coarse coverage at the distance-field scale.
-    DistanceFieldCoarse,
-    /// Pass 3: the column sweep.
-    DistanceFieldColumns,
-    /// Pass 3: the row sweep.
-    DistanceFieldRows,
-    /// Pass 4: sources painted and marched.
-    Visibility,
-    /// Pass 4: reveal and anti-vision applied.
-    VisibilityFinish,
-    /// Pass 5: one axis of the separable blur (the overlay look's too).
-    Blur,
-    /// Pass 6: explored memory.
-    Memory,
-    /// Pass 7: the composed mask.
-    Compose,
-    /// Pass 8: the composed mask at output resolution.
-    Upscale,
-    /// Pass 9: the blend towards the upscaled mask.
-    Blend,
-    /// Final-mask texels for a sample batch.
-    Sample,
-    /// The state hash: one leaf of 256 texels per invocation.
-    HashLeaf,
-    /// The state hash: the root fold over the leaves.
-    HashRoot,
-    /// The final mask into the texture materials sample.
-    Present,
-    /// The internal masks into the detail texture.
-    PresentDetail,
-    /// The overlay look's shading.
-    Overlay,
-    /// The surface look.
-    Surface,
-    /// The volume look's half-resolution march.
-    VolumeMarch,
-    /// The volume look's upsample to full resolution.
-    VolumeUpsample,
-}
-
-impl Kernel {
-    /// Every kernel, in declaration order (its index is `kernel as usize`).
-    const ALL: [Kernel; 21] = [
-        Kernel::Rasterize,
-        Kernel::Mips,
-        Kernel::DistanceFieldCoarse,
-        Kernel::DistanceFieldColumns,
-        Kernel::DistanceFieldRows,
-        Kernel::Visibility,
-        Kernel::VisibilityFinish,
-        Kernel::Blur,
-        Kernel::Memory,
-        Kernel::Compose,
-        Kernel::Upscale,
-        Kernel::Blend,
-        Kernel::Sample,
-        Kernel::HashLeaf,
-        Kernel::HashRoot,
-        Kernel::Present,
-        Kernel::PresentDetail,
-        Kernel::Overlay,
-        Kernel::Surface,
-        Kernel::VolumeMarch,
-        Kernel::VolumeUpsample,
-    ];
-
-    /// The WGSL module and entry point.
-    fn entry(self) -> (&'static str, &'static str) {
-        match self {
-            Kernel::Rasterize => ("rasterize", "main"),
-            Kernel::Mips => ("mips", "main"),
-            Kernel::DistanceFieldCoarse => ("distance_field", "coarse_pass"),
-            Kernel::DistanceFieldColumns => ("distance_field", "columns_pass"),
-            Kernel::DistanceFieldRows => ("distance_field", "rows_pass"),
-            Kernel::Visibility => ("visibility", "main"),
-            Kernel::VisibilityFinish => ("visibility", "finish"),
-            Kernel::Blur => ("blur", "main"),
-            Kernel::Memory => ("memory", "main"),
-            Kernel::Compose => ("compose", "main"),
-            Kernel::Upscale => ("upscale", "main"),
-            Kernel::Blend => ("blend", "main"),
-            Kernel::Sample => ("sample", "main"),
-            Kernel::HashLeaf => ("hash", "leaf"),
-            Kernel::HashRoot => ("hash", "root"),
-            Kernel::Present => ("present", "main"),
-            Kernel::PresentDetail => ("present_detail", "main"),
-            Kernel::Overlay => ("overlay", "shade"),
-            Kernel::Surface => ("surface", "main"),
-            Kernel::VolumeMarch => ("volume", "march"),
-            Kernel::VolumeUpsample => ("volume", "upsample"),
-        }
-    }
-
-    /// The pass it belongs to, as timings and labels name it.
-    pub(crate) fn pass(self) -> &'static str {
-        self.entry().0
-    }
-}
-
-fn module_text(sources: &[&str]) -> String {
-    let mut text = COMMON.to_string();
-    for s in sources {
-        text.push('\n');
-        text.push_str(s);
-    }
-    text
-}
-
-/// The full WGSL text of a pass (for validation in tests).
-pub fn wgsl_source(pass: &str) -> Option<String> {
-    MODULES.iter().find(|(n, _)| *n == pass).map(|(_, sources)| module_text(sources))
-}
-
-/// Names of the passes with a WGSL module.
-pub fn module_names() -> Vec<&'static str> {
-    MODULES.iter().map(|(n, _)| *n).collect()
-}
-
-pub(crate) fn gpu_error(message: impl Into<String>) -> MurkError {
-    MurkError::Backend { backend: "gpu".into(), message: message.into() }
-}
-
-/// The typed error of a key no instance has.
-pub(crate) fn unknown_key(key: murk_core::backend::InstanceKey) -> MurkError {
-    MurkError::UnknownKey { backend: "gpu".into(), key }
-}
-
-/// The environment variable that picks the wgpu backends murk's own device
-/// may open (`vulkan`, `metal`, `dx12`, `gl`, comma-separated).
-pub const BACKEND_VAR: &str = "MURK_WGPU_BACKEND";
-
-/// The format of the mask textures materials sample: 16-bit floats are
-/// filterable and writable from compute shaders on every adapter wgpu
-/// supports (16-bit unorm is neither without optional features).
-pub const MASK_TEXTURE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
-
-/// The limits murk's pipelines need beyond WebGPU's downlevel defaults:
-/// ten storage buffers in one compute stage, and buffers as large as the
-/// adapter allows (checked per instance when it is created).
-pub fn required_limits(adapter: &wgpu::Limits) -> wgpu::Limits {
-    wgpu::Limits {
-        max_storage_buffers_per_shader_stage: 10,
-        max_storage_buffer_binding_size: adapter.max_storage_buffer_binding_size,
-        max_buffer_size: adapter.max_buffer_size,
-        max_texture_dimension_2d: adapter.max_texture_dimension_2d,
-        ..wgpu::Limits::downlevel_defaults()
-    }
-}
-
-/// The limits to open a device with on an adapter that has `have`
-/// ([`required_limits`]), or an error naming each limit of the adapter
-/// below what murk needs (in a browser, WebGPU's defaults give 8 storage
-/// buffers per stage where murk needs 10: ask the adapter for its own).
-pub fn limits_for(have: &wgpu::Limits, adapter: &wgpu::AdapterInfo) -> Result<wgpu::Limits> {
-    // Buffer and texture sizes are checked per instance, against what the device has.
-    let need = required_limits(&wgpu::Limits { max_texture_dimension_2d: 0, ..have.clone() });
-    let mut short = Vec::new();
-    need.check_limits_with_fail_fn(have, false, |name, wanted, got| short.push(format!("{name} is {got}, murk needs {wanted}")));
-    if !short.is_empty() {
-        return Err(MurkError::DeviceTooWeak { adapter: format!("{} ({:?})", adapter.name, adapter.backend), missing: short.join("; ") });
-    }
-    Ok(required_limits(have))
-}
-
-/// The wgpu backends to try for murk's own device: those named by
-/// [`BACKEND_VAR`], else Vulkan, Metal and DX12 first and GL when none of
-/// those has an adapter.
-fn backends_to_try() -> Result<Vec<wgpu::Backends>> {
-    match std::env::var(BACKEND_VAR) {
-        Ok(list) => {
-            let chosen = wgpu::Backends::from_comma_list(&list);
-            if chosen.is_empty() {
-                return Err(MurkError::invalid(BACKEND_VAR, &list, "names no wgpu backend (vulkan, metal, dx12, gl)"));
-            }
-            Ok(vec![chosen])
-        }
-        Err(_) => Ok(vec![wgpu::Backends::PRIMARY, wgpu::Backends::SECONDARY]),
-    }
-}
-
-/// One pipeline layout for all entry points of a module, with every binding
-/// the module declares (read from the WGSL with naga), so an entry point
-/// that uses fewer bindings still takes the module's bind group.
-fn module_layout(device: &wgpu::Device, name: &str, text: &str) -> Result<wgpu::PipelineLayout> {
-    let module = naga::front::wgsl::parse_str(text).map_err(|e| gpu_error(format!("{name}.wgsl: {}", e.emit_to_string(text))))?;
-    let mut entries = Vec::new();
-    for (_, var) in module.global_variables.iter() {
-        let Some(binding) = &var.binding else { continue };
-        let buffer = |ty| wgpu::BindingType::Buffer { ty, has_dynamic_offset: false, min_binding_size: None };
-        let ty = match var.space {
-            naga::AddressSpace::Uniform => buffer(wgpu::BufferBindingType::Uniform),
-            naga::AddressSpace::Storage { access } => {
-                buffer(wgpu::BufferBindingType::Storage { read_only: !access.contains(naga::StorageAccess::STORE) })
-            }
-            // The presentation passes write the mask textures.
-            naga::AddressSpace::Handle
-                if matches!(module.types[var.ty].inner, naga::TypeInner::Image { class: naga::ImageClass::Storage { .. }, .. }) =>
-            {
-                wgpu::BindingType::StorageTexture {
-                    access: wgpu::StorageTextureAccess::WriteOnly,
-                    format: MASK_TEXTURE_FORMAT,
-                    view_dimension: wgpu::TextureViewDimension::D2,
-                }
-            }
-            _ => continue,
-        };
-        entries.push(wgpu::BindGroupLayoutEntry { binding: binding.binding, visibility: wgpu::ShaderStages::COMPUTE, ty, count: None });
-    }
-    entries.sort_by_key(|e| e.binding);
-    let group = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(name), entries: &entries });
-    Ok(device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some(name), bind_group_layouts: &[Some(&group)], immediate_size: 0 }))
-}
-
-/// How a readback is collected, and what [`Context::waits`] counts.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Wait {
-    /// Return `None` while it is in flight.
-    No,
-    /// Block only if it has not landed (a tick whose flag or sample fell
-    /// due): counted only when it had to block, so a device that keeps up
-    /// costs a tick no waits.
-    IfPending,
-    /// The caller asked for results now (masks, hashes, snapshots): a sync
-    /// point, counted every time, whether or not the device had finished.
-    Sync,
+/// Workgroups for `n` invocations in groups of `size`.
+pub(crate) fn groups(n: u32, size: u32) -> u32 {
+    n.div_ceil(size)
 }
 
 /// Device, queue, pipelines and pools.
@@ -309,8 +22,8 @@ pub struct Context {
     pub(crate) device: wgpu::Device,
     pub(crate) queue: wgpu::Queue,
     pub(crate) adapter: wgpu::AdapterInfo,
-    /// One per kernel, at `kernel as usize`.
-    pipelines: Vec<wgpu::ComputePipeline>,
+    /// Every compute pipeline.
+    pub(crate) shaders: Shaders,
     pool: BTreeMap<u64, Vec<wgpu::Buffer>>,
     pub(crate) allocated: usize,
     /// Sync points with the device: see [`Wait`].
@@ -335,9 +48,10 @@ struct Rehearsal {
     staged: Vec<Staged>,
 }
 
-/// A copy of a buffer's first bytes on its way to the CPU.
+/// A copy of a buffer's bytes on its way to the CPU.
 struct Staged {
     source: wgpu::Buffer,
+    offset: u64,
     bytes: u64,
     readback: InFlight,
 }
@@ -360,42 +74,12 @@ struct Timing {
 const TIMED_PER_SUBMISSION: u32 = 256;
 
 impl Context {
-    /// Opens murk's own device on the first adapter of the backends allowed
-    /// (see [`BACKEND_VAR`]), or says why it cannot. With `hardware`, an
-    /// adapter that runs on the CPU (`DeviceType::Cpu`: lavapipe,
-    /// llvmpipe, SwiftShader, WARP) is passed over.
+    /// Opens murk's own device (see [`open_device`]) and compiles every
+    /// pipeline on it. With `hardware`, an adapter that runs on the CPU is
+    /// passed over.
     pub fn open(hardware: bool) -> Result<Self> {
-        let mut last_error = String::from("no wgpu backend was tried");
-        let mut software = Vec::new();
-        for backends in backends_to_try()? {
-            let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-            desc.backends = backends;
-            let instance = wgpu::Instance::new(desc);
-            let options = wgpu::RequestAdapterOptions { power_preference: wgpu::PowerPreference::HighPerformance, ..Default::default() };
-            let adapter = match pollster::block_on(instance.request_adapter(&options)) {
-                Ok(a) => a,
-                Err(e) => {
-                    last_error = format!("none among {backends:?}: {e}");
-                    continue;
-                }
-            };
-            let info = adapter.get_info();
-            if hardware && info.device_type == wgpu::DeviceType::Cpu {
-                software.push(format!("{} ({:?})", info.name, info.backend));
-                last_error = format!("only software adapters, which run on the CPU: {}", software.join(", "));
-                continue;
-            }
-            let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
-            let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-                label: Some("murk"),
-                required_limits: required_limits(&adapter.limits()),
-                required_features: features,
-                ..Default::default()
-            }))
-            .map_err(|e| gpu_error(format!("cannot open {} ({:?}): {e}", info.name, info.backend)))?;
-            return Self::on_device(device, queue, info);
-        }
-        Err(MurkError::NoAdapter(last_error))
+        let (device, queue, adapter) = open_device(hardware)?;
+        Self::on_device(device, queue, adapter)
     }
 
     /// Uses a device the host opened: checks that its limits hold what the
@@ -403,33 +87,12 @@ impl Context {
     /// pipelines on it.
     pub fn on_device(device: wgpu::Device, queue: wgpu::Queue, adapter: wgpu::AdapterInfo) -> Result<Self> {
         limits_for(&device.limits(), &adapter)?;
-        let mut modules = BTreeMap::new();
-        for (name, src) in MODULES {
-            let text = module_text(src);
-            let layout = module_layout(&device, name, &text)?;
-            let module =
-                device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(name), source: wgpu::ShaderSource::Wgsl(text.into()) });
-            modules.insert(name, (module, layout));
-        }
-        let mut pipelines = Vec::with_capacity(Kernel::ALL.len());
-        for kernel in Kernel::ALL {
-            let (name, entry) = kernel.entry();
-            let (module, layout) =
-                modules.get(name).ok_or_else(|| gpu_error(format!("kernel {kernel:?} names module `{name}`, which is not compiled")))?;
-            pipelines.push(device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: Some(layout),
-                module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            }));
-        }
+        let shaders = Shaders::compile(&device)?;
         Ok(Self {
             device,
             queue,
             adapter,
-            pipelines,
+            shaders,
             pool: BTreeMap::new(),
             allocated: 0,
             waits: 0,
@@ -495,10 +158,6 @@ impl Context {
         Ok(out)
     }
 
-    fn pipeline(&self, kernel: Kernel) -> &wgpu::ComputePipeline {
-        &self.pipelines[kernel as usize]
-    }
-
     /// A storage buffer of at least `bytes` (rounded up to a power of two,
     /// 64 at least, which holds one of any element), from the pool when one is free.
     pub(crate) fn take(&mut self, bytes: u64) -> wgpu::Buffer {
@@ -538,29 +197,26 @@ impl Context {
         })
     }
 
-    /// A bind group of `buffers` at bindings 0.. for `kernel`.
-    pub(crate) fn bind(&self, kernel: Kernel, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
-        let layout = self.pipeline(kernel).get_bind_group_layout(0);
-        let entries: Vec<wgpu::BindGroupEntry> =
-            buffers.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
-        self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(kernel.pass()), layout: &layout, entries: &entries })
+    /// A bind group of `buffers` at bindings 0.. for `shader`.
+    pub(crate) fn bind(&self, shader: &Shader, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
+        let resources: Vec<wgpu::BindingResource> = buffers.iter().map(|b| b.as_entire_binding()).collect();
+        self.bind_resources(shader, &resources)
     }
 
-    /// A bind group of `resources` at bindings 0.. for `kernel`.
-    pub(crate) fn bind_resources(&self, kernel: Kernel, resources: &[wgpu::BindingResource]) -> wgpu::BindGroup {
-        let layout = self.pipeline(kernel).get_bind_group_layout(0);
+    /// A bind group of `resources` at bindings 0.. for `shader`.
+    pub(crate) fn bind_resources(&self, shader: &Shader, resources: &[wgpu::BindingResource]) -> wgpu::BindGroup {
         let entries: Vec<wgpu::BindGroupEntry> =
             resources.iter().enumerate().map(|(i, r)| wgpu::BindGroupEntry { binding: i as u32, resource: r.clone() }).collect();
-        self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(kernel.pass()), layout: &layout, entries: &entries })
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(shader.pass), layout: &shader.layout(), entries: &entries })
     }
 
     /// Records one dispatch.
-    pub(crate) fn dispatch(&self, encoder: &mut wgpu::CommandEncoder, kernel: Kernel, group: &wgpu::BindGroup, x: u32, y: u32) {
+    pub(crate) fn dispatch(&self, encoder: &mut wgpu::CommandEncoder, shader: &Shader, group: &wgpu::BindGroup, x: u32, y: u32) {
         let mut timing = self.timing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let writes = match timing.as_mut() {
             Some(t) if t.recorded.len() < TIMED_PER_SUBMISSION as usize => {
                 let first = 2 * t.recorded.len() as u32;
-                t.recorded.push(kernel.pass().to_string());
+                t.recorded.push(shader.pass.to_string());
                 Some(wgpu::ComputePassTimestampWrites {
                     query_set: &t.set,
                     beginning_of_pass_write_index: Some(first),
@@ -574,8 +230,8 @@ impl Context {
             None => None,
         };
         self.dispatches.fetch_add(1, Ordering::Relaxed);
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(kernel.pass()), timestamp_writes: writes });
-        pass.set_pipeline(self.pipeline(kernel));
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(shader.pass), timestamp_writes: writes });
+        pass.set_pipeline(shader.pipeline());
         pass.set_bind_group(0, group, &[]);
         pass.dispatch_workgroups(x.max(1), y.max(1), 1);
     }
@@ -632,6 +288,11 @@ impl Context {
     /// A mappable buffer of `bytes` that `src`'s first bytes are copied into
     /// by `encoder` (map it after the encoder is submitted).
     pub(crate) fn staging(&self, encoder: &mut wgpu::CommandEncoder, src: &wgpu::Buffer, bytes: u64) -> wgpu::Buffer {
+        self.staging_at(encoder, src, 0, bytes)
+    }
+
+    /// [`Context::staging`] of the bytes of `src` from `offset` on.
+    fn staging_at(&self, encoder: &mut wgpu::CommandEncoder, src: &wgpu::Buffer, offset: u64, bytes: u64) -> wgpu::Buffer {
         let size = bytes.next_multiple_of(4).max(4);
         let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("murk readback"),
@@ -639,7 +300,7 @@ impl Context {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        encoder.copy_buffer_to_buffer(src, 0, &staging, 0, size);
+        encoder.copy_buffer_to_buffer(src, offset, &staging, 0, size);
         staging
     }
 
@@ -675,24 +336,26 @@ impl Context {
         self.staged.iter().all(|s| s.readback.landed())
     }
 
-    /// Copies the first `bytes` of `src` back to the CPU: from a landed
-    /// staged copy of it if there is one, else submitted and waited for.
-    pub(crate) fn read(&mut self, src: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+    /// Copies `bytes` of `src` from `offset` on back to the CPU: from a
+    /// landed staged copy of them if there is one, else submitted and
+    /// waited for.
+    pub(crate) fn read(&mut self, src: &wgpu::Buffer, offset: u64, bytes: u64) -> Result<Vec<u8>> {
         if bytes == 0 {
             return Ok(Vec::new());
         }
         if let Some(mut rehearsal) = self.rehearsal.take() {
-            let copy = self.staging(&mut rehearsal.encoder, src, bytes);
-            rehearsal.staged.push(Staged { source: src.clone(), bytes, readback: InFlight::new(copy, bytes) });
+            let copy = self.staging_at(&mut rehearsal.encoder, src, offset, bytes);
+            rehearsal.staged.push(Staged { source: src.clone(), offset, bytes, readback: InFlight::new(copy, bytes) });
             self.rehearsal = Some(rehearsal);
             return Ok(vec![0; bytes as usize]);
         }
-        if let Some(i) = self.staged.iter().position(|s| s.source == *src && s.bytes == bytes && s.readback.landed()) {
+        let staged = |s: &Staged| s.source == *src && (s.offset, s.bytes) == (offset, bytes) && s.readback.landed();
+        if let Some(i) = self.staged.iter().position(staged) {
             let staged = self.staged.swap_remove(i);
             return self.collect(&staged.readback, Wait::No)?.ok_or_else(|| gpu_error("a landed readback was pending"));
         }
         let mut encoder = self.encoder();
-        let readback = InFlight::new(self.staging(&mut encoder, src, bytes), bytes);
+        let readback = InFlight::new(self.staging_at(&mut encoder, src, offset, bytes), bytes);
         self.submit(encoder)?;
         readback.map();
         self.collect(&readback, Wait::Sync)?.ok_or_else(|| gpu_error("a waited-for readback did not land"))
@@ -715,7 +378,7 @@ impl Context {
             texture.size(),
         );
         self.submit(encoder)?;
-        let bytes = self.read(&buffer, u64::from(padded * h));
+        let bytes = self.read(&buffer, 0, u64::from(padded * h));
         self.give(buffer);
         Ok(bytes?.chunks(padded as usize).flat_map(|r| r[..row as usize].to_vec()).collect())
     }
@@ -725,7 +388,7 @@ impl Context {
     /// [`Wait`] for what [`Context::waits`] counts.
     pub(crate) fn collect(&mut self, readback: &InFlight, wait: Wait) -> Result<Option<Vec<u8>>> {
         self.poll(false)?;
-        if readback.state.load(Ordering::Acquire) == PENDING {
+        if !readback.landed() {
             if wait == Wait::No {
                 return Ok(None);
             }
@@ -735,57 +398,11 @@ impl Context {
             // for a result now, which is a sync point whatever its speed.
             self.waits += 1;
         }
-        match readback.state.load(Ordering::Acquire) {
-            LANDED => {
-                let view = readback.staging.get_mapped_range(..).map_err(|e| gpu_error(format!("a landed readback could not be read: {e}")))?;
-                let out = view[..readback.bytes as usize].to_vec();
-                drop(view);
-                readback.staging.unmap();
-                Ok(Some(out))
-            }
-            FAILED => Err(gpu_error("a readback failed to map")),
-            _ => Err(gpu_error("a readback did not land after the device went idle")),
-        }
+        readback.bytes().map(Some)
     }
 
-    /// Reads `count` u32 values.
-    pub(crate) fn read_u32(&mut self, src: &wgpu::Buffer, count: usize) -> Result<Vec<u32>> {
-        Ok(self.read(src, count as u64 * 4)?.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
-    }
-}
-
-#[cfg(test)]
-mod kernel_tests {
-    use super::*;
-
-    /// An adapter with WebGPU's default of 8 storage buffers per stage is
-    /// refused, naming the limit; asked for 10 it opens with them.
-    #[test]
-    fn limits_name_what_an_adapter_lacks() {
-        let adapter =
-            wgpu::AdapterInfo { name: "test adapter".into(), ..wgpu::AdapterInfo::new(wgpu::DeviceType::Other, wgpu::Backend::BrowserWebGpu) };
-        let webgpu = wgpu::Limits::defaults();
-        let error = limits_for(&webgpu, &adapter).expect_err("8 storage buffers are too few").to_string();
-        assert!(error.contains("max_storage_buffers_per_shader_stage is 8, murk needs 10") && error.contains("test adapter"), "{error}");
-        let asked = wgpu::Limits { max_storage_buffers_per_shader_stage: 10, ..webgpu };
-        let got = limits_for(&asked, &adapter).expect("10 are enough");
-        assert_eq!(got.max_storage_buffers_per_shader_stage, 10);
-        assert_eq!(got.max_storage_buffer_binding_size, asked.max_storage_buffer_binding_size);
-    }
-
-    #[test]
-    fn every_kernel_sits_at_its_index_and_names_a_module_entry() {
-        for (i, kernel) in Kernel::ALL.into_iter().enumerate() {
-            assert_eq!(kernel as usize, i, "{kernel:?}");
-            let (module, entry) = kernel.entry();
-            let text = wgsl_source(module).unwrap_or_else(|| panic!("{kernel:?}: no module `{module}`"));
-            assert!(text.contains(&format!("fn {entry}(")), "{kernel:?}: `{module}` has no entry `{entry}`");
-        }
-        // The last variant ends the list: none is left out of `ALL`.
-        assert_eq!(Kernel::ALL.len(), Kernel::VolumeUpsample as usize + 1);
-        // Every module is used by some kernel.
-        for (module, _) in MODULES {
-            assert!(Kernel::ALL.iter().any(|k| k.pass() == module), "module `{module}` has no kernel");
-        }
+    /// Reads `count` u32 values of `src` from byte `offset` on.
+    pub(crate) fn read_u32(&mut self, src: &wgpu::Buffer, offset: u64, count: usize) -> Result<Vec<u32>> {
+        Ok(self.read(src, offset, count as u64 * 4)?.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
 }

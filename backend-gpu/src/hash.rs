@@ -3,8 +3,7 @@
 //! small buffer that is read back with the submission. Core defines the
 //! hash (`murk_core::hash`); the CPU computes the same values.
 
-use crate::context::{Context, Kernel};
-use crate::passes::groups;
+use crate::context::{groups, Context};
 
 /// `HashParams` of `shaders/hash.wgsl`: one texture to hash.
 #[repr(C)]
@@ -32,17 +31,17 @@ pub struct Source<'a> {
 
 /// Records the hash of every source into `roots` (one `vec2<u32>` each, in
 /// order); returns the buffers to recycle once the work is submitted.
-pub fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, sources: &[Source], roots: &wgpu::Buffer) -> Vec<wgpu::Buffer> {
+pub(crate) fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, sources: &[Source], roots: &wgpu::Buffer) -> Vec<wgpu::Buffer> {
     let leaf_count = |s: &Source| (murk_core::hash::leaves_across(s.width) as u32) * s.height.div_ceil(murk_core::hash::LEAF_SIDE);
     let most = sources.iter().map(leaf_count).max().unwrap_or(0);
     let leaves = ctx.take(u64::from(most.max(1)) * 8);
     for (slot, s) in sources.iter().enumerate() {
         let params = ctx.uniform(bytemuck::bytes_of(&HashParams { leaves: leaf_count(s), width: s.width, height: s.height, slot: slot as u32 }));
         let buffers = [&params, s.buffer, &leaves, roots];
-        let g = ctx.bind(Kernel::HashLeaf, &buffers);
-        ctx.dispatch(enc, Kernel::HashLeaf, &g, groups(leaf_count(s), 64), 1);
-        let g = ctx.bind(Kernel::HashRoot, &buffers);
-        ctx.dispatch(enc, Kernel::HashRoot, &g, 1, 1);
+        let g = ctx.bind(&ctx.shaders.hash_leaf, &buffers);
+        ctx.dispatch(enc, &ctx.shaders.hash_leaf, &g, groups(leaf_count(s), 64), 1);
+        let g = ctx.bind(&ctx.shaders.hash_root, &buffers);
+        ctx.dispatch(enc, &ctx.shaders.hash_root, &g, 1, 1);
     }
     vec![leaves]
 }

@@ -6,10 +6,9 @@
 //! through the engine include's `murk_fog_uv`. Floats: each agrees with the
 //! CPU reference within the tolerance in `docs/looks.md`.
 
-use crate::context::{Context, Kernel};
+use crate::backend::GpuBackend;
+use crate::context::{groups, Context};
 use crate::passes::blur::BlurAxis;
-use crate::passes::groups;
-use crate::GpuBackend;
 use murk_core::{FrameParams, Result, ShaderParams};
 use murk_looks::{
     half_size, validate_surface, validate_tint, Looks, MaskView, OverlayStyle, RgbaImage, SurfaceGrid, SurfaceParams, VolumeFrame, VolumeParams,
@@ -86,17 +85,17 @@ fn overlay(ctx: &mut Context, mask: &MaskView, tint: Option<&[[u8; 3]]>, time_s:
     let shade_params = ctx.uniform(bytemuck::bytes_of(&uniform));
     let mut enc = ctx.encoder();
     for _ in 0..kernel.iterations {
-        let x = ctx.bind(Kernel::Blur, &[&params, &axis_x, &weights, &a, &b]);
-        ctx.dispatch(&mut enc, Kernel::Blur, &x, groups(w, 8), groups(h, 8));
-        let y = ctx.bind(Kernel::Blur, &[&params, &axis_y, &weights, &b, &a]);
-        ctx.dispatch(&mut enc, Kernel::Blur, &y, groups(w, 8), groups(h, 8));
+        let x = ctx.bind(&ctx.shaders.blur, &[&params, &axis_x, &weights, &a, &b]);
+        ctx.dispatch(&mut enc, &ctx.shaders.blur, &x, groups(w, 8), groups(h, 8));
+        let y = ctx.bind(&ctx.shaders.blur, &[&params, &axis_y, &weights, &b, &a]);
+        ctx.dispatch(&mut enc, &ctx.shaders.blur, &y, groups(w, 8), groups(h, 8));
     }
-    let up = ctx.bind(Kernel::Upscale, &[&params, &a, &big]);
-    ctx.dispatch(&mut enc, Kernel::Upscale, &up, groups(ow, 8), groups(oh, 8));
-    let shade = ctx.bind(Kernel::Overlay, &[&shade_params, &big, &tint_buf, &out]);
-    ctx.dispatch(&mut enc, Kernel::Overlay, &shade, groups(ow, 8), groups(oh, 8));
+    let up = ctx.bind(&ctx.shaders.upscale, &[&params, &a, &big]);
+    ctx.dispatch(&mut enc, &ctx.shaders.upscale, &up, groups(ow, 8), groups(oh, 8));
+    let shade = ctx.bind(&ctx.shaders.overlay, &[&shade_params, &big, &tint_buf, &out]);
+    ctx.dispatch(&mut enc, &ctx.shaders.overlay, &shade, groups(ow, 8), groups(oh, 8));
     ctx.submit(enc)?;
-    let pixels = ctx.read(&out, u64::from(ow * oh) * 4);
+    let pixels = ctx.read(&out, 0, u64::from(ow * oh) * 4);
     for buf in [a, b, weights, big, tint_buf, out] {
         ctx.give(buf);
     }
@@ -112,10 +111,10 @@ fn surface(ctx: &mut Context, mask: &MaskView, area: &ShaderParams, ground: &[f3
     let n = ground.len() as u64;
     let out = ctx.take(n * 8);
     let mut enc = ctx.encoder();
-    let group = ctx.bind(Kernel::Surface, &[&uniform, &area_buf, &info, &texels, &ground_buf, &out]);
-    ctx.dispatch(&mut enc, Kernel::Surface, &group, groups(params.cols, 8), groups(params.rows, 8));
+    let group = ctx.bind(&ctx.shaders.surface, &[&uniform, &area_buf, &info, &texels, &ground_buf, &out]);
+    ctx.dispatch(&mut enc, &ctx.shaders.surface, &group, groups(params.cols, 8), groups(params.rows, 8));
     ctx.submit(enc)?;
-    let bytes = ctx.read(&out, n * 8);
+    let bytes = ctx.read(&out, 0, n * 8);
     for buf in [texels, ground_buf, out] {
         ctx.give(buf);
     }
@@ -150,12 +149,12 @@ fn volume(ctx: &mut Context, mask: &MaskView, area: &ShaderParams, scene: &Volum
     let (half, full) = (ctx.take(half_n * 16), ctx.take(full_n * 16));
     let mut enc = ctx.encoder();
     let buffers = [&params, &area_buf, &info, &texels, &depth, &history, &half, &full];
-    let march = ctx.bind(Kernel::VolumeMarch, &buffers);
-    ctx.dispatch(&mut enc, Kernel::VolumeMarch, &march, groups(hw, 8), groups(hh, 8));
-    let upsample = ctx.bind(Kernel::VolumeUpsample, &buffers);
-    ctx.dispatch(&mut enc, Kernel::VolumeUpsample, &upsample, groups(cam.width, 8), groups(cam.height, 8));
+    let march = ctx.bind(&ctx.shaders.volume_march, &buffers);
+    ctx.dispatch(&mut enc, &ctx.shaders.volume_march, &march, groups(hw, 8), groups(hh, 8));
+    let upsample = ctx.bind(&ctx.shaders.volume_upsample, &buffers);
+    ctx.dispatch(&mut enc, &ctx.shaders.volume_upsample, &upsample, groups(cam.width, 8), groups(cam.height, 8));
     ctx.submit(enc)?;
-    let (half_bytes, full_bytes) = (ctx.read(&half, half_n * 16), ctx.read(&full, full_n * 16));
+    let (half_bytes, full_bytes) = (ctx.read(&half, 0, half_n * 16), ctx.read(&full, 0, full_n * 16));
     for buf in [texels, depth, history, half, full] {
         ctx.give(buf);
     }
@@ -187,7 +186,7 @@ mod tests {
     use wgpu::naga;
 
     fn span(module: &str, name: &str) -> usize {
-        let src = crate::wgsl_source(module).unwrap();
+        let src = crate::shaders::wgsl_source(module).unwrap();
         let parsed = naga::front::wgsl::parse_str(&src).unwrap();
         for (_, ty) in parsed.types.iter() {
             if ty.name.as_deref() == Some(name) {

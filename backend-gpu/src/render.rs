@@ -3,12 +3,12 @@
 //! instance's mask texture with a filtering sampler. Only the finished
 //! picture comes back to the CPU, never a mask.
 
-use crate::context::gpu_error;
-use crate::GpuBackend;
+use crate::backend::GpuBackend;
+use crate::error::gpu_error;
+use crate::shaders::FOG_INCLUDE as INCLUDE;
 use murk_core::{InstanceKey, Result, ShaderParams};
 use murk_looks::RgbaImage;
 
-use crate::FOG_INCLUDE as INCLUDE;
 const TOP_VIEW: &str = include_str!("../shaders/render/top_view.wgsl");
 
 /// The picture's format: 8-bit sRGB-free RGBA, what PNGs hold.

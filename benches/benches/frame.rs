@@ -35,7 +35,7 @@ use murk_benches::ticks::{Change, RtsTicks};
 use murk_conformance::workloads::{self, Workload};
 use murk_core::{
     Backend, BackendChoice, FogSubsystem, InstanceDims, InstanceKey, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result,
-    SampleRequest, Stage, StageImage,
+    SampleRequest, TextureImage,
 };
 
 /// One full recompute (occlusion, visibility .. upscale, blend) per iteration.
@@ -372,9 +372,6 @@ impl Backend for Finished {
         self.0.blend(key, t)?;
         self.0.finish()
     }
-    fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage> {
-        self.0.read_stage(key, stage)
-    }
     fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64> {
         self.0.submit_samples(batch)
     }
@@ -393,7 +390,7 @@ impl Backend for Finished {
     fn poll_hashes(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u64>>> {
         self.0.poll_hashes(ticket, wait)
     }
-    fn read_texture(&mut self, key: InstanceKey, texture: murk_core::Texture) -> Result<StageImage> {
+    fn read_texture(&mut self, key: InstanceKey, texture: murk_core::Texture) -> Result<TextureImage> {
         self.0.read_texture(key, texture)
     }
     fn save_tiles(

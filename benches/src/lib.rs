@@ -12,7 +12,7 @@
 pub mod ticks;
 
 use murk_conformance::workloads::Workload;
-use murk_core::{FogSubsystem, Grid, OcclusionInput, RecomputeInput, Stage, StageData};
+use murk_core::{FogSubsystem, Grid, OcclusionInput, RecomputeInput, Texture, TextureData};
 use murk_cpu::passes::visibility::{Accel, Occlusion};
 
 /// The projected inputs of a workload's first frame, and its occlusion
@@ -51,12 +51,12 @@ pub fn prepare(w: &mut Workload) -> Prepared {
     fog.create_instance(w.desc.clone()).expect("valid workload");
     fog.tick(&mut w.world, 33_333).expect("tick");
     let (occlusion, recompute) = fog.frame_inputs(&w.desc.name, &w.world, 33_333).expect("inputs");
-    let coverage = match fog.read_stage(&w.desc.name, Stage::Coverage).expect("coverage").data {
-        StageData::U8(v) => v,
+    let coverage = match fog.read_texture(&w.desc.name, Texture::Coverage).expect("coverage").data {
+        TextureData::U8(v) => v,
         _ => unreachable!("coverage is u8"),
     };
-    let heights = match fog.read_stage(&w.desc.name, Stage::Height).expect("height").data {
-        StageData::I32(v) => v,
+    let heights = match fog.read_texture(&w.desc.name, Texture::Height).expect("height").data {
+        TextureData::I32(v) => v,
         _ => unreachable!("height is i32"),
     };
     Prepared { occlusion, recompute, coverage, heights }

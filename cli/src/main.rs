@@ -9,7 +9,7 @@ mod top_view;
 
 use clap::{Args, Parser, Subcommand};
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord, MAX_TICKS};
-use murk_core::{Backend, BackendChoice, MurkError, Stage};
+use murk_core::{pass_outputs, Backend, BackendChoice, MurkError, Texture};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -99,7 +99,7 @@ struct Common {
     /// [default: the scenario's, or what is left of it]
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_TICKS)))]
     ticks: Option<u32>,
-    /// Also write DIR/<instance>.<pass>.png for every pass
+    /// Also write DIR/<instance>.<texture>.png for every texture a pass writes
     #[arg(long)]
     stages: bool,
     /// Output folder [default: murk-out/<file stem>]
@@ -387,14 +387,11 @@ fn compare(scenario: Scenario, files: &ScenarioFiles, a: Box<dyn Backend>, b: Bo
         first.step().map_err(|e| format!("{na}, tick {tick}: {e}"))?;
         second.step().map_err(|e| format!("{nb}, tick {tick}: {e}"))?;
         for name in first.fog().instance_names() {
-            for stage in Stage::ALL {
-                let x = first.fog().read_stage(&name, stage).map_err(err)?;
-                let y = second.fog().read_stage(&name, stage).map_err(err)?;
+            for row in pass_outputs() {
+                let x = first.fog().read_row(&name, row).map_err(err)?;
+                let y = second.fog().read_row(&name, row).map_err(err)?;
                 if let Some((tx, ty)) = x.first_difference(&y) {
-                    return Err(format!(
-                        "{na} and {nb} differ at tick {tick}, instance `{name}`, pass `{}`, first at texel ({tx}, {ty})",
-                        stage.name()
-                    ));
+                    return Err(format!("{na} and {nb} differ at tick {tick}, instance `{name}`, pass `{}`, first at texel ({tx}, {ty})", row.name));
                 }
             }
         }
@@ -436,13 +433,13 @@ fn demo() -> Result<(), String> {
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let map = files.map.as_ref().ok_or("the demo has a map")?;
     let mut written = Vec::new();
-    for (stage, file) in [(Stage::Visibility, "demo.visibility.png"), (Stage::Memory, "demo.memory.png"), (Stage::Final, "demo.final.png")] {
-        let img = runner.fog().read_stage("demo", stage).map_err(err)?;
-        let path = out.join(file);
+    for texture in [Texture::Visibility, Texture::Memory, Texture::Final] {
+        let img = runner.fog().read_texture("demo", texture).map_err(err)?;
+        let path = out.join(format!("demo.{}.png", texture.name()));
         picture::write_gray16(&path, img.width, img.height, &img.to_gray16())?;
         written.push(path);
     }
-    let fin = runner.fog().read_stage("demo", Stage::Final).map_err(err)?;
+    let fin = runner.fog().read_texture("demo", Texture::Final).map_err(err)?;
     let path = out.join("demo.overlay.png");
     picture::write_overlay(&path, map, fin.width, fin.height, &fin.to_gray16())?;
     written.push(path);

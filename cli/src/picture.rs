@@ -2,7 +2,7 @@
 
 use murk_core::movingai::MovingAiMap;
 use murk_core::scenario::{ScenarioRunner, TickRecord};
-use murk_core::{MurkError, Stage};
+use murk_core::{pass_outputs, MurkError, Texture};
 use serde_json::{json, Value};
 use std::fs::File;
 use std::io::BufWriter;
@@ -59,17 +59,18 @@ fn err(e: MurkError) -> String {
 }
 
 /// Writes `<instance>.final.png` for every instance, and with `stages` one
-/// `<instance>.<stage>.png` per stage.
+/// `<instance>.<texture>.png` per texture a pass writes (the pyramid as
+/// `mips`, its levels side by side).
 pub fn write_outputs(runner: &mut ScenarioRunner, out: &Path, stages: bool) -> Result<Vec<PathBuf>, String> {
     let mut written = Vec::new();
     for name in runner.fog().instance_names() {
-        let list: Vec<Stage> = if stages { Stage::ALL.to_vec() } else { vec![Stage::Final] };
-        for stage in list {
-            let img = runner.fog().read_stage(&name, stage).map_err(err)?;
+        let rows = pass_outputs().filter(|row| stages || row.texture == Texture::Final);
+        for row in rows {
+            let img = runner.fog().read_row(&name, row).map_err(err)?;
             if img.width == 0 || img.height == 0 {
                 continue;
             }
-            let path = out.join(format!("{name}.{}.png", stage.name()));
+            let path = out.join(format!("{name}.{}.png", row.name));
             write_gray16(&path, img.width, img.height, &img.to_gray16())?;
             written.push(path);
         }

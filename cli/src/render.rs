@@ -5,7 +5,7 @@
 
 use crate::scene::{camera_for, Frame, Terrain};
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
-use murk_core::{BackendChoice, ShaderParams, Stage, StageData};
+use murk_core::{BackendChoice, ShaderParams, Texture, TextureData};
 use murk_looks::mesh::{FogMesh, MeshSettings};
 use murk_looks::{fog_uv, object_hidden, MaskView, OverlayStyle, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
 use std::collections::BTreeMap;
@@ -61,8 +61,8 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
     run_frames(&mut runner, opts.every, |runner, tick| {
         for name in runner.fog().instance_names() {
             let area = runner.fog().shader_params(&name).map_err(|e| e.to_string())?;
-            let img = runner.fog().read_stage(&name, Stage::Final).map_err(|e| e.to_string())?;
-            let StageData::U16(texels) = &img.data else { return Err("the final mask is u16".into()) };
+            let img = runner.fog().read_texture(&name, Texture::Final).map_err(|e| e.to_string())?;
+            let TextureData::U16(texels) = &img.data else { return Err("the final mask is u16".into()) };
             let mask = MaskView { width: img.width, height: img.height, texels, explored: area.explored_value, mapped: area.mapped_value };
             let camera = camera_for(&area, w, h);
             let mut frame = Frame::new(camera);

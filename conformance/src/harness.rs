@@ -11,7 +11,7 @@
 use crate::error::{Context, HarnessError};
 use murk_core::fixed::Fnv64;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
-use murk_core::{Backend, BackendChoice, InstanceStats, MurkError, RayMethod, Stage, StageImage};
+use murk_core::{pass_outputs, Backend, BackendChoice, InstanceStats, MurkError, RayMethod, Resolution, Texture, TextureImage, TextureRow};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -85,20 +85,20 @@ pub fn cpu_variants() -> Result<Vec<Variant>, HarnessError> {
     [1usize, 3].into_iter().map(|threads| variant(BackendChoice::Cpu, threads)).collect()
 }
 
-/// One recorded pass.
+/// One recorded pass output: a texture, read whole.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StageRecord {
+pub struct TextureRecord {
     /// Tick after which it was read.
     pub tick: u32,
     /// Instance.
     pub instance: String,
-    /// The stage.
-    pub stage: Stage,
+    /// The texture's row (the pyramid's: its levels side by side).
+    pub row: &'static TextureRow,
     /// The texels.
-    pub image: StageImage,
+    pub image: TextureImage,
 }
 
-impl StageRecord {
+impl TextureRecord {
     /// FNV-1a 64 of the dimensions and texel bytes, hex.
     pub fn hash(&self) -> String {
         let mut h = Fnv64::default();
@@ -108,31 +108,29 @@ impl StageRecord {
         format!("{:016x}", h.finish())
     }
 
-    /// Key in the manifest: `t<tick>/<instance>/<stage>`.
+    /// Key in the manifest: `t<tick>/<instance>/<texture>`.
     pub fn key(&self) -> String {
-        format!("t{}/{}/{}", self.tick, self.instance, self.stage.name())
+        format!("t{}/{}/{}", self.tick, self.instance, self.row.name)
     }
 }
 
 /// Everything a case produced.
 pub struct CaseRun {
     /// Recorded passes, by tick, then instance, then pipeline order.
-    pub records: Vec<StageRecord>,
+    pub records: Vec<TextureRecord>,
     /// Counters per instance at the end (the recompute rules' decisions).
     pub stats: BTreeMap<String, InstanceStats>,
 }
 
-/// Stages recorded for an instance using `method`: the mips and the distance
-/// field only when the method builds them.
-fn recorded_stages(method: RayMethod) -> Vec<Stage> {
-    Stage::ALL
-        .into_iter()
-        .filter(|s| match s {
-            Stage::Mips => method.needs_mips(),
-            Stage::DistanceField => method.needs_distance_field(),
-            _ => true,
-        })
-        .collect()
+/// The textures recorded for an instance using `method`: what every pass
+/// writes, the pyramid and the distance field only when the method builds
+/// them.
+fn recorded(method: RayMethod) -> impl Iterator<Item = &'static TextureRow> {
+    pass_outputs().filter(move |row| match row.resolution {
+        Resolution::Pyramid => method.needs_mips(),
+        Resolution::DistanceField => method.needs_distance_field(),
+        Resolution::Internal | Resolution::Output => true,
+    })
 }
 
 /// Runs a case file on `backend`.
@@ -152,9 +150,9 @@ pub fn run_case(path: &Path, backend: Box<dyn Backend>) -> Result<CaseRun, Harne
         }
         for instance in runner.fog().instance_names() {
             let method = runner.fog().instance(&instance).context(|| case.clone())?.profile.ray_method;
-            for stage in recorded_stages(method) {
-                let image = runner.fog().read_stage(&instance, stage).context(|| format!("{case}, tick {tick}"))?;
-                records.push(StageRecord { tick, instance: instance.clone(), stage, image });
+            for row in recorded(method) {
+                let image = runner.fog().read_row(&instance, row).context(|| format!("{case}, tick {tick}"))?;
+                records.push(TextureRecord { tick, instance: instance.clone(), row, image });
             }
         }
     }
@@ -167,13 +165,13 @@ pub fn run_case(path: &Path, backend: Box<dyn Backend>) -> Result<CaseRun, Harne
 
 /// The golden final-mask images of a run: `(relative path, image)` for
 /// every instance at the last stage tick.
-pub fn golden_images(case: &str, run: &CaseRun) -> Vec<(String, StageImage)> {
+pub fn golden_images(case: &str, run: &CaseRun) -> Vec<(String, TextureImage)> {
     let Some(last) = run.records.iter().map(|r| r.tick).max() else {
         return Vec::new();
     };
     run.records
         .iter()
-        .filter(|r| r.tick == last && r.stage == Stage::Final)
+        .filter(|r| r.tick == last && r.row.texture == Texture::Final)
         .map(|r| (format!("{case}/{}.t{}.final.png", r.instance, r.tick), r.image.clone()))
         .collect()
 }
@@ -193,7 +191,7 @@ pub fn load_manifest() -> Result<Value, HarnessError> {
 }
 
 /// The first texel at which two images differ, as `(x, y)`.
-pub fn first_difference(a: &StageImage, b: &StageImage) -> Option<(u32, u32)> {
+pub fn first_difference(a: &TextureImage, b: &TextureImage) -> Option<(u32, u32)> {
     a.first_difference(b)
 }
 
@@ -233,10 +231,10 @@ pub fn read_png16(path: &Path) -> Result<(u32, u32, Vec<u16>), HarnessError> {
 }
 
 /// Writes actual, expected and difference images of a mismatch; returns the folder.
-fn write_mismatch_images(variant: &str, case: &str, actual: &StageRecord, expected: &StageImage) -> Result<PathBuf, HarnessError> {
+fn write_mismatch_images(variant: &str, case: &str, actual: &TextureRecord, expected: &TextureImage) -> Result<PathBuf, HarnessError> {
     let safe: String = variant.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
     let dir = failures_dir().join(safe).join(case);
-    let stem = format!("{}.t{}.{}", actual.instance, actual.tick, actual.stage.name());
+    let stem = format!("{}.t{}.{}", actual.instance, actual.tick, actual.row.name);
     let a = actual.image.to_gray16();
     let e = expected.to_gray16();
     write_png16(&dir.join(format!("{stem}-actual.png")), actual.image.width, actual.image.height, &a)?;
@@ -261,7 +259,7 @@ pub fn check_case(path: &Path, variant: &Variant, manifest: &Value) -> Result<()
         other => other,
     })?;
     let expected_keys: Vec<&String> = entry["hashes"].as_object().map(|o| o.keys().collect()).unwrap_or_default();
-    let actual_keys: Vec<String> = run.records.iter().map(StageRecord::key).collect();
+    let actual_keys: Vec<String> = run.records.iter().map(TextureRecord::key).collect();
     if expected_keys.len() != actual_keys.len() {
         return Err(HarnessError::Mismatch(format!(
             "{case} on {}: recorded {} passes, the goldens have {}",
@@ -292,7 +290,7 @@ pub fn check_case(path: &Path, variant: &Variant, manifest: &Value) -> Result<()
         return Err(HarnessError::Mismatch(format!(
             "{case} on {}: pass `{}` of instance `{}` at tick {} differs from the golden (hash {} != {}); {texel}; images: {images}",
             variant.name,
-            record.stage.name(),
+            record.row.name,
             record.instance,
             record.tick,
             record.hash(),
@@ -312,18 +310,18 @@ pub fn check_case(path: &Path, variant: &Variant, manifest: &Value) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use murk_core::StageData;
+    use murk_core::TextureData;
 
     #[test]
     fn first_difference_names_the_texel() {
-        let a = StageImage { width: 4, height: 3, data: StageData::U16(vec![0; 12]) };
+        let a = TextureImage { width: 4, height: 3, data: TextureData::U16(vec![0; 12]) };
         let mut v = vec![0u16; 12];
         v[2 * 4 + 1] = 7;
         v[2 * 4 + 3] = 9;
-        let b = StageImage { width: 4, height: 3, data: StageData::U16(v) };
+        let b = TextureImage { width: 4, height: 3, data: TextureData::U16(v) };
         assert_eq!(first_difference(&a, &b), Some((1, 2)));
         assert_eq!(first_difference(&a, &a), None);
-        let c = StageImage { width: 2, height: 6, data: StageData::U16(vec![0; 12]) };
+        let c = TextureImage { width: 2, height: 6, data: TextureData::U16(vec![0; 12]) };
         assert_eq!(first_difference(&a, &c), Some((0, 0)));
     }
 }

@@ -1,7 +1,7 @@
 //! The contact sheet: every case's final masks on one page, labelled, so a
 //! person can review all goldens at a glance.
 
-use murk_core::StageImage;
+use murk_core::TextureImage;
 
 /// Thumbnail side in pixels.
 const THUMB: u32 = 128;
@@ -68,7 +68,7 @@ fn draw_text(px: &mut [u8], width: u32, x0: u32, y0: u32, text: &str, max_chars:
 }
 
 /// Renders labelled thumbnails (`label`, final mask) into an 8-bit grayscale page.
-pub fn contact_sheet(items: &[(String, StageImage)]) -> (u32, u32, Vec<u8>) {
+pub fn contact_sheet(items: &[(String, TextureImage)]) -> (u32, u32, Vec<u8>) {
     let rows = (items.len() as u32).div_ceil(COLUMNS).max(1);
     let (w, h) = (COLUMNS * CELL_W, rows * CELL_H);
     let mut px = vec![24u8; (w * h) as usize];

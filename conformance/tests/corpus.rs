@@ -53,11 +53,11 @@ fn golden_images_match_the_hashed_final_masks() {
             let mut parts = file.split('.');
             let (instance, tick) = (parts.next().unwrap(), parts.next().unwrap());
             let key = format!("{tick}/{instance}/final");
-            let record = murk_conformance::harness::StageRecord {
+            let record = murk_conformance::harness::TextureRecord {
                 tick: tick[1..].parse().unwrap(),
                 instance: instance.into(),
-                stage: murk_core::Stage::Final,
-                image: murk_core::StageImage { width: w, height: h, data: murk_core::StageData::U16(texels) },
+                row: murk_core::Texture::Final.row(),
+                image: murk_core::TextureImage { width: w, height: h, data: murk_core::TextureData::U16(texels) },
             };
             assert_eq!(entry["hashes"][&key].as_str().unwrap(), record.hash(), "{case}: {rel}");
         }

@@ -14,7 +14,9 @@ use murk_core::fixed::hash2;
 use murk_core::glam::Vec3;
 use murk_core::hecs::World;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
-use murk_core::{Area, Backend, Blocker, BlockerShape, FogSubsystem, InstanceDesc, Position, Profile, RayMethod, Stage, TeamMask, VisionSource};
+use murk_core::{
+    Area, Backend, Blocker, BlockerShape, FogSubsystem, InstanceDesc, Position, Profile, RayMethod, TeamMask, Texture, TextureRow, VisionSource,
+};
 use murk_core::{HideMode, StealthActor};
 use murk_gpu::GpuBackend;
 use std::path::PathBuf;
@@ -27,8 +29,8 @@ fn cpu() -> Box<dyn Backend> {
     Box::new(murk_cpu::CpuBackend::new(2).unwrap())
 }
 
-fn all_stages(fog: &mut FogSubsystem, name: &str) -> Vec<(Stage, murk_core::StageImage)> {
-    Stage::ALL.iter().map(|&s| (s, fog.read_stage(name, s).unwrap())).collect()
+fn pass_outputs(fog: &mut FogSubsystem, name: &str) -> Vec<(&'static TextureRow, murk_core::TextureImage)> {
+    murk_core::pass_outputs().map(|row| (row, fog.read_row(name, row).unwrap())).collect()
 }
 
 #[test]
@@ -69,8 +71,8 @@ fn seeded_worlds_agree_pass_by_pass_with_the_cpu() {
             let ra = a.tick(&mut world.clone_for_test(), 50_000).unwrap();
             let rb = b.tick(&mut world.clone_for_test(), 50_000).unwrap();
             assert_eq!(ra, rb, "seed {seed} tick {tick}: recompute decisions");
-            for ((stage, x), (_, y)) in all_stages(&mut a, "i").iter().zip(all_stages(&mut b, "i")) {
-                assert!(x == &y, "seed {seed} ({method:?}) tick {tick}: pass `{}` differs first at {:?}", stage.name(), x.first_difference(&y));
+            for ((row, x), (_, y)) in pass_outputs(&mut a, "i").iter().zip(pass_outputs(&mut b, "i")) {
+                assert!(x == &y, "seed {seed} ({method:?}) tick {tick}: texture `{}` differs first at {:?}", row.name, x.first_difference(&y));
             }
         }
     }
@@ -190,14 +192,14 @@ fn a_sample_batch_reads_six_instances_in_one_dispatch() {
     let masks: Vec<(Vec<u16>, u32, u32)> = names
         .iter()
         .map(|n| {
-            let image = fog.read_stage(n, Stage::Final).unwrap();
+            let image = fog.read_texture(n, Texture::Final).unwrap();
             (fog.final_mask(n).unwrap(), image.width, image.height)
         })
         .collect();
     let visibility: Vec<Vec<u16>> = names
         .iter()
-        .map(|n| match fog.read_stage(n, Stage::Visibility).unwrap().data {
-            murk_core::StageData::U16(v) => v,
+        .map(|n| match fog.read_texture(n, Texture::Visibility).unwrap().data {
+            murk_core::TextureData::U16(v) => v,
             other => panic!("{other:?}"),
         })
         .collect();
@@ -315,8 +317,8 @@ fn the_small_workload_agrees_with_the_cpu() {
     b.create_instance(w.desc.clone()).unwrap();
     a.tick(&mut w.world, 33_333).unwrap();
     b.tick(&mut w.world, 33_333).unwrap();
-    for ((stage, x), (_, y)) in all_stages(&mut a, "small").iter().zip(all_stages(&mut b, "small")) {
-        assert!(x == &y, "pass `{}` differs first at {:?}", stage.name(), x.first_difference(&y));
+    for ((row, x), (_, y)) in pass_outputs(&mut a, "small").iter().zip(pass_outputs(&mut b, "small")) {
+        assert!(x == &y, "texture `{}` differs first at {:?}", row.name, x.first_difference(&y));
     }
 }
 
@@ -383,8 +385,8 @@ fn area_changes_resample_alike_on_both_backends() {
         fog.tick(world, 50_000).unwrap();
     }
     let [a, b] = &mut fogs;
-    for stage in [Stage::Visibility, Stage::Memory, Stage::Compose, Stage::Final] {
-        assert_eq!(a.read_stage("i", stage).unwrap(), b.read_stage("i", stage).unwrap(), "{}", stage.name());
+    for texture in [Texture::Visibility, Texture::Memory, Texture::Compose, Texture::Final] {
+        assert_eq!(a.read_texture("i", texture).unwrap(), b.read_texture("i", texture).unwrap(), "{}", texture.name());
     }
     assert_eq!(a.lockstep_hash().unwrap(), b.lockstep_hash().unwrap());
 }
@@ -446,12 +448,12 @@ fn the_detail_texture_holds_visibility_memory_and_composed() {
     }
     let texture = gpu.detail_texture(r.fog().instance_key(&name).unwrap()).unwrap().expect("turned on");
     let texels = gpu.read_mask_texture(&texture).unwrap();
-    for (channel, stage) in [Stage::Blur, Stage::Memory, Stage::Compose].into_iter().enumerate() {
-        let murk_core::StageData::U16(exact) = r.fog().read_stage(&name, stage).unwrap().data else { panic!("{stage:?} is a mask") };
+    for (channel, mask) in [Texture::Blur, Texture::Memory, Texture::Compose].into_iter().enumerate() {
+        let murk_core::TextureData::U16(exact) = r.fog().read_texture(&name, mask).unwrap().data else { panic!("{mask:?} is a mask") };
         assert_eq!(exact.len(), texels.len());
         let worst = texels.iter().zip(&exact).map(|(t, &v)| (t[channel] - f32::from(v) / 65535.0).abs()).fold(0.0, f32::max);
-        assert!(worst <= 1.0 / 2048.0, "{stage:?}: off by {worst}");
-        assert!(exact.iter().any(|&v| v > 0), "{stage:?} is not all fog, so the check compares something");
+        assert!(worst <= 1.0 / 2048.0, "{mask:?}: off by {worst}");
+        assert!(exact.iter().any(|&v| v > 0), "{mask:?} is not all fog, so the check compares something");
     }
 }
 

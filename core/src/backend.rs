@@ -1,240 +1,20 @@
 //! The small trait every backend implements.
 //!
-//! A backend owns the per-instance textures (coverage, height, mips, distance
-//! field, visibility, memory, composed, final) and runs the passes over them.
+//! A backend owns the per-instance textures (every row of
+//! [`crate::texture::TEXTURES`]) and runs the passes over them.
 //! Core decides *when* (dirty rules, cadence) and *with what* (inputs already
 //! in texel space); the backend decides *how*. No wgpu or rayon type appears
 //! here.
 
-use crate::error::Result;
+use crate::error::{MurkError, Result};
 pub use crate::frame::Readback;
 use crate::frame::{OcclusionInput, RecomputeInput, RecomputeReport, RevealLayer};
-pub use crate::texture::{InstanceDims, StageData, StageImage};
-use crate::texture::{Texture, TextureSet, TiledImage};
+use crate::texture::{instance_textures, mip_atlas, Grid, OcclusionBuild, Resolution, Texture, TextureRow, TextureSet, TiledImage};
+pub use crate::texture::{InstanceDims, TexelRect, TextureData, TextureImage};
 use std::sync::Arc;
 
 /// Identifies an instance's resources inside a backend.
 pub type InstanceKey = u32;
-
-/// A rectangle of an instance's internal texels: columns `x0..x1`, rows
-/// `y0..y1` (half open; empty when either range is).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct TexelRect {
-    /// First column.
-    pub x0: u32,
-    /// First row.
-    pub y0: u32,
-    /// One past the last column.
-    pub x1: u32,
-    /// One past the last row.
-    pub y1: u32,
-}
-
-impl TexelRect {
-    /// The whole `width x height` grid.
-    pub fn grid(width: u32, height: u32) -> Self {
-        Self { x0: 0, y0: 0, x1: width, y1: height }
-    }
-
-    /// Whether it holds no texel.
-    pub fn is_empty(&self) -> bool {
-        self.x0 >= self.x1 || self.y0 >= self.y1
-    }
-
-    /// Texels held.
-    pub fn area(&self) -> u64 {
-        if self.is_empty() {
-            0
-        } else {
-            u64::from(self.x1 - self.x0) * u64::from(self.y1 - self.y0)
-        }
-    }
-
-    /// The smallest rectangle holding both (either may be empty).
-    pub fn union(&self, other: &Self) -> Self {
-        match (self.is_empty(), other.is_empty()) {
-            (true, _) => *other,
-            (_, true) => *self,
-            _ => Self { x0: self.x0.min(other.x0), y0: self.y0.min(other.y0), x1: self.x1.max(other.x1), y1: self.y1.max(other.y1) },
-        }
-    }
-
-    /// Whether the two share a texel.
-    pub fn meets(&self, other: &Self) -> bool {
-        self.x0.max(other.x0) < self.x1.min(other.x1) && self.y0.max(other.y0) < self.y1.min(other.y1)
-    }
-
-    /// Grown by `by` texels on every side, clipped to a `width x height` grid.
-    pub fn widened(&self, by: u32, width: u32, height: u32) -> Self {
-        Self { x0: self.x0.saturating_sub(by), y0: self.y0.saturating_sub(by), x1: (self.x1 + by).min(width), y1: (self.y1 + by).min(height) }
-    }
-
-    /// Merges rectangles that meet or touch into their union until none
-    /// do; empty ones are dropped. The result covers every texel of the
-    /// input and is sorted.
-    pub fn merged(rects: &[TexelRect]) -> Vec<TexelRect> {
-        let mut out: Vec<TexelRect> = rects.iter().copied().filter(|r| !r.is_empty()).collect();
-        loop {
-            let mut joined = false;
-            let mut i = 0;
-            while i < out.len() {
-                let mut j = i + 1;
-                while j < out.len() {
-                    let (a, b) = (out[i], out[j]);
-                    // Touching counts: a union of two adjacent rectangles
-                    // costs no more than both.
-                    if a.x0.max(b.x0) <= a.x1.min(b.x1) && a.y0.max(b.y0) <= a.y1.min(b.y1) {
-                        out[i] = a.union(&b);
-                        out.swap_remove(j);
-                        joined = true;
-                    } else {
-                        j += 1;
-                    }
-                }
-                i += 1;
-            }
-            if !joined {
-                break;
-            }
-        }
-        out.sort_unstable_by_key(|r| (r.y0, r.x0, r.y1, r.x1));
-        out
-    }
-}
-
-/// A pass of the pipeline, in order; both backends implement each one (the
-/// CPU in `backend-cpu/src/passes/<name>.rs`, the GPU in
-/// `backend-gpu/shaders/<name>.wgsl` set up by `backend-gpu/src/passes/<name>.rs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Pass {
-    /// Blockers and captures into coverage and heights.
-    Rasterize,
-    /// The coverage max pyramid (Hierarchical DDA).
-    Mips,
-    /// Squared distances to cover (Distance Field).
-    DistanceField,
-    /// Every source's view, combined.
-    Visibility,
-    /// The Gaussian blur of visibility.
-    Blur,
-    /// Explored memory.
-    Memory,
-    /// The composed mask, fading toward its target.
-    Compose,
-    /// The composed mask at the output resolution.
-    Upscale,
-    /// The per-tick blend into the final mask.
-    Blend,
-}
-
-impl Pass {
-    /// Every pass, in pipeline order.
-    pub const ALL: [Pass; 9] =
-        [Pass::Rasterize, Pass::Mips, Pass::DistanceField, Pass::Visibility, Pass::Blur, Pass::Memory, Pass::Compose, Pass::Upscale, Pass::Blend];
-
-    /// The name of its files and bench rows (`distance_field`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Pass::Rasterize => "rasterize",
-            Pass::Mips => "mips",
-            Pass::DistanceField => "distance_field",
-            Pass::Visibility => "visibility",
-            Pass::Blur => "blur",
-            Pass::Memory => "memory",
-            Pass::Compose => "compose",
-            Pass::Upscale => "upscale",
-            Pass::Blend => "blend",
-        }
-    }
-}
-
-impl std::str::FromStr for Pass {
-    type Err = crate::error::MurkError;
-    fn from_str(s: &str) -> Result<Self> {
-        Pass::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| {
-            let names: Vec<&str> = Pass::ALL.iter().map(|p| p.name()).collect();
-            crate::error::MurkError::invalid("pass", s, format!("must be one of {}", names.join(", ")))
-        })
-    }
-}
-
-/// A readable intermediate or final texture, named after the pass that writes it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Stage {
-    /// rasterize: 0/1 coverage.
-    Coverage,
-    /// rasterize: height units.
-    Height,
-    /// mips: the coverage max pyramid, levels 1.. side by side.
-    Mips,
-    /// distance_field: squared distance to the nearest covered texel (DF texels).
-    DistanceField,
-    /// visibility: raw visibility.
-    Visibility,
-    /// blur: blurred visibility.
-    Blur,
-    /// memory: explored memory.
-    Memory,
-    /// memory: the mapped state (known from a map, never seen).
-    Mapped,
-    /// compose: composed mask (internal resolution).
-    Compose,
-    /// upscale: composed mask at output resolution.
-    Upscale,
-    /// blend: the final mask materials sample.
-    Final,
-}
-
-impl Stage {
-    /// The texture a stage reads, `None` for [`Stage::Mips`] (the pyramid
-    /// levels drawn side by side by [`crate::texture::mip_atlas`]).
-    pub fn texture(self) -> Option<Texture> {
-        match self {
-            Stage::Coverage => Some(Texture::Coverage),
-            Stage::Height => Some(Texture::Height),
-            Stage::Mips => None,
-            Stage::DistanceField => Some(Texture::DistanceField),
-            Stage::Visibility => Some(Texture::Visibility),
-            Stage::Blur => Some(Texture::Blur),
-            Stage::Memory => Some(Texture::Memory),
-            Stage::Mapped => Some(Texture::Mapped),
-            Stage::Compose => Some(Texture::Compose),
-            Stage::Upscale => Some(Texture::Upscale),
-            Stage::Final => Some(Texture::Final),
-        }
-    }
-
-    /// Every stage, in pipeline order.
-    pub const ALL: [Stage; 11] = [
-        Stage::Coverage,
-        Stage::Height,
-        Stage::Mips,
-        Stage::DistanceField,
-        Stage::Visibility,
-        Stage::Blur,
-        Stage::Memory,
-        Stage::Mapped,
-        Stage::Compose,
-        Stage::Upscale,
-        Stage::Final,
-    ];
-    /// File-name form (`<instance>.<name>.png`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Stage::Coverage => "coverage",
-            Stage::Height => "height",
-            Stage::Mips => "mips",
-            Stage::DistanceField => "distance_field",
-            Stage::Visibility => "visibility",
-            Stage::Blur => "blur",
-            Stage::Memory => "memory",
-            Stage::Mapped => "mapped",
-            Stage::Compose => "compose",
-            Stage::Upscale => "upscale",
-            Stage::Final => "final",
-        }
-    }
-}
 
 /// Runs work on a backend's threads (see [`Backend::tick_runner`]),
 /// independent of the backend's own borrow.
@@ -292,7 +72,7 @@ pub trait Backend: Send {
     /// until it lands). Delivers each ticket once.
     fn poll_changed(&mut self, ticket: u64, wait: bool) -> Result<Option<bool>> {
         let _ = wait;
-        Err(crate::error::MurkError::UnknownTicket { backend: self.name(), what: "changed-flag", ticket })
+        Err(MurkError::UnknownTicket { backend: self.name(), what: "changed-flag", ticket })
     }
     /// Replaces the scripted reveals an instance's memory and compose passes
     /// read from its next recompute on (`None`: no reveal, every plane 0).
@@ -300,8 +80,6 @@ pub trait Backend: Send {
     fn set_reveals(&mut self, key: InstanceKey, layer: Option<&RevealLayer>) -> Result<()>;
     /// Pass 10: `final = lerp(start, upscaled, t / 65536)`.
     fn blend(&mut self, key: InstanceKey, t: u32) -> Result<()>;
-    /// Reads a stage back (for conformance, pictures and snapshots).
-    fn read_stage(&mut self, key: InstanceKey, stage: Stage) -> Result<StageImage>;
     /// Starts sampling the final masks of several instances at texels
     /// without waiting (one readback for the whole batch); returns a ticket
     /// for [`Backend::poll_samples`].
@@ -329,7 +107,7 @@ pub trait Backend: Send {
     /// Samples the final mask at texels and waits for the values.
     fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {
         let ticket = self.submit_samples(&[SampleRequest { key, texels: texels.to_vec() }])?;
-        self.poll_samples(ticket, true)?.ok_or_else(|| crate::error::MurkError::ReadbackLost { backend: self.name(), what: "sample readback" })
+        self.poll_samples(ticket, true)?.ok_or_else(|| MurkError::ReadbackLost { backend: self.name(), what: "sample readback" })
     }
     /// How many times the backend has synchronized the calling thread with
     /// the device so far: readbacks taken with waiting and waits for the
@@ -348,7 +126,7 @@ pub trait Backend: Send {
     /// Starts timing each pass on the device; an error says why the backend
     /// cannot (the default: it does not time its passes).
     fn enable_timings(&mut self) -> Result<()> {
-        Err(crate::error::MurkError::Backend { backend: self.name(), message: "this backend does not time its passes".into() })
+        Err(MurkError::Backend { backend: self.name(), message: "this backend does not time its passes".into() })
     }
     /// Time per pass since timings were enabled or last taken (waits for the
     /// work in flight); empty when timings are off.
@@ -356,9 +134,10 @@ pub trait Backend: Send {
         Ok(Vec::new())
     }
     /// One texture of an instance as it holds it now (snapshots read every
-    /// texture of [`crate::texture::instance_textures`] this way). A pyramid
-    /// level it has not built is an error naming it.
-    fn read_texture(&mut self, key: InstanceKey, texture: Texture) -> Result<StageImage>;
+    /// texture of [`crate::texture::instance_textures`] this way, pictures
+    /// and the conformance harness through [`read_row`]). A pyramid level it
+    /// has not built is an error naming it.
+    fn read_texture(&mut self, key: InstanceKey, texture: Texture) -> Result<TextureImage>;
     /// Textures of an instance in [`crate::texture::TILE`]-sided tiles, for
     /// a rollback state, each with a base: an earlier read of that texture
     /// (or a set of tiles loaded into it). A backend that versions its
@@ -389,6 +168,39 @@ pub trait Backend: Send {
     /// The values of a [`Backend::hash_textures`] ticket once they have come
     /// back (`None` while in flight, unless `wait`).
     fn poll_hashes(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u64>>>;
+}
+
+/// One row of the texture table ([`crate::texture::TEXTURES`]) of an
+/// instance read whole, as pictures and the conformance goldens show it:
+/// the row's texture, or for the pyramid every level that `build` made,
+/// side by side ([`mip_atlas`]; zeros when none was made). Every backend
+/// reads it through [`Backend::read_texture`].
+pub fn read_row(
+    backend: &mut dyn Backend,
+    key: InstanceKey,
+    dims: InstanceDims,
+    build: Option<OcclusionBuild>,
+    row: &TextureRow,
+) -> Result<TextureImage> {
+    if row.resolution != Resolution::Pyramid {
+        return backend.read_texture(key, row.texture);
+    }
+    let mut levels = Vec::new();
+    for spec in instance_textures(dims, build).into_iter().filter(|s| s.texture.resolution() == Resolution::Pyramid) {
+        let image = backend.read_texture(key, spec.texture)?;
+        levels.push(Grid::from_image(&image).ok_or_else(|| MurkError::Backend {
+            backend: backend.name(),
+            message: format!(
+                "texture `{}` came back as {}x{} of {} {} texels",
+                spec.texture.name(),
+                image.width,
+                image.height,
+                image.data.len(),
+                image.data.kind().name()
+            ),
+        })?);
+    }
+    Ok(mip_atlas(dims.width, dims.height, &levels))
 }
 
 /// Device time spent in one pass, as a backend that times its passes reports it.
@@ -453,11 +265,11 @@ impl FootprintList {
     /// it); an error names `footprints.ends` or `footprints.kept`.
     pub fn check(&self) -> Result<()> {
         if self.ends.last().copied().unwrap_or(0) as usize != self.texels.len() || self.ends.windows(2).any(|w| w[0] > w[1]) {
-            return Err(crate::error::MurkError::invalid("footprints.ends", self.ends.len(), "must ascend to the number of texels"));
+            return Err(MurkError::invalid("footprints.ends", self.ends.len(), "must ascend to the number of texels"));
         }
         if let Some(kept) = &self.kept {
             if kept.same.len() != self.ends.len() || kept.from == 0 {
-                return Err(crate::error::MurkError::invalid(
+                return Err(MurkError::invalid(
                     "footprints.kept",
                     format!("{} footprints from list {}", kept.same.len(), kept.from),
                     format!("must name a list (not 0) and one footprint for each of the {}", self.ends.len()),
@@ -529,7 +341,7 @@ pub struct Opened<B> {
     /// What was opened.
     pub backend: B,
     /// With `Auto`: why the GPU could not be opened, the CPU then runs.
-    pub fallback: Option<crate::error::MurkError>,
+    pub fallback: Option<MurkError>,
 }
 
 impl BackendChoice {
@@ -564,13 +376,13 @@ impl BackendChoice {
 }
 
 impl std::str::FromStr for BackendChoice {
-    type Err = crate::error::MurkError;
+    type Err = MurkError;
     fn from_str(s: &str) -> Result<Self> {
         match s {
             "cpu" => Ok(Self::Cpu),
             "gpu" => Ok(Self::Gpu),
             "auto" => Ok(Self::Auto),
-            other => Err(crate::error::MurkError::invalid("backend", other, "must be cpu, gpu or auto")),
+            other => Err(MurkError::invalid("backend", other, "must be cpu, gpu or auto")),
         }
     }
 }

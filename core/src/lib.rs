@@ -45,6 +45,7 @@ pub mod fixed;
 pub mod frame;
 pub mod hash;
 pub mod movingai;
+mod pass;
 pub mod profile;
 pub mod query;
 pub mod raster;
@@ -58,8 +59,8 @@ pub mod transform;
 pub mod zlayer;
 
 pub use backend::{
-    Backend, BackendChoice, FootprintList, FootprintRequest, InstanceDims, InstanceKey, KeptFootprints, Opened, Pass, PassTiming, Readback,
-    SampleRequest, Stage, StageData, StageImage, TexelRect, TickRunner,
+    read_row, Backend, BackendChoice, FootprintList, FootprintRequest, InstanceKey, KeptFootprints, Opened, PassTiming, Readback, SampleRequest,
+    TickRunner,
 };
 pub use binning::{bin_sources, TileBins};
 pub use components::{
@@ -73,6 +74,7 @@ pub use frame::{
 };
 pub use glam;
 pub use hecs;
+pub use pass::Pass;
 pub use profile::{Profile, ProfileQ, RayMethod};
 pub use query::{MaskAnswer, QueryHandle};
 pub use stealth::{StealthEvent, StealthState};
@@ -82,5 +84,8 @@ pub use subsystem::{
     ActiveReveal, CaptureBytes, FogSubsystem, FogTarget, InstanceDesc, InstanceState, InstanceStats, InstanceTick, LandedHash, MemoryBody, Reveal,
     RevealArea, RevealId, RevealKind, SaveState, SightEvent, SightSample, TickReport, MAX_FOOTPRINT_TEXELS, MAX_OBSERVERS, MEMORY_MAGIC,
 };
-pub use texture::{instance_textures, mip_atlas, Grid, OcclusionBuild, TexelKind, Texture, TextureSet, TextureSpec, TileData, TiledImage, TILE};
+pub use texture::{
+    instance_textures, mip_atlas, pass_outputs, Grid, InstanceDims, Masks, OcclusionBuild, Resolution, TexelKind, TexelRect, Texture, TextureData,
+    TextureImage, TextureRow, TextureSet, TextureSpec, TileData, TiledImage, TEXTURES, TILE,
+};
 pub use transform::{Area, AreaTransform};

@@ -8,9 +8,9 @@
 //! Invariant: the result does not depend on shape order (OR and max).
 //! Twin: `backend-gpu/shaders/rasterize.wgsl`.
 
-use crate::backend::TexelRect;
 use crate::fixed::{HEIGHT_FLOOR, TEXEL_ONE};
 use crate::frame::{CircleTexel, OcclusionInput, PolygonTexel, CAPTURE_EMPTY};
+use crate::texture::TexelRect;
 use rayon::prelude::*;
 
 /// Q3 coordinate of the centre of texel `i`.

@@ -17,13 +17,12 @@
 //! long runs. Nothing is applied until a whole snapshot has been checked,
 //! decompressed and decoded.
 
-use crate::backend::{StageData, StageImage};
 use crate::error::{MurkError, Result};
 use crate::query::MaskAnswer;
 use crate::stealth::StealthSample;
 pub use crate::subsystem::HashBody;
 use crate::subsystem::{ActiveReveal, InstanceDesc, InstanceState, SightSample};
-use crate::texture::{TexelKind, Texture};
+use crate::texture::{TexelKind, Texture, TextureData, TextureImage};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -259,14 +258,14 @@ pub struct SampleBatchBody {
 
 impl TextureBody {
     /// A texture of an instance as it is written in the body.
-    pub fn of(texture: Texture, img: &StageImage) -> Self {
+    pub fn of(texture: Texture, img: &TextureImage) -> Self {
         Self { name: texture.name(), width: img.width, height: img.height, kind: img.data.kind().code(), bytes: img.bytes() }
     }
 
     /// The texture it names and the image it holds; an unknown name or type,
     /// or a byte count that does not match the size, is an error naming the
     /// texture.
-    pub fn to_image(&self) -> Result<(Texture, StageImage)> {
+    pub fn to_image(&self) -> Result<(Texture, TextureImage)> {
         let (name, width, height, raw) = (&self.name, self.width, self.height, &self.bytes);
         let texture = Texture::parse(name).ok_or_else(|| corrupt(format!("texture `{name}` is not a texture of an instance")))?;
         let kind = TexelKind::from_code(self.kind).ok_or_else(|| corrupt(format!("texture `{name}` has unknown type {}", self.kind)))?;
@@ -276,12 +275,12 @@ impl TextureBody {
             return Err(corrupt(format!("texture `{name}` holds {} bytes, {width}x{height} needs {}", raw.len(), n * kind.size() as u128)));
         }
         let data = match kind {
-            TexelKind::U8 => StageData::U8(raw.clone()),
-            TexelKind::U16 => StageData::U16(raw.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()),
-            TexelKind::I32 => StageData::I32(raw.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
-            TexelKind::U32 => StageData::U32(raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
+            TexelKind::U8 => TextureData::U8(raw.clone()),
+            TexelKind::U16 => TextureData::U16(raw.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()),
+            TexelKind::I32 => TextureData::I32(raw.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
+            TexelKind::U32 => TextureData::U32(raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
         };
-        Ok((texture, StageImage { width, height, data }))
+        Ok((texture, TextureImage { width, height, data }))
     }
 }
 
@@ -336,7 +335,7 @@ mod tests {
 
     #[test]
     fn textures_round_trip_and_name_an_unknown_type() {
-        let img = StageImage { width: 2, height: 1, data: StageData::I32(vec![-1, 7]) };
+        let img = TextureImage { width: 2, height: 1, data: TextureData::I32(vec![-1, 7]) };
         let t = TextureBody::of(Texture::Height, &img);
         assert_eq!((t.name.as_str(), t.kind, t.bytes.len()), ("height", 2, 8));
         assert_eq!(t.to_image().unwrap(), (Texture::Height, img));

@@ -7,7 +7,7 @@ use crate::guard::call;
 use crate::handle::{FogHandle, Staged, StagedKey};
 use crate::status::FfiError;
 use crate::{raw, registry};
-use murk_core::{Stage, StageData};
+use murk_core::{pass_outputs, TextureData, TextureRow};
 use std::ffi::{c_char, c_void};
 
 /// Texels of `uint8_t` (coverage, the mips atlas).
@@ -34,10 +34,11 @@ pub struct MurkImageInfo {
     pub texel_bytes: u32,
 }
 
-/// The stage named `name` (`final`, `memory`, ...).
-fn stage(name: &str) -> Result<Stage, FfiError> {
-    Stage::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
-        let names: Vec<&str> = Stage::ALL.iter().map(|s| s.name()).collect();
+/// The texture named `name` (`final`, `memory`, ..., `mips` for the
+/// pyramid), among those a pass writes.
+fn texture_row(name: &str) -> Result<&'static TextureRow, FfiError> {
+    pass_outputs().find(|row| row.name == name).ok_or_else(|| {
+        let names: Vec<&str> = pass_outputs().map(|row| row.name).collect();
         FfiError::invalid("stage", name, format!("must be one of {}", names.join(", ")))
     })
 }
@@ -67,16 +68,16 @@ pub extern "C" fn murk_read_stage(
     call(|| {
         let instance = raw::text(instance, instance_len, "instance")?;
         let name = raw::text(stage_name, stage_len, "stage")?;
-        let which = stage(name)?;
+        let row = texture_row(name)?;
         let key = StagedKey::Stage(instance.to_string(), name.to_string());
         registry::with_fog_staged(fog, |h, previous| {
             let make = |h: &mut FogHandle| {
-                let img = h.fog.read_stage(instance, which)?;
+                let img = h.fog.read_row(instance, row)?;
                 let (texel_type, texel_bytes, bytes): (u32, u32, Vec<u8>) = match img.data {
-                    StageData::U8(v) => (MURK_TEXEL_U8, 1, v),
-                    StageData::U16(v) => (MURK_TEXEL_U16, 2, v.iter().flat_map(|t| t.to_ne_bytes()).collect()),
-                    StageData::I32(v) => (MURK_TEXEL_I32, 4, v.iter().flat_map(|t| t.to_ne_bytes()).collect()),
-                    StageData::U32(v) => (MURK_TEXEL_U32, 4, v.iter().flat_map(|t| t.to_ne_bytes()).collect()),
+                    TextureData::U8(v) => (MURK_TEXEL_U8, 1, v),
+                    TextureData::U16(v) => (MURK_TEXEL_U16, 2, v.iter().flat_map(|t| t.to_ne_bytes()).collect()),
+                    TextureData::I32(v) => (MURK_TEXEL_I32, 4, v.iter().flat_map(|t| t.to_ne_bytes()).collect()),
+                    TextureData::U32(v) => (MURK_TEXEL_U32, 4, v.iter().flat_map(|t| t.to_ne_bytes()).collect()),
                 };
                 let image = MurkImageInfo { width: img.width, height: img.height, texel_type, texel_bytes };
                 Ok(Staged { key: key.clone(), bytes, image: Some(image) })

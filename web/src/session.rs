@@ -8,7 +8,7 @@
 
 use murk_core::movingai::MovingAiMap;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickAnswers};
-use murk_core::{Backend, MurkError, Profile, Result, ShaderParams, Stage, StageData};
+use murk_core::{Backend, MurkError, Profile, Result, ShaderParams, Texture, TextureData};
 use murk_gpu::{wgpu, GpuBackend};
 use std::collections::BTreeMap;
 
@@ -187,8 +187,8 @@ impl Session {
     pub fn picture(&mut self) -> Result<Picture> {
         let params = self.view_params()?;
         let view = self.view.clone();
-        let image = self.runner.fog().read_stage(&view, Stage::Final)?;
-        let StageData::U16(texels) = image.data else {
+        let image = self.runner.fog().read_texture(&view, Texture::Final)?;
+        let TextureData::U16(texels) = image.data else {
             return Err(MurkError::Backend { backend: self.backend_name(), message: "the final mask is not 16-bit".into() });
         };
         let rgba = texels.iter().flat_map(|&v| overlay(f32::from(v) / 65535.0, params.explored_value)).collect();

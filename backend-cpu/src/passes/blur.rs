@@ -231,6 +231,7 @@ pub fn blur_scalar(kernel: &BlurKernel, width: u32, height: u32, src: &[u16], ds
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::passes::dirty::texel_rect;
     use proptest::prelude::*;
 
     proptest! {
@@ -292,7 +293,7 @@ mod tests {
                 for i in (0..wu * hu).filter(|i| (x0..x1).contains(&(i % wu)) && (y0..y1).contains(&(i / wu))) {
                     mixed[i] = new[i];
                 }
-                marks.mark((x0, y0, x1, y1), radius as usize);
+                marks.mark(texel_rect(x0, y0, x1, y1), radius as usize);
             }
             let (mut want, mut got) = (vec![0u16; wu * hu], vec![0u16; wu * hu]);
             blur(&k, w, h, &mixed, &mut want);

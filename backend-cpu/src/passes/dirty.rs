@@ -4,11 +4,16 @@
 //! was last written, so the bytes are those of a full pass (each pass's
 //! region variant is tested against its full twin).
 
+use murk_core::TexelRect;
+
 /// Texels per block along a row (a multiple of the 16-texel kernels).
 pub const BLOCK: usize = 16;
 
-/// A rectangle of texels `x0..x1` by `y0..y1`.
-pub type Rect = (usize, usize, usize, usize);
+/// The rectangle of texels `x0..x1` by `y0..y1`, from a grid's `usize`
+/// indices (grids are at most 4096 texels a side).
+pub fn texel_rect(x0: usize, y0: usize, x1: usize, y1: usize) -> TexelRect {
+    TexelRect { x0: x0 as u32, y0: y0 as u32, x1: x1 as u32, y1: y1 as u32 }
+}
 
 /// The widest reach in rows that [`Blocks::widened_rows`] ORs in whole
 /// (past it, a running count per block is cheaper).
@@ -38,11 +43,11 @@ impl Blocks {
         Self { width, height, per_row, marks: vec![all; per_row * height] }
     }
 
-    /// Marks every block that holds a texel of `x0..x1` by `y0..y1` widened
-    /// by `by` on every side (clipped to the grid).
-    pub fn mark(&mut self, (x0, y0, x1, y1): Rect, by: usize) {
-        let (x0, y0) = (x0.saturating_sub(by), y0.saturating_sub(by));
-        let (x1, y1) = ((x1 + by).min(self.width), (y1 + by).min(self.height));
+    /// Marks every block that holds a texel of `rect` widened by `by` on
+    /// every side (clipped to the grid).
+    pub fn mark(&mut self, rect: TexelRect, by: usize) {
+        let (x0, y0) = ((rect.x0 as usize).saturating_sub(by), (rect.y0 as usize).saturating_sub(by));
+        let (x1, y1) = ((rect.x1 as usize + by).min(self.width), (rect.y1 as usize + by).min(self.height));
         if x0 >= x1 || y0 >= y1 {
             return;
         }
@@ -221,7 +226,7 @@ mod tests {
             let mut want = Blocks::new(w, h, false);
             for (i, _) in blocks.marks.iter().enumerate().filter(|(_, &m)| m) {
                 let (b, y) = (i % blocks.per_row, i / blocks.per_row);
-                want.mark((b * BLOCK, y.saturating_sub(by), ((b + 1) * BLOCK).min(w), y + by + 1), 0);
+                want.mark(texel_rect(b * BLOCK, y.saturating_sub(by), ((b + 1) * BLOCK).min(w), y + by + 1), 0);
             }
             proptest::prop_assert_eq!(blocks.widened_rows(by), want);
         }
@@ -231,16 +236,16 @@ mod tests {
     fn marks_clip_and_spans_join_runs() {
         let mut b = Blocks::new(40, 5, false);
         assert!(!b.any());
-        b.mark((17, 1, 20, 2), 1);
+        b.mark(TexelRect { x0: 17, y0: 1, x1: 20, y1: 2 }, 1);
         // Columns 16..21, rows 0..3: block 1 of rows 0, 1 and 2.
         assert_eq!(Blocks::spans(&b.marks[0..3], 40).collect::<Vec<_>>(), vec![(16, 32)]);
         assert_eq!(Blocks::spans(&b.marks[9..12], 40).collect::<Vec<_>>(), vec![]);
-        b.mark((30, 4, 50, 9), 0);
+        b.mark(TexelRect { x0: 30, y0: 4, x1: 50, y1: 9 }, 0);
         assert_eq!(Blocks::spans(&b.marks[12..15], 40).collect::<Vec<_>>(), vec![(16, 40)]);
-        b.mark((0, 4, 1, 5), 0);
+        b.mark(TexelRect { x0: 0, y0: 4, x1: 1, y1: 5 }, 0);
         assert_eq!(Blocks::spans(&b.marks[12..15], 40).collect::<Vec<_>>(), vec![(0, 40)]);
         let mut one = Blocks::new(40, 6, false);
-        one.mark((20, 1, 21, 2), 0);
+        one.mark(TexelRect { x0: 20, y0: 1, x1: 21, y1: 2 }, 0);
         // Rows only: block 1 of rows 0..=2 for the mark on row 1, none beyond.
         let rows = one.widened_rows(1);
         for y in 0..6 {

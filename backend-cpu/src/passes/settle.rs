@@ -287,6 +287,7 @@ pub fn blend_marked(start: &mut [u16], target: &[u16], t: u32, out: &mut [u16], 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::passes::dirty::texel_rect;
     use crate::passes::{blend::blend, compose::compose, memory::memory};
     use proptest::prelude::*;
 
@@ -324,7 +325,7 @@ mod tests {
                 let value = [0u16, 65535, 30000, next() as u16][next() % 4];
                 for y in y0..y1 { for x in x0..x1 { blurred[y * w + x] = if next() % 3 == 0 { 0 } else { value }; } }
                 let mut todo = Blocks::new(w, h, first);
-                todo.mark((x0, y0, x1, y1), 0);
+                todo.mark(texel_rect(x0, y0, x1, y1), 0);
                 todo.add(&unsettled);
                 first = false;
                 let want = memory(&blurred, &mut m_full, forget_step, freeze) | compose(&blurred, &m_full, &mut c_full, p);

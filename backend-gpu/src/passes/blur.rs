@@ -1,10 +1,9 @@
 //! Pass 6, blur: X then Y per iteration, ping-ponging through scratch.
 //! Twins: `shaders/blur.wgsl`, `backend-cpu/src/passes/blur.rs`.
 
-use super::groups;
-use crate::context::{Context, Kernel};
-use crate::Textures;
-use murk_core::BlurKernel;
+use crate::context::{groups, Context};
+use crate::instance::Instance;
+use murk_core::{BlurKernel, Texture};
 
 /// `BlurAxis` of `shaders/blur.wgsl`: which axis a dispatch blurs.
 #[repr(C)]
@@ -27,16 +26,18 @@ impl BlurAxis {
     pub const Y: BlurAxis = BlurAxis { along_y: 1, pad0: 0, pad1: 0, pad2: 0 };
 }
 
-/// Records the copy of visibility into `blurred` and the blur dispatches.
-pub fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &Textures, kernel: &BlurKernel) -> Vec<wgpu::Buffer> {
+/// Records the copy of visibility into the blurred mask and the blur
+/// dispatches.
+pub(crate) fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &Instance, kernel: &BlurKernel) -> Vec<wgpu::Buffer> {
     let n = u64::from(t.dims.width * t.dims.height) * 4;
-    enc.copy_buffer_to_buffer(&t.visibility, 0, &t.blurred, 0, n);
+    let (visibility, blurred) = (&t.masks[Texture::Visibility], &t.masks[Texture::Blur]);
+    enc.copy_buffer_to_buffer(visibility, 0, blurred, 0, n);
     let weights = ctx.upload(bytemuck::cast_slice(&kernel.weights));
     for _ in 0..kernel.iterations {
-        let x = ctx.bind(Kernel::Blur, &[&t.params, &t.blur_x, &weights, &t.blurred, &t.scratch]);
-        ctx.dispatch(enc, Kernel::Blur, &x, groups(t.dims.width, 8), groups(t.dims.height, 8));
-        let y = ctx.bind(Kernel::Blur, &[&t.params, &t.blur_y, &weights, &t.scratch, &t.blurred]);
-        ctx.dispatch(enc, Kernel::Blur, &y, groups(t.dims.width, 8), groups(t.dims.height, 8));
+        let x = ctx.bind(&ctx.shaders.blur, &[&t.params, &t.blur_axes[0], &weights, blurred, &t.scratch]);
+        ctx.dispatch(enc, &ctx.shaders.blur, &x, groups(t.dims.width, 8), groups(t.dims.height, 8));
+        let y = ctx.bind(&ctx.shaders.blur, &[&t.params, &t.blur_axes[1], &weights, &t.scratch, blurred]);
+        ctx.dispatch(enc, &ctx.shaders.blur, &y, groups(t.dims.width, 8), groups(t.dims.height, 8));
     }
     vec![weights]
 }

@@ -2,9 +2,8 @@
 //! whole or over a changed region.
 //! Twins: `shaders/distance_field.wgsl`, `backend-cpu/src/passes/distance_field.rs`.
 
-use super::groups;
-use crate::context::{Context, Kernel};
-use crate::Textures;
+use crate::context::{groups, Context};
+use crate::instance::{FieldScratch, Instance};
 use murk_core::TexelRect;
 use std::num::NonZeroU32;
 
@@ -56,23 +55,25 @@ impl DfRegion {
     }
 }
 
-/// Scratch buffers the field keeps between builds (what a local update
-/// reads): coarse coverage, column distances, the row envelopes (vertices,
-/// boundaries) and the per-row change flags (zero between builds).
-pub type FieldScratch = [wgpu::Buffer; 5];
-
 /// Records the three dispatches over `region` of the `dw x dh` field of
 /// `t` into `field`, with `scratch` (coarse, vertical, the two envelopes,
 /// the row flags).
-pub fn record(ctx: &mut Context, enc: &mut wgpu::CommandEncoder, t: &Textures, scratch: &FieldScratch, field: &wgpu::Buffer, region: DfRegion) {
+pub(crate) fn record(
+    ctx: &mut Context,
+    enc: &mut wgpu::CommandEncoder,
+    t: &Instance,
+    scratch: &FieldScratch,
+    field: &wgpu::Buffer,
+    region: DfRegion,
+) {
     let region_buffer = ctx.uniform(bytemuck::bytes_of(&region));
     let [coarse, vertical, envelope_v, envelope_z, flags] = scratch;
-    let buffers = [&t.params, &t.coverage, coarse, vertical, envelope_v, envelope_z, field, flags, &region_buffer];
+    let buffers = [&t.params, &t.occlusion.coverage, coarse, vertical, envelope_v, envelope_z, field, flags, &region_buffer];
     let (w, h) = (region.x1 - region.x0, region.y1 - region.y0);
-    let g = ctx.bind(Kernel::DistanceFieldCoarse, &buffers);
-    ctx.dispatch(enc, Kernel::DistanceFieldCoarse, &g, groups(w, 8), groups(h, 8));
-    let g = ctx.bind(Kernel::DistanceFieldColumns, &buffers);
-    ctx.dispatch(enc, Kernel::DistanceFieldColumns, &g, groups(w, 64), 1);
-    let g = ctx.bind(Kernel::DistanceFieldRows, &buffers);
-    ctx.dispatch(enc, Kernel::DistanceFieldRows, &g, groups(t.frame.df_height, 64), 1);
+    let g = ctx.bind(&ctx.shaders.distance_field_coarse, &buffers);
+    ctx.dispatch(enc, &ctx.shaders.distance_field_coarse, &g, groups(w, 8), groups(h, 8));
+    let g = ctx.bind(&ctx.shaders.distance_field_columns, &buffers);
+    ctx.dispatch(enc, &ctx.shaders.distance_field_columns, &g, groups(w, 64), 1);
+    let g = ctx.bind(&ctx.shaders.distance_field_rows, &buffers);
+    ctx.dispatch(enc, &ctx.shaders.distance_field_rows, &g, groups(t.frame.df_height, 64), 1);
 }

@@ -1,9 +1,8 @@
 //! Pass 2, mips: the coverage max pyramid (Hierarchical DDA only).
 //! Twins: `shaders/mips.wgsl`, `backend-cpu/src/passes/mips.rs`.
 
-use super::groups;
-use crate::context::{Context, Kernel};
-use crate::Textures;
+use crate::context::{groups, Context};
+use crate::instance::{mip_layout, Instance};
 use murk_core::TexelRect;
 
 /// `MipStep` of `shaders/mips.wgsl`: the level one dispatch builds.
@@ -31,34 +30,26 @@ pub struct MipStep {
 /// Bytes of a [`MipStep`] (each level's uniform buffer).
 pub const STEP_BYTES: usize = size_of::<MipStep>();
 
-/// Level sizes and offsets in the levels buffer: `(offset, width, height)`,
-/// level 0 (coverage) first, up to a 1x1 level.
-pub fn layout(width: u32, height: u32) -> Vec<(u32, u32, u32)> {
-    let mut out = vec![(0, width, height)];
-    let (mut w, mut h, mut offset) = (width, height, width * height);
-    while w > 1 || h > 1 {
-        w = w.div_ceil(2);
-        h = h.div_ceil(2);
-        out.push((offset, w, h));
-        offset += w * h;
-    }
-    out
-}
-
 /// Records the copy of coverage into level 0 and one dispatch per level,
 /// over the texels above `region` of the coverage (the whole grid for a
 /// build).
-pub fn record(
+pub(crate) fn record(
     ctx: &mut Context,
     enc: &mut wgpu::CommandEncoder,
-    t: &Textures,
+    t: &Instance,
     levels: &wgpu::Buffer,
     pass_params: &[wgpu::Buffer],
     region: &TexelRect,
 ) {
-    let table = layout(t.dims.width, t.dims.height);
+    let table = mip_layout(t.dims.width, t.dims.height);
     let row = u64::from(t.dims.width) * 4;
-    enc.copy_buffer_to_buffer(&t.coverage, u64::from(region.y0) * row, levels, u64::from(region.y0) * row, u64::from(region.y1 - region.y0) * row);
+    enc.copy_buffer_to_buffer(
+        &t.occlusion.coverage,
+        u64::from(region.y0) * row,
+        levels,
+        u64::from(region.y0) * row,
+        u64::from(region.y1 - region.y0) * row,
+    );
     let mut r = *region;
     for (l, pair) in table.windows(2).enumerate() {
         let ((src, sw, sh), (_, dw, dh)) = (pair[0], pair[1]);
@@ -74,7 +65,7 @@ pub fn record(
             region_rows: r.y1 - r.y0,
         };
         ctx.queue.write_buffer(&pass_params[l], 0, bytemuck::bytes_of(&step));
-        let group = ctx.bind(Kernel::Mips, &[&pass_params[l], levels]);
-        ctx.dispatch(enc, Kernel::Mips, &group, groups(r.x1 - r.x0, 8), groups(r.y1 - r.y0, 8));
+        let group = ctx.bind(&ctx.shaders.mips, &[&pass_params[l], levels]);
+        ctx.dispatch(enc, &ctx.shaders.mips, &group, groups(r.x1 - r.x0, 8), groups(r.y1 - r.y0, 8));
     }
 }

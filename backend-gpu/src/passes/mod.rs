@@ -11,8 +11,3 @@ pub mod mips;
 pub mod rasterize;
 pub mod upscale;
 pub mod visibility;
-
-/// Workgroups for `n` invocations in groups of `size`.
-pub(crate) fn groups(n: u32, size: u32) -> u32 {
-    n.div_ceil(size)
-}

@@ -1,19 +1,18 @@
 //! Pass 1, rasterize: blockers and the capture -> coverage + height.
 //! Twins: `shaders/rasterize.wgsl`, `backend-cpu/src/passes/rasterize.rs`.
 
-use super::groups;
-use crate::context::{Context, Kernel};
-use crate::Textures;
+use crate::context::{groups, Context};
+use crate::instance::Instance;
 use murk_core::{OcclusionInput, TexelRect};
 
 /// Records the rasterize dispatch over `region` of the grid, with the
 /// shapes of `shapes` (every one that may cover a texel of it) and the
 /// captured heights of `capture` (the whole grid's); returns the upload
 /// buffers to recycle.
-pub fn record(
+pub(crate) fn record(
     ctx: &mut Context,
     enc: &mut wgpu::CommandEncoder,
-    t: &Textures,
+    t: &Instance,
     shapes: &OcclusionInput,
     capture: Option<&[i32]>,
     region: &TexelRect,
@@ -34,7 +33,8 @@ pub fn record(
     };
     let bounds =
         ctx.upload(bytemuck::cast_slice(&[region.x0, region.y0, rw as u32, rows, shapes.circles.len() as u32, shapes.polygons.len() as u32]));
-    let group = ctx.bind(Kernel::Rasterize, &[&t.params, &circles, &polygons, &vertices, &capture, &t.coverage, &t.height, &bounds]);
-    ctx.dispatch(enc, Kernel::Rasterize, &group, groups(rw as u32, 8), groups(rows, 8));
+    let group =
+        ctx.bind(&ctx.shaders.rasterize, &[&t.params, &circles, &polygons, &vertices, &capture, &t.occlusion.coverage, &t.occlusion.height, &bounds]);
+    ctx.dispatch(enc, &ctx.shaders.rasterize, &group, groups(rw as u32, 8), groups(rows, 8));
     vec![circles, polygons, vertices, capture, bounds]
 }

@@ -6,18 +6,18 @@ use murk_conformance::scene::fog as fog_on;
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::{
-    Area, BlockerShape, CaptureMode, FogSubsystem, FogTarget, HeightCapture, MemoryBody, Position, Profile, Reveal, RevealArea, RevealKind, Stage,
-    StageData, VisionSource, MEMORY_MAGIC,
+    Area, BlockerShape, CaptureMode, FogSubsystem, FogTarget, HeightCapture, MemoryBody, Position, Profile, Reveal, RevealArea, RevealKind, Texture,
+    TextureData, VisionSource, MEMORY_MAGIC,
 };
 
 fn resampling() -> Profile {
     Profile { fade_in_rate: 20.0, relax_rate: 20.0, resample_on_area_change: true, ..Profile::default() }
 }
 
-fn mask(fog: &mut FogSubsystem, stage: Stage) -> (u32, u32, Vec<u16>) {
-    let img = fog.read_stage("i", stage).unwrap();
+fn mask(fog: &mut FogSubsystem, texture: Texture) -> (u32, u32, Vec<u16>) {
+    let img = fog.read_texture("i", texture).unwrap();
     match img.data {
-        StageData::U16(v) => (img.width, img.height, v),
+        TextureData::U16(v) => (img.width, img.height, v),
         other => panic!("{other:?}"),
     }
 }
@@ -36,7 +36,7 @@ fn explored(make: &Make, profile: Profile) -> (World, FogSubsystem) {
     (world, fog)
 }
 
-const MASKS: [Stage; 5] = [Stage::Visibility, Stage::Memory, Stage::Compose, Stage::Upscale, Stage::Final];
+const MASKS: [Texture; 5] = [Texture::Visibility, Texture::Memory, Texture::Compose, Texture::Upscale, Texture::Final];
 
 pub fn a_move_by_whole_texels_shifts_every_mask_exactly(make: &Make) {
     let (_, mut fog) = explored(make, resampling());
@@ -45,13 +45,13 @@ pub fn a_move_by_whole_texels_shifts_every_mask_exactly(make: &Make) {
     // Eight units = eight texels to +x, three to -y.
     let area = Area { center: Vec3::new(40.0, 29.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 };
     fog.set_area("i", area).unwrap();
-    for (stage, (w, h, old)) in MASKS.iter().zip(&before) {
-        let (_, _, new) = mask(&mut fog, *stage);
+    for (texture, (w, h, old)) in MASKS.iter().zip(&before) {
+        let (_, _, new) = mask(&mut fog, *texture);
         for r in 0..*h {
             for c in 0..*w {
                 let (oc, or) = (c + 8, r as i64 - 3);
                 let want = if oc < *w && or >= 0 { old[(or as u32 * w + oc) as usize] } else { 0 };
-                assert_eq!(new[(r * w + c) as usize], want, "{} at ({c}, {r})", stage.name());
+                assert_eq!(new[(r * w + c) as usize], want, "{} at ({c}, {r})", texture.name());
             }
         }
     }
@@ -60,22 +60,22 @@ pub fn a_move_by_whole_texels_shifts_every_mask_exactly(make: &Make) {
 pub fn without_resampling_the_old_texel_space_rule_holds(make: &Make) {
     // The conformance goldens were recorded with this rule.
     let (_, mut fog) = explored(make, Profile { resample_on_area_change: false, ..resampling() });
-    let memory = mask(&mut fog, Stage::Memory);
+    let memory = mask(&mut fog, Texture::Memory);
     fog.set_area("i", Area { center: Vec3::new(40.0, 29.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 }).unwrap();
-    assert_eq!(mask(&mut fog, Stage::Memory), memory, "same size: kept in texel space");
+    assert_eq!(mask(&mut fog, Texture::Memory), memory, "same size: kept in texel space");
     fog.set_area("i", Area { center: Vec3::new(40.0, 29.0, 5.0), extents: Vec3::new(128.0, 64.0, 10.0), yaw_degrees: 0.0 }).unwrap();
-    assert!(mask(&mut fog, Stage::Memory).2.iter().all(|&v| v == 0), "new size: starts over");
+    assert!(mask(&mut fog, Texture::Memory).2.iter().all(|&v| v == 0), "new size: starts over");
 }
 
 pub fn growing_the_area_keeps_what_was_explored_where_it_was(make: &Make) {
     let (mut world, mut fog) = explored(make, resampling());
-    let (w, _, old_memory) = mask(&mut fog, Stage::Memory);
-    let (ow, _, old_final) = mask(&mut fog, Stage::Final);
+    let (w, _, old_memory) = mask(&mut fog, Texture::Memory);
+    let (ow, _, old_final) = mask(&mut fog, Texture::Final);
     // Grow to x in [0, 128]: 64 texels across, so texels of 2 units and 32 rows.
     fog.expand_area_to_include("i", Vec3::new(128.0, 20.0, 0.0)).unwrap();
     let d = fog.dims("i").unwrap();
     assert_eq!((d.width, d.height), (64, 32));
-    let (nw, nh, memory) = mask(&mut fog, Stage::Memory);
+    let (nw, nh, memory) = mask(&mut fog, Texture::Memory);
     // New texel (c, r) has its centre at world (2c + 1, 2r + 1): old texel (2c + 1, 2r + 1).
     for r in 0..nh {
         for c in 0..nw {
@@ -83,7 +83,7 @@ pub fn growing_the_area_keeps_what_was_explored_where_it_was(make: &Make) {
             assert_eq!(memory[(r * nw + c) as usize], want, "memory at ({c}, {r})");
         }
     }
-    let (_, _, fin) = mask(&mut fog, Stage::Final);
+    let (_, _, fin) = mask(&mut fog, Texture::Final);
     assert_eq!(fin[(5 * nw + 5) as usize], old_final[(11 * ow + 11) as usize], "the fade state follows too");
     // The explored place stays explored while the fog runs on, at its world position.
     for _ in 0..5 {
@@ -102,10 +102,10 @@ pub fn growing_the_area_keeps_what_was_explored_where_it_was(make: &Make) {
 pub fn a_quarter_turn_resamples_exactly(make: &Make) {
     let (_, mut fog) = explored(make, resampling());
     let before = fog.transform("i").unwrap();
-    let (w, h, old) = mask(&mut fog, Stage::Memory);
+    let (w, h, old) = mask(&mut fog, Texture::Memory);
     fog.set_area("i", Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 90.0 }).unwrap();
     let after = fog.transform("i").unwrap();
-    let (_, _, new) = mask(&mut fog, Stage::Memory);
+    let (_, _, new) = mask(&mut fog, Texture::Memory);
     let mut moved = 0;
     for r in 0..h {
         for c in 0..w {
@@ -158,9 +158,9 @@ pub fn saved_memory_comes_back_where_it_was_after_the_area_changed(make: &Make) 
     };
     fog.reveal(&FogTarget::Instance("i".into()), map).unwrap();
     fog.tick(&mut world, 50_000).unwrap();
-    let (_, _, mapped_before) = mask(&mut fog, Stage::Mapped);
+    let (_, _, mapped_before) = mask(&mut fog, Texture::Mapped);
     assert!(mapped_before.iter().filter(|&&v| v == 65535).count() >= 50, "the map is known");
-    let (_, _, before) = mask(&mut fog, Stage::Memory);
+    let (_, _, before) = mask(&mut fog, Texture::Memory);
     assert!(before.iter().filter(|&&v| v > 0).count() > 200, "the source explored an area");
     let blob = fog.export_memory("i").unwrap();
     assert!(blob.len() < before.len() / 4, "{} bytes for {} texels", blob.len(), before.len());
@@ -169,9 +169,9 @@ pub fn saved_memory_comes_back_where_it_was_after_the_area_changed(make: &Make) 
     let moved = Area { center: Vec3::new(40.0, 36.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 };
     fog.set_area("i", moved).unwrap();
     fog.tick(&mut world, 50_000).unwrap();
-    let misplaced = mask(&mut fog, Stage::Memory).2;
+    let misplaced = mask(&mut fog, Texture::Memory).2;
     fog.import_memory("i", &blob).unwrap();
-    let (_, _, after) = mask(&mut fog, Stage::Memory);
+    let (_, _, after) = mask(&mut fog, Texture::Memory);
     for y in 0..64usize {
         for x in 0..64usize {
             let old = if x + 8 < 64 && y + 4 < 64 { before[(y + 4) * 64 + x + 8] } else { 0 };
@@ -179,7 +179,7 @@ pub fn saved_memory_comes_back_where_it_was_after_the_area_changed(make: &Make) 
         }
     }
     assert_ne!(after, misplaced, "the import put the memory back in place");
-    let (_, _, mapped_after) = mask(&mut fog, Stage::Mapped);
+    let (_, _, mapped_after) = mask(&mut fog, Texture::Mapped);
     for y in 0..64usize {
         for x in 0..64usize {
             let old = if x + 8 < 64 && y + 4 < 64 { mapped_before[(y + 4) * 64 + x + 8] } else { 0 };
@@ -188,7 +188,7 @@ pub fn saved_memory_comes_back_where_it_was_after_the_area_changed(make: &Make) 
     }
     // Explored stays explored on screen once the instance recomputed.
     fog.tick(&mut world, 50_000).unwrap();
-    let (_, _, composed) = mask(&mut fog, Stage::Compose);
+    let (_, _, composed) = mask(&mut fog, Texture::Compose);
     assert!(after.iter().zip(&composed).all(|(m, c)| *m == 0 || *c > 0), "every explored texel shows as explored");
     // Damaged or wrong blobs are named and change nothing.
     let hash = fog.lockstep_hash().unwrap();
@@ -239,7 +239,7 @@ pub fn saved_memory_comes_back_where_it_was_after_the_area_changed(make: &Make) 
 pub fn an_allys_memory_imported_as_a_map_becomes_the_mapped_state(make: &Make) {
     let (_, mut ally) = explored(make, resampling());
     let blob = ally.export_memory("i").unwrap();
-    let (_, _, theirs) = mask(&mut ally, Stage::Memory);
+    let (_, _, theirs) = mask(&mut ally, Texture::Memory);
     let mut fog = fog_on(make(), Profile { resample_on_area_change: false, ..resampling() });
     let mut world = World::new();
     let s = world.spawn((Position(Vec3::new(50.5, 50.5, 0.0)), VisionSource::new(6.0)));
@@ -247,14 +247,14 @@ pub fn an_allys_memory_imported_as_a_map_becomes_the_mapped_state(make: &Make) {
         fog.tick(&mut world, 50_000).unwrap();
     }
     world.despawn(s).unwrap();
-    let (_, _, own) = mask(&mut fog, Stage::Memory);
+    let (_, _, own) = mask(&mut fog, Texture::Memory);
     fog.import_memory_as_map("i", &blob).unwrap();
-    assert_eq!(mask(&mut fog, Stage::Memory).2, own, "its own memory is kept");
-    assert_eq!(mask(&mut fog, Stage::Mapped).2, theirs, "the ally's explored ground is mapped");
+    assert_eq!(mask(&mut fog, Texture::Memory).2, own, "its own memory is kept");
+    assert_eq!(mask(&mut fog, Texture::Mapped).2, theirs, "the ally's explored ground is mapped");
     for _ in 0..4 {
         fog.tick(&mut world, 50_000).unwrap();
     }
-    let (_, _, fin) = mask(&mut fog, Stage::Final);
+    let (_, _, fin) = mask(&mut fog, Texture::Final);
     let centre = 20 * 64 + 20;
     assert_eq!((theirs[centre], own[centre], fin[centre]), (65535, 0, 16384), "mapped, never seen by this player");
 }
@@ -266,7 +266,7 @@ pub fn an_allys_memory_imported_as_a_map_becomes_the_mapped_state(make: &Make) {
 /// more than four times the instance's texels is refused; nothing changes.
 pub fn a_small_memory_blob_claiming_a_huge_side_is_refused_unread(make: &Make) {
     let (_, mut fog) = explored(make, Profile::default());
-    let memory_before = fog.read_stage("i", Stage::Memory).unwrap();
+    let memory_before = fog.read_texture("i", Texture::Memory).unwrap();
     let area = fog.instance("i").unwrap().area;
     let body = |width: u32, height: u32, texels: usize| MemoryBody {
         instance: "i".into(),
@@ -294,7 +294,7 @@ pub fn a_small_memory_blob_claiming_a_huge_side_is_refused_unread(make: &Make) {
             assert!(e.contains(needle), "`{e}` should name `{needle}`");
         }
     }
-    assert_eq!(fog.read_stage("i", Stage::Memory).unwrap(), memory_before, "refused blobs changed nothing");
+    assert_eq!(fog.read_texture("i", Texture::Memory).unwrap(), memory_before, "refused blobs changed nothing");
     // Twice the resolution on each side is still taken.
     let fine = murk_core::snapshot::encode(MEMORY_MAGIC, &body(128, 128, 128 * 128)).unwrap();
     fog.import_memory("i", &fine).unwrap();

@@ -9,8 +9,8 @@ use murk_core::query::MaskAnswer;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};
 use murk_core::stealth::StealthEvent;
 use murk_core::{
-    AntiVision, Area, Blocker, BlockerShape, FogSubsystem, Ghost, HideMode, InstanceDesc, LandedHash, MurkError, Position, Profile, Stage,
-    StealthActor, TeamMask, VisibilityPolicy, VisionSource,
+    AntiVision, Area, Blocker, BlockerShape, FogSubsystem, Ghost, HideMode, InstanceDesc, LandedHash, MurkError, Position, Profile, StealthActor,
+    TeamMask, Texture, VisibilityPolicy, VisionSource,
 };
 use std::path::PathBuf;
 
@@ -237,8 +237,8 @@ pub fn anti_vision_hides_an_area_from_the_teams_it_targets(make: &Make) {
     }
     world.spawn((Position(Vec3::new(40.5, 32.5, 0.0)), AntiVision { radius: 4.0, falloff: 0.0, targets: TeamMask::of(&[0]) }));
     fog.tick(&mut world, 50_000).unwrap();
-    let vis = |fog: &mut FogSubsystem, name: &str| match fog.read_stage(name, Stage::Visibility).unwrap().data {
-        murk_core::StageData::U16(v) => v,
+    let vis = |fog: &mut FogSubsystem, name: &str| match fog.read_texture(name, Texture::Visibility).unwrap().data {
+        murk_core::TextureData::U16(v) => v,
         _ => unreachable!(),
     };
     let (g, u) = (vis(&mut fog, "ground"), vis(&mut fog, "upper"));
@@ -379,9 +379,9 @@ pub fn the_state_hash_is_the_definition_over_the_masks_read_back(make: &Make) {
         if tick % 3 == 1 {
             continue;
         }
-        let want = [Stage::Final, Stage::Memory, Stage::Mapped, Stage::Compose].map(|stage| {
-            let image = fog.read_stage("odd", stage).unwrap();
-            let murk_core::StageData::U16(texels) = image.data else { panic!("{stage:?} is a 16-bit mask") };
+        let want = [Texture::Final, Texture::Memory, Texture::Mapped, Texture::Compose].map(|texture| {
+            let image = fog.read_texture("odd", texture).unwrap();
+            let murk_core::TextureData::U16(texels) = image.data else { panic!("{texture:?} is a 16-bit mask") };
             sizes.push((image.width, image.height));
             texture_hash_reference(image.width, image.height, &texels)
         });

@@ -7,8 +7,8 @@ use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::Backend;
 use murk_core::{
-    Area, Blocker, BlockerShape, CaptureMode, Cone, FogSubsystem, HeightCapture, InstanceDesc, Position, Profile, RayMethod, Stage, StageImage,
-    TeamMask, VisionSource,
+    pass_outputs, Area, Blocker, BlockerShape, CaptureMode, Cone, FogSubsystem, HeightCapture, InstanceDesc, Position, Profile, RayMethod,
+    Resolution, TeamMask, Texture, TextureImage, TextureRow, VisionSource,
 };
 use murk_cpu::CpuBackend;
 
@@ -110,15 +110,15 @@ fn scene(backend: Box<dyn Backend>, m: Motion, method: RayMethod, base_yaw: f32)
     fog
 }
 
-fn stages(fog: &mut FogSubsystem) -> Vec<(Stage, Vec<u8>)> {
-    Stage::ALL.iter().map(|&s| (s, fog.read_stage("i", s).unwrap().bytes())).collect()
+fn textures(fog: &mut FogSubsystem) -> Vec<(&'static TextureRow, Vec<u8>)> {
+    pass_outputs().map(|row| (row, fog.read_row("i", row).unwrap().bytes())).collect()
 }
 
-fn assert_same(a: &[(Stage, Vec<u8>)], b: &[(Stage, Vec<u8>)], what: &str) {
-    for ((stage, x), (_, y)) in a.iter().zip(b) {
+fn assert_same(a: &[(&TextureRow, Vec<u8>)], b: &[(&TextureRow, Vec<u8>)], what: &str) {
+    for ((row, x), (_, y)) in a.iter().zip(b) {
         if x != y {
             let first = x.iter().zip(y).position(|(p, q)| p != q);
-            panic!("{what}: stage {} differs (first differing byte {first:?})", stage.name());
+            panic!("{what}: texture {} differs (first differing byte {first:?})", row.name);
         }
     }
 }
@@ -128,8 +128,8 @@ const METHODS: [RayMethod; 4] = [RayMethod::Dda, RayMethod::HierarchicalDda, Ray
 pub fn translating_world_and_area_together_changes_no_mask(make: &Make) {
     for method in METHODS {
         for yaw in [0.0, 30.0] {
-            let base = stages(&mut scene(make(), Motion { quarter_turns: 0, shift: Vec2::ZERO }, method, yaw));
-            let moved = stages(&mut scene(make(), Motion { quarter_turns: 0, shift: Vec2::new(13.25, -7.5) }, method, yaw));
+            let base = textures(&mut scene(make(), Motion { quarter_turns: 0, shift: Vec2::ZERO }, method, yaw));
+            let moved = textures(&mut scene(make(), Motion { quarter_turns: 0, shift: Vec2::new(13.25, -7.5) }, method, yaw));
             assert_same(&base, &moved, &format!("{method:?} yaw {yaw} translated"));
         }
     }
@@ -138,10 +138,10 @@ pub fn translating_world_and_area_together_changes_no_mask(make: &Make) {
 pub fn rotating_world_and_area_by_quarter_turns_changes_no_mask(make: &Make) {
     for method in METHODS {
         for yaw in [0.0, 30.0] {
-            let base = stages(&mut scene(make(), Motion { quarter_turns: 0, shift: Vec2::ZERO }, method, yaw));
-            assert!(base.iter().any(|(s, b)| *s == Stage::Final && b.iter().any(|&x| x != 0)), "the scene reveals something");
+            let base = textures(&mut scene(make(), Motion { quarter_turns: 0, shift: Vec2::ZERO }, method, yaw));
+            assert!(base.iter().any(|(row, b)| row.texture == Texture::Final && b.iter().any(|&x| x != 0)), "the scene reveals something");
             for k in 1..4 {
-                let turned = stages(&mut scene(make(), Motion { quarter_turns: k, shift: Vec2::ZERO }, method, yaw));
+                let turned = textures(&mut scene(make(), Motion { quarter_turns: k, shift: Vec2::ZERO }, method, yaw));
                 assert_same(&base, &turned, &format!("{method:?} yaw {yaw} turned {k} quarter(s)"));
             }
         }
@@ -149,8 +149,9 @@ pub fn rotating_world_and_area_by_quarter_turns_changes_no_mask(make: &Make) {
 }
 
 /// The square area [0, 64]^2 kept at yaw 0 while the world turns a
-/// quarter about its centre, at `lod`: every stage after three ticks.
-fn turned_world(make: &Make, lod: u32, method: RayMethod, turned: bool) -> Vec<(Stage, StageImage)> {
+/// quarter about its centre, at `lod`: every texture at the grid's
+/// resolution after three ticks.
+fn turned_world(make: &Make, lod: u32, method: RayMethod, turned: bool) -> Vec<(&'static TextureRow, TextureImage)> {
     // A quarter turn about (32, 32): (x, y) -> (64 - y, x).
     let p = |x: f32, y: f32| if turned { Vec3::new(64.0 - y, x, 0.0) } else { Vec3::new(x, y, 0.0) };
     let yaw = |d: f32| if turned { d + 90.0 } else { d };
@@ -168,12 +169,13 @@ fn turned_world(make: &Make, lod: u32, method: RayMethod, turned: bool) -> Vec<(
     for _ in 0..3 {
         fog.tick(&mut world, 50_000).unwrap();
     }
-    Stage::ALL.iter().filter(|s| !matches!(s, Stage::Mips | Stage::DistanceField)).map(|&s| (s, fog.read_stage("i", s).unwrap())).collect()
+    let at_grid = pass_outputs().filter(|row| matches!(row.resolution, Resolution::Internal | Resolution::Output));
+    at_grid.map(|row| (row, fog.read_row("i", row).unwrap())).collect()
 }
 
 /// An image turned a quarter as the world turns: texel (x, y) moves to
 /// (w - 1 - y, x) of a square grid.
-fn quarter_turned(img: &StageImage) -> Vec<u8> {
+fn quarter_turned(img: &TextureImage) -> Vec<u8> {
     let (w, size) = (img.width as usize, img.bytes().len() / (img.width * img.height) as usize);
     let bytes = img.bytes();
     let mut out = vec![0u8; bytes.len()];
@@ -195,12 +197,15 @@ pub fn a_quarter_turn_of_the_world_under_a_still_area_turns_every_mask(make: &Ma
         for method in [RayMethod::None, RayMethod::StepScan, RayMethod::Dda, RayMethod::HierarchicalDda] {
             let base = turned_world(make, lod, method, false);
             let turned = turned_world(make, lod, method, true);
-            assert!(base.iter().any(|(s, img)| *s == Stage::Final && img.bytes().iter().any(|&b| b != 0)), "the scene reveals something");
-            for ((stage, a), (_, b)) in base.iter().zip(&turned) {
+            assert!(
+                base.iter().any(|(row, img)| row.texture == Texture::Final && img.bytes().iter().any(|&b| b != 0)),
+                "the scene reveals something"
+            );
+            for ((row, a), (_, b)) in base.iter().zip(&turned) {
                 let want = quarter_turned(a);
                 if let Some(i) = want.iter().zip(b.bytes()).position(|(p, q)| *p != q) {
                     let differ = want.iter().zip(b.bytes()).filter(|(p, q)| *p != q).count();
-                    panic!("lod {lod} {method:?}: stage {} differs at byte {i} ({differ} bytes)", stage.name());
+                    panic!("lod {lod} {method:?}: texture {} differs at byte {i} ({differ} bytes)", row.name);
                 }
             }
         }
@@ -210,16 +215,16 @@ pub fn a_quarter_turn_of_the_world_under_a_still_area_turns_every_mask(make: &Ma
 pub fn every_backend_gives_the_references_bytes(make: &Make) {
     for method in METHODS {
         let still = Motion { quarter_turns: 0, shift: Vec2::ZERO };
-        let reference = stages(&mut scene(Box::new(CpuBackend::new(1).unwrap()), still, method, 30.0));
-        assert_same(&reference, &stages(&mut scene(make(), still, method, 30.0)), &format!("{method:?} against the CPU on 1 thread"));
+        let reference = textures(&mut scene(Box::new(CpuBackend::new(1).unwrap()), still, method, 30.0));
+        assert_same(&reference, &textures(&mut scene(make(), still, method, 30.0)), &format!("{method:?} against the CPU on 1 thread"));
     }
 }
 
 pub fn hierarchical_dda_equals_dda(make: &Make) {
     let mut a = scene(make(), Motion { quarter_turns: 0, shift: Vec2::ZERO }, RayMethod::Dda, 30.0);
     let mut b = scene(make(), Motion { quarter_turns: 0, shift: Vec2::ZERO }, RayMethod::HierarchicalDda, 30.0);
-    for s in [Stage::Visibility, Stage::Blur, Stage::Memory, Stage::Compose, Stage::Final] {
-        assert_eq!(a.read_stage("i", s).unwrap(), b.read_stage("i", s).unwrap(), "{}", s.name());
+    for s in [Texture::Visibility, Texture::Blur, Texture::Memory, Texture::Compose, Texture::Final] {
+        assert_eq!(a.read_texture("i", s).unwrap(), b.read_texture("i", s).unwrap(), "{}", s.name());
     }
 }
 

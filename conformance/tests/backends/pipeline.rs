@@ -5,8 +5,8 @@ use murk_conformance::scene::fog as fog_on;
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::{
-    AntiVision, Area, Blocker, BlockerShape, Cone, FogSubsystem, HeightLayer, InstanceDesc, Position, Profile, RayMethod, Stage, StageData, TeamMask,
-    VisionSource,
+    AntiVision, Area, Blocker, BlockerShape, Cone, FogSubsystem, HeightLayer, InstanceDesc, Position, Profile, RayMethod, TeamMask, Texture,
+    TextureData, VisionSource,
 };
 
 /// A profile whose visibility is unblurred and whose composed mask follows it at once.
@@ -14,15 +14,15 @@ fn raw_profile() -> Profile {
     Profile { blur_iterations: 0, fade_in_rate: 1.0e4, relax_rate: 1.0e4, ..Profile::default() }
 }
 
-fn u16s(img: murk_core::StageImage) -> Vec<u16> {
+fn u16s(img: murk_core::TextureImage) -> Vec<u16> {
     match img.data {
-        StageData::U16(v) => v,
-        other => panic!("expected a u16 stage, got {other:?}"),
+        TextureData::U16(v) => v,
+        other => panic!("expected a u16 texture, got {other:?}"),
     }
 }
 
 fn vis(fog: &mut FogSubsystem) -> Vec<u16> {
-    u16s(fog.read_stage("i", Stage::Visibility).unwrap())
+    u16s(fog.read_texture("i", Texture::Visibility).unwrap())
 }
 
 fn at(v: &[u16], x: usize, y: usize) -> u16 {
@@ -59,7 +59,7 @@ pub fn lone_source_on_empty_map_is_a_disk_with_linear_falloff(make: &Make) {
         }
     }
     // The final mask follows at once with these rates and the default cadence.
-    assert_eq!(fog.final_mask("i").unwrap(), u16s(fog.read_stage("i", Stage::Compose).unwrap()));
+    assert_eq!(fog.final_mask("i").unwrap(), u16s(fog.read_texture("i", Texture::Compose).unwrap()));
 }
 
 /// Whether the segment a-b crosses the axis-aligned box [x0,x1]x[y0,y1] with
@@ -214,8 +214,8 @@ pub fn height_layer_blockers_occlude_only_their_slab(make: &Make) {
         wall.use_height_layer = true;
         world.spawn((Position(Vec3::new(25.5, 32.0, blocker_z)), wall));
         fog.tick(&mut world, 100_000).unwrap();
-        let cov = fog.read_stage("i", Stage::Coverage).unwrap();
-        let StageData::U8(cov) = cov.data else { panic!("coverage is u8") };
+        let cov = fog.read_texture("i", Texture::Coverage).unwrap();
+        let TextureData::U8(cov) = cov.data else { panic!("coverage is u8") };
         assert_eq!(cov[32 * 64 + 25] == 1, blocks, "blocker at z {blocker_z}");
         assert_eq!(at(&vis(&mut fog), 35, 32) == 0, blocks, "behind the blocker at z {blocker_z}");
     }
@@ -229,7 +229,7 @@ pub fn memory_decays_at_the_forget_rate_and_freezes(make: &Make) {
     s.falloff = Some(0.0);
     let e = world.spawn((Position(Vec3::new(32.5, 32.5, 0.0)), s));
     fog.tick(&mut world, 100_000).unwrap();
-    let mem = |fog: &mut FogSubsystem| u16s(fog.read_stage("i", Stage::Memory).unwrap())[32 * 64 + 32];
+    let mem = |fog: &mut FogSubsystem| u16s(fog.read_texture("i", Texture::Memory).unwrap())[32 * 64 + 32];
     assert_eq!(mem(&mut fog), 65535);
     world.despawn(e).unwrap();
     for k in 1..=3u16 {
@@ -251,7 +251,7 @@ pub fn fade_in_and_relax_follow_their_rates_over_ticks(make: &Make) {
     let mut s = VisionSource::new(5.0);
     s.falloff = Some(0.0);
     let e = world.spawn((Position(Vec3::new(32.5, 32.5, 0.0)), s));
-    let composed = |fog: &mut FogSubsystem| u16s(fog.read_stage("i", Stage::Compose).unwrap())[32 * 64 + 32];
+    let composed = |fog: &mut FogSubsystem| u16s(fog.read_texture("i", Texture::Compose).unwrap())[32 * 64 + 32];
     let mut expected = 0u32;
     for _ in 0..6 {
         fog.tick(&mut world, 100_000).unwrap();
@@ -340,8 +340,8 @@ pub fn lod_upscales_bilinearly_to_the_output(make: &Make) {
     let mut world = World::new();
     world.spawn((Position(Vec3::new(32.0, 32.0, 0.0)), VisionSource::new(20.0)));
     fog.tick(&mut world, 100_000).unwrap();
-    let up = u16s(fog.read_stage("i", Stage::Upscale).unwrap());
-    let composed = u16s(fog.read_stage("i", Stage::Compose).unwrap());
+    let up = u16s(fog.read_texture("i", Texture::Upscale).unwrap());
+    let composed = u16s(fog.read_texture("i", Texture::Compose).unwrap());
     // Output texel (2x+1, 2y+1) sits 3/4 of the way from internal (x, y) to (x+1, y+1).
     for (x, y) in [(10usize, 10usize), (20, 12), (5, 25)] {
         let c = |cx: usize, cy: usize| f64::from(composed[cy * 32 + cx]);

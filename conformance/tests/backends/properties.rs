@@ -9,8 +9,8 @@ use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
 use murk_core::Backend;
 use murk_core::{
-    Area, Blocker, BlockerShape, CaptureMode, Cone, FogSubsystem, HeightCapture, HeightLayer, InstanceDesc, Position, Profile, RayMethod, Stage,
-    StageData, TeamMask, VisionSource,
+    pass_outputs, Area, Blocker, BlockerShape, CaptureMode, Cone, FogSubsystem, HeightCapture, HeightLayer, InstanceDesc, Position, Profile,
+    RayMethod, Resolution, TeamMask, Texture, TextureData, TextureRow, VisionSource,
 };
 use murk_cpu::CpuBackend;
 use proptest::prelude::*;
@@ -203,26 +203,27 @@ fn fog_for(make: &Make, g: &GenWorld, m: Motion) -> FogSubsystem {
     fog
 }
 
-/// Runs two ticks of the world seen through `m` and returns every stage.
-fn run(make: &Make, g: &GenWorld, m: Motion) -> Vec<(Stage, murk_core::StageImage)> {
+/// Runs two ticks of the world seen through `m` and returns every texture a
+/// pass writes.
+fn run(make: &Make, g: &GenWorld, m: Motion) -> Vec<(&'static TextureRow, murk_core::TextureImage)> {
     let mut fog = fog_for(make, g, m);
     let mut world = World::new();
     spawn_world(g, m, &mut world);
     fog.tick(&mut world, 50_000).unwrap();
     fog.tick(&mut world, 50_000).unwrap();
-    Stage::ALL.iter().map(|&s| (s, fog.read_stage("i", s).unwrap())).collect()
+    pass_outputs().map(|row| (row, fog.read_row("i", row).unwrap())).collect()
 }
 
-fn u16s(img: &murk_core::StageImage) -> &[u16] {
+fn u16s(img: &murk_core::TextureImage) -> &[u16] {
     match &img.data {
-        StageData::U16(v) => v,
+        TextureData::U16(v) => v,
         other => panic!("not a mask: {other:?}"),
     }
 }
 
-fn u8s(img: &murk_core::StageImage) -> &[u8] {
+fn u8s(img: &murk_core::TextureImage) -> &[u8] {
     match &img.data {
-        StageData::U8(v) => v,
+        TextureData::U8(v) => v,
         other => panic!("not a coverage grid: {other:?}"),
     }
 }
@@ -237,7 +238,7 @@ fn turn<T: Copy>(v: &[T], n: usize, k: i32) -> Vec<T> {
     out
 }
 
-fn flip_rows(img: &murk_core::StageImage) -> Vec<u16> {
+fn flip_rows(img: &murk_core::TextureImage) -> Vec<u16> {
     let v = u16s(img);
     v.chunks(img.width as usize).rev().flatten().copied().collect()
 }
@@ -266,9 +267,9 @@ pub fn mirroring_the_world_mirrors_the_masks(make: &Make) {
         // Mirroring world X with the area flips the area's handedness: texel rows reverse.
         let a = run(make, &g, IDENTITY);
         let b = run(make, &g, Motion { mirror: true, ..IDENTITY });
-        for ((stage, x), (_, y)) in a.iter().zip(&b) {
-            if matches!(stage, Stage::Visibility | Stage::Blur | Stage::Memory | Stage::Compose | Stage::Upscale | Stage::Final) {
-                prop_assert_eq!(u16s(x), &flip_rows(y)[..], "stage {}", stage.name());
+        for ((row, x), (_, y)) in a.iter().zip(&b) {
+            if row.texture.is_mask() {
+                prop_assert_eq!(u16s(x), &flip_rows(y)[..], "texture {}", row.name);
             }
         }
     });
@@ -284,13 +285,11 @@ pub fn turning_the_world_under_a_fixed_area_turns_every_mask(make: &Make) {
         let n = g.width as usize;
         let a = run(make, &g, IDENTITY);
         let b = run(make, &g, Motion { quarter_turns: k, area_fixed: true, ..IDENTITY });
-        for ((stage, x), (_, y)) in a.iter().zip(&b) {
-            match stage {
-                Stage::Coverage => prop_assert_eq!(turn(u8s(x), n, k), u8s(y).to_vec(), "stage {}", stage.name()),
-                Stage::Visibility | Stage::Blur | Stage::Memory | Stage::Compose | Stage::Upscale | Stage::Final => {
-                    prop_assert_eq!(turn(u16s(x), n, k), u16s(y).to_vec(), "stage {}", stage.name())
-                }
-                _ => {}
+        for ((row, x), (_, y)) in a.iter().zip(&b) {
+            if row.texture == Texture::Coverage {
+                prop_assert_eq!(turn(u8s(x), n, k), u8s(y).to_vec(), "texture {}", row.name);
+            } else if row.texture.is_mask() {
+                prop_assert_eq!(turn(u16s(x), n, k), u16s(y).to_vec(), "texture {}", row.name);
             }
         }
     });
@@ -308,9 +307,9 @@ pub fn hierarchical_dda_equals_dda(make: &Make) {
         let mut h = g.clone();
         h.method = RayMethod::HierarchicalDda;
         let (a, b) = (run(make, &g, IDENTITY), run(make, &h, IDENTITY));
-        for ((stage, x), (_, y)) in a.iter().zip(&b) {
-            if !matches!(stage, Stage::Mips) {
-                prop_assert_eq!(x, y, "stage {}", stage.name());
+        for ((row, x), (_, y)) in a.iter().zip(&b) {
+            if row.resolution != Resolution::Pyramid {
+                prop_assert_eq!(x, y, "texture {}", row.name);
             }
         }
     });
@@ -322,7 +321,7 @@ pub fn adding_a_source_never_lowers_visibility(make: &Make) {
         more.sources.push(extra);
         let (a, b) = (run(make, &g, IDENTITY), run(make, &more, IDENTITY));
         let (va, vb) = (u16s(&a[4].1), u16s(&b[4].1));
-        prop_assert_eq!(a[4].0, Stage::Visibility);
+        prop_assert_eq!(a[4].0.texture, Texture::Visibility);
         for (i, (x, y)) in va.iter().zip(vb).enumerate() {
             prop_assert!(y >= x, "texel {} fell from {} to {}", i, x, y);
         }
@@ -337,7 +336,7 @@ pub fn adding_a_wall_never_raises_visibility_except_its_own_faces(make: &Make) {
         let mut more = g.clone();
         more.blockers.push(extra);
         let (a, b) = (run(make, &g, IDENTITY), run(make, &more, IDENTITY));
-        prop_assert_eq!((a[0].0, a[4].0), (Stage::Coverage, Stage::Visibility));
+        prop_assert_eq!((a[0].0.texture, a[4].0.texture), (Texture::Coverage, Texture::Visibility));
         let (ca, cb) = (u8s(&a[0].1), u8s(&b[0].1));
         for (i, (x, y)) in u16s(&a[4].1).iter().zip(u16s(&b[4].1)).enumerate() {
             let newly_covered = g.reveal_walls && ca[i] == 0 && cb[i] != 0;
@@ -495,8 +494,8 @@ pub fn incremental_recompute_equals_full_recompute(make: &Make) {
             full.invalidate("i").unwrap();
             let report = inc.tick(&mut world, 50_000).unwrap();
             full.tick(&mut world, 50_000).unwrap();
-            for s in Stage::ALL {
-                prop_assert_eq!(inc.read_stage("i", s).unwrap(), full.read_stage("i", s).unwrap(), "tick {}, stage {}", tick, s.name());
+            for row in pass_outputs() {
+                prop_assert_eq!(inc.read_row("i", row).unwrap(), full.read_row("i", row).unwrap(), "tick {}, texture {}", tick, row.name);
             }
             prop_assert_eq!(inc.state_hashes().unwrap(), full.state_hashes().unwrap(), "tick {}", tick);
             local.fetch_add(u32::from(report.instances["i"].occlusion_local), std::sync::atomic::Ordering::Relaxed);
@@ -521,7 +520,7 @@ pub fn a_source_outside_the_slab_changes_nothing(make: &Make) {
             }
             fog.tick(&mut world, 50_000).unwrap();
             fog.tick(&mut world, 50_000).unwrap();
-            Stage::ALL.iter().map(|&s| fog.read_stage("i", s).unwrap()).collect::<Vec<_>>()
+            pass_outputs().map(|row| fog.read_row("i", row).unwrap()).collect::<Vec<_>>()
         };
         prop_assert_eq!(layered(false), layered(true));
     });

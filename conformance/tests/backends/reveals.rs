@@ -6,7 +6,7 @@ use murk_conformance::scene::{desc, fog as fog_on};
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::{
-    BlockerShape, FogSubsystem, FogTarget, InstanceDesc, Position, Profile, Reveal, RevealArea, RevealId, RevealKind, Stage, StageData, TeamMask,
+    BlockerShape, FogSubsystem, FogTarget, InstanceDesc, Position, Profile, Reveal, RevealArea, RevealId, RevealKind, TeamMask, Texture, TextureData,
     VisionSource,
 };
 
@@ -15,9 +15,9 @@ fn instant() -> Profile {
     Profile { fade_in_rate: 1.0e4, relax_rate: 1.0e4, ..Profile::default() }
 }
 
-fn read(fog: &mut FogSubsystem, name: &str, stage: Stage) -> Vec<u16> {
-    match fog.read_stage(name, stage).unwrap().data {
-        StageData::U16(v) => v,
+fn read(fog: &mut FogSubsystem, name: &str, texture: Texture) -> Vec<u16> {
+    match fog.read_texture(name, texture).unwrap().data {
+        TextureData::U16(v) => v,
         other => panic!("{other:?}"),
     }
 }
@@ -52,13 +52,13 @@ pub fn a_sight_reveal_shows_while_it_lasts_and_memory_keeps_it_only_when_asked(m
         let id = fog.reveal(&i(), sight(remember, Some(3))).unwrap();
         assert_eq!(fog.reveals("i").unwrap().len(), 1);
         ticks(&mut fog, &mut world, 2);
-        let shown = read(&mut fog, "i", Stage::Final);
+        let shown = read(&mut fog, "i", Texture::Final);
         assert_eq!((shown[INSIDE], shown[OUTSIDE]), (65535, 0), "visible inside the disk only (remember {remember})");
         ticks(&mut fog, &mut world, 4);
         assert!(fog.reveals("i").unwrap().is_empty(), "it ended after its 3 ticks");
         assert!(fog.end_reveal(id).is_err(), "an ended reveal cannot be ended again");
-        let after = read(&mut fog, "i", Stage::Final);
-        let memory = read(&mut fog, "i", Stage::Memory);
+        let after = read(&mut fog, "i", Texture::Final);
+        let memory = read(&mut fog, "i", Texture::Memory);
         if remember {
             assert_eq!(memory[INSIDE], 65535, "memory took it in");
             assert_eq!(after[INSIDE], 32768, "explored once it ended");
@@ -76,9 +76,9 @@ pub fn a_map_reveal_gives_the_fourth_state_below_explored(make: &Make) {
     world.spawn((Position(Vec3::new(40.0, 24.0, 0.0)), VisionSource::new(8.0)));
     ticks(&mut fog, &mut world, 3);
     assert!(fog.reveals("i").unwrap().is_empty(), "a map reveal ends once taken in");
-    let mapped = read(&mut fog, "i", Stage::Mapped);
+    let mapped = read(&mut fog, "i", Texture::Mapped);
     assert!(mapped.iter().all(|&v| v == 65535), "the whole map is known");
-    let fin = read(&mut fog, "i", Stage::Final);
+    let fin = read(&mut fog, "i", Texture::Final);
     let q = fog.shader_params("i").unwrap();
     assert_eq!(q.mapped_value, 0.25, "the mapped value is half the explored value by default");
     assert_eq!(fin[OUTSIDE], 16384, "mapped, never seen: the mapped value");
@@ -86,13 +86,13 @@ pub fn a_map_reveal_gives_the_fourth_state_below_explored(make: &Make) {
     // Gone again with the source, the seen part is explored, above mapped.
     world.clear();
     ticks(&mut fog, &mut world, 3);
-    let fin = read(&mut fog, "i", Stage::Final);
+    let fin = read(&mut fog, "i", Texture::Final);
     assert!(fin[INSIDE] > 16384 && fin[INSIDE] <= 32768, "explored: {}", fin[INSIDE]);
     assert_eq!(fin[OUTSIDE], 16384, "still mapped");
     // With the mapped share at 0 the state is drawn as unexplored.
     fog.apply_profile("i", Profile { mapped_fraction: 0.0, ..instant() }).unwrap();
     ticks(&mut fog, &mut world, 2);
-    assert_eq!(read(&mut fog, "i", Stage::Final)[OUTSIDE], 0);
+    assert_eq!(read(&mut fog, "i", Texture::Final)[OUTSIDE], 0);
 }
 
 pub fn a_fade_rises_linearly_over_its_ticks(make: &Make) {
@@ -102,7 +102,7 @@ pub fn a_fade_rises_linearly_over_its_ticks(make: &Make) {
     let mut seen = Vec::new();
     for _ in 0..6 {
         fog.tick(&mut world, 50_000).unwrap();
-        seen.push(read(&mut fog, "i", Stage::Compose)[INSIDE]);
+        seen.push(read(&mut fog, "i", Texture::Compose)[INSIDE]);
     }
     assert_eq!(seen, [16383, 32767, 49151, 65535, 65535, 65535]);
 }
@@ -116,12 +116,12 @@ pub fn team_reveals_reach_every_instance_observing_the_team(make: &Make) {
     let id = fog.reveal(&FogTarget::Team(0), sight(false, None)).unwrap();
     ticks(&mut fog, &mut world, 2);
     for (name, lit) in [("red", true), ("blue", false), ("allies", true)] {
-        assert_eq!(read(&mut fog, name, Stage::Final)[INSIDE] == 65535, lit, "{name}");
+        assert_eq!(read(&mut fog, name, Texture::Final)[INSIDE] == 65535, lit, "{name}");
     }
     fog.end_reveal(id).unwrap();
     ticks(&mut fog, &mut world, 2);
     assert!(["red", "allies"].iter().all(|n| fog.reveals(n).unwrap().is_empty()), "ended on every instance");
-    assert_eq!(read(&mut fog, "red", Stage::Final)[INSIDE], 0);
+    assert_eq!(read(&mut fog, "red", Texture::Final)[INSIDE], 0);
 }
 
 pub fn hide_forgets_an_area_and_hide_all_ends_every_reveal(make: &Make) {
@@ -132,21 +132,21 @@ pub fn hide_forgets_an_area_and_hide_all_ends_every_reveal(make: &Make) {
     ticks(&mut fog, &mut world, 2);
     world.despawn(s).unwrap();
     ticks(&mut fog, &mut world, 2);
-    let explored = read(&mut fog, "i", Stage::Final)[INSIDE];
+    let explored = read(&mut fog, "i", Texture::Final)[INSIDE];
     assert!(explored > 16384 && explored <= 32768, "explored: {explored}");
     fog.hide(&i(), &disk()).unwrap();
-    let (memory, mapped) = (read(&mut fog, "i", Stage::Memory), read(&mut fog, "i", Stage::Mapped));
+    let (memory, mapped) = (read(&mut fog, "i", Texture::Memory), read(&mut fog, "i", Texture::Mapped));
     assert_eq!((memory[INSIDE], mapped[INSIDE], mapped[OUTSIDE]), (0, 0, 65535), "forgotten inside the disk only");
     ticks(&mut fog, &mut world, 2);
-    let fin = read(&mut fog, "i", Stage::Final);
+    let fin = read(&mut fog, "i", Texture::Final);
     assert_eq!((fin[INSIDE], fin[OUTSIDE]), (0, 16384));
     fog.reveal_all(&i()).unwrap();
     ticks(&mut fog, &mut world, 2);
-    assert!(read(&mut fog, "i", Stage::Final).iter().all(|&v| v == 65535), "reveal all");
+    assert!(read(&mut fog, "i", Texture::Final).iter().all(|&v| v == 65535), "reveal all");
     fog.hide_all(&i()).unwrap();
     assert!(fog.reveals("i").unwrap().is_empty());
     ticks(&mut fog, &mut world, 2);
-    let fin = read(&mut fog, "i", Stage::Final);
+    let fin = read(&mut fog, "i", Texture::Final);
     assert!(fin.iter().all(|&v| v == 0), "hide all: nothing known, nothing seen");
 }
 

@@ -7,7 +7,7 @@ use murk_conformance::scene::{fog as fog_on, landed};
 use murk_core::glam::Vec3;
 use murk_core::hecs::World;
 use murk_core::snapshot::FogBody;
-use murk_core::{instance_textures, InstanceDims, MurkError, Position, Profile, Stage, TeamMask, Texture, TextureSet, VisionSource};
+use murk_core::{instance_textures, InstanceDims, MurkError, Position, Profile, TeamMask, Texture, TextureSet, VisionSource};
 
 pub fn the_immediate_query_rejects_coordinates_its_integers_cannot_hold(make: &Make) {
     let fog = fog_on(make(), Profile::default());
@@ -97,7 +97,7 @@ pub fn unknown_keys_and_tickets_are_typed_errors(make: &Make) {
     assert_eq!(e.to_string(), format!("backend {kind}: no instance with key 7"));
     // The caller's key, whatever key space the backend keeps inside.
     let unknown = MurkError::UnknownKey { backend: kind, key: 7 };
-    assert_eq!(backend.read_stage(7, Stage::Final).unwrap_err(), unknown, "{name}");
+    assert_eq!(backend.read_texture(7, Texture::Final).unwrap_err(), unknown, "{name}");
     assert_eq!(backend.read_texture(7, Texture::Memory).unwrap_err(), unknown, "{name}");
     // A set that fits an instance of key 0, written to key 7.
     let dims = InstanceDims { width: 4, height: 4, out_width: 8, out_height: 8 };

@@ -6,7 +6,8 @@ use murk_core::glam::{Quat, Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
 use murk_core::{
-    Blocker, BlockerShape, CaptureMode, FogSubsystem, HeightCapture, MurkError, Pose, Position, Profile, Stage, TransientReveal, VisionSource,
+    pass_outputs, Blocker, BlockerShape, CaptureMode, FogSubsystem, HeightCapture, MurkError, Pose, Position, Profile, Texture, TransientReveal,
+    VisionSource,
 };
 
 fn fast() -> Profile {
@@ -67,8 +68,8 @@ pub fn a_fade_over_a_static_scene_keeps_visibility_and_gives_the_same_bytes(make
         let f = full.tick(&mut world, 33_333).unwrap();
         assert!(r.instances["i"].recomputed && !f.instances["i"].visibility_reused);
         reused.push(r.instances["i"].visibility_reused);
-        for stage in Stage::ALL {
-            assert_eq!(kept.read_stage("i", stage).unwrap(), full.read_stage("i", stage).unwrap(), "tick {tick}, stage {}", stage.name());
+        for row in pass_outputs() {
+            assert_eq!(kept.read_row("i", row).unwrap(), full.read_row("i", row).unwrap(), "tick {tick}, texture {}", row.name);
         }
     }
     // Kept except on the first tick, after the source moved (5), the wall
@@ -121,7 +122,7 @@ pub fn show_only_capture_recaptures_only_when_a_member_moves(make: &Make) {
     fog.mark_capture_dirty();
     fog.tick(&mut world, 33_333).unwrap();
     assert_eq!(fog.stats("i").unwrap().recaptures, 3);
-    let cov = fog.read_stage("i", Stage::Coverage).unwrap().bytes();
+    let cov = fog.read_texture("i", Texture::Coverage).unwrap().bytes();
     assert_eq!(cov[20 * 64 + 30], 1);
     // Turning or scaling a member recaptures as moving it does.
     let pose = Pose { rotation: Quat::IDENTITY, scale: Vec3::ONE };
@@ -147,7 +148,7 @@ pub fn a_disabled_capture_leaves_the_occlusion_until_enabled(make: &Make) {
     let mut world = World::new();
     world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
     let c = world.spawn((capture(CaptureMode::FullScene),));
-    let covered = |fog: &mut FogSubsystem| fog.read_stage("i", Stage::Coverage).unwrap().bytes()[20 * 64 + 30];
+    let covered = |fog: &mut FogSubsystem| fog.read_texture("i", Texture::Coverage).unwrap().bytes()[20 * 64 + 30];
     fog.tick(&mut world, 33_333).unwrap();
     assert_eq!(covered(&mut fog), 1);
     world.get::<&mut HeightCapture>(c).unwrap().enabled = false;
@@ -179,7 +180,7 @@ pub fn full_scene_capture_recaptures_every_recompute(make: &Make) {
     world.get::<&mut HeightCapture>(c).unwrap().cells[40 * 64 + 10] = 2.0;
     let r = fog.tick(&mut world, 33_333).unwrap();
     assert!(r.instances["i"].occlusion_built && r.instances["i"].occlusion_local);
-    assert_eq!(fog.read_stage("i", Stage::Coverage).unwrap().bytes()[40 * 64 + 10], 1);
+    assert_eq!(fog.read_texture("i", Texture::Coverage).unwrap().bytes()[40 * 64 + 10], 1);
     assert_eq!(fog.stats("i").unwrap().occlusion_builds, 2);
 }
 
@@ -192,7 +193,7 @@ pub fn a_capture_rectangle_marked_dirty_is_rebuilt_there(make: &Make) {
     world.spawn((Position(Vec3::new(20.0, 20.0, 0.0)), VisionSource::new(10.0)));
     let c = world.spawn((capture(CaptureMode::ShowOnly { members: Vec::new(), update_only_if_transform_changed: true }),));
     fog.tick(&mut world, 33_333).unwrap();
-    let covered = |fog: &mut FogSubsystem, i: usize| fog.read_stage("i", Stage::Coverage).unwrap().bytes()[i];
+    let covered = |fog: &mut FogSubsystem, i: usize| fog.read_texture("i", Texture::Coverage).unwrap().bytes()[i];
     assert_eq!(covered(&mut fog, 20 * 64 + 30), 1);
     // Two edits; only the first is marked.
     {
@@ -227,10 +228,10 @@ pub fn transient_reveals_expire_after_their_ticks(make: &Make) {
     fog.tick(&mut world, 33_333).unwrap();
     fog.tick(&mut world, 33_333).unwrap();
     assert!(!world.contains(flare));
-    let vis = fog.read_stage("i", Stage::Visibility).unwrap().bytes();
+    let vis = fog.read_texture("i", Texture::Visibility).unwrap().bytes();
     assert!(vis.iter().any(|&b| b != 0), "revealed while alive");
     fog.tick(&mut world, 33_333).unwrap();
-    assert!(fog.read_stage("i", Stage::Visibility).unwrap().bytes().iter().all(|&b| b == 0));
+    assert!(fog.read_texture("i", Texture::Visibility).unwrap().bytes().iter().all(|&b| b == 0));
 }
 
 fn rejects<R>(make: &Make, world_edit: impl FnOnce(&mut World) -> R, needle: &str) {
@@ -240,12 +241,12 @@ fn rejects<R>(make: &Make, world_edit: impl FnOnce(&mut World) -> R, needle: &st
     for _ in 0..3 {
         fog.tick(&mut world, 33_333).unwrap();
     }
-    let before: Vec<_> = Stage::ALL.iter().map(|&s| fog.read_stage("i", s).unwrap()).collect();
+    let before: Vec<_> = pass_outputs().map(|row| fog.read_row("i", row).unwrap()).collect();
     let stats = fog.stats("i").unwrap();
     world_edit(&mut world);
     let e = fog.tick(&mut world, 33_333).unwrap_err();
     assert!(e.to_string().contains(needle), "`{e}` should mention `{needle}`");
-    let after: Vec<_> = Stage::ALL.iter().map(|&s| fog.read_stage("i", s).unwrap()).collect();
+    let after: Vec<_> = pass_outputs().map(|row| fog.read_row("i", row).unwrap()).collect();
     assert_eq!(before, after, "a rejected tick changes no texture");
     assert_eq!(stats, fog.stats("i").unwrap());
 }
@@ -340,8 +341,8 @@ pub fn shader_params_carry_the_material_block(make: &Make) {
 
 /// The composed mask at texel (20, 20), where the tests put their source.
 fn composed_at_source(fog: &mut FogSubsystem) -> u16 {
-    match fog.read_stage("i", Stage::Compose).unwrap().data {
-        murk_core::StageData::U16(v) => v[20 * 64 + 20],
+    match fog.read_texture("i", Texture::Compose).unwrap().data {
+        murk_core::TextureData::U16(v) => v[20 * 64 + 20],
         other => panic!("composed mask has type {other:?}"),
     }
 }

@@ -7,7 +7,7 @@ use murk_conformance::scene::{desc, seeded_world};
 use murk_core::fixed::hash2;
 use murk_core::glam::Vec3;
 use murk_core::hecs::{Entity, World};
-use murk_core::{Area, FogSubsystem, InstanceDesc, MurkError, Position, Profile, SightEvent, Stage, StageData, TeamMask, Tracked, VisionSource};
+use murk_core::{Area, FogSubsystem, InstanceDesc, MurkError, Position, Profile, SightEvent, TeamMask, Texture, TextureData, Tracked, VisionSource};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Four observers: one team each, every team, and a coarser grid (two
@@ -74,8 +74,8 @@ fn brute_force(fin: &[u16], side: u32, cutoff: u16, at: &Footprints) -> BTreeSet
 }
 
 fn visibility(fog: &mut FogSubsystem, name: &str) -> Vec<u16> {
-    match fog.read_stage(name, Stage::Visibility).unwrap().data {
-        StageData::U16(v) => v,
+    match fog.read_texture(name, Texture::Visibility).unwrap().data {
+        TextureData::U16(v) => v,
         other => panic!("{other:?}"),
     }
 }

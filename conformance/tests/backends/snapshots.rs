@@ -8,8 +8,9 @@ use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
 use murk_core::snapshot::{FogBody, TextureBody};
 use murk_core::{
-    Blocker, BlockerShape, CaptureBytes, CaptureMode, FogSubsystem, HeightCapture, HideMode, InstanceDesc, MurkError, Position, Profile, RayMethod,
-    StealthActor, StealthEvent, TeamMask, Tracked, TransientReveal, VisionSource,
+    instance_textures, mip_atlas, pass_outputs, read_row, Blocker, BlockerShape, CaptureBytes, CaptureMode, FogSubsystem, Grid, HeightCapture,
+    HideMode, InstanceDesc, InstanceDims, MurkError, OcclusionBuild, Position, Profile, RayMethod, Resolution, StealthActor, StealthEvent, TeamMask,
+    TexelKind, Texture, TextureData, TextureImage, TextureSet, TiledImage, Tracked, TransientReveal, VisionSource, TEXTURES,
 };
 
 /// Decodes a snapshot's body for editing.
@@ -44,12 +45,12 @@ fn world_and_fog(make: &Make) -> (World, FogSubsystem) {
     (world, fog)
 }
 
-/// Every stage of every instance, in name order.
-fn stages(fog: &mut FogSubsystem) -> Vec<murk_core::StageImage> {
+/// Every texture a pass writes of every instance, in name order.
+fn textures(fog: &mut FogSubsystem) -> Vec<TextureImage> {
     let mut out = Vec::new();
     for name in fog.instance_names() {
-        for stage in murk_core::Stage::ALL {
-            out.push(fog.read_stage(&name, stage).unwrap());
+        for row in pass_outputs() {
+            out.push(fog.read_row(&name, row).unwrap());
         }
     }
     out
@@ -247,7 +248,7 @@ pub fn a_saved_state_loads_back_as_its_snapshot_restores(make: &Make) {
 /// States saved every tick, as a rollback game saves them, hold the bytes
 /// of their moment although a save shares what no tick wrote since the one
 /// before: over ticks where a source walks, a wall comes, the captured
-/// heights change and nothing moves, each state loads back to every stage
+/// heights change and nothing moves, each state loads back to every texture
 /// and to the lockstep hash read when it was saved. A save shares the
 /// captured heights with the one before unless the tick changed them, and
 /// where a backend versions its textures (the CPU) every tile of a texture
@@ -298,7 +299,7 @@ pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
             assert!(ok, "tick {t}: {shared} of {all} bytes shared (shared before: {shares:?})");
             shares.push(shared);
         }
-        saved.push((stages(&mut fog), state));
+        saved.push((textures(&mut fog), state));
     }
     let hashes: Vec<u64> = saved
         .iter()
@@ -310,8 +311,8 @@ pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
     for (t, (want, state)) in saved.iter().enumerate().rev() {
         fog.load_state(&mut world, state).unwrap();
         assert_eq!(fog.lockstep_hash().unwrap(), hashes[t], "tick {t}: loaded twice, one hash");
-        for (k, (got, want)) in stages(&mut fog).iter().zip(want).enumerate() {
-            assert!(got == want, "tick {t}: instance {}, stage {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
+        for (k, (got, want)) in textures(&mut fog).iter().zip(want).enumerate() {
+            assert!(got == want, "tick {t}: instance {}, texture {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
         }
     }
     // A rollback to tick 2, then tick 3 again (the source stands where it
@@ -321,13 +322,13 @@ pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
     fog.load_state(&mut world, &saved[2].1).unwrap();
     let report = fog.tick(&mut world, 33_333).unwrap();
     assert!(report.instances.values().all(|o| o.occlusion_built && o.occlusion_local), "the wall after a load is a local update");
-    for (k, (got, want)) in stages(&mut fog).iter().zip(&saved[3].0).enumerate() {
-        assert!(got == want, "tick 3 again: instance {}, stage {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
+    for (k, (got, want)) in textures(&mut fog).iter().zip(&saved[3].0).enumerate() {
+        assert!(got == want, "tick 3 again: instance {}, texture {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
     }
 }
 
-/// Loading a state into the running instances (in place) continues, stage
-/// by stage and tick by tick, exactly as restoring the same moment into a
+/// Loading a state into the running instances (in place) continues, texture
+/// by texture and tick by tick, exactly as restoring the same moment into a
 /// fresh subsystem: once with a wall placed after the save (the instance
 /// then holds another occlusion than the one loaded) and once with nothing
 /// but walkers (its occlusion and source windows stay), on every ray method
@@ -393,7 +394,7 @@ pub fn a_state_loaded_in_place_continues_as_a_fresh_restore(make: &Make) {
     for t in 3..8 {
         place(&mut world, &walkers, &mut wall, t);
         fresh.tick(&mut world, 33_333).unwrap();
-        want.push(stages(&mut fresh));
+        want.push(textures(&mut fresh));
     }
     // Round 1 runs to tick 6 (the instances hold the wall when they load
     // the state from before it); round 2 to tick 4, before the wall.
@@ -406,8 +407,8 @@ pub fn a_state_loaded_in_place_continues_as_a_fresh_restore(make: &Make) {
         for (i, t) in (3..8).enumerate() {
             place(&mut world, &walkers, &mut wall, t);
             fog.tick(&mut world, 33_333).unwrap();
-            for (k, (got, want)) in stages(&mut fog).iter().zip(&want[i]).enumerate() {
-                assert!(got == want, "round {round}, tick {t}: instance {}, stage {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
+            for (k, (got, want)) in textures(&mut fog).iter().zip(&want[i]).enumerate() {
+                assert!(got == want, "round {round}, tick {t}: instance {}, texture {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
             }
         }
     }
@@ -417,8 +418,8 @@ pub fn a_state_loaded_in_place_continues_as_a_fresh_restore(make: &Make) {
 /// there: states saved every tick over a 160x160 grid (five by five save
 /// tiles; one instance at full resolution, one upscaled from half), with
 /// walkers in some tiles, a wall that comes and goes and slow fades, are
-/// loaded back in a scrambled order, each to the stages it was saved with,
-/// and the ticks run again after each load give the stages of the first
+/// loaded back in a scrambled order, each to the textures it was saved with,
+/// and the ticks run again after each load give the textures of the first
 /// run, also after a portable snapshot was restored in between. Where a
 /// backend versions its tiles (the CPU), a save after a walking tick shares
 /// the mask tiles no walker reached.
@@ -471,7 +472,7 @@ pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
             }
         }
         states.push(state);
-        seen.push((stages(&mut fog), fog.lockstep_hash().unwrap()));
+        seen.push((textures(&mut fog), fog.lockstep_hash().unwrap()));
         if t == 3 {
             early = fog.snapshot(&world).unwrap();
         }
@@ -485,8 +486,8 @@ pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
         fog.load_state(&mut world, &states[from as usize]).unwrap();
         let (want, hash) = &seen[from as usize];
         assert_eq!(fog.lockstep_hash().unwrap(), *hash, "round {round}: state of tick {from}");
-        for (k, (got, want)) in stages(&mut fog).iter().zip(want).enumerate() {
-            assert!(got == want, "round {round}, state of tick {from}: stage {k} differs at {:?}", got.first_difference(want));
+        for (k, (got, want)) in textures(&mut fog).iter().zip(want).enumerate() {
+            assert!(got == want, "round {round}, state of tick {from}: texture {k} differs at {:?}", got.first_difference(want));
         }
         for t in from + 1..(from + 2 + (pick >> 16) % 3).min(ticks) {
             place(&mut world, t);
@@ -494,8 +495,8 @@ pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
             states[t as usize] = fog.save_state(&world).unwrap();
             let (want, hash) = &seen[t as usize];
             assert_eq!(fog.lockstep_hash().unwrap(), *hash, "round {round}: tick {t} again");
-            for (k, (got, want)) in stages(&mut fog).iter().zip(want).enumerate() {
-                assert!(got == want, "round {round}, tick {t} again: stage {k} differs at {:?}", got.first_difference(want));
+            for (k, (got, want)) in textures(&mut fog).iter().zip(want).enumerate() {
+                assert!(got == want, "round {round}, tick {t} again: texture {k} differs at {:?}", got.first_difference(want));
             }
         }
     }
@@ -507,8 +508,8 @@ pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
             fog.restore(&mut world, &early).unwrap();
         }
         fog.load_state(&mut world, &states[last]).unwrap();
-        for (k, (got, want)) in stages(&mut fog).iter().zip(&seen[last].0).enumerate() {
-            assert!(got == want, "last state, restore between {restore_between}: stage {k} differs at {:?}", got.first_difference(want));
+        for (k, (got, want)) in textures(&mut fog).iter().zip(&seen[last].0).enumerate() {
+            assert!(got == want, "last state, restore between {restore_between}: texture {k} differs at {:?}", got.first_difference(want));
         }
     }
 }
@@ -548,7 +549,57 @@ pub fn loads_leave_no_readback_behind(make: &Make) {
     assert!(held[1] <= 8, "{} readbacks held", held[1]);
 }
 
+/// Every texture of the table, written into a backend as a set, reads back
+/// as it was written: one by one, in tiles, and whole by table row (the
+/// pyramid's levels side by side). Each backend keeps each texture, every
+/// pyramid level and the distance field included, apart.
+pub fn every_texture_of_the_table_reads_back_as_it_was_written(make: &Make) {
+    let mut backend = make();
+    let name = backend.name();
+    // Odd sizes: tiles and pyramid levels cut at the edges.
+    let dims = InstanceDims { width: 37, height: 21, out_width: 74, out_height: 42 };
+    let build = Some(OcclusionBuild { mips: true, distance_field_scale: 2 });
+    backend.create_instance(3, dims).unwrap();
+    let specs = instance_textures(dims, build);
+    assert!(TEXTURES.iter().all(|row| specs.iter().any(|s| std::ptr::eq(s.texture.row(), row))), "the set holds every row");
+    // Each texture its own values, within the occlusion's ranges.
+    let written: Vec<(Texture, TextureImage)> = specs
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let n = (s.width * s.height) as usize;
+            let data = match s.texture.kind() {
+                TexelKind::U8 => TextureData::U8((0..n).map(|i| u8::from((i * 7 + k) % 3 == 0)).collect()),
+                TexelKind::U16 => TextureData::U16((0..n).map(|i| (i * 131 + k * 4099) as u16).collect()),
+                TexelKind::I32 => TextureData::I32((0..n).map(|i| (i * 37 % 2001) as i32 - 1000).collect()),
+                TexelKind::U32 => TextureData::U32((0..n).map(|i| (i * 7919 + k) as u32).collect()),
+            };
+            (s.texture, TextureImage { width: s.width, height: s.height, data })
+        })
+        .collect();
+    backend.write_textures(3, &TextureSet::new(dims, build, written.clone(), "set").unwrap()).unwrap();
+    for (texture, want) in &written {
+        let got = backend.read_texture(3, *texture).unwrap();
+        assert!(got == *want, "{name}: texture `{}` differs first at {:?}", texture.name(), got.first_difference(want));
+    }
+    let asks: Vec<(Texture, Option<&TiledImage>)> = written.iter().map(|(t, _)| (*t, None)).collect();
+    for ((texture, want), tiles) in written.iter().zip(backend.save_tiles(3, &asks).unwrap()) {
+        let got = tiles.expect("without a base every texture comes in tiles").to_image();
+        assert!(got == *want, "{name}: the tiles of `{}` differ first at {:?}", texture.name(), got.first_difference(want));
+    }
+    let levels: Vec<Grid<u8>> = written.iter().filter(|(t, _)| matches!(t, Texture::Mip(_))).map(|(_, img)| Grid::from_image(img).unwrap()).collect();
+    for row in pass_outputs() {
+        let want = match row.resolution {
+            Resolution::Pyramid => mip_atlas(dims.width, dims.height, &levels),
+            _ => written.iter().find(|(t, _)| *t == row.texture).map(|(_, img)| img.clone()).unwrap(),
+        };
+        let got = read_row(&mut *backend, 3, dims, build, row).unwrap();
+        assert!(got == want, "{name}: row `{}` differs first at {:?}", row.name, got.first_difference(&want));
+    }
+}
+
 pub const TESTS: &[Test] = &[
+    ("every_texture_of_the_table_reads_back_as_it_was_written", every_texture_of_the_table_reads_back_as_it_was_written),
     ("loads_leave_no_readback_behind", loads_leave_no_readback_behind),
     ("a_saved_state_loads_back_as_its_snapshot_restores", a_saved_state_loads_back_as_its_snapshot_restores),
     ("states_saved_each_tick_share_what_no_tick_wrote", states_saved_each_tick_share_what_no_tick_wrote),

@@ -54,7 +54,7 @@ pub struct Scenario {
     /// Scripted queries; their answers land in `summary.json`.
     #[serde(default)]
     pub queries: Vec<ScriptedQuery>,
-    /// Ticks (0-based) after which every stage is recorded (conformance, `--stages`).
+    /// Ticks (0-based) after which every texture a pass writes is recorded (conformance).
     #[serde(default)]
     pub stage_ticks: Vec<u32>,
 }

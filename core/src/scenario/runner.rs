@@ -204,7 +204,7 @@ impl ScenarioRunner {
         &self.scenario
     }
 
-    /// The subsystem (read masks and stages through it).
+    /// The subsystem (read masks and textures through it).
     pub fn fog(&mut self) -> &mut FogSubsystem {
         &mut self.fog
     }

@@ -5,7 +5,7 @@ use super::FogSubsystem;
 use crate::backend::{InstanceDims, InstanceKey};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::HEIGHT_FLOOR;
-use crate::texture::{instance_textures, Grid, Texture, TextureSet};
+use crate::texture::{instance_textures, Grid, Resolution, Texture, TextureSet};
 use crate::transform::{Area, AreaTransform};
 
 impl FogSubsystem {
@@ -95,7 +95,7 @@ impl FogSubsystem {
                 Texture::Height => Grid::filled(entry.width, entry.height, HEIGHT_FLOOR).image(),
                 Texture::DistanceField => Grid::<u32>::default().image(),
                 mask => {
-                    let (from, to) = if matches!(mask, Texture::Upscale | Texture::Start | Texture::Final) { &output } else { &internal };
+                    let (from, to) = if mask.resolution() == Resolution::Output { &output } else { &internal };
                     let old = self.backend.read_texture(key, mask)?;
                     let old = Grid::<u16>::from_image(&old).filter(|g| (g.width, g.height) == (from.width(), from.height())).ok_or_else(|| {
                         MurkError::Backend {

@@ -1,4 +1,4 @@
-//! Reading the state out: stages, the final mask, the
+//! Reading the state out: textures, the final mask, the
 //! material parameters for a shader, and the inputs a tick would hand the
 //! backend (for benches and tools).
 
@@ -6,9 +6,9 @@ use super::capture::CaptureHeights;
 use super::project::gather;
 use super::rules::recompute_input;
 use super::FogSubsystem;
-use crate::backend::{Stage, StageData, StageImage};
 use crate::error::{MurkError, Result};
 use crate::frame::{OcclusionInput, RecomputeInput};
+use crate::texture::{Texture, TextureData, TextureImage, TextureRow};
 use hecs::World;
 
 impl FogSubsystem {
@@ -55,16 +55,25 @@ impl FogSubsystem {
         Ok((occlusion, recompute_input(slot, g.sources, elapsed_us)?))
     }
 
-    /// Reads a stage of an instance.
-    pub fn read_stage(&mut self, name: &str, stage: Stage) -> Result<StageImage> {
+    /// Reads one texture of an instance (a pyramid level it has not built
+    /// is an error naming it).
+    pub fn read_texture(&mut self, name: &str, texture: Texture) -> Result<TextureImage> {
         let key = self.slot(name)?.key;
-        self.backend.read_stage(key, stage)
+        self.backend.read_texture(key, texture)
+    }
+
+    /// Reads one row of the texture table of an instance whole, the pyramid
+    /// as its levels side by side (see [`crate::backend::read_row`]).
+    pub fn read_row(&mut self, name: &str, row: &TextureRow) -> Result<TextureImage> {
+        let slot = self.slot(name)?;
+        let (key, dims, build) = (slot.key, slot.dims, slot.state.built_for);
+        crate::backend::read_row(&mut *self.backend, key, dims, build, row)
     }
 
     /// The final mask (output resolution, row-major).
     pub fn final_mask(&mut self, name: &str) -> Result<Vec<u16>> {
-        match self.read_stage(name, Stage::Final)?.data {
-            StageData::U16(v) => Ok(v),
+        match self.read_texture(name, Texture::Final)?.data {
+            TextureData::U16(v) => Ok(v),
             other => Err(MurkError::Backend { backend: self.backend.name(), message: format!("final mask has type {other:?}") }),
         }
     }

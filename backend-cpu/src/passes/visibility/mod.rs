@@ -35,7 +35,7 @@ use murk_core::RecomputeInput;
 use std::collections::BTreeMap;
 use wide::{i16x8, u16x16, u16x8, u8x16};
 
-use crate::passes::dirty::{Blocks, BLOCK};
+use crate::passes::dirty::{texel_rect, Blocks, BLOCK};
 use crate::passes::lanes::{load, mask_mul8, max_into, max_into_rising, store, LANES};
 use crate::passes::pieces::{self, ROWS_TAKEN};
 
@@ -284,14 +284,14 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
     } else {
         let mut boxes = Blocks::new(w, occ.height as usize, false);
         for (x0, y0, ww, rows) in cache.windows.iter().map(Window::rect).filter(|&(_, _, ww, rows)| ww > 0 && rows > 0) {
-            boxes.mark((x0, y0, x0 + ww, y0 + rows), by);
+            boxes.mark(texel_rect(x0, y0, x0 + ww, y0 + rows), by);
         }
         boxes
     };
     // Where the coverage changed, the finish reads it (a wall's own texel,
     // and with `reveal_walls` its neighbours').
     for r in cache.touched.drain(..) {
-        region.mark((r.x0 as usize, r.y0 as usize, r.x1 as usize, r.y1 as usize), by);
+        region.mark(r, by);
     }
     cache.finished = Some(input.reveal_walls);
     // Covered texels read their neighbours' reveal as painted, before any
@@ -727,8 +727,8 @@ mod tests {
                     for (i, (a, b)) in before.iter().zip(&out).enumerate() {
                         if a != b {
                             let (x, y) = (i % w as usize, i / w as usize);
-                            want.mark((x, y, x + 1, y + 1), 0);
-                            within.mark((x.saturating_sub(r), y, x + r + 1, y + 1), 0);
+                            want.mark(texel_rect(x, y, x + 1, y + 1), 0);
+                            within.mark(texel_rect(x.saturating_sub(r), y, x + r + 1, y + 1), 0);
                         }
                     }
                     prop_assert_eq!(&changed, &want, "tick {}: changed blocks", tick);

@@ -2,17 +2,22 @@
 //! build recorded for a recompute, copies of another instance's occlusion,
 //! and the textures of a snapshot.
 
-use super::*;
+use crate::context::Context;
+use crate::error::gpu_error;
+use crate::instance::{mip_layout, Instance};
+use crate::passes;
+use crate::passes::distance_field::DfRegion;
+use murk_core::{MurkError, OcclusionInput, Resolution, Result, TexelRect, Texture, TextureData, TextureImage, TextureSet};
 
 /// Rasterize, then the mips and the distance field when asked: over the
 /// whole grid (`changed` is `None`), or, for a local update, over the
 /// changed rectangles (the mips over their bounding box; the distance
 /// field's coarse coverage and columns over its field texels, and the rows
 /// whose column distances changed).
-pub(super) fn build_occlusion(
+pub(crate) fn build_occlusion(
     ctx: &mut Context,
     enc: &mut wgpu::CommandEncoder,
-    t: &mut Textures,
+    t: &mut Instance,
     input: &OcclusionInput,
     changed: Option<&[TexelRect]>,
 ) -> Result<Vec<wgpu::Buffer>> {
@@ -41,17 +46,17 @@ pub(super) fn build_occlusion(
     let scale = input.distance_field_scale;
     let (dw, dh) = if scale > 0 { (w.div_ceil(scale), h.div_ceil(scale)) } else { (0, 0) };
     // The field held is of this size and scale (its scratch is kept).
-    let field_kept = (t.frame.df_width, t.frame.df_height, t.frame.df_scale) == (dw, dh, scale.max(1)) && t.field_scratch.is_some();
-    let table = passes::mips::layout(w, h);
+    let field_kept = (t.frame.df_width, t.frame.df_height, t.frame.df_scale) == (dw, dh, scale.max(1)) && t.occlusion.field_scratch.is_some();
+    let table = mip_layout(w, h);
     if input.build_mips && changed.is_none() {
         let (o, lw, lh) = *table.last().expect("level 0 exists");
-        let levels = ctx.take(u64::from(o + lw * lh) * 4);
-        ctx.give(std::mem::replace(&mut t.levels, levels));
+        let mips = ctx.take(u64::from(o + lw * lh) * 4);
+        ctx.give(std::mem::replace(&mut t.occlusion.mips, mips));
         let rows: Vec<[u32; 4]> = table.iter().map(|&(o, w, h)| [o, w, h, 0]).collect();
-        let level_table = ctx.upload(bytemuck::cast_slice(&rows));
-        ctx.give(std::mem::replace(&mut t.level_table, level_table));
-        while t.mip_params.len() < table.len() {
-            t.mip_params.push(ctx.uniform(&[0u8; passes::mips::STEP_BYTES]));
+        let mip_table = ctx.upload(bytemuck::cast_slice(&rows));
+        ctx.give(std::mem::replace(&mut t.occlusion.mip_table, mip_table));
+        while t.occlusion.mip_steps.len() < table.len() {
+            t.occlusion.mip_steps.push(ctx.uniform(&[0u8; passes::mips::STEP_BYTES]));
         }
         t.frame.mip_levels = table.len() as u32 - 1;
     } else if !input.build_mips {
@@ -60,7 +65,7 @@ pub(super) fn build_occlusion(
     t.frame.df_width = dw;
     t.frame.df_height = dh;
     t.frame.df_scale = scale.max(1);
-    ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
+    t.upload_frame(ctx);
     let mut recycle = Vec::new();
     for region in regions {
         // The shapes that may cover the region's texels (every shape for
@@ -76,12 +81,12 @@ pub(super) fn build_occlusion(
     }
     let bounds = regions.iter().fold(TexelRect::default(), |acc, r| acc.union(r));
     if input.build_mips {
-        passes::mips::record(ctx, enc, t, &t.levels, &t.mip_params, &bounds);
+        passes::mips::record(ctx, enc, t, &t.occlusion.mips, &t.occlusion.mip_steps, &bounds);
     }
     if let Some(scale) = std::num::NonZeroU32::new(scale) {
-        match (changed, &t.field_scratch) {
+        match (changed, &t.occlusion.field_scratch) {
             (Some(_), Some(scratch)) if field_kept => {
-                passes::distance_field::record(ctx, enc, t, scratch, &t.field, DfRegion::covering(&bounds, scale));
+                passes::distance_field::record(ctx, enc, t, scratch, &t.occlusion.distance_field, DfRegion::covering(&bounds, scale));
             }
             _ => {
                 let n = u64::from(dw * dh) * 4;
@@ -89,8 +94,8 @@ pub(super) fn build_occlusion(
                 let scratch = [ctx.take(n), ctx.take(n), ctx.take(rows), ctx.take(rows), ctx.take(u64::from(dh) * 4)];
                 let field = ctx.take(n);
                 passes::distance_field::record(ctx, enc, t, &scratch, &field, DfRegion::whole(dw, dh));
-                ctx.give(std::mem::replace(&mut t.field, field));
-                if let Some(old) = t.field_scratch.replace(scratch) {
+                ctx.give(std::mem::replace(&mut t.occlusion.distance_field, field));
+                if let Some(old) = t.occlusion.field_scratch.replace(scratch) {
                     for b in old {
                         ctx.give(b);
                     }
@@ -101,17 +106,9 @@ pub(super) fn build_occlusion(
     Ok(recycle)
 }
 
-/// Forgets the distance field's scratch: the field was replaced by other
-/// means than a build (a copy, a load), so the next update builds it whole.
-fn forget_field_scratch(ctx: &mut Context, t: &mut Textures) {
-    for b in t.field_scratch.take().into_iter().flatten() {
-        ctx.give(b);
-    }
-}
-
 /// Copies the occlusion buffers of `src` into `dst` on the device (no
 /// readback): coverage, height, the mip chain and the distance field.
-pub(super) fn copy_occlusion(ctx: &mut Context, src: &Textures, dst: &mut Textures) -> Result<()> {
+pub(crate) fn copy_occlusion(ctx: &mut Context, src: &Instance, dst: &mut Instance) -> Result<()> {
     if (src.dims.width, src.dims.height) != (dst.dims.width, dst.dims.height) {
         return Err(gpu_error(format!(
             "cannot share occlusion between {}x{} and {}x{}",
@@ -120,88 +117,77 @@ pub(super) fn copy_occlusion(ctx: &mut Context, src: &Textures, dst: &mut Textur
     }
     let mut enc = ctx.encoder();
     let n = src.texels() * 4;
-    enc.copy_buffer_to_buffer(&src.coverage, 0, &dst.coverage, 0, n);
-    enc.copy_buffer_to_buffer(&src.height, 0, &dst.height, 0, n);
+    let (from, to) = (&src.occlusion, &mut dst.occlusion);
+    enc.copy_buffer_to_buffer(&from.coverage, 0, &to.coverage, 0, n);
+    enc.copy_buffer_to_buffer(&from.height, 0, &to.height, 0, n);
     // Same-size copies of the variable-size buffers, from the pool.
     let clone = |ctx: &mut Context, enc: &mut wgpu::CommandEncoder, from: &wgpu::Buffer, into: &mut wgpu::Buffer| {
         let b = ctx.take(from.size());
         enc.copy_buffer_to_buffer(from, 0, &b, 0, from.size());
         ctx.give(std::mem::replace(into, b));
     };
-    clone(ctx, &mut enc, &src.levels, &mut dst.levels);
-    clone(ctx, &mut enc, &src.level_table, &mut dst.level_table);
-    clone(ctx, &mut enc, &src.field, &mut dst.field);
-    forget_field_scratch(ctx, dst);
-    while dst.mip_params.len() < src.mip_params.len() {
-        dst.mip_params.push(ctx.uniform(&[0u8; passes::mips::STEP_BYTES]));
+    clone(ctx, &mut enc, &from.mips, &mut to.mips);
+    clone(ctx, &mut enc, &from.mip_table, &mut to.mip_table);
+    clone(ctx, &mut enc, &from.distance_field, &mut to.distance_field);
+    while to.mip_steps.len() < from.mip_steps.len() {
+        to.mip_steps.push(ctx.uniform(&[0u8; passes::mips::STEP_BYTES]));
     }
+    dst.forget_field_scratch(ctx);
     let f = &mut dst.frame;
     f.mip_levels = src.frame.mip_levels;
     f.df_width = src.frame.df_width;
     f.df_height = src.frame.df_height;
     f.df_scale = src.frame.df_scale;
-    ctx.queue.write_buffer(&dst.params, 0, bytemuck::bytes_of(&dst.frame));
+    dst.upload_frame(ctx);
     ctx.submit(enc)
 }
 
-pub(super) fn image_u32(img: &StageImage) -> Vec<u32> {
+fn image_u32(img: &TextureImage) -> Vec<u32> {
     match &img.data {
-        StageData::U8(v) => v.iter().map(|&x| u32::from(x)).collect(),
-        StageData::U16(v) => v.iter().map(|&x| u32::from(x)).collect(),
-        StageData::I32(v) => v.iter().map(|&x| x as u32).collect(),
-        StageData::U32(v) => v.clone(),
+        TextureData::U8(v) => v.iter().map(|&x| u32::from(x)).collect(),
+        TextureData::U16(v) => v.iter().map(|&x| u32::from(x)).collect(),
+        TextureData::I32(v) => v.iter().map(|&x| x as u32).collect(),
+        TextureData::U32(v) => v.clone(),
     }
 }
 
 /// Loads a checked texture set: the occlusion (coverage, height, the
 /// pyramid with its level table, the distance field) and every mask.
-pub(super) fn import_all(ctx: &mut Context, t: &mut Textures, set: &TextureSet) -> Result<()> {
+pub(crate) fn import_all(ctx: &mut Context, t: &mut Instance, set: &TextureSet) -> Result<()> {
     let d = t.dims;
     let mips = set.mips();
-    let table = passes::mips::layout(d.width, d.height);
+    let table = mip_layout(d.width, d.height);
     if !mips.is_empty() && (mips.len() != table.len() - 1 || mips.iter().zip(&table[1..]).any(|(m, l)| (m.width, m.height) != (l.1, l.2))) {
         return Err(gpu_error("the texture set's mip levels do not match the instance size"));
     }
     for (texture, img) in set.textures() {
-        let expected = match texture {
-            Texture::Mip(_) | Texture::DistanceField => (img.width, img.height),
-            Texture::Upscale | Texture::Start | Texture::Final => (d.out_width, d.out_height),
-            _ => (d.width, d.height),
+        let expected = match texture.resolution() {
+            Resolution::Internal | Resolution::Output => texture.size(d, Default::default()).expect("a texture of the grid has a size"),
+            Resolution::Pyramid | Resolution::DistanceField => (img.width, img.height),
         };
         if (img.width, img.height) != expected {
-            return Err(gpu_error(format!(
-                "texture `{}` is {}x{}, the instance's is {}x{}",
-                texture.name(),
-                img.width,
-                img.height,
-                expected.0,
-                expected.1
-            )));
+            let (ew, eh) = expected;
+            return Err(gpu_error(format!("texture `{}` is {}x{}, the instance's is {ew}x{eh}", texture.name(), img.width, img.height)));
         }
     }
+    let o = &mut t.occlusion;
     for (texture, img) in set.textures() {
         let target = match texture {
-            Texture::Coverage => &t.coverage,
-            Texture::Height => &t.height,
-            Texture::Visibility => &t.visibility,
-            Texture::Blur => &t.blurred,
-            Texture::Memory => &t.memory,
-            Texture::Mapped => &t.mapped,
-            Texture::Compose => &t.composed,
-            Texture::Upscale => &t.upscaled,
-            Texture::Start => &t.start,
-            Texture::Final => &t.final_mask,
+            Texture::Coverage => &o.coverage,
+            Texture::Height => &o.height,
+            // Written with the whole pyramid below.
             Texture::Mip(_) => continue,
             Texture::DistanceField => {
                 let v = image_u32(img);
                 if !v.is_empty() {
                     let b = ctx.upload(bytemuck::cast_slice(&v));
-                    ctx.give(std::mem::replace(&mut t.field, b));
+                    ctx.give(std::mem::replace(&mut o.distance_field, b));
                 }
                 t.frame.df_width = img.width;
                 t.frame.df_height = img.height;
                 continue;
             }
+            mask => &t.masks[mask],
         };
         ctx.queue.write_buffer(target, 0, bytemuck::cast_slice(&image_u32(img)));
     }
@@ -213,15 +199,15 @@ pub(super) fn import_all(ctx: &mut Context, t: &mut Textures, set: &TextureSet) 
             all.extend(m.texels.iter().map(|&v| u32::from(v)));
         }
         let levels = ctx.upload(bytemuck::cast_slice(&all));
-        ctx.give(std::mem::replace(&mut t.levels, levels));
+        ctx.give(std::mem::replace(&mut o.mips, levels));
         let rows: Vec<[u32; 4]> = table.iter().map(|&(o, w, h)| [o, w, h, 0]).collect();
-        let lt = ctx.upload(bytemuck::cast_slice(&rows));
-        ctx.give(std::mem::replace(&mut t.level_table, lt));
+        let mip_table = ctx.upload(bytemuck::cast_slice(&rows));
+        ctx.give(std::mem::replace(&mut o.mip_table, mip_table));
         t.frame.mip_levels = table.len() as u32 - 1;
     }
-    ctx.queue.write_buffer(&t.params, 0, bytemuck::bytes_of(&t.frame));
-    forget_field_scratch(ctx, t);
+    t.upload_frame(ctx);
+    t.forget_field_scratch(ctx);
     let mut enc = ctx.encoder();
-    present(ctx, &mut enc, t);
+    t.present(ctx, &mut enc);
     ctx.submit(enc)
 }

@@ -1,0 +1,97 @@
+//! Loading a checked texture set into a CPU instance (a restore, a
+//! resample, a rollback), in place: the occlusion and every mask, skipping
+//! the tiles the instance already holds under the set's versions.
+
+use crate::error::backend_error;
+use crate::instance::{CpuInstance, Settling};
+use crate::tiles::{self, next_version};
+use murk_core::{OcclusionBuild, Resolution, Result, Texture, TextureData, TextureSet};
+
+impl CpuInstance {
+    /// Replaces every texture with `set`'s; an error changes nothing.
+    pub fn load(&mut self, set: &TextureSet) -> Result<()> {
+        let d = self.dims;
+        // Every texture is checked before any is written: an error changes
+        // nothing (the set checked each texture's type and texel count).
+        for (texture, size) in set.sizes() {
+            let expected = match texture.resolution() {
+                Resolution::Internal | Resolution::Output => texture.size(d, OcclusionBuild::default()).expect("a mask has a size"),
+                Resolution::Pyramid | Resolution::DistanceField => size,
+            };
+            if size != expected {
+                let ((w, h), (ew, eh)) = (size, expected);
+                return Err(backend_error(format!("texture `{}` is {w}x{h}, the instance's is {ew}x{eh}", texture.name())));
+            }
+        }
+        // Written in place, into the buffers the instance has. A set of
+        // tiles (a rollback state's) whose occlusion tiles are all under the
+        // instance's occlusion version is the occlusion the instance holds:
+        // it is left as it is, with its tables, source windows and the
+        // field's column pass. Otherwise the tables and windows are a
+        // function of coverage and height: a load of equal ones keeps them,
+        // and the windows' combination is finished anew over the loaded
+        // visibility.
+        let fresh = next_version();
+        let occlusion: Vec<Texture> = set.sizes().map(|(t, _)| t).filter(|t| t.is_occlusion()).collect();
+        let saved_version = uniform_version(set, &occlusion);
+        let same_occlusion = match saved_version {
+            Some(v) if v == self.occlusion.version => true,
+            _ => self.occlusion.load(set, saved_version.unwrap_or(fresh))?,
+        };
+        if same_occlusion {
+            self.windows.unfinish();
+        } else {
+            self.windows.clear();
+        }
+        // The masks: a tile of a state's under the version the instance's
+        // tile has is there already; the others are copied and take the
+        // state's version (a whole image, or a tile not versioned, a new
+        // one). A set of tiles starts the versions; whole images (a
+        // restore, a resample) keep them only where they run.
+        // What the masks copied of each other is not known of loaded ones.
+        self.copies = tiles::Copies::default();
+        if self.masks.iter().any(|(mask, _)| set.tiles(mask).is_some()) {
+            self.mask_tiles.get_or_insert_with(|| tiles::every_mask_at(d, fresh));
+        }
+        for (mask, buffer) in self.masks.iter_mut() {
+            let versions = self.mask_tiles.as_mut().map(|m| &mut m[mask]);
+            match set.tiles(mask) {
+                Some(img) => {
+                    let held = |i: usize| versions.as_ref().is_some_and(|v| img.versions[i] != 0 && img.versions[i] == v.get(i));
+                    if !img.write_into(buffer, held) {
+                        return Err(backend_error(format!("texture `{}` is not in tiles of 16-bit texels of its size", mask.name())));
+                    }
+                    if let Some(v) = versions {
+                        v.take(img, fresh);
+                    }
+                }
+                None => match set.get(mask).map(|i| &i.data) {
+                    Some(TextureData::U16(v)) => {
+                        buffer.copy_from_slice(v);
+                        if let Some(v) = versions {
+                            v.stamp_all(fresh);
+                        }
+                    }
+                    _ => return Err(backend_error(format!("a texture set without the 16-bit texture `{}`", mask.name()))),
+                },
+            }
+        }
+        // Nothing is known settled or blurred about the loaded masks. The
+        // reveals are an input, not a texture: they stay.
+        self.settling = Settling::unknown(d);
+        // The next footprints are judged from the loaded visibility.
+        self.judge = None;
+        Ok(())
+    }
+}
+
+/// The one version every tile of `textures` in `set` holds, when the set
+/// holds them as tiles all under one version (`None` otherwise).
+fn uniform_version(set: &TextureSet, textures: &[Texture]) -> Option<u64> {
+    let mut versions = Vec::new();
+    for &t in textures {
+        versions.extend_from_slice(&set.tiles(t)?.versions);
+    }
+    let first = *versions.first()?;
+    (first != 0 && versions.iter().all(|&v| v == first)).then_some(first)
+}
