@@ -32,9 +32,12 @@
 //! from inputs that no other thread writes, and the only reductions are
 //! order-free (`max`, `or`).
 
+mod error;
 pub mod looks;
 pub mod passes;
 pub mod tiles;
+
+pub use error::CpuError;
 
 use murk_core::backend::{
     FootprintList, FootprintRequest, InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage, TickRunner,
@@ -62,10 +65,6 @@ static VERSIONS: AtomicU64 = AtomicU64::new(0);
 /// A version not given before.
 fn next_version() -> u64 {
     VERSIONS.fetch_add(1, Ordering::Relaxed) + 1
-}
-
-fn backend_error(message: String) -> MurkError {
-    MurkError::Backend { backend: "cpu".into(), message }
 }
 
 fn unknown_key(key: InstanceKey) -> MurkError {
@@ -218,11 +217,7 @@ impl Workers {
                 _ => Err(MurkError::invalid("threads", threads, "must be 1 on a target without threads (wasm32 without atomics)")),
             };
         }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("murk-cpu-{i}"))
-            .build()
-            .map_err(|e| MurkError::Backend { backend: "cpu".into(), message: e.to_string() })?;
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("murk-cpu-{i}")).build().map_err(CpuError::from)?;
         Ok(Workers::Pool(Arc::new(pool)))
     }
 
@@ -347,10 +342,7 @@ impl Backend for CpuBackend {
         let (pool, inst) = self.parts(key)?;
         inst.occlusion_version = next_version();
         if (input.width, input.height) != (inst.dims.width, inst.dims.height) {
-            return Err(MurkError::Backend {
-                backend: "cpu".into(),
-                message: format!("occlusion input is {}x{}, instance is {}x{}", input.width, input.height, inst.dims.width, inst.dims.height),
-            });
+            return Err(CpuError::size("occlusion input", (input.width, input.height), (inst.dims.width, inst.dims.height)).into());
         }
         pool.install(|| {
             // Rasterized row by row into the tables' first pass.
@@ -372,7 +364,7 @@ impl Backend for CpuBackend {
         let (pool, inst) = self.parts(key)?;
         let (w, h) = (inst.dims.width, inst.dims.height);
         if (input.width, input.height) != (w, h) {
-            return Err(backend_error(format!("occlusion input is {}x{}, instance is {w}x{h}", input.width, input.height)));
+            return Err(CpuError::size("occlusion input", (input.width, input.height), (w, h)).into());
         }
         if let Some(r) = changed.iter().find(|r| r.is_empty() || r.x1 > w || r.y1 > h) {
             return Err(MurkError::invalid("changed rectangle", format!("{r:?}"), format!("must be a non-empty part of the {w}x{h} grid")));
@@ -436,10 +428,7 @@ impl Backend for CpuBackend {
         );
         let (_, dst) = self.parts(to)?;
         if (dst.dims.width, dst.dims.height) != (dims.width, dims.height) {
-            return Err(backend_error(format!(
-                "cannot share occlusion between {}x{} and {}x{}",
-                dims.width, dims.height, dst.dims.width, dst.dims.height
-            )));
+            return Err(CpuError::size("the occlusion to share", (dims.width, dims.height), (dst.dims.width, dst.dims.height)).into());
         }
         // The tables are a function of coverage and height: copied with them.
         dst.occlusion_version = next_version();
@@ -583,7 +572,8 @@ impl Backend for CpuBackend {
         if let Some(l) = layer {
             for (name, plane) in [("sight", &l.sight), ("kept", &l.kept), ("map", &l.map)] {
                 if plane.len() != w * h {
-                    return Err(backend_error(format!("reveal plane `{name}` holds {} texels, the instance {w}x{h}", plane.len())));
+                    let (what, size, instance) = (format!("reveal plane `{name}`"), format!("{} texels", plane.len()), format!("{w}x{h}"));
+                    return Err(CpuError::SizeMismatch { what, size, instance }.into());
                 }
             }
         }
@@ -867,14 +857,7 @@ impl Backend for CpuBackend {
                 _ => (d.width, d.height),
             };
             if size != expected {
-                return Err(backend_error(format!(
-                    "texture `{}` is {}x{}, the instance's is {}x{}",
-                    texture.name(),
-                    size.0,
-                    size.1,
-                    expected.0,
-                    expected.1
-                )));
+                return Err(CpuError::size(format!("texture `{}`", texture.name()), size, expected).into());
             }
         }
         // Written in place, into the buffers the instance has. A set of
@@ -891,7 +874,7 @@ impl Backend for CpuBackend {
         if saved_version != Some(inst.occlusion_version) {
             let (coverage, height) = match (set.get(Texture::Coverage).map(|i| &i.data), set.get(Texture::Height).map(|i| &i.data)) {
                 (Some(StageData::U8(c)), Some(StageData::I32(h))) => (c, h),
-                _ => return Err(backend_error("a texture set without coverage and heights".into())),
+                _ => return Err(CpuError::MissingTexture("coverage and heights".into()).into()),
             };
             let same_occlusion = *coverage == inst.coverage && *height == inst.height;
             let field = set.grid::<u32>(Texture::DistanceField).unwrap_or_default();
@@ -935,7 +918,8 @@ impl Backend for CpuBackend {
                 Some(img) => {
                     let held = |i: usize| versions.as_ref().is_some_and(|v| img.versions[i] != 0 && img.versions[i] == v.get(i));
                     if !img.write_into(buffer, held) {
-                        return Err(backend_error(format!("texture `{}` is not in tiles of 16-bit texels of its size", texture.name())));
+                        let problem = "is not in tiles of 16-bit texels of its size".into();
+                        return Err(CpuError::TexelType { texture: texture.name(), problem }.into());
                     }
                     if let Some(v) = versions {
                         v.take(img, fresh);
@@ -948,7 +932,7 @@ impl Backend for CpuBackend {
                             v.stamp_all(fresh);
                         }
                     }
-                    _ => return Err(backend_error(format!("a texture set without the 16-bit texture `{}`", texture.name()))),
+                    _ => return Err(CpuError::MissingTexture(format!("the 16-bit texture `{}`", texture.name())).into()),
                 },
             }
         }
@@ -976,11 +960,8 @@ impl Backend for CpuBackend {
             for &texture in textures {
                 let (w, h, texels) = masks.texels(texture)?;
                 let (Texels::U16(texels), Some(m)) = (texels, tiles::mask_index(texture)) else {
-                    return Err(backend_error(format!(
-                        "texture `{}` holds {} texels, the state hash takes u16",
-                        texture.name(),
-                        texture.kind().name()
-                    )));
+                    let problem = format!("holds {} texels, the state hash takes u16", texture.kind().name());
+                    return Err(MurkError::from(CpuError::TexelType { texture: texture.name(), problem }));
                 };
                 asks.push((m, w, h, texels, &masks.mask_tiles.as_ref().expect("versioned above")[m]));
             }
@@ -1056,7 +1037,7 @@ impl CpuInstance {
             Texture::Height => (internal, Texels::I32(&self.height)),
             Texture::Mip(level) => match level.checked_sub(1).and_then(|i| self.mips.get(i as usize)) {
                 Some(grid) => ((grid.width, grid.height), Texels::U8(&grid.texels)),
-                None => return Err(backend_error(format!("mip level {level} is not built ({} levels are)", self.mips.len()))),
+                None => return Err(CpuError::NotBuilt { level, built: self.mips.len() }.into()),
             },
             Texture::DistanceField => ((self.distance_field.width, self.distance_field.height), Texels::U32(&self.distance_field.texels)),
             Texture::Visibility => (internal, Texels::U16(&self.visibility)),

@@ -1,5 +1,6 @@
 //! The device, the compiled pipelines, the buffer pool, uploads and readbacks.
 
+use crate::error::GpuError;
 use murk_core::{MurkError, PassTiming, Result};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -195,10 +196,6 @@ pub fn module_names() -> Vec<&'static str> {
     MODULES.iter().map(|(n, _)| *n).collect()
 }
 
-pub(crate) fn gpu_error(message: impl Into<String>) -> MurkError {
-    MurkError::Backend { backend: "gpu".into(), message: message.into() }
-}
-
 /// The typed error of a key no instance has.
 pub(crate) fn unknown_key(key: murk_core::backend::InstanceKey) -> MurkError {
     MurkError::UnknownKey { backend: "gpu".into(), key }
@@ -261,7 +258,7 @@ fn backends_to_try() -> Result<Vec<wgpu::Backends>> {
 /// the module declares (read from the WGSL with naga), so an entry point
 /// that uses fewer bindings still takes the module's bind group.
 fn module_layout(device: &wgpu::Device, name: &str, text: &str) -> Result<wgpu::PipelineLayout> {
-    let module = naga::front::wgsl::parse_str(text).map_err(|e| gpu_error(format!("{name}.wgsl: {}", e.emit_to_string(text))))?;
+    let module = naga::front::wgsl::parse_str(text).map_err(|e| GpuError::Shader { module: name.into(), report: e.emit_to_string(text) })?;
     let mut entries = Vec::new();
     for (_, var) in module.global_variables.iter() {
         let Some(binding) = &var.binding else { continue };
@@ -392,7 +389,7 @@ impl Context {
                 required_features: features,
                 ..Default::default()
             }))
-            .map_err(|e| gpu_error(format!("cannot open {} ({:?}): {e}", info.name, info.backend)))?;
+            .map_err(|source| GpuError::Device { adapter: format!("{} ({:?})", info.name, info.backend), source })?;
             return Self::on_device(device, queue, info);
         }
         Err(MurkError::NoAdapter(last_error))
@@ -414,8 +411,7 @@ impl Context {
         let mut pipelines = Vec::with_capacity(Kernel::ALL.len());
         for kernel in Kernel::ALL {
             let (name, entry) = kernel.entry();
-            let (module, layout) =
-                modules.get(name).ok_or_else(|| gpu_error(format!("kernel {kernel:?} names module `{name}`, which is not compiled")))?;
+            let (module, layout) = modules.get(name).ok_or_else(|| GpuError::Pipeline { kernel: format!("{kernel:?}"), module: (*name).into() })?;
             pipelines.push(device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(entry),
                 layout: Some(layout),
@@ -478,7 +474,7 @@ impl Context {
         };
         let mut totals: BTreeMap<String, (u64, f64)> = BTreeMap::new();
         for (readback, labels) in in_flight {
-            let bytes = self.collect(&readback, Wait::IfPending)?.ok_or_else(|| gpu_error("a waited-for timestamp readback did not land"))?;
+            let bytes = self.collect(&readback, Wait::IfPending)?.ok_or(GpuError::ReadbackLost("a waited-for timestamp readback did not land"))?;
             let stamps: Vec<u64> = bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
             for (i, label) in labels.into_iter().enumerate() {
                 let ticks = stamps[2 * i + 1].saturating_sub(stamps[2 * i]);
@@ -626,7 +622,7 @@ impl Context {
         } else {
             wgpu::PollType::Poll
         };
-        self.device.poll(poll).map(|_| ()).map_err(|e| gpu_error(format!("device poll: {e}")))
+        self.device.poll(poll).map(|_| ()).map_err(|e| GpuError::Poll(e).into())
     }
 
     /// A mappable buffer of `bytes` that `src`'s first bytes are copied into
@@ -689,13 +685,13 @@ impl Context {
         }
         if let Some(i) = self.staged.iter().position(|s| s.source == *src && s.bytes == bytes && s.readback.landed()) {
             let staged = self.staged.swap_remove(i);
-            return self.collect(&staged.readback, Wait::No)?.ok_or_else(|| gpu_error("a landed readback was pending"));
+            return self.collect(&staged.readback, Wait::No)?.ok_or_else(|| GpuError::ReadbackLost("a landed readback was pending").into());
         }
         let mut encoder = self.encoder();
         let readback = InFlight::new(self.staging(&mut encoder, src, bytes), bytes);
         self.submit(encoder)?;
         readback.map();
-        self.collect(&readback, Wait::Sync)?.ok_or_else(|| gpu_error("a waited-for readback did not land"))
+        self.collect(&readback, Wait::Sync)?.ok_or_else(|| GpuError::ReadbackLost("a waited-for readback did not land").into())
     }
 
     /// Copies a 2D texture back to the CPU (waits): rows of `width *
@@ -737,14 +733,14 @@ impl Context {
         }
         match readback.state.load(Ordering::Acquire) {
             LANDED => {
-                let view = readback.staging.get_mapped_range(..).map_err(|e| gpu_error(format!("a landed readback could not be read: {e}")))?;
+                let view = readback.staging.get_mapped_range(..).map_err(GpuError::Mapped)?;
                 let out = view[..readback.bytes as usize].to_vec();
                 drop(view);
                 readback.staging.unmap();
                 Ok(Some(out))
             }
-            FAILED => Err(gpu_error("a readback failed to map")),
-            _ => Err(gpu_error("a readback did not land after the device went idle")),
+            FAILED => Err(GpuError::ReadbackLost("a readback failed to map").into()),
+            _ => Err(GpuError::ReadbackLost("a readback did not land after the device went idle").into()),
         }
     }
 

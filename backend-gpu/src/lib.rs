@@ -51,12 +51,14 @@
 //! See `docs/gpu.md` for embedding murk in a wgpu renderer.
 
 mod context;
+mod error;
 mod gpu;
 mod hash;
 pub mod looks;
 pub mod passes;
 mod render;
 
+pub use error::GpuError;
 pub use render::TopView;
 /// The wgpu this backend is built on, for hosts that hand it a device.
 pub use wgpu;

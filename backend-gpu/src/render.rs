@@ -3,7 +3,7 @@
 //! instance's mask texture with a filtering sampler. Only the finished
 //! picture comes back to the CPU, never a mask.
 
-use crate::context::gpu_error;
+use crate::error::GpuError;
 use crate::GpuBackend;
 use murk_core::{InstanceKey, Result, ShaderParams};
 use murk_looks::RgbaImage;
@@ -130,7 +130,7 @@ impl GpuBackend {
         self.lock().flush()?;
         queue.submit([encoder.finish()]);
         let mut gpu = self.lock();
-        let pixels = gpu.ctx.read_texture(&target, 4).map_err(|e| gpu_error(format!("reading the picture back: {e}")))?;
+        let pixels = gpu.ctx.read_texture(&target, 4).map_err(GpuError::Picture)?;
         Ok(RgbaImage { width, height, pixels })
     }
 }

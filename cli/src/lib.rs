@@ -50,5 +50,5 @@ fn gpu(prefix: &str, hardware: bool) -> Result<Renderer, MurkError> {
 /// Without the `gpu` feature there is no GPU backend to choose.
 #[cfg(not(feature = "gpu"))]
 fn gpu(_prefix: &str, _hardware: bool) -> Result<Renderer, MurkError> {
-    Err(MurkError::Backend { backend: "gpu".into(), message: "this murk was built without the `gpu` feature".into() })
+    Err(MurkError::backend_message("gpu", "this murk was built without the `gpu` feature"))
 }

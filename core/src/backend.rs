@@ -348,7 +348,7 @@ pub trait Backend: Send {
     /// Starts timing each pass on the device; an error says why the backend
     /// cannot (the default: it does not time its passes).
     fn enable_timings(&mut self) -> Result<()> {
-        Err(crate::error::MurkError::Backend { backend: self.name(), message: "this backend does not time its passes".into() })
+        Err(crate::error::MurkError::backend_message(self.name(), "this backend does not time its passes"))
     }
     /// Time per pass since timings were enabled or last taken (waits for the
     /// work in flight); empty when timings are off.

@@ -18,7 +18,7 @@ pub(super) fn build_occlusion(
 ) -> Result<Vec<wgpu::Buffer>> {
     let (w, h) = (t.dims.width, t.dims.height);
     if (input.width, input.height) != (w, h) {
-        return Err(gpu_error(format!("occlusion input is {}x{}, instance is {w}x{h}", input.width, input.height)));
+        return Err(GpuError::size("occlusion input", format!("{}x{}", input.width, input.height), format!("{w}x{h}")).into());
     }
     let grid = TexelRect::grid(w, h);
     let regions: &[TexelRect] = match changed {
@@ -113,10 +113,8 @@ fn forget_field_scratch(ctx: &mut Context, t: &mut Textures) {
 /// readback): coverage, height, the mip chain and the distance field.
 pub(super) fn copy_occlusion(ctx: &mut Context, src: &Textures, dst: &mut Textures) -> Result<()> {
     if (src.dims.width, src.dims.height) != (dst.dims.width, dst.dims.height) {
-        return Err(gpu_error(format!(
-            "cannot share occlusion between {}x{} and {}x{}",
-            src.dims.width, src.dims.height, dst.dims.width, dst.dims.height
-        )));
+        let (size, instance) = (format!("{}x{}", src.dims.width, src.dims.height), format!("{}x{}", dst.dims.width, dst.dims.height));
+        return Err(GpuError::size("the occlusion to share", size, instance).into());
     }
     let mut enc = ctx.encoder();
     let n = src.texels() * 4;
@@ -160,7 +158,7 @@ pub(super) fn import_all(ctx: &mut Context, t: &mut Textures, set: &TextureSet) 
     let mips = set.mips();
     let table = passes::mips::layout(d.width, d.height);
     if !mips.is_empty() && (mips.len() != table.len() - 1 || mips.iter().zip(&table[1..]).any(|(m, l)| (m.width, m.height) != (l.1, l.2))) {
-        return Err(gpu_error("the texture set's mip levels do not match the instance size"));
+        return Err(GpuError::size("the texture set's mip pyramid", format!("{} levels", mips.len()), format!("{}x{}", d.width, d.height)).into());
     }
     for (texture, img) in set.textures() {
         let expected = match texture {
@@ -169,14 +167,8 @@ pub(super) fn import_all(ctx: &mut Context, t: &mut Textures, set: &TextureSet) 
             _ => (d.width, d.height),
         };
         if (img.width, img.height) != expected {
-            return Err(gpu_error(format!(
-                "texture `{}` is {}x{}, the instance's is {}x{}",
-                texture.name(),
-                img.width,
-                img.height,
-                expected.0,
-                expected.1
-            )));
+            let (size, instance) = (format!("{}x{}", img.width, img.height), format!("{}x{}", expected.0, expected.1));
+            return Err(GpuError::size(format!("texture `{}`", texture.name()), size, instance).into());
         }
     }
     for (texture, img) in set.textures() {

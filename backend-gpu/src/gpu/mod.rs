@@ -11,7 +11,8 @@
 //! and readback state declared here. Occlusion builds, copies and snapshot
 //! writes are in `build.rs`.)
 
-use crate::context::{gpu_error, unknown_key, Context, InFlight, Kernel, Wait, MASK_TEXTURE_FORMAT};
+use crate::context::{unknown_key, Context, InFlight, Kernel, Wait, MASK_TEXTURE_FORMAT};
+use crate::error::GpuError;
 use crate::passes;
 use murk_core::backend::{FootprintList, FootprintRequest, InstanceDims, InstanceKey, Readback, SampleRequest, Stage, StageData, StageImage};
 use murk_core::{
@@ -378,7 +379,7 @@ impl Gpu {
                     passes::distance_field::record(ctx, &mut enc, t, scratch, &t.field, DfRegion::whole(t.frame.df_width, t.frame.df_height));
                     Vec::new()
                 }
-                None => return Err(gpu_error("the distance field was not built for this instance")),
+                None => return Err(GpuError::NotBuilt("the distance field was not built for this instance".into()).into()),
             },
             Pass::Visibility => passes::visibility::record(ctx, &mut enc, t, input),
             Pass::Blur => passes::blur::record(ctx, &mut enc, t, &input.blur),
@@ -398,7 +399,7 @@ impl Gpu {
                 passes::blend::record(ctx, &mut enc, t);
                 Vec::new()
             }
-            Pass::Mips => return Err(gpu_error("the mips pass runs alone only over a Hierarchical DDA build")),
+            Pass::Mips => return Err(GpuError::NotBuilt("the mips pass runs alone only over a Hierarchical DDA build".into()).into()),
         };
         ctx.submit(enc)?;
         for b in recycle {
@@ -450,10 +451,7 @@ impl Backend for Gpu {
         let ctx = &mut self.ctx;
         let side = ctx.device.limits().max_texture_dimension_2d;
         if dims.out_width.max(dims.out_height) > side {
-            return Err(gpu_error(format!(
-                "the mask texture would be {}x{}, the device allows {side} texels a side (max_texture_dimension_2d)",
-                dims.out_width, dims.out_height
-            )));
+            return Err(GpuError::TooLarge { width: dims.out_width, height: dims.out_height, side }.into());
         }
         let n = u64::from(dims.width * dims.height) * 4;
         let on = u64::from(dims.out_width * dims.out_height) * 4;
@@ -629,7 +627,7 @@ impl Backend for Gpu {
             Some(l) => {
                 for (name, plane) in [("sight", &l.sight), ("kept", &l.kept), ("map", &l.map)] {
                     if plane.len() != n {
-                        return Err(gpu_error(format!("reveal plane `{name}` holds {} texels, the instance {n}", plane.len())));
+                        return Err(GpuError::size(format!("reveal plane `{name}`"), format!("{} texels", plane.len()), format!("{n} texels")).into());
                     }
                 }
                 let packed: Vec<u32> = l.sight.iter().zip(&l.kept).map(|(&s, &k)| u32::from(s) | u32::from(k) << 16).collect();
@@ -751,7 +749,9 @@ impl Backend for Gpu {
                 Texture::Upscale => (&t.upscaled, (d.out_width, d.out_height)),
                 Texture::Start => (&t.start, (d.out_width, d.out_height)),
                 Texture::Final => (&t.final_mask, (d.out_width, d.out_height)),
-                other => return Err(gpu_error(format!("texture `{}` holds {} texels, the state hash takes u16", other.name(), other.kind().name()))),
+                other => {
+                    return Err(GpuError::TexelType { texture: other.name(), kind: other.kind().name(), needs: "the state hash takes u16" }.into())
+                }
             };
             sources.push(crate::hash::Source { buffer, width, height });
         }
@@ -821,7 +821,7 @@ impl Backend for Gpu {
                 let built = levels.len();
                 match level.checked_sub(1).and_then(|i| levels.into_iter().nth(i as usize)) {
                     Some(grid) => grid.image(),
-                    None => return Err(gpu_error(format!("mip level {level} is not built ({built} levels are)"))),
+                    None => return Err(GpuError::NotBuilt(format!("mip level {level} is not built ({built} levels are)")).into()),
                 }
             }
             Texture::DistanceField => {
