@@ -4,7 +4,7 @@
 //! blocks have settled, the footprint judge, and the versions of the
 //! masks' tiles for rollback states and hashes.
 
-use crate::error::{backend_error, unknown_key};
+use crate::error::{unknown_key, CpuError};
 use crate::occlusion::OcclusionTextures;
 use crate::passes::dirty::{Blocks, BLOCK};
 use crate::passes::footprints::{Judge, Plan, Signal};
@@ -133,7 +133,12 @@ impl CpuInstance {
         if let Some(l) = layer {
             for (name, plane) in [("sight", &l.sight), ("kept", &l.kept), ("map", &l.map)] {
                 if plane.len() != w * h {
-                    return Err(backend_error(format!("reveal plane `{name}` holds {} texels, the instance {w}x{h}", plane.len())));
+                    return Err(CpuError::SizeMismatch {
+                        what: format!("reveal plane `{name}`"),
+                        size: format!("{} texels", plane.len()),
+                        instance: format!("{w}x{h}"),
+                    }
+                    .into());
                 }
             }
         }

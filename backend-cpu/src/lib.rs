@@ -60,3 +60,4 @@ mod tiles;
 mod workers;
 
 pub use backend::CpuBackend;
+pub use error::CpuError;

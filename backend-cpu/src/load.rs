@@ -2,7 +2,7 @@
 //! resample, a rollback), in place: the occlusion and every mask, skipping
 //! the tiles the instance already holds under the set's versions.
 
-use crate::error::backend_error;
+use crate::error::CpuError;
 use crate::instance::{CpuInstance, Settling};
 use crate::tiles::{self, next_version};
 use murk_core::{OcclusionBuild, Resolution, Result, Texture, TextureData, TextureSet};
@@ -20,7 +20,7 @@ impl CpuInstance {
             };
             if size != expected {
                 let ((w, h), (ew, eh)) = (size, expected);
-                return Err(backend_error(format!("texture `{}` is {w}x{h}, the instance's is {ew}x{eh}", texture.name())));
+                return Err(CpuError::size(format!("texture `{}`", texture.name()), (w, h), (ew, eh)).into());
             }
         }
         // Written in place, into the buffers the instance has. A set of
@@ -59,7 +59,9 @@ impl CpuInstance {
                 Some(img) => {
                     let held = |i: usize| versions.as_ref().is_some_and(|v| img.versions[i] != 0 && img.versions[i] == v.get(i));
                     if !img.write_into(buffer, held) {
-                        return Err(backend_error(format!("texture `{}` is not in tiles of 16-bit texels of its size", mask.name())));
+                        return Err(
+                            CpuError::TexelType { texture: mask.name(), problem: "is not in tiles of 16-bit texels of its size".into() }.into()
+                        );
                     }
                     if let Some(v) = versions {
                         v.take(img, fresh);
@@ -72,7 +74,7 @@ impl CpuInstance {
                             v.stamp_all(fresh);
                         }
                     }
-                    _ => return Err(backend_error(format!("a texture set without the 16-bit texture `{}`", mask.name()))),
+                    _ => return Err(CpuError::MissingTexture(format!("the 16-bit texture `{}`", mask.name())).into()),
                 },
             }
         }

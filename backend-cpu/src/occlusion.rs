@@ -3,7 +3,7 @@
 //! (none changes a result), built whole or updated where blockers changed,
 //! copied between instances, and loaded from a texture set.
 
-use crate::error::backend_error;
+use crate::error::CpuError;
 use crate::passes;
 use crate::passes::visibility::{Accel, Occlusion};
 use crate::texels::Texels;
@@ -78,7 +78,7 @@ impl OcclusionTextures {
     pub fn check_size(&self, input: &OcclusionInput) -> Result<()> {
         let (w, h) = self.size;
         if (input.width, input.height) != (w, h) {
-            return Err(backend_error(format!("occlusion input is {}x{}, instance is {w}x{h}", input.width, input.height)));
+            return Err(CpuError::size("occlusion input", (input.width, input.height), (w, h)).into());
         }
         Ok(())
     }
@@ -163,7 +163,7 @@ impl OcclusionTextures {
     pub fn copy_from(&mut self, other: &OcclusionTextures) -> Result<()> {
         if self.size != other.size {
             let ((w, h), (ow, oh)) = (other.size, self.size);
-            return Err(backend_error(format!("cannot share occlusion between {w}x{h} and {ow}x{oh}")));
+            return Err(CpuError::size("the occlusion to share", (w, h), (ow, oh)).into());
         }
         // The tables are a function of coverage and height: copied with them.
         *self = OcclusionTextures { version: next_version(), ..other.clone() };
@@ -180,7 +180,7 @@ impl OcclusionTextures {
             Texture::Height => (w, h, Texels::I32(&self.height)),
             Texture::Mip(level) => match level.checked_sub(1).and_then(|i| self.mips.get(i as usize)) {
                 Some(grid) => (grid.width, grid.height, Texels::U8(&grid.texels)),
-                None => return Some(Err(backend_error(format!("mip level {level} is not built ({} levels are)", self.mips.len())))),
+                None => return Some(Err(CpuError::NotBuilt { level, built: self.mips.len() }.into())),
             },
             Texture::DistanceField => (self.distance_field.width, self.distance_field.height, Texels::U32(&self.distance_field.texels)),
             _ => return None,
@@ -194,7 +194,7 @@ impl OcclusionTextures {
     pub fn load(&mut self, set: &TextureSet, version: u64) -> Result<bool> {
         let (coverage, height) = match (set.get(Texture::Coverage).map(|i| &i.data), set.get(Texture::Height).map(|i| &i.data)) {
             (Some(TextureData::U8(c)), Some(TextureData::I32(h))) => (c, h),
-            _ => return Err(backend_error("a texture set without coverage and heights".into())),
+            _ => return Err(CpuError::MissingTexture("coverage and heights".into()).into()),
         };
         let same_occlusion = *coverage == self.coverage && *height == self.height;
         let field = set.grid::<u32>(Texture::DistanceField).unwrap_or_default();

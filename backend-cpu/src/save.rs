@@ -3,7 +3,7 @@
 //! base's, or an equal mask's beside it), and the state hash over the same
 //! versions.
 
-use crate::error::backend_error;
+use crate::error::CpuError;
 use crate::instance::CpuInstance;
 use crate::texels::Texels;
 use crate::tiles::{self, next_version, TileVersions};
@@ -140,11 +140,11 @@ impl CpuInstance {
             for &texture in textures {
                 let (w, h, texels) = masks.texels(texture)?;
                 let (Texels::U16(texels), Some(versions)) = (texels, masks.mask_tiles.as_ref().and_then(|m| m.get(texture))) else {
-                    return Err(backend_error(format!(
-                        "texture `{}` holds {} texels, the state hash takes u16",
-                        texture.name(),
-                        texture.kind().name()
-                    )));
+                    return Err(CpuError::TexelType {
+                        texture: texture.name(),
+                        problem: format!("holds {} texels, the state hash takes u16", texture.kind().name()),
+                    }
+                    .into());
                 };
                 asks.push((texture, w, h, texels, versions));
             }

@@ -1,6 +1,7 @@
 //! Where the CPU backend's work runs: its own rayon pool, whose workers
 //! stay awake while a call runs on it (see [`Workers::install`]).
 
+use crate::error::CpuError;
 use murk_core::{MurkError, Result, TickRunner};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -31,11 +32,7 @@ impl Workers {
                 _ => Err(MurkError::invalid("threads", threads, "must be 1 on a target without threads (wasm32 without atomics)")),
             };
         }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("murk-cpu-{i}"))
-            .build()
-            .map_err(|e| MurkError::Backend { backend: "cpu".into(), message: e.to_string() })?;
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("murk-cpu-{i}")).build().map_err(CpuError::from)?;
         Ok(Workers::Pool(Arc::new(pool)))
     }
 

@@ -3,7 +3,7 @@
 //! and the textures of a snapshot.
 
 use crate::context::Context;
-use crate::error::gpu_error;
+use crate::error::GpuError;
 use crate::instance::{mip_layout, Instance};
 use crate::passes;
 use crate::passes::distance_field::DfRegion;
@@ -23,7 +23,7 @@ pub(crate) fn build_occlusion(
 ) -> Result<Vec<wgpu::Buffer>> {
     let (w, h) = (t.dims.width, t.dims.height);
     if (input.width, input.height) != (w, h) {
-        return Err(gpu_error(format!("occlusion input is {}x{}, instance is {w}x{h}", input.width, input.height)));
+        return Err(GpuError::size("occlusion input", format!("{}x{}", input.width, input.height), format!("{w}x{h}")).into());
     }
     let grid = TexelRect::grid(w, h);
     let regions: &[TexelRect] = match changed {
@@ -110,10 +110,8 @@ pub(crate) fn build_occlusion(
 /// readback): coverage, height, the mip chain and the distance field.
 pub(crate) fn copy_occlusion(ctx: &mut Context, src: &Instance, dst: &mut Instance) -> Result<()> {
     if (src.dims.width, src.dims.height) != (dst.dims.width, dst.dims.height) {
-        return Err(gpu_error(format!(
-            "cannot share occlusion between {}x{} and {}x{}",
-            src.dims.width, src.dims.height, dst.dims.width, dst.dims.height
-        )));
+        let (size, instance) = (format!("{}x{}", src.dims.width, src.dims.height), format!("{}x{}", dst.dims.width, dst.dims.height));
+        return Err(GpuError::size("the occlusion to share", size, instance).into());
     }
     let mut enc = ctx.encoder();
     let n = src.texels() * 4;
@@ -158,7 +156,7 @@ pub(crate) fn import_all(ctx: &mut Context, t: &mut Instance, set: &TextureSet) 
     let mips = set.mips();
     let table = mip_layout(d.width, d.height);
     if !mips.is_empty() && (mips.len() != table.len() - 1 || mips.iter().zip(&table[1..]).any(|(m, l)| (m.width, m.height) != (l.1, l.2))) {
-        return Err(gpu_error("the texture set's mip levels do not match the instance size"));
+        return Err(GpuError::size("the texture set's mip pyramid", format!("{} levels", mips.len()), format!("{}x{}", d.width, d.height)).into());
     }
     for (texture, img) in set.textures() {
         let expected = match texture.resolution() {
@@ -167,7 +165,7 @@ pub(crate) fn import_all(ctx: &mut Context, t: &mut Instance, set: &TextureSet) 
         };
         if (img.width, img.height) != expected {
             let (ew, eh) = expected;
-            return Err(gpu_error(format!("texture `{}` is {}x{}, the instance's is {ew}x{eh}", texture.name(), img.width, img.height)));
+            return Err(GpuError::size(format!("texture `{}`", texture.name()), format!("{}x{}", img.width, img.height), format!("{ew}x{eh}")).into());
         }
     }
     let o = &mut t.occlusion;

@@ -3,7 +3,7 @@
 //! timestamps, submissions, and readbacks (with the rehearsal that lets a
 //! host that cannot block read without waiting).
 
-use crate::error::gpu_error;
+use crate::error::GpuError;
 use crate::limits::{limits_for, open_device};
 use crate::readback::{InFlight, Wait};
 use crate::shaders::{Shader, Shaders};
@@ -141,7 +141,7 @@ impl Context {
         };
         let mut totals: BTreeMap<String, (u64, f64)> = BTreeMap::new();
         for (readback, labels) in in_flight {
-            let bytes = self.collect(&readback, Wait::IfPending)?.ok_or_else(|| gpu_error("a waited-for timestamp readback did not land"))?;
+            let bytes = self.collect(&readback, Wait::IfPending)?.ok_or(GpuError::ReadbackLost("a waited-for timestamp readback did not land"))?;
             let stamps: Vec<u64> = bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
             for (i, label) in labels.into_iter().enumerate() {
                 let ticks = stamps[2 * i + 1].saturating_sub(stamps[2 * i]);
@@ -282,7 +282,7 @@ impl Context {
         } else {
             wgpu::PollType::Poll
         };
-        self.device.poll(poll).map(|_| ()).map_err(|e| gpu_error(format!("device poll: {e}")))
+        self.device.poll(poll).map(|_| ()).map_err(|e| GpuError::Poll(e).into())
     }
 
     /// A mappable buffer of `bytes` that `src`'s first bytes are copied into
@@ -352,13 +352,13 @@ impl Context {
         let staged = |s: &Staged| s.source == *src && (s.offset, s.bytes) == (offset, bytes) && s.readback.landed();
         if let Some(i) = self.staged.iter().position(staged) {
             let staged = self.staged.swap_remove(i);
-            return self.collect(&staged.readback, Wait::No)?.ok_or_else(|| gpu_error("a landed readback was pending"));
+            return self.collect(&staged.readback, Wait::No)?.ok_or_else(|| GpuError::ReadbackLost("a landed readback was pending").into());
         }
         let mut encoder = self.encoder();
         let readback = InFlight::new(self.staging_at(&mut encoder, src, offset, bytes), bytes);
         self.submit(encoder)?;
         readback.map();
-        self.collect(&readback, Wait::Sync)?.ok_or_else(|| gpu_error("a waited-for readback did not land"))
+        self.collect(&readback, Wait::Sync)?.ok_or_else(|| GpuError::ReadbackLost("a waited-for readback did not land").into())
     }
 
     /// Copies a 2D texture back to the CPU (waits): rows of `width *

@@ -11,7 +11,7 @@
 
 use crate::build::{build_occlusion, copy_occlusion, import_all};
 use crate::context::{groups, Context};
-use crate::error::{gpu_error, unknown_key};
+use crate::error::{unknown_key, GpuError};
 use crate::instance::Instance;
 use crate::passes;
 use crate::passes::blur::BlurAxis;
@@ -180,14 +180,14 @@ impl Gpu {
                 passes::mips::record(ctx, &mut enc, t, &t.occlusion.mips, &t.occlusion.mip_steps, &grid);
                 Vec::new()
             }
-            Pass::Mips => return Err(gpu_error("the mips pass runs alone only over a Hierarchical DDA build")),
+            Pass::Mips => return Err(GpuError::NotBuilt("the mips pass runs alone only over a Hierarchical DDA build".into()).into()),
             Pass::DistanceField => match &t.occlusion.field_scratch {
                 Some(scratch) => {
                     let whole = DfRegion::whole(t.frame.df_width, t.frame.df_height);
                     passes::distance_field::record(ctx, &mut enc, t, scratch, &t.occlusion.distance_field, whole);
                     Vec::new()
                 }
-                None => return Err(gpu_error("the distance field was not built for this instance")),
+                None => return Err(GpuError::NotBuilt("the distance field was not built for this instance".into()).into()),
             },
             Pass::Visibility => passes::visibility::record(ctx, &mut enc, t, input),
             Pass::Blur => passes::blur::record(ctx, &mut enc, t, &input.blur),
@@ -229,10 +229,7 @@ impl Backend for Gpu {
         let ctx = &mut self.ctx;
         let side = ctx.device.limits().max_texture_dimension_2d;
         if dims.out_width.max(dims.out_height) > side {
-            return Err(gpu_error(format!(
-                "the mask texture would be {}x{}, the device allows {side} texels a side (max_texture_dimension_2d)",
-                dims.out_width, dims.out_height
-            )));
+            return Err(GpuError::TooLarge { width: dims.out_width, height: dims.out_height, side }.into());
         }
         let mut enc = ctx.encoder();
         let blur_axes = [ctx.uniform(bytemuck::bytes_of(&BlurAxis::X)), ctx.uniform(bytemuck::bytes_of(&BlurAxis::Y))];
@@ -348,7 +345,7 @@ impl Backend for Gpu {
             Some(l) => {
                 for (name, plane) in [("sight", &l.sight), ("kept", &l.kept), ("map", &l.map)] {
                     if plane.len() != n {
-                        return Err(gpu_error(format!("reveal plane `{name}` holds {} texels, the instance {n}", plane.len())));
+                        return Err(GpuError::size(format!("reveal plane `{name}`"), format!("{} texels", plane.len()), format!("{n} texels")).into());
                     }
                 }
                 let packed: Vec<u32> = l.sight.iter().zip(&l.kept).map(|(&s, &k)| u32::from(s) | u32::from(k) << 16).collect();

@@ -84,6 +84,7 @@ mod sample;
 mod shaders;
 
 pub use backend::GpuBackend;
+pub use error::GpuError;
 pub use limits::{limits_for, required_limits, BACKEND_VAR};
 pub use render::TopView;
 pub use sample::SampleRange;

@@ -2,7 +2,7 @@
 //! pipelines need, checked against an adapter or a host's device, and the
 //! wgpu backends tried in turn.
 
-use crate::error::gpu_error;
+use crate::error::GpuError;
 use murk_core::{MurkError, Result};
 
 /// The environment variable that picks the wgpu backends murk's own device
@@ -85,7 +85,7 @@ pub(crate) fn open_device(hardware: bool) -> Result<(wgpu::Device, wgpu::Queue, 
             required_features: features,
             ..Default::default()
         }))
-        .map_err(|e| gpu_error(format!("cannot open {} ({:?}): {e}", info.name, info.backend)))?;
+        .map_err(|source| GpuError::Device { adapter: format!("{} ({:?})", info.name, info.backend), source })?;
         return Ok((device, queue, info));
     }
     Err(MurkError::NoAdapter(last_error))

@@ -2,7 +2,7 @@
 //! submitted copy fills, mapped once the copy is on the queue, and how a
 //! caller waits for it.
 
-use crate::error::gpu_error;
+use crate::error::GpuError;
 use murk_core::Result;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -43,14 +43,14 @@ impl InFlight {
     pub(crate) fn bytes(&self) -> Result<Vec<u8>> {
         match self.state.load(Ordering::Acquire) {
             LANDED => {
-                let view = self.staging.get_mapped_range(..).map_err(|e| gpu_error(format!("a landed readback could not be read: {e}")))?;
+                let view = self.staging.get_mapped_range(..).map_err(GpuError::Mapped)?;
                 let out = view[..self.bytes as usize].to_vec();
                 drop(view);
                 self.staging.unmap();
                 Ok(out)
             }
-            FAILED => Err(gpu_error("a readback failed to map")),
-            _ => Err(gpu_error("a readback did not land after the device went idle")),
+            FAILED => Err(GpuError::ReadbackLost("a readback failed to map").into()),
+            _ => Err(GpuError::ReadbackLost("a readback did not land after the device went idle").into()),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! one texture whole, in its texel type, and the state hash's sources.
 
 use crate::context::Context;
-use crate::error::gpu_error;
+use crate::error::GpuError;
 use crate::hash::Source;
 use crate::instance::{mip_layout, Instance};
 use murk_core::{OcclusionBuild, Result, TexelKind, Texture, TextureData, TextureImage};
@@ -14,7 +14,7 @@ pub(crate) fn read_texture(ctx: &mut Context, t: &Instance, texture: Texture) ->
         Texture::Mip(level) => {
             let layout = if t.frame.mip_levels > 0 { mip_layout(t.dims.width, t.dims.height) } else { Vec::new() };
             let Some(&(offset, w, h)) = layout.get(level as usize).filter(|_| level >= 1) else {
-                return Err(gpu_error(format!("mip level {level} is not built ({} levels are)", layout.len().saturating_sub(1))));
+                return Err(GpuError::NotBuilt(format!("mip level {level} is not built ({} levels are)", layout.len().saturating_sub(1))).into());
             };
             (&t.occlusion.mips, offset, (w, h))
         }
@@ -43,7 +43,7 @@ pub(crate) fn hash_sources<'a>(t: &'a Instance, textures: &[Texture]) -> Result<
                 let (width, height) = texture.size(t.dims, OcclusionBuild::default()).expect("a mask has a size");
                 Ok(Source { buffer, width, height })
             }
-            None => Err(gpu_error(format!("texture `{}` holds {} texels, the state hash takes u16", texture.name(), texture.kind().name()))),
+            None => Err(GpuError::TexelType { texture: texture.name(), kind: texture.kind().name(), needs: "the state hash takes u16" }.into()),
         })
         .collect()
 }

@@ -4,7 +4,7 @@
 //! picture comes back to the CPU, never a mask.
 
 use crate::backend::GpuBackend;
-use crate::error::gpu_error;
+use crate::error::GpuError;
 use crate::shaders::FOG_INCLUDE as INCLUDE;
 use murk_core::{InstanceKey, Result, ShaderParams};
 use murk_looks::RgbaImage;
@@ -130,7 +130,7 @@ impl GpuBackend {
         self.lock().flush()?;
         queue.submit([encoder.finish()]);
         let mut gpu = self.lock();
-        let pixels = gpu.ctx.read_texture(&target, 4).map_err(|e| gpu_error(format!("reading the picture back: {e}")))?;
+        let pixels = gpu.ctx.read_texture(&target, 4).map_err(GpuError::Picture)?;
         Ok(RgbaImage { width, height, pixels })
     }
 }

@@ -5,7 +5,7 @@
 //! so a dispatch names its pipeline by a field the compiler checks, never
 //! by a string.
 
-use crate::error::gpu_error;
+use crate::error::GpuError;
 use murk_core::Result;
 
 /// The format of the mask textures materials sample: 16-bit floats are
@@ -206,7 +206,8 @@ struct Compiled {
 impl Compiled {
     fn new(device: &wgpu::Device, module: &Module) -> Result<Self> {
         let text = module.text();
-        let parsed = naga::front::wgsl::parse_str(&text).map_err(|e| gpu_error(format!("{}.wgsl: {}", module.name, e.emit_to_string(&text))))?;
+        let parsed =
+            naga::front::wgsl::parse_str(&text).map_err(|e| GpuError::Shader { module: module.name.into(), report: e.emit_to_string(&text) })?;
         let layout = module_layout(device, module.name, &parsed);
         let entries = parsed.entry_points.iter().map(|e| e.name.clone()).collect();
         let shader =
@@ -217,7 +218,7 @@ impl Compiled {
     /// The pipeline of entry point `entry`.
     fn entry(&self, device: &wgpu::Device, entry: &'static str) -> Result<Shader> {
         if !self.entries.iter().any(|e| e == entry) {
-            return Err(gpu_error(format!("module `{}` has no entry point `{entry}`", self.name)));
+            return Err(GpuError::Pipeline { module: self.name.into(), entry: entry.into() }.into());
         }
         let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(entry),

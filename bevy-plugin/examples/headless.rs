@@ -60,7 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             app.update();
         }
         if let Some(e) = app.world_mut().resource_mut::<Messages<FogError>>().drain().next() {
-            return Err(format!("murk: {}", e.0).into());
+            return Err(format!("murk: {e}").into());
         }
         let rgba = picture.latest().ok_or("no frame was read back")?;
         let path = args.out.join(format!("frame-{frame:02}.png"));

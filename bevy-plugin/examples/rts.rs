@@ -52,6 +52,6 @@ fn show_backend(fog: Res<MurkFog>, mut windows: Query<&mut Window>) {
 
 fn report_errors(mut errors: MessageReader<FogError>) {
     for e in errors.read() {
-        error!("murk: {}", e.0);
+        error!("murk: {e}");
     }
 }

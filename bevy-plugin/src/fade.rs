@@ -59,7 +59,7 @@ fn publish_fades(
     let Some(subsystem) = fog.subsystem() else { return };
     let viewer = viewer.0.as_deref();
     if let Some(v) = viewer.filter(|v| subsystem.instance(v).is_err()) {
-        errors.write(FogError(format!("FogViewer = {v}: names no instance")));
+        errors.write(FogError::UnknownViewer(v.to_string()));
         return;
     }
     // The state an actor is drawn by here: its own, or the viewer's for a

@@ -486,7 +486,7 @@ fn sync_instances(
                 fog.created.insert(name.clone(), desc);
             }
             Err(e) => {
-                errors.write(FogError(format!("instance `{name}`: {e}")));
+                errors.write(FogError::Instance { name: name.clone(), source: e });
                 fog.refused.insert(name.clone(), desc);
             }
         }
@@ -583,7 +583,7 @@ fn tick(mut fog: ResMut<MurkFog>, mut mirror: ResMut<FogMirror>, time: Res<Time<
     let Some(subsystem) = fog.fog.get_mut().unwrap_or_else(PoisonError::into_inner).as_mut() else { return };
     let step = time.timestep().as_micros();
     let Ok(dt_us) = u32::try_from(step) else {
-        errors.write(FogError(format!("invalid Time<Fixed> timestep = {step} us: murk ticks at most u32::MAX microseconds")));
+        errors.write(FogError::Timestep { micros: step });
         return;
     };
     let mirror = &mut *mirror;
@@ -698,7 +698,7 @@ fn switch_backend(
                 fog.choice = *choice;
             }
             Err(e) => {
-                errors.write(FogError(format!("switching murk to {choice:?}: {e}")));
+                errors.write(FogError::Switch { to: *choice, source: e });
             }
         }
     }

@@ -15,27 +15,36 @@ use murk_looks::Looks;
 /// hardware adapter only, else falls back to the CPU and says why. (The same choice as [`select_renderer`], without
 /// the looks.)
 pub fn select_backend(choice: BackendChoice, threads: usize) -> Result<(Box<dyn Backend>, String), MurkError> {
-    select_renderer(choice, threads).map(|(backend, _, line)| (backend, line))
+    select_renderer(choice, threads).map(|r| (r.backend, r.line))
 }
 
-/// What [`select_renderer`] returns: the simulation backend, the looks on
-/// the same device, and the line saying what was chosen.
-pub type Renderer = (Box<dyn Backend>, Box<dyn Looks>, String);
+/// What [`select_renderer`] returns: a simulation backend and the premade
+/// looks on the same device.
+pub struct Renderer {
+    /// The simulation backend.
+    pub backend: Box<dyn Backend>,
+    /// The premade looks, on the backend's device.
+    pub looks: Box<dyn Looks>,
+    /// What was chosen and why (`gpu on <adapter>`, `cpu with 4 thread(s)`,
+    /// `auto: no usable GPU (...)`).
+    pub line: String,
+}
 
 /// A simulation backend and a [`Looks`] renderer on the same device for
 /// `choice` (`murk render`), and a line saying what was chosen and why.
 pub fn select_renderer(choice: BackendChoice, threads: usize) -> Result<Renderer, MurkError> {
-    let cpu =
-        || -> Result<Renderer, MurkError> { Ok((Box::new(murk_cpu::CpuBackend::new(threads)?), Box::new(murk_cpu::looks::CpuLooks), String::new())) };
+    let cpu = || -> Result<Renderer, MurkError> {
+        Ok(Renderer { backend: Box::new(murk_cpu::CpuBackend::new(threads)?), looks: Box::new(murk_cpu::looks::CpuLooks), line: String::new() })
+    };
     let prefix = if choice == BackendChoice::Auto { "auto: " } else { "" };
     let opened = choice.open(cpu, |hardware| gpu(prefix, hardware))?;
-    let (backend, looks, line) = opened.backend;
+    let Renderer { backend, looks, line } = opened.backend;
     let line = match opened.fallback {
         Some(e) => format!("auto: no usable GPU ({e}); running on the cpu with {threads} thread(s)"),
         None if line.is_empty() => format!("cpu with {threads} thread(s)"),
         None => line,
     };
-    Ok((backend, looks, line))
+    Ok(Renderer { backend, looks, line })
 }
 
 /// The GPU backend and its looks on the first adapter (a hardware one only,
@@ -44,11 +53,11 @@ pub fn select_renderer(choice: BackendChoice, threads: usize) -> Result<Renderer
 fn gpu(prefix: &str, hardware: bool) -> Result<Renderer, MurkError> {
     let gpu = if hardware { murk_gpu::GpuBackend::new_hardware()? } else { murk_gpu::GpuBackend::new()? };
     let line = format!("{prefix}gpu on {}", gpu.adapter());
-    Ok((Box::new(gpu.clone()), Box::new(gpu), line))
+    Ok(Renderer { backend: Box::new(gpu.clone()), looks: Box::new(gpu), line })
 }
 
 /// Without the `gpu` feature there is no GPU backend to choose.
 #[cfg(not(feature = "gpu"))]
 fn gpu(_prefix: &str, _hardware: bool) -> Result<Renderer, MurkError> {
-    Err(MurkError::Backend { backend: "gpu".into(), message: "this murk was built without the `gpu` feature".into() })
+    Err(MurkError::backend_message("gpu", "this murk was built without the `gpu` feature"))
 }

@@ -142,8 +142,8 @@ struct RenderArgs {
     #[arg(value_name = "SCENARIO")]
     scenario: PathBuf,
     /// The premade look
-    #[arg(long, alias = "variant", value_name = "LOOK", value_parser = render::VARIANTS)]
-    look: String,
+    #[arg(long, alias = "variant", value_name = "LOOK", value_enum)]
+    look: render::RenderLook,
     /// Backend of the simulation and the look
     #[arg(long, value_name = "cpu|gpu|auto", value_parser = parse_choice, default_value = "cpu")]
     backend: BackendChoice,
@@ -197,8 +197,11 @@ fn main() -> ExitCode {
         Some(Command::Render(a)) => {
             let stem = a.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("render").to_string();
             let out = a.out.unwrap_or_else(|| PathBuf::from("murk-out").join(format!("{stem}-render")));
-            let opts = render::RenderOptions { scenario: a.scenario, variant: a.look, out, every: a.every, backend: a.backend, size: a.size };
-            let written = if opts.variant == "top-view" { top_view_render(&opts) } else { render::render(&opts) };
+            let opts = render::RenderOptions { scenario: a.scenario, look: a.look, out, every: a.every, backend: a.backend, size: a.size };
+            let written = match opts.look {
+                render::RenderLook::Premade(look) => render::render(&opts, look),
+                render::RenderLook::TopView => top_view_render(&opts),
+            };
             written.map(|written| {
                 for p in written {
                     println!("wrote {}", p.display());

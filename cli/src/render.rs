@@ -7,19 +7,49 @@ use crate::scene::{camera_for, Frame, Terrain};
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
 use murk_core::{BackendChoice, ShaderParams, Texture, TextureData};
 use murk_looks::mesh::{FogMesh, MeshSettings};
-use murk_looks::{fog_uv, object_hidden, MaskView, OverlayStyle, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
+use murk_looks::{fog_uv, object_hidden, Look, MaskView, OverlayStyle, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The looks `murk render` draws (`top-view` on the GPU only: see `top_view.rs`).
-pub const VARIANTS: [&str; 4] = ["overlay", "surface", "volume", "top-view"];
+/// What `murk render --look` draws: a premade look, computed on the chosen
+/// backend, or the top view, drawn on the GPU from the mask texture (see
+/// `top_view.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RenderLook {
+    /// A premade look of `murk-looks`.
+    Premade(Look),
+    /// The fog from above, as a game's material samples it on the GPU.
+    TopView,
+}
+
+impl RenderLook {
+    /// Its name on the command line and in file names.
+    pub fn name(self) -> &'static str {
+        match self {
+            RenderLook::Premade(look) => look.name(),
+            RenderLook::TopView => "top-view",
+        }
+    }
+}
+
+impl clap::ValueEnum for RenderLook {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [RenderLook; 4] =
+            [RenderLook::Premade(Look::ALL[0]), RenderLook::Premade(Look::ALL[1]), RenderLook::Premade(Look::ALL[2]), RenderLook::TopView];
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()))
+    }
+}
 
 /// Options of `murk render`.
 pub struct RenderOptions {
     /// Scenario file.
     pub scenario: PathBuf,
-    /// `overlay`, `surface` or `volume`.
-    pub variant: String,
+    /// What is drawn.
+    pub look: RenderLook,
     /// Output folder.
     pub out: PathBuf,
     /// A frame every this many ticks.
@@ -41,15 +71,15 @@ struct Track {
     last_tick: u32,
 }
 
-/// Runs the scenario and writes `<instance>.<variant>.<tick>.png` frames,
-/// `<instance>.<variant>.gif`, and for the surface `<instance>.surface.gltf`.
-pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
+/// Runs the scenario and writes `<instance>.<look>.<tick>.png` frames,
+/// `<instance>.<look>.gif`, and for the surface `<instance>.surface.gltf`.
+pub fn render(opts: &RenderOptions, look: Look) -> Result<Vec<PathBuf>, String> {
     let (w, h) = check_size(opts)?;
     let scenario = Scenario::load(&opts.scenario).map_err(|e| e.to_string())?;
     let base = crate::scenario_base(&opts.scenario);
     let files = ScenarioFiles::load(&scenario, base).map_err(|e| e.to_string())?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let (backend, mut looks, line) = murk_cli::select_renderer(opts.backend, threads).map_err(|e| e.to_string())?;
+    let murk_cli::Renderer { backend, looks: mut renderer, line } = murk_cli::select_renderer(opts.backend, threads).map_err(|e| e.to_string())?;
     println!("{line}");
     let mut runner = ScenarioRunner::new(scenario, &files, backend).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(&opts.out).map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
@@ -75,10 +105,10 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
             let light = VolumeParams::ground_fog(1.0).light_dir;
             let span = area.size[0].max(area.size[1]);
             let tree = map.as_ref().map_or(0.04 * span, |(_, s)| s.tree_height);
-            match opts.variant.as_str() {
-                "overlay" => {
+            match look {
+                Look::Overlay => {
                     frame.draw_terrain(terrain, light, |_, _, h| h);
-                    let fog = looks.overlay(&mask, None, time, &OverlayStyle::default()).map_err(|e| e.to_string())?;
+                    let fog = renderer.overlay(&mask, None, time, &OverlayStyle::default()).map_err(|e| e.to_string())?;
                     let distances = frame.ray_distances();
                     for y in 0..h {
                         for x in 0..w {
@@ -97,7 +127,7 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
                         }
                     }
                 }
-                "surface" => {
+                Look::Surface => {
                     let fog_level = 1.25 * tree;
                     // Tall objects under never-seen fog are hidden: drawn no
                     // taller than the sheet.
@@ -119,13 +149,13 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
                             terrain.height_at(x, y)
                         })
                         .collect();
-                    let grid = looks.surface(&mask, &area, &ground, &params).map_err(|e| e.to_string())?;
+                    let grid = renderer.surface(&mask, &area, &ground, &params).map_err(|e| e.to_string())?;
                     let settings = MeshSettings { lod_distance: 0.9 * span, light_dir: light, ..MeshSettings::default() };
                     let mesh = FogMesh::build(&grid, &params, &ground, &settings, Some(&camera));
                     frame.draw_transparent(&mesh.draw_list());
                     last_mesh.insert(name.clone(), mesh.to_gltf());
                 }
-                _ => {
+                Look::Volume => {
                     frame.draw_terrain(terrain, light, |_, _, h| h);
                     let distances = frame.ray_distances();
                     let mut params = VolumeParams { time_s: time, frame: track.frame, ..VolumeParams::ground_fog(0.5 * tree) };
@@ -134,7 +164,7 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
                     let elapsed = tick - track.last_tick;
                     params.temporal_blend = 1.0 - (1.0 - params.temporal_blend).powi(elapsed.min(1000) as i32);
                     let scene = VolumeScene { camera: &camera, depth: &distances, history: track.history.as_ref() };
-                    let (half, full) = looks.volume(&mask, &area, &scene, &params).map_err(|e| e.to_string())?;
+                    let (half, full) = renderer.volume(&mask, &area, &scene, &params).map_err(|e| e.to_string())?;
                     for (c, f) in frame.colour.iter_mut().zip(&full.texels) {
                         for k in 0..3 {
                             c[k] = c[k] * f[3] + f[k] * 255.0;
@@ -146,7 +176,7 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
                 }
             }
             let rgb = frame.to_rgb8();
-            let path = opts.out.join(format!("{name}.{}.{tick:04}.png", opts.variant));
+            let path = opts.out.join(format!("{name}.{look}.{tick:04}.png"));
             crate::picture::write_rgb8(&path, w, h, &rgb)?;
             written.push(path);
             track.gif.push(rgb);
@@ -154,7 +184,7 @@ pub fn render(opts: &RenderOptions) -> Result<Vec<PathBuf>, String> {
         Ok(())
     })?;
     for (name, track) in &tracks {
-        let path = opts.out.join(format!("{name}.{}.gif", opts.variant));
+        let path = opts.out.join(format!("{name}.{look}.gif"));
         write_gif(&path, w, h, &track.gif)?;
         written.push(path);
     }

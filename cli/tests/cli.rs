@@ -1,6 +1,7 @@
 //! The `murk` binary, end to end.
 
 use murk_conformance::harness::{read_png, read_png16};
+use murk_looks::Look;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -304,7 +305,7 @@ fn render(variant: &str, backend: &str, dir: &Path) -> std::process::Output {
 #[test]
 fn render_writes_frames_a_gif_and_a_mesh_for_every_variant() {
     let mut last_frames = Vec::new();
-    for variant in ["overlay", "surface", "volume"] {
+    for variant in Look::ALL.map(Look::name) {
         let dir = temp(&format!("render-{variant}"));
         let st = render(variant, "cpu", &dir);
         assert!(st.status.success(), "{variant}: {}", String::from_utf8_lossy(&st.stderr));
@@ -317,7 +318,7 @@ fn render_writes_frames_a_gif_and_a_mesh_for_every_variant() {
         let gif = std::fs::read(dir.join(format!("guard-view.{variant}.gif"))).unwrap();
         assert_eq!(&gif[..6], b"GIF89a", "{variant}: an animated GIF");
         assert_eq!(u16::from_le_bytes([gif[6], gif[7]]), 96);
-        if variant == "surface" {
+        if variant == Look::Surface.name() {
             let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("guard-view.surface.gltf")).unwrap()).unwrap();
             assert_eq!(doc["asset"]["version"], "2.0");
             assert!(doc["nodes"].as_array().unwrap().len() > 1, "chunks");
@@ -338,7 +339,7 @@ fn render_writes_frames_a_gif_and_a_mesh_for_every_variant() {
 #[test]
 #[ignore = "needs a GPU adapter: cargo test -p murk-cli -- --ignored"]
 fn render_on_the_gpu_matches_the_cpu_within_tolerance() {
-    for variant in ["overlay", "surface", "volume"] {
+    for variant in Look::ALL.map(Look::name) {
         let (cpu, gpu) = (temp(&format!("render-cpu-{variant}")), temp(&format!("render-gpu-{variant}")));
         for (dir, backend) in [(&cpu, "cpu"), (&gpu, "gpu")] {
             let st = render(variant, backend, dir);

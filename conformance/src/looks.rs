@@ -8,7 +8,7 @@
 
 use crate::error::{Context, HarnessError};
 use murk_core::ShaderParams;
-use murk_looks::{Camera, Looks, MaskView, OverlayStyle, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
+use murk_looks::{Camera, Look, Looks, MaskView, OverlayStyle, SurfaceParams, VolumeFrame, VolumeParams, VolumeScene};
 use std::path::{Path, PathBuf};
 
 /// Overlay: most an 8-bit channel may differ between backends (floats in
@@ -158,8 +158,18 @@ pub fn depth_buffer(camera: &Camera, height: impl Fn(f32, f32) -> f32) -> Vec<f3
     out
 }
 
-/// A look's name, width, height and RGBA8 pixels.
-pub type LookImage = (&'static str, u32, u32, Vec<u8>);
+/// A look rendered as an 8-bit RGBA image.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LookImage {
+    /// The look.
+    pub look: Look,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// `width * height * 4` bytes.
+    pub pixels: Vec<u8>,
+}
 
 /// The three looks of the fixture rendered as 8-bit RGBA images: the
 /// overlay as it is; the surface as (height, drop, 0, 255) per vertex with
@@ -172,9 +182,9 @@ pub fn render_looks(looks: &mut dyn Looks, fx: &Fixture) -> Result<Vec<LookImage
     let q = |v: f32| (v * 255.0 + 0.5).floor().clamp(0.0, 255.0) as u8;
     let surface_px = surface.z.iter().zip(&surface.drop).flat_map(|(z, d)| [q(z / 8.0), q(*d), 0, 255]).collect();
     Ok(vec![
-        ("overlay", overlay.width, overlay.height, overlay.pixels),
-        ("surface", surface.cols, surface.rows, surface_px),
-        ("volume", full.width, full.height, volume_rgba(&full)),
+        LookImage { look: Look::Overlay, width: overlay.width, height: overlay.height, pixels: overlay.pixels },
+        LookImage { look: Look::Surface, width: surface.cols, height: surface.rows, pixels: surface_px },
+        LookImage { look: Look::Volume, width: full.width, height: full.height, pixels: volume_rgba(&full) },
     ])
 }
 
@@ -243,18 +253,19 @@ pub fn read_rgba(path: &Path) -> Result<(u32, u32, Vec<u8>), HarnessError> {
 /// Checks every look of `looks` against the goldens; on a mismatch writes
 /// `<look>.actual.png` and `<look>.diff.png` (differences x16) under
 /// `target/conformance-failures/looks-<label>/`.
-pub fn check_goldens(looks: &mut dyn Looks, label: &str) -> Result<Vec<(&'static str, u8)>, HarnessError> {
+pub fn check_goldens(looks: &mut dyn Looks, label: &str) -> Result<Vec<(Look, u8)>, HarnessError> {
     let fx = Fixture::new();
     let mut report = Vec::new();
     let mut failures = Vec::new();
-    for (name, w, h, px) in render_looks(looks, &fx)? {
+    for LookImage { look, width: w, height: h, pixels: px } in render_looks(looks, &fx)? {
+        let name = look.name();
         let (gw, gh, golden) = read_rgba(&looks_goldens_dir().join(format!("{name}.png")))?;
         if (gw, gh) != (w, h) {
             failures.push(format!("{name}: {w}x{h} vs golden {gw}x{gh}"));
             continue;
         }
         match compare_rgba(&format!("{label} {name} vs golden"), w, &px, &golden, GOLDEN_TOLERANCE) {
-            Ok(worst) => report.push((name, worst)),
+            Ok(worst) => report.push((look, worst)),
             Err(e) => {
                 let dir = crate::harness::failures_dir().join(format!("looks-{label}"));
                 let diff: Vec<u8> =

@@ -8,7 +8,7 @@
 //! test fails naming it: fix the bug, then move the file into
 //! `conformance/fuzz/regressions/TARGET/`, where every later run replays it.
 
-use murk_conformance::fuzz::{mutate, mutate_json, run, seeds, Rng, TARGETS};
+use murk_conformance::fuzz::{mutate, mutate_json, run, seeds, snapshot_regressions, Rng, TARGETS};
 
 #[test]
 fn every_target_has_seeds_and_a_test() {
@@ -112,6 +112,35 @@ fn fuzz_target(target: &str) {
         started.elapsed().as_secs_f64()
     );
     assert!(crashes.is_empty(), "fuzz target `{target}` panicked on:\n{}", crashes.join("\n"));
+}
+
+/// The snapshot target's regressions are in this build's format: each
+/// decodes, framed as the target frames it, to a body that holds its bug.
+/// (An input of an older body layout would stop at the decoder and test
+/// nothing.) After a format change, `MURK_FUZZ_REMAKE=1` writes them anew
+/// from [`snapshot_regressions`].
+#[test]
+fn snapshot_regressions_hold_their_bugs_in_this_format() {
+    let dir = repo().join("conformance").join("fuzz").join("regressions").join("snapshot");
+    let made = snapshot_regressions();
+    if std::env::var_os("MURK_FUZZ_REMAKE").is_some() {
+        for (name, bytes) in &made {
+            std::fs::write(dir.join(name), bytes).unwrap();
+        }
+    }
+    for (name, _) in &made {
+        let held = std::fs::read(dir.join(name)).unwrap();
+        let version = u32::from_le_bytes(held[8..12].try_into().unwrap());
+        assert_eq!(version, murk_core::snapshot::VERSION, "{name}: format {version}; remake it with MURK_FUZZ_REMAKE=1");
+        let framed = murk_core::snapshot::frame(murk_core::snapshot::FOG_MAGIC, &held[28..held.len() - 8]);
+        let body = murk_core::FogBody::decode(&framed).unwrap_or_else(|e| panic!("{name} does not decode ({e}); remake it with MURK_FUZZ_REMAKE=1"));
+        let holds = match *name {
+            "ghost-id-in-the-billions.bin" => body.stealth.iter().any(|s| s.state.ghost.is_some_and(|g| g.id() == 3_000_000_000)),
+            "texture-byte-count-overflow.bin" => body.instances.iter().flat_map(|i| &i.textures).any(|t| (t.width, t.height) == (u32::MAX, u32::MAX)),
+            other => panic!("no check for regression {other}"),
+        };
+        assert!(holds, "{name} no longer holds its bug");
+    }
 }
 
 #[test]

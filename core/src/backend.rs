@@ -126,7 +126,7 @@ pub trait Backend: Send {
     /// Starts timing each pass on the device; an error says why the backend
     /// cannot (the default: it does not time its passes).
     fn enable_timings(&mut self) -> Result<()> {
-        Err(MurkError::Backend { backend: self.name(), message: "this backend does not time its passes".into() })
+        Err(MurkError::backend_message(self.name(), "this backend does not time its passes"))
     }
     /// Time per pass since timings were enabled or last taken (waits for the
     /// work in flight); empty when timings are off.
@@ -188,16 +188,18 @@ pub fn read_row(
     let mut levels = Vec::new();
     for spec in instance_textures(dims, build).into_iter().filter(|s| s.texture.resolution() == Resolution::Pyramid) {
         let image = backend.read_texture(key, spec.texture)?;
-        levels.push(Grid::from_image(&image).ok_or_else(|| MurkError::Backend {
-            backend: backend.name(),
-            message: format!(
-                "texture `{}` came back as {}x{} of {} {} texels",
-                spec.texture.name(),
-                image.width,
-                image.height,
-                image.data.len(),
-                image.data.kind().name()
-            ),
+        levels.push(Grid::from_image(&image).ok_or_else(|| {
+            MurkError::backend_message(
+                backend.name(),
+                format!(
+                    "texture `{}` came back as {}x{} of {} {} texels",
+                    spec.texture.name(),
+                    image.width,
+                    image.height,
+                    image.data.len(),
+                    image.data.kind().name()
+                ),
+            )
         })?);
     }
     Ok(mip_atlas(dims.width, dims.height, &levels))

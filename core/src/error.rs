@@ -34,6 +34,18 @@ pub enum MurkError {
         /// The parser's message, with line and column where it has them.
         message: String,
     },
+    /// A snapshot, run snapshot or explored-memory blob of another format
+    /// version than this build reads: formats do not carry over (the
+    /// version is in the container's header, `crate::snapshot::VERSION`).
+    #[error("{kind} format version {found} is {}", version_gap(*.found, *.expected))]
+    SnapshotVersion {
+        /// The container's magic as text (`MURKSNAP`, `MURKRUN`, `MURKMEM`).
+        kind: String,
+        /// The version the container holds.
+        found: u32,
+        /// The version this build reads and writes.
+        expected: u32,
+    },
     /// A file could not be read or written.
     #[error("cannot access {path}: {message}")]
     Io {
@@ -84,13 +96,17 @@ pub enum MurkError {
         /// Each limit or feature that falls short, with what murk needs.
         missing: String,
     },
-    /// The backend failed (device lost, out of memory, ...).
-    #[error("backend {backend}: {message}")]
+    /// The backend failed (a device lost, a readback that did not come
+    /// back, inputs of another size than the instance's, ...), or gave an
+    /// answer that does not check. `source` is the backend's own error
+    /// (`murk_cpu::CpuError`, `murk_gpu::GpuError`), or core's message.
+    #[error("backend {backend}: {source}")]
     Backend {
         /// The backend's name.
         backend: String,
         /// What failed.
-        message: String,
+        #[source]
+        source: BackendError,
     },
 }
 
@@ -98,6 +114,90 @@ impl MurkError {
     /// Shorthand for [`MurkError::InvalidValue`].
     pub fn invalid(field: impl Into<String>, value: impl std::fmt::Display, reason: impl Into<String>) -> Self {
         Self::InvalidValue { field: field.into(), value: value.to_string(), reason: reason.into() }
+    }
+
+    /// [`MurkError::Backend`] of backend `backend` with the error it gave.
+    pub fn backend(backend: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Backend { backend: backend.into(), source: BackendError::new(source) }
+    }
+
+    /// [`MurkError::Backend`] of backend `backend` with a message (an
+    /// answer of the backend that does not check).
+    pub fn backend_message(backend: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Backend { backend: backend.into(), source: BackendError::message(message) }
+    }
+}
+
+/// The source of a [`MurkError::Backend`]: the error a backend gave, shared
+/// so that [`MurkError`] stays `Clone`. It dereferences to that error, which
+/// is what [`std::error::Error::source`] of the `MurkError` returns: a
+/// caller finds the backend's own type with `downcast_ref`.
+#[derive(Clone)]
+pub struct BackendError(std::sync::Arc<dyn std::error::Error + Send + Sync>);
+
+impl BackendError {
+    /// Keeps `error`.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(std::sync::Arc::new(error))
+    }
+
+    /// A message as an error (what core writes when a backend's answer does
+    /// not check).
+    pub fn message(message: impl Into<String>) -> Self {
+        Self::new(Message(message.into()))
+    }
+
+    /// The error, as its own type when it is an `E`.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.0.downcast_ref()
+    }
+}
+
+impl std::ops::Deref for BackendError {
+    type Target = dyn std::error::Error + Send + Sync + 'static;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+impl std::fmt::Display for BackendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::fmt::Debug for BackendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Equal when their messages are: what a test compares.
+impl PartialEq for BackendError {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+/// A message as an error.
+#[derive(Debug)]
+struct Message(String);
+
+impl std::fmt::Display for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Message {}
+
+/// What a container's format version is to this build's, in words.
+fn version_gap(found: u32, expected: u32) -> String {
+    if found < expected {
+        format!("older than this build's version {expected}: snapshots do not carry over between formats, start the run again from its scenario")
+    } else {
+        format!("not supported (this build reads version {expected})")
     }
 }
 
@@ -154,4 +254,25 @@ pub fn in_range(field: impl FieldName, v: f32, lo: f32, hi: f32) -> Result<f64> 
         return Err(MurkError::invalid(field.field_name(), v, reason));
     }
     Ok(f64::from(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("the device is lost")]
+    struct Lost;
+
+    #[test]
+    fn a_backend_error_names_the_backend_and_keeps_its_source() {
+        let e = MurkError::backend("gpu", Lost);
+        assert_eq!(e.to_string(), "backend gpu: the device is lost");
+        let source = std::error::Error::source(&e).expect("a source");
+        assert!(source.downcast_ref::<Lost>().is_some(), "the backend's own type: {source:?}");
+        assert_eq!(e.clone(), e);
+        let m = MurkError::backend_message("cpu", "saved 3 textures of the 4 asked");
+        assert_eq!(m.to_string(), "backend cpu: saved 3 textures of the 4 asked");
+        assert_ne!(m, e);
+    }
 }

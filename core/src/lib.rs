@@ -51,6 +51,7 @@ pub mod query;
 pub mod raster;
 mod resample;
 pub mod scenario;
+mod serde_adapters;
 pub mod snapshot;
 pub mod stealth;
 pub mod subsystem;
@@ -81,8 +82,8 @@ pub use stealth::{StealthEvent, StealthState};
 #[cfg(feature = "timers")]
 pub use subsystem::SightTimes;
 pub use subsystem::{
-    ActiveReveal, CaptureBytes, FogSubsystem, FogTarget, InstanceDesc, InstanceState, InstanceStats, InstanceTick, LandedHash, MemoryBody, Reveal,
-    RevealArea, RevealId, RevealKind, SaveState, SightEvent, SightSample, TickReport, MAX_FOOTPRINT_TEXELS, MAX_OBSERVERS, MEMORY_MAGIC,
+    ActiveReveal, FogBody, FogSubsystem, FogTarget, InstanceDesc, InstanceState, InstanceStats, InstanceTick, LandedHash, MemoryBody, Reveal,
+    RevealArea, RevealId, RevealKind, SaveState, SightEvent, TextureBody, TickReport, MAX_FOOTPRINT_TEXELS, MAX_OBSERVERS, MEMORY_MAGIC,
 };
 pub use texture::{
     instance_textures, mip_atlas, pass_outputs, Grid, InstanceDims, Masks, OcclusionBuild, Resolution, TexelKind, TexelRect, Texture, TextureData,

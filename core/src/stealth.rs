@@ -26,8 +26,8 @@ use crate::fixed::Fnv64;
 use hecs::Entity;
 use serde::{Deserialize, Serialize};
 
-/// Runtime state of one stealth actor.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Runtime state of one stealth actor (saved in snapshots as it is).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StealthState {
     /// Result of the last check.
     pub last_visible: bool,
@@ -37,7 +37,8 @@ pub struct StealthState {
     pub last_known: Option<[u32; 3]>,
     /// Fade toward visible (65535) or hidden (0).
     pub fade: u16,
-    /// The ghost standing in for it, if any.
+    /// The ghost standing in for it, if any (in a snapshot, its bits).
+    #[serde(with = "crate::serde_adapters::entity_or_none")]
     pub ghost: Option<Entity>,
     /// The instance that answered the last check.
     pub instance: Option<String>,
@@ -86,37 +87,33 @@ pub enum StealthEvent {
     /// The actor became visible.
     Revealed {
         /// The actor.
-        #[serde(serialize_with = "entity_bits")]
+        #[serde(serialize_with = "crate::serde_adapters::entity_bits")]
         actor: Entity,
     },
     /// The actor became hidden.
     Hidden {
         /// The actor.
-        #[serde(serialize_with = "entity_bits")]
+        #[serde(serialize_with = "crate::serde_adapters::entity_bits")]
         actor: Entity,
     },
     /// A ghost was spawned at the last position the actor was seen at.
     GhostSpawned {
         /// The actor.
-        #[serde(serialize_with = "entity_bits")]
+        #[serde(serialize_with = "crate::serde_adapters::entity_bits")]
         actor: Entity,
         /// The ghost entity.
-        #[serde(serialize_with = "entity_bits")]
+        #[serde(serialize_with = "crate::serde_adapters::entity_bits")]
         ghost: Entity,
     },
     /// The ghost was removed (the actor was seen again or is gone).
     GhostRemoved {
         /// The actor.
-        #[serde(serialize_with = "entity_bits")]
+        #[serde(serialize_with = "crate::serde_adapters::entity_bits")]
         actor: Entity,
         /// The ghost entity.
-        #[serde(serialize_with = "entity_bits")]
+        #[serde(serialize_with = "crate::serde_adapters::entity_bits")]
         ghost: Entity,
     },
-}
-
-pub(crate) fn entity_bits<S: serde::Serializer>(e: &Entity, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u64(e.to_bits().get())
 }
 
 impl StealthEvent {
@@ -216,15 +213,17 @@ mod tests {
     }
 }
 
-/// The stealth samples of one tick on their way back from the backend.
+/// The stealth samples of one tick on their way back from the backend
+/// (kept in snapshots, landed).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct StealthBatch {
+pub struct StealthBatch {
     /// The tick whose stealth update uses them.
-    pub(crate) due: u64,
+    pub due: u64,
     /// One per actor, in actor order.
-    pub(crate) samples: Vec<StealthSample>,
+    pub samples: Vec<StealthSample>,
     /// The sampled final-mask values, in the order of the requests.
-    pub(crate) values: Readback<Vec<u16>>,
+    #[serde(with = "crate::serde_adapters::landed")]
+    pub values: Readback<Vec<u16>>,
 }
 
 /// What one actor's stealth update needs, taken when its sample was asked

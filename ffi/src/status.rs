@@ -107,7 +107,7 @@ impl FfiError {
                 MurkError::UnknownInstance(_) => MURK_ERR_UNKNOWN_INSTANCE,
                 MurkError::DuplicateInstance(_) => MURK_ERR_DUPLICATE_INSTANCE,
                 MurkError::UnknownEntity(_) => MURK_ERR_STALE_ENTITY,
-                MurkError::Parse { .. } | MurkError::Io { .. } => MURK_ERR_PARSE,
+                MurkError::Parse { .. } | MurkError::Io { .. } | MurkError::SnapshotVersion { .. } => MURK_ERR_PARSE,
                 MurkError::NoAdapter(_) | MurkError::DeviceTooWeak { .. } => MURK_ERR_NO_ADAPTER,
                 _ => MURK_ERR_BACKEND,
             },

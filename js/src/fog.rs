@@ -14,7 +14,8 @@ use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{EntityBuilder, World};
 use murk_core::movingai::MovingAiMap;
 use murk_core::scenario::ScenarioRunner;
-use murk_core::snapshot::{FogBody, RUN_MAGIC};
+use murk_core::snapshot::RUN_MAGIC;
+use murk_core::FogBody;
 use murk_core::{
     AntiVision, Area, Backend, Blocker, CaptureMode, FogSubsystem, InstanceDesc, MurkError, Position, Profile, Result, ShaderParams, StealthActor,
     TeamMask, TickReport, Tracked, TransientReveal, VisionSource,

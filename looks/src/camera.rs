@@ -84,3 +84,22 @@ impl Camera {
         Some([(nx + 1.0) * 0.5 * self.width as f32, (1.0 - ny) * 0.5 * self.height as f32, z])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn camera_projects_what_it_casts() {
+        let cam = Camera { eye: [0.0, -50.0, 40.0], target: [0.0, 0.0, 0.0], fov_y_degrees: 50.0, width: 320, height: 200 };
+        cam.validate().unwrap();
+        let d = cam.ray(100.5, 60.5);
+        let p = [0, 1, 2].map(|i| cam.eye[i] + 30.0 * d[i]);
+        let [x, y, _] = cam.project(p).unwrap();
+        assert!((x - 100.5).abs() < 1e-2 && (y - 60.5).abs() < 1e-2, "{x} {y}");
+        let bad = Camera { target: [0.0, -50.0, 0.0], ..cam };
+        assert!(bad.validate().unwrap_err().to_string().contains("camera target"));
+        let empty = Camera { width: 0, ..cam };
+        assert!(empty.validate().unwrap_err().to_string().contains("camera width x height"));
+    }
+}

@@ -4,7 +4,9 @@
 //! distance, exported as glTF 2.0 (vertex colours with alpha, blended,
 //! double-sided) for engines and drawn by `murk render --variant surface`.
 
-use super::{dot, normalize, smoothstep, Camera, SurfaceGrid, SurfaceParams};
+use crate::camera::{dot, normalize, Camera};
+use crate::noise::smoothstep;
+use crate::surface::{SurfaceGrid, SurfaceParams};
 use base64::prelude::{Engine, BASE64_STANDARD};
 use serde_json::json;
 

@@ -1,7 +1,7 @@
 //! The volumetric ground-fog look: its settings, the light and height-fog
 //! terms, and the frames it renders.
 
-use crate::{normalize, Camera};
+use crate::camera::{normalize, Camera};
 use murk_core::error::{MurkError, Result};
 
 /// Volumetric ground fog settings.
@@ -155,5 +155,20 @@ impl VolumeScene<'_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closed_form_height_fog_matches_a_fine_sum() {
+        let (a, b, z0, dz, len) = (0.8f32, 0.5f32, 0.3f32, 0.2f32, 12.0f32);
+        let n = 20000;
+        let sum: f32 = (0..n).map(|i| a * (-b * (z0 + dz * (i as f32 + 0.5) * len / n as f32)).exp() * len / n as f32).sum();
+        assert!((height_fog_depth(a, b, z0, dz, len) - sum).abs() < 1e-3 * sum);
+        assert!((height_fog_depth(a, b, z0, 0.0, len) - a * (-b * z0).exp() * len).abs() < 1e-5);
+        assert!((henyey_greenstein(0.3, 0.0) - 1.0).abs() < 1e-6);
     }
 }

@@ -189,7 +189,7 @@ impl Session {
         let view = self.view.clone();
         let image = self.runner.fog().read_texture(&view, Texture::Final)?;
         let TextureData::U16(texels) = image.data else {
-            return Err(MurkError::Backend { backend: self.backend_name(), message: "the final mask is not 16-bit".into() });
+            return Err(MurkError::backend_message(self.backend_name(), "the final mask is not 16-bit"));
         };
         let rgba = texels.iter().flat_map(|&v| overlay(f32::from(v) / 65535.0, params.explored_value)).collect();
         Ok(Picture { width: image.width, height: image.height, rgba })

@@ -328,7 +328,7 @@ fn bad_input_is_reported_and_changes_nothing() {
     app.world_mut().get_mut::<FogVision>(a).unwrap().source.radius = -1.0;
     app.update();
     let errors: Vec<FogError> = app.world_mut().resource_mut::<Messages<FogError>>().drain().collect();
-    assert!(errors.iter().any(|e| e.0.contains("radius") && e.0.contains("-1")), "{errors:?}");
+    assert!(errors.iter().any(|e| e.to_string().contains("radius") && e.to_string().contains("-1")), "{errors:?}");
     let after = app.world_mut().resource_mut::<MurkFog>().subsystem().unwrap().final_mask("ground").unwrap();
     assert_eq!(before, after);
 }
@@ -468,7 +468,7 @@ fn a_refused_backend_is_reported_and_a_switch_starts_murk() {
         errors.extend(app.world_mut().resource_mut::<Messages<FogError>>().drain());
     }
     std::env::remove_var(murk_gpu::BACKEND_VAR);
-    assert!(errors.iter().any(|e| e.0.contains("no-such-backend")), "the error names the value: {errors:?}");
+    assert!(errors.iter().any(|e| e.to_string().contains("no-such-backend")), "the error names the value: {errors:?}");
     assert!(app.world().resource::<MurkFog>().backend_name().is_none(), "nothing runs");
     app.world_mut().write_message(SwitchBackend(BackendChoice::Cpu));
     app.update();
@@ -587,7 +587,7 @@ fn viewer_draws(choice: BackendChoice) {
     assert!(blue[5..].iter().all(|s| !s), "blue never sees the actor: {blue:?}");
     assert!(blue_ghosts.iter().any(|(o, shown)| o == "red" && !shown), "red's ghost is hidden from blue: {blue_ghosts:?}");
     let (_, _, errors) = run(Some("green"));
-    assert!(errors.iter().any(|e| e.0.contains("FogViewer = green")), "{errors:?}");
+    assert!(errors.iter().any(|e| e.to_string().contains("FogViewer = green")), "{errors:?}");
 }
 
 /// The fade reaches a built-in 3D material: a unit fading in gets its own

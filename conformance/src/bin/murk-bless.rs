@@ -6,7 +6,7 @@
 //! for the looks' goldens alone).
 
 use murk_conformance::harness::{case_files, case_name, golden_images, goldens_dir, manifest_entry, run_case, write_png16};
-use murk_conformance::looks::{looks_goldens_dir, render_looks, write_rgba, Fixture};
+use murk_conformance::looks::{looks_goldens_dir, render_looks, write_rgba, Fixture, LookImage};
 use murk_conformance::sheet::{contact_html, contact_sheet};
 use serde_json::{json, Map};
 use std::process::ExitCode;
@@ -77,9 +77,9 @@ fn bless_looks() -> Result<(), Box<dyn std::error::Error>> {
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
     }
-    for (name, w, h, px) in render_looks(&mut murk_cpu::looks::CpuLooks, &Fixture::new())? {
-        write_rgba(&dir.join(format!("{name}.png")), w, h, &px)?;
-        println!("  looks: {name} {w}x{h}");
+    for LookImage { look, width, height, pixels } in render_looks(&mut murk_cpu::looks::CpuLooks, &Fixture::new())? {
+        write_rgba(&dir.join(format!("{look}.png")), width, height, &pixels)?;
+        println!("  looks: {look} {width}x{height}");
     }
     Ok(())
 }

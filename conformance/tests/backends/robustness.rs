@@ -6,7 +6,7 @@ use super::{Make, Test};
 use murk_conformance::scene::{fog as fog_on, landed};
 use murk_core::glam::Vec3;
 use murk_core::hecs::World;
-use murk_core::snapshot::FogBody;
+use murk_core::FogBody;
 use murk_core::{instance_textures, InstanceDims, MurkError, Position, Profile, TeamMask, Texture, TextureSet, VisionSource};
 
 pub fn the_immediate_query_rejects_coordinates_its_integers_cannot_hold(make: &Make) {

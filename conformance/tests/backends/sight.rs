@@ -186,29 +186,35 @@ pub fn sight_travels_in_snapshots_and_bad_input_is_named(make: &Make) {
             fog.tick(&mut world, 50_000).unwrap();
         }
         let bytes = fog.snapshot(&world).unwrap();
-        let body = murk_core::snapshot::FogBody::decode(&bytes).unwrap();
+        let body = murk_core::FogBody::decode(&bytes).unwrap();
         assert!(!body.sight.is_empty() && !body.sight_samples.is_empty(), "the snapshot holds sets and samples in flight");
         let hash = fog.lockstep_hash().unwrap();
         let mut bad = body.clone();
-        bad.sight[0].0 = "nowhere".into();
+        let (_, set) = bad.sight.pop_first().unwrap();
+        bad.sight.insert("nowhere".into(), set);
         let mut bad2 = body.clone();
-        bad2.sight[0].1.push(u64::MAX);
+        bad2.sight.values_mut().next().unwrap().push(u64::MAX);
         let mut bad3 = body.clone();
-        bad3.sight_samples[0].samples[0].first = u32::MAX;
+        bad3.sight_samples[0].groups[0].first = u32::MAX;
         let mut bad4 = body.clone();
         bad4.tracked.reverse();
         let mut bad5 = body.clone();
-        assert!(bad5.sight_samples[0].samples.len() >= 2, "a batch with two samples");
-        bad5.sight_samples[0].samples.swap(0, 1);
+        let group = &mut bad5.sight_samples[0].groups[0];
+        assert!(group.entities.len() >= 2, "a group with two entities");
+        group.entities = group.entities.iter().rev().copied().collect();
         let mut bad6 = body.clone();
-        bad6.sight_samples[0].samples[0].cutoff = 0;
+        bad6.sight_samples[0].groups[0].cutoff = 0;
+        let mut bad7 = body.clone();
+        let groups = &mut bad7.sight_samples[0].groups;
+        groups.push(groups[0].clone());
         for (b, needle) in [
             (bad, "snapshot.sight = nowhere"),
             (bad2, "is not a tracked entity"),
-            (bad3, "sight_samples[0].samples[0]"),
+            (bad3, "sight_samples[0].groups[0]"),
             (bad4, "snapshot.tracked"),
-            (bad5, "sight_samples[0].samples[1]"),
-            (bad6, "sight_samples[0].samples[0].cutoff = 0"),
+            (bad5, "sight_samples[0].groups[0].entities"),
+            (bad6, "sight_samples[0].groups[0].cutoff = 0"),
+            (bad7, "must come after the group before it"),
         ] {
             let e = fog.restore(&mut world, &b.encode().unwrap()).unwrap_err().to_string();
             assert!(e.contains(needle), "`{e}` should name `{needle}`");

@@ -6,11 +6,10 @@ use super::{Make, Test};
 use murk_conformance::scene::{desc, fog as fog_on, seeded_world};
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
-use murk_core::snapshot::{FogBody, TextureBody};
 use murk_core::{
-    instance_textures, mip_atlas, pass_outputs, read_row, Blocker, BlockerShape, CaptureBytes, CaptureMode, FogSubsystem, Grid, HeightCapture,
-    HideMode, InstanceDesc, InstanceDims, MurkError, OcclusionBuild, Position, Profile, RayMethod, Resolution, StealthActor, StealthEvent, TeamMask,
-    TexelKind, Texture, TextureData, TextureImage, TextureSet, TiledImage, Tracked, TransientReveal, VisionSource, TEXTURES,
+    instance_textures, mip_atlas, pass_outputs, read_row, Blocker, BlockerShape, CaptureMode, FogBody, FogSubsystem, Grid, HeightCapture, HideMode,
+    InstanceDesc, InstanceDims, MurkError, OcclusionBuild, Position, Profile, RayMethod, Resolution, StealthActor, StealthEvent, TeamMask, TexelKind,
+    Texture, TextureBody, TextureData, TextureImage, TextureSet, TiledImage, Tracked, TransientReveal, VisionSource, TEXTURES,
 };
 
 /// Decodes a snapshot's body for editing.
@@ -87,13 +86,13 @@ pub fn the_editor_reads_and_writes_a_snapshot_unchanged(make: &Make) {
 
 pub fn a_capture_of_the_wrong_length_is_named(make: &Make) {
     let mut b = body(&snapshot(make));
-    b.instances[0].state.capture = Some(CaptureBytes(vec![0; 13]));
-    rejected(make, &write(&b), "snapshot instance `a`.capture = 13 bytes");
-    b.instances[0].state.capture = Some(CaptureBytes(vec![0; 64 * 64 * 4 - 4]));
+    b.instances[0].state.capture = Some(vec![0; 13]);
+    rejected(make, &write(&b), "snapshot instance `a`.capture = 13 heights");
+    b.instances[0].state.capture = Some(vec![0; 64 * 64 - 1]);
     rejected(make, &write(&b), "must hold 64x64 heights");
-    let mut capture = vec![0u8; 64 * 64 * 4];
-    capture[..4].copy_from_slice(&i32::MAX.to_le_bytes());
-    b.instances[0].state.capture = Some(CaptureBytes(capture));
+    let mut capture = vec![0; 64 * 64];
+    capture[0] = i32::MAX;
+    b.instances[0].state.capture = Some(capture);
     rejected(make, &write(&b), "snapshot instance `a`.capture[0] = 2147483647");
 }
 
@@ -198,15 +197,15 @@ pub fn a_ghost_shared_by_two_states_is_named(make: &Make) {
     let (mut world, mut fog, _spy, _ghost) = ghosted(make);
     let bytes = fog.snapshot(&world).unwrap();
     let mut b = body(&bytes);
-    b.stealth[0].ghost = Some(b.stealth[0].actor);
+    b.stealth[0].state.ghost = Entity::from_bits(b.stealth[0].actor);
     let e = fog.restore(&mut world, &write(&b)).unwrap_err().to_string();
     assert!(e.contains("ghost") && e.contains("shared with another ghost or actor"), "{e}");
     let mut b = body(&bytes);
-    b.stealth[0].instance = Some("nowhere".into());
+    b.stealth[0].state.instance = Some("nowhere".into());
     let e = fog.restore(&mut world, &write(&b)).unwrap_err().to_string();
     assert!(e.contains("instance = nowhere: names no instance"), "{e}");
     let mut b = body(&bytes);
-    b.stealth[0].last_known = Some([f32::NAN.to_bits(), 0, 0]);
+    b.stealth[0].state.last_known = Some([f32::NAN.to_bits(), 0, 0]);
     let e = fog.restore(&mut world, &write(&b)).unwrap_err().to_string();
     assert!(e.contains("last_known") && e.contains("must be finite numbers"), "{e}");
 }
@@ -216,7 +215,7 @@ pub fn a_ghost_id_in_the_billions_is_not_allocated_up_to(make: &Make) {
     // allocate 24 GiB and abort.
     let (mut world, mut fog, spy, _ghost) = ghosted(make);
     let mut b = body(&fog.snapshot(&world).unwrap());
-    b.stealth[0].ghost = Some((1 << 32) | 3_000_000_000);
+    b.stealth[0].state.ghost = Entity::from_bits((1 << 32) | 3_000_000_000);
     fog.restore(&mut world, &write(&b)).unwrap();
     let ghost = fog.stealth_state(spy).unwrap().ghost.unwrap();
     assert!(ghost.id() < 1000, "a new entity: {ghost:?}");

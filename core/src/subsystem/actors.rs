@@ -7,9 +7,9 @@
 //! each instance judges it on its own final mask, with its own events
 //! (`TickReport::observer_events`) and its own ghost.
 
-use super::entity_label;
-use super::payload::{insert_payload, PayloadKind};
-use super::FogSubsystem;
+use super::fog::FogSubsystem;
+use super::naming::entity_label;
+use super::payload::{capture_payload, insert_payload, PayloadKind};
 use crate::backend::{Backend, Readback, SampleRequest};
 use crate::components::{Ghost, GhostObserver, HideMode, Position, StealthActor, VisibilityPolicy};
 use crate::error::{finite, MurkError, Result};
@@ -18,6 +18,8 @@ use crate::query::texel_of;
 use crate::stealth::{quantize, step_fade, StealthBatch, StealthEvent, StealthQ, StealthSample, StealthState};
 use crate::transform::AreaTransform;
 use hecs::{Entity, World};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Stealth transitions of one tick: those of the actors' single states,
@@ -99,6 +101,20 @@ fn transition(
 }
 
 impl FogSubsystem {
+    /// Registers a component of the game that ghosts carry: whenever a
+    /// stealth actor in `FreezeWithGhost` is seen, murk keeps a copy of its
+    /// `T` (serialized, so snapshots hold it too), and the ghost it leaves
+    /// when hidden gets that copy, unchanged until the actor is seen again
+    /// (by that observer). `name` stands for `T` in snapshots; a name used
+    /// twice is an error.
+    pub fn register_ghost_payload<T: hecs::Component + Serialize + DeserializeOwned>(&mut self, name: &str) -> Result<()> {
+        if self.payloads.iter().any(|p| p.name == name) {
+            return Err(MurkError::invalid("ghost payload", name, "is registered already"));
+        }
+        self.payloads.push(PayloadKind::of::<T>(name));
+        Ok(())
+    }
+
     /// Stealth actors with their settings checked, sorted by entity.
     pub(crate) fn gather_actors(&self, world: &World) -> Result<Vec<(Entity, glam::Vec3, StealthQ)>> {
         let mut actors = Vec::new();
@@ -166,9 +182,11 @@ impl FogSubsystem {
                     continue;
                 }
                 let value = match &sample.located {
-                    Some((_, i)) => values.get(*i).copied().ok_or_else(|| MurkError::Backend {
-                        backend: self.backend.name(),
-                        message: format!("the stealth readback holds {} values, sample {i} was asked for", values.len()),
+                    Some((_, i)) => values.get(*i).copied().ok_or_else(|| {
+                        MurkError::backend_message(
+                            self.backend.name(),
+                            format!("the stealth readback holds {} values, sample {i} was asked for", values.len()),
+                        )
                     })?,
                     None => 0,
                 };
@@ -193,7 +211,7 @@ impl FogSubsystem {
         let mut per_instance: BTreeMap<String, Vec<(usize, [u32; 2])>> = BTreeMap::new();
         let mut samples = Vec::with_capacity(actors.len());
         for (actor, pos, q) in actors {
-            let payload = if q.hide_mode == HideMode::FreezeWithGhost { self.capture_payload(world, *actor) } else { Vec::new() };
+            let payload = if q.hide_mode == HideMode::FreezeWithGhost { capture_payload(&self.payloads, world, *actor) } else { Vec::new() };
             let judges: Vec<Judge> = if q.per_observer {
                 self.instances
                     .iter()

@@ -1,7 +1,8 @@
 //! Moving or resizing an instance's area, and the world-space resample of its
 //! masks into the new grid.
 
-use super::FogSubsystem;
+use super::fog::FogSubsystem;
+use super::reveal::check_reveals;
 use crate::backend::{InstanceDims, InstanceKey};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::HEIGHT_FLOOR;
@@ -25,8 +26,9 @@ impl FogSubsystem {
         let slot = self.slot(name)?;
         let mut desc = slot.desc.clone();
         desc.area = area;
-        let (_, transform, dims) = Self::validate_desc(&desc, &format!("instance `{name}`"))?;
-        super::reveal::check_reveals(&slot.reveals, &transform)?;
+        let checked = desc.checked(&format!("instance `{name}`"))?;
+        let (transform, dims) = (checked.transform, checked.dims);
+        check_reveals(&slot.state.reveals, &transform)?;
         let (key, old_area, old_dims) = (slot.key, slot.desc.area, slot.dims);
         let resample = slot.desc.profile.resample_on_area_change && old_area != area;
         if resample {
@@ -47,7 +49,7 @@ impl FogSubsystem {
             // Fresh occlusion textures: nothing is built for them yet.
             slot.state.built_for = None;
             slot.state.capture = None;
-            slot.saved_capture = None;
+            slot.caches.saved_capture = None;
         } else if dims != old_dims {
             self.backend.destroy_instance(key);
             self.backend.create_instance(key, dims)?;
@@ -55,7 +57,7 @@ impl FogSubsystem {
             slot.state.has_recomputed = false;
             slot.state.built_for = None;
             slot.state.capture = None;
-            slot.saved_capture = None;
+            slot.caches.saved_capture = None;
         }
         let slot = self.slot_mut(name)?;
         slot.desc = desc;
@@ -98,10 +100,10 @@ impl FogSubsystem {
                     let (from, to) = if mask.resolution() == Resolution::Output { &output } else { &internal };
                     let old = self.backend.read_texture(key, mask)?;
                     let old = Grid::<u16>::from_image(&old).filter(|g| (g.width, g.height) == (from.width(), from.height())).ok_or_else(|| {
-                        MurkError::Backend {
-                            backend: self.backend.name(),
-                            message: format!("texture `{}` is not a {}x{} mask", mask.name(), from.width(), from.height()),
-                        }
+                        MurkError::backend_message(
+                            self.backend.name(),
+                            format!("texture `{}` is not a {}x{} mask", mask.name(), from.width(), from.height()),
+                        )
                     })?;
                     Grid { width: to.width(), height: to.height(), texels: resample_mask(&old.texels, from, to) }.image()
                 }

@@ -1,7 +1,8 @@
 //! Height captures: the signature that says whether a capture must be redone,
 //! and the resample of the captured cells onto the instance's texel grid.
 
-use super::{entity_label, Slot};
+use super::instance::Slot;
+use super::naming::entity_label;
 use crate::backend::TexelRect;
 use crate::components::{CaptureMode, HeightCapture, Pose, Position};
 use crate::error::{finite, MurkError, Result};
@@ -12,15 +13,15 @@ use hecs::{Entity, World};
 use std::ops::Range;
 
 /// What a tick's capture gave.
-pub(super) struct CaptureUpdate {
+pub(crate) struct CaptureUpdate {
     /// The signature of the capture inputs (`None`: redone every recompute).
-    pub(super) signature: Option<u64>,
+    pub(crate) signature: Option<u64>,
     /// The heights on the instance's grid, when the capture was redone.
-    pub(super) heights: Option<CaptureHeights>,
+    pub(crate) heights: Option<CaptureHeights>,
 }
 
 /// Heights of a redone capture.
-pub(super) enum CaptureHeights {
+pub(crate) enum CaptureHeights {
     /// Every texel of the grid.
     Whole(Vec<i32>),
     /// The rows from `first` on (every texel of each), redone over the
@@ -37,7 +38,7 @@ pub(super) enum CaptureHeights {
 /// components; otherwise the signature of the capture inputs and, when the
 /// capture is dirty, the captured heights resampled onto the instance's grid
 /// (only the rows of the rectangles marked dirty, when only those are).
-pub(super) fn gather_capture(slot: &Slot, world: &World, slab: &Slab) -> Result<Option<CaptureUpdate>> {
+pub(crate) fn gather_capture(slot: &Slot, world: &World, slab: &Slab) -> Result<Option<CaptureUpdate>> {
     let (t, profile, w, h) = (&slot.transform, &slot.desc.profile, slot.dims.width, slot.dims.height);
     let mut capture_query = world.query::<(Entity, &HeightCapture)>();
     let mut captures: Vec<(Entity, &HeightCapture)> = capture_query.iter().filter(|(_, c)| c.enabled).collect();

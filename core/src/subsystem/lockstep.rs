@@ -1,239 +1,75 @@
-//! The lockstep hash: of the state now (waiting for the backend's values),
-//! or of the state after every tick, delivered [`READBACK_LATENCY_TICKS`]
-//! ticks later in the tick report so that hashing never waits on a device
-//! that keeps up.
+//! The lockstep hashes of every tick on their way back from the backend:
+//! what a tick hashes (`HASHED`, per instance), what it delivers
+//! [`READBACK_LATENCY_TICKS`](crate::frame::READBACK_LATENCY_TICKS) ticks later ([`LandedHash`]), and how the
+//! hashes in flight are saved and checked when restored (the subsystem's
+//! calls are in `state_hash.rs`).
 
-use super::FogSubsystem;
-use crate::backend::{InstanceKey, Readback};
+use crate::backend::Readback;
 use crate::error::{MurkError, Result};
-use crate::fixed::Fnv64;
-use crate::frame::READBACK_LATENCY_TICKS;
-use crate::hash;
 use crate::texture::Texture;
-use hecs::Entity;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 /// The textures of an instance's state hash, in order.
-const HASHED: [Texture; 4] = [Texture::Final, Texture::Memory, Texture::Mapped, Texture::Compose];
+pub(crate) const HASHED: [Texture; 4] = [Texture::Final, Texture::Memory, Texture::Mapped, Texture::Compose];
 
 /// The lockstep hash of the state after a tick, delivered by a later tick's report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LandedHash {
-    /// [`FogSubsystem::tick_count`] of the state it hashes.
+    /// `FogSubsystem::tick_count` of the state it hashes.
     pub ticks: u64,
-    /// The hash, equal to what [`FogSubsystem::lockstep_hash`] returned then.
+    /// The hash, equal to what `FogSubsystem::lockstep_hash` returned then.
     pub hash: u64,
 }
 
-/// A per-tick lockstep hash taken and not yet delivered, landed.
+/// A per-tick hash taken and not yet delivered: its instance values may
+/// still be in flight (in a snapshot, landed).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HashBody {
-    /// Tick count of the state it hashes.
+pub struct PendingHash {
+    /// Tick count of the hashed state.
     pub ticks: u64,
-    /// The tick whose report delivers it.
+    /// The tick (by the count before it) whose report delivers it.
     pub due: u64,
-    /// Each instance's final, memory, mapped and composed hashes, by name.
-    pub instances: Vec<(String, Vec<u64>)>,
+    /// Each instance's texture hashes, by name.
+    pub parts: Vec<HashPart>,
     /// The hash of the stealth states then.
     pub stealth: u64,
 }
 
-/// A per-tick hash whose instance values are still in flight.
-pub(crate) struct PendingHash {
-    /// Tick count of the hashed state.
-    ticks: u64,
-    /// The tick (by the count before it) whose report delivers it.
-    due: u64,
-    /// Each instance's texture hashes, by name.
-    parts: Vec<(String, Readback<Vec<u64>>)>,
-    /// The hash of the stealth states then.
-    stealth: u64,
-}
-
-impl FogSubsystem {
-    /// With `true`, every tick hashes the state it leaves (on the device,
-    /// for the GPU backend) and the report of the tick
-    /// [`READBACK_LATENCY_TICKS`] later carries it as
-    /// [`TickReport::lockstep`](super::TickReport::lockstep): a lockstep game
-    /// compares the hashes of every tick and never waits for one. A property
-    /// of this running subsystem that snapshots do not save; the hashes in
-    /// flight are saved, and a restored subsystem delivers them on the same
-    /// ticks. Off by default.
-    pub fn set_hash_every_tick(&mut self, on: bool) {
-        self.hash_every_tick = on;
-        if !on {
-            self.forget_hashes();
-        }
-    }
-
-    /// Whether every tick hashes its state (see [`Self::set_hash_every_tick`]).
-    pub fn hashes_every_tick(&self) -> bool {
-        self.hash_every_tick
-    }
-
-    /// Lockstep hash of everything: every instance's final mask, memory,
-    /// mapped state and composed mask, and every stealth state, as `docs/determinism.md`
-    /// defines it. Equal on every peer that ran the same inputs, whatever
-    /// its backend or thread count. On the GPU this waits for the device;
-    /// [`Self::set_hash_every_tick`] gets the same values without waiting.
-    pub fn lockstep_hash(&mut self) -> Result<u64> {
-        Ok(self.state_hashes()?.0)
-    }
-
-    /// The lockstep hash and each instance's [`Self::state_hash`].
-    pub fn state_hashes(&mut self) -> Result<(u64, BTreeMap<String, u64>)> {
-        let keys: Vec<(String, InstanceKey)> = self.instances.iter().map(|(n, s)| (n.clone(), s.key)).collect();
-        let mut per_instance = BTreeMap::new();
-        for (name, key) in keys {
-            per_instance.insert(name, self.state_hash_now(key)?);
-        }
-        let lockstep = hash::lockstep_hash(per_instance.iter().map(|(n, h)| (n.as_str(), *h)), self.stealth_hash());
-        Ok((lockstep, per_instance))
-    }
-
-    /// One instance's state hash: [`hash::state_hash`] of its final mask,
-    /// explored memory, mapped state and composed mask (what a peer must agree on for
-    /// that instance).
-    pub fn state_hash(&mut self, name: &str) -> Result<u64> {
-        let key = self.slot(name)?.key;
-        self.state_hash_now(key)
-    }
-
-    /// The state hash of the instance of `key`, waiting for the backend.
-    fn state_hash_now(&mut self, key: InstanceKey) -> Result<u64> {
-        let values = self.backend.hash_textures(key, &HASHED)?;
-        Ok(hash::state_hash(self.landed_hashes(values, false)?))
-    }
-
-    /// FNV-1a 64 over every stealth state, in actor order, then every
-    /// per-observer state (actor order, then observer order, each after its
-    /// observer's name), then every observer's set of tracked entities in
-    /// sight, in observer order.
-    fn stealth_hash(&self) -> u64 {
-        let mut h = Fnv64::default();
-        for (bits, state) in &self.stealth {
-            if let Some(actor) = Entity::from_bits(*bits) {
-                state.hash_into(actor, &mut h);
-            }
-        }
-        for ((bits, observer), state) in &self.observer_stealth {
-            if let Some(actor) = Entity::from_bits(*bits) {
-                h.write(&(observer.len() as u64).to_le_bytes());
-                h.write(observer.as_bytes());
-                state.hash_into(actor, &mut h);
-            }
-        }
-        self.hash_sight(&mut h);
-        h.finish()
-    }
-
-    /// The texture hashes of a readback, one per [`HASHED`] texture. Asked for now (`due` false),
-    /// a ticket is waited for: a sync point with the device. Fallen due in a
-    /// tick (`due` true), it is first polled without waiting, so a device
-    /// that kept up costs no wait.
-    fn landed_hashes(&mut self, values: Readback<Vec<u64>>, due: bool) -> Result<[u64; HASHED.len()]> {
-        let values = match values {
-            Readback::Ready(v) => Some(v),
-            Readback::Ticket(t) if due => match self.backend.poll_hashes(t, false)? {
-                Some(v) => Some(v),
-                None => self.backend.poll_hashes(t, true)?,
-            },
-            Readback::Ticket(t) => self.backend.poll_hashes(t, true)?,
-        };
-        let lost = || MurkError::ReadbackLost { backend: self.backend.name(), what: "state hash" };
-        values.and_then(|v| <[u64; HASHED.len()]>::try_from(v).ok()).ok_or_else(lost)
-    }
-
-    /// At the end of a tick: delivers the hash that falls due now, and
-    /// hashes the state this tick leaves when hashing every tick.
-    pub(crate) fn step_lockstep_hashes(&mut self) -> Result<Option<LandedHash>> {
-        let now = self.tick;
-        let mut landed = None;
-        while self.pending_hashes.front().is_some_and(|p| p.due <= now) {
-            let p = self.pending_hashes.pop_front().expect("checked above");
-            let mut per_instance = Vec::with_capacity(p.parts.len());
-            for (name, values) in p.parts {
-                per_instance.push((name, hash::state_hash(self.landed_hashes(values, true)?)));
-            }
-            let hash = hash::lockstep_hash(per_instance.iter().map(|(n, h)| (n.as_str(), *h)), p.stealth);
-            landed = Some(LandedHash { ticks: p.ticks, hash });
-        }
-        if self.hash_every_tick {
-            let keys: Vec<(String, InstanceKey)> = self.instances.iter().map(|(n, s)| (n.clone(), s.key)).collect();
-            let mut parts = Vec::with_capacity(keys.len());
-            for (name, key) in keys {
-                parts.push((name, self.backend.hash_textures(key, &HASHED)?));
-            }
-            let stealth = self.stealth_hash();
-            self.pending_hashes.push_back(PendingHash { ticks: now + 1, due: now + READBACK_LATENCY_TICKS, parts, stealth });
-        }
-        Ok(landed)
-    }
-
-    /// Waits for every per-tick hash in flight and writes them down for a snapshot.
-    pub(crate) fn land_pending_hashes(&mut self) -> Result<Vec<HashBody>> {
-        let mut pending = std::mem::take(&mut self.pending_hashes);
-        let mut out = Vec::with_capacity(pending.len());
-        let mut result = Ok(());
-        for p in &mut pending {
-            let mut instances = Vec::with_capacity(p.parts.len());
-            for (name, values) in &mut p.parts {
-                match self.landed_hashes(std::mem::replace(values, Readback::Ready(Vec::new())), false) {
-                    Ok(v) => {
-                        *values = Readback::Ready(v.to_vec());
-                        instances.push((name.clone(), v.to_vec()));
-                    }
-                    Err(e) => result = result.and(Err(e)),
-                }
-            }
-            out.push(HashBody { ticks: p.ticks, due: p.due, instances, stealth: p.stealth });
-        }
-        self.pending_hashes = pending;
-        result.map(|()| out)
-    }
-
-    /// The per-tick hashes of a restored snapshot, checked: one texture
-    /// hash per [`HASHED`] texture for each instance named by the snapshot.
-    pub(crate) fn restored_hashes(bodies: Vec<HashBody>, names: &std::collections::BTreeSet<String>) -> Result<PendingHashes> {
-        let mut out = PendingHashes::new();
-        for (i, b) in bodies.into_iter().enumerate() {
-            let mut parts = Vec::with_capacity(b.instances.len());
-            for (name, values) in b.instances {
-                if !names.contains(&name) {
-                    return Err(MurkError::invalid(format!("snapshot.lockstep[{i}].instances"), name, "names no instance of the snapshot"));
-                }
-                if values.len() != HASHED.len() {
-                    return Err(MurkError::invalid(
-                        format!("snapshot.lockstep[{i}].instances.{name}"),
-                        values.len(),
-                        format!("must hold {} texture hashes", HASHED.len()),
-                    ));
-                }
-                parts.push((name, Readback::Ready(values)));
-            }
-            out.push_back(PendingHash { ticks: b.ticks, due: b.due, parts, stealth: b.stealth });
-        }
-        Ok(out)
-    }
-
-    /// Replaces the hashes in flight with restored ones.
-    pub(crate) fn adopt_hashes(&mut self, hashes: PendingHashes) {
-        self.forget_hashes();
-        self.pending_hashes = hashes;
-    }
-
-    /// Drops the hashes in flight (hashing turned off, a restore).
-    pub(crate) fn forget_hashes(&mut self) {
-        for p in std::mem::take(&mut self.pending_hashes) {
-            for (_, values) in p.parts {
-                if let Readback::Ticket(t) = values {
-                    self.backend.forget_readback(t);
-                }
-            }
-        }
-    }
+/// One instance's part of a [`PendingHash`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HashPart {
+    /// The instance.
+    pub instance: String,
+    /// Its final, memory, mapped and composed hashes (`HASHED`), in order.
+    #[serde(with = "crate::serde_adapters::landed")]
+    pub hashes: Readback<Vec<u64>>,
 }
 
 /// The per-tick hashes in flight, oldest first.
 pub(crate) type PendingHashes = VecDeque<PendingHash>;
+
+/// Checks the per-tick hashes of a restored snapshot: one texture hash per
+/// `HASHED` texture for each instance, each named by the snapshot.
+pub(crate) fn check_restored_hashes(hashes: &[PendingHash], names: &BTreeSet<String>) -> Result<()> {
+    for (i, h) in hashes.iter().enumerate() {
+        for part in &h.parts {
+            let name = &part.instance;
+            if !names.contains(name) {
+                return Err(MurkError::invalid(format!("snapshot.lockstep[{i}].instances"), name, "names no instance of the snapshot"));
+            }
+            let count = match &part.hashes {
+                Readback::Ready(values) => values.len(),
+                Readback::Ticket(_) => 0,
+            };
+            if count != HASHED.len() {
+                return Err(MurkError::invalid(
+                    format!("snapshot.lockstep[{i}].instances.{name}"),
+                    count,
+                    format!("must hold {} texture hashes", HASHED.len()),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

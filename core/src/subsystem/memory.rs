@@ -4,7 +4,7 @@
 //! space.
 
 use super::area::resample_mask;
-use super::FogSubsystem;
+use super::fog::FogSubsystem;
 use crate::error::{MurkError, Result};
 use crate::snapshot::{decode_within, encode};
 use crate::texture::{Grid, Texture};
@@ -59,10 +59,8 @@ impl FogSubsystem {
         };
         let mut planes = Vec::new();
         for texture in [Texture::Memory, Texture::Mapped] {
-            let grid = Grid::<u16>::from_image(&self.backend.read_texture(key, texture)?).ok_or_else(|| MurkError::Backend {
-                backend: self.backend.name(),
-                message: format!("the {} texture is not a u16 grid", texture.name()),
-            })?;
+            let grid = Grid::<u16>::from_image(&self.backend.read_texture(key, texture)?)
+                .ok_or_else(|| MurkError::backend_message(self.backend.name(), format!("the {} texture is not a u16 grid", texture.name())))?;
             planes.push(grid.texels.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
         }
         let mapped = planes.pop().expect("two planes");

@@ -2,7 +2,6 @@
 //! its actor was last seen (owner, health, construction progress), so that
 //! nothing about the real entity leaks through its ghost.
 
-use super::FogSubsystem;
 use crate::error::{MurkError, Result};
 use hecs::{Entity, World};
 use serde::de::DeserializeOwned;
@@ -29,45 +28,35 @@ fn check<T: DeserializeOwned>(bytes: &[u8]) -> bool {
     postcard::from_bytes::<T>(bytes).is_ok()
 }
 
-impl FogSubsystem {
-    /// Registers a component of the game that ghosts carry: whenever a
-    /// stealth actor in `FreezeWithGhost` is seen, murk keeps a copy of its
-    /// `T` (serialized, so snapshots hold it too), and the ghost it leaves
-    /// when hidden gets that copy, unchanged until the actor is seen again
-    /// (by that observer). `name` stands for `T` in snapshots; a name used
-    /// twice is an error.
-    pub fn register_ghost_payload<T: hecs::Component + Serialize + DeserializeOwned>(&mut self, name: &str) -> Result<()> {
-        if self.payloads.iter().any(|p| p.name == name) {
-            return Err(MurkError::invalid("ghost payload", name, "is registered already"));
-        }
-        self.payloads.push(PayloadKind { name: name.to_string(), capture: capture::<T>, insert: insert::<T>, check: check::<T> });
-        Ok(())
+impl PayloadKind {
+    /// The payload kind of component `T`, named `name` in snapshots.
+    pub(crate) fn of<T: hecs::Component + Serialize + DeserializeOwned>(name: &str) -> Self {
+        PayloadKind { name: name.to_string(), capture: capture::<T>, insert: insert::<T>, check: check::<T> }
     }
+}
 
-    /// The registered payload of actor `e` now, in registration order.
-    pub(crate) fn capture_payload(&self, world: &World, e: Entity) -> Vec<(String, Vec<u8>)> {
-        self.payloads.iter().filter_map(|p| (p.capture)(world, e).map(|b| (p.name.clone(), b))).collect()
-    }
+/// The registered payload of actor `e` now, in registration order.
+pub(crate) fn capture_payload(kinds: &[PayloadKind], world: &World, e: Entity) -> Vec<(String, Vec<u8>)> {
+    kinds.iter().filter_map(|p| (p.capture)(world, e).map(|b| (p.name.clone(), b))).collect()
+}
 
-    /// Checks a saved payload: every name registered, every value readable
-    /// as its type; `field` names it in errors.
-    pub(crate) fn check_payload(&self, payload: &[(String, Vec<u8>)], field: &str) -> Result<()> {
-        for (name, bytes) in payload {
-            let kind = self
-                .payloads
-                .iter()
-                .find(|p| &p.name == name)
-                .ok_or_else(|| MurkError::invalid(format!("{field}.payload"), name, "is a component the game did not register"))?;
-            if !(kind.check)(bytes) {
-                return Err(MurkError::invalid(
-                    format!("{field}.payload.{name}"),
-                    format!("{} bytes", bytes.len()),
-                    "do not decode as the registered type",
-                ));
-            }
+/// Checks a saved payload: every name registered, every value readable
+/// as its type; `field` names it in errors.
+pub(crate) fn check_payload(kinds: &[PayloadKind], payload: &[(String, Vec<u8>)], field: &str) -> Result<()> {
+    for (name, bytes) in payload {
+        let kind = kinds
+            .iter()
+            .find(|p| &p.name == name)
+            .ok_or_else(|| MurkError::invalid(format!("{field}.payload"), name, "is a component the game did not register"))?;
+        if !(kind.check)(bytes) {
+            return Err(MurkError::invalid(
+                format!("{field}.payload.{name}"),
+                format!("{} bytes", bytes.len()),
+                "do not decode as the registered type",
+            ));
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// Puts a (checked) payload onto a ghost.

@@ -1,15 +1,16 @@
 //! The subsystem's gameplay queries: which instance answers for a point,
-//! the immediate query, and the mask queries batched over its instances
-//! (the query types and rules are in `crate::query`).
+//! the immediate query, the mask queries batched over its instances (the
+//! query types and rules are in `crate::query`), and which tracked
+//! entities each observer sees (the sight sets, kept by `sight.rs`).
 
-use super::FogSubsystem;
+use super::fog::FogSubsystem;
 use crate::backend::SampleRequest;
 use crate::components::TeamMask;
 use crate::error::{finite, in_range, MurkError, Result};
 use crate::query::{immediate, texel_of, MaskAnswer, PendingQuery, QueryHandle, QueryPart};
 use crate::transform::AreaTransform;
 use glam::Vec3;
-use hecs::World;
+use hecs::{Entity, World};
 use std::collections::BTreeMap;
 
 impl FogSubsystem {
@@ -103,5 +104,39 @@ impl FogSubsystem {
     /// of `teams`? No occlusion, no fade, no latency.
     pub fn query_immediate(&self, world: &World, point: Vec3, teams: TeamMask) -> Result<bool> {
         immediate(world, point, teams)
+    }
+}
+
+impl FogSubsystem {
+    /// The tracked entities instance `observer` sees, in entity order (as
+    /// of the last tick's sight update).
+    pub fn visible_to(&self, observer: &str) -> Result<Vec<Entity>> {
+        self.slot(observer)?;
+        Ok(self.sight.get(observer).map_or_else(Vec::new, |s| s.iter().filter_map(|b| Entity::from_bits(*b)).collect()))
+    }
+
+    /// Whether instance `observer` sees tracked entity `entity`. An unknown
+    /// observer, or an entity that was not tracked at the last tick, is an
+    /// error.
+    pub fn sees(&self, observer: &str, entity: Entity) -> Result<bool> {
+        self.slot(observer)?;
+        let bits = self.tracked_bits(entity)?;
+        Ok(self.sight.get(observer).is_some_and(|s| s.binary_search(&bits).is_ok()))
+    }
+
+    /// The instances that see tracked entity `entity`, in name order; an
+    /// entity that was not tracked at the last tick is an error.
+    pub fn observers_of(&self, entity: Entity) -> Result<Vec<String>> {
+        let bits = self.tracked_bits(entity)?;
+        Ok(self.sight.iter().filter(|(_, s)| s.binary_search(&bits).is_ok()).map(|(n, _)| n.clone()).collect())
+    }
+
+    fn tracked_bits(&self, entity: Entity) -> Result<u64> {
+        let bits = entity.to_bits().get();
+        if self.tracked.binary_search(&bits).is_ok() {
+            Ok(bits)
+        } else {
+            Err(MurkError::invalid("entity", entity.id(), "was not tracked at the last tick (it has no Position and Tracked)"))
+        }
     }
 }

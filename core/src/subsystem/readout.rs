@@ -3,9 +3,9 @@
 //! backend (for benches and tools).
 
 use super::capture::CaptureHeights;
-use super::project::gather;
+use super::fog::FogSubsystem;
+use super::gather::gather;
 use super::rules::recompute_input;
-use super::FogSubsystem;
 use crate::error::{MurkError, Result};
 use crate::frame::{OcclusionInput, RecomputeInput};
 use crate::texture::{Texture, TextureData, TextureImage, TextureRow};
@@ -74,7 +74,7 @@ impl FogSubsystem {
     pub fn final_mask(&mut self, name: &str) -> Result<Vec<u16>> {
         match self.read_texture(name, Texture::Final)?.data {
             TextureData::U16(v) => Ok(v),
-            other => Err(MurkError::Backend { backend: self.backend.name(), message: format!("final mask has type {other:?}") }),
+            other => Err(MurkError::backend_message(self.backend.name(), format!("final mask has type {other:?}"))),
         }
     }
 }

@@ -8,16 +8,15 @@
 //! ([`PendingFlag`]); [`resolve_flags`] uses them to mark an instance settled.
 
 use super::capture::{CaptureHeights, CaptureUpdate};
+use super::gather::Gathered;
+use super::instance::{PendingFlag, Slot};
 use super::occlusion::{capture_change, local_plan};
-use super::project::Gathered;
-use super::{target_height_units, InstanceTick, Slot};
 use crate::backend::{Backend, InstanceKey, Readback, TexelRect};
 use crate::binning::bin_sources;
 use crate::error::{MurkError, Result};
 use crate::frame::{BlurKernel, RecomputeInput, SourceTexel, READBACK_LATENCY_TICKS};
 use crate::profile::ProfileQ;
 use crate::texture::OcclusionBuild;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -32,22 +31,24 @@ enum Rebuild {
     Full,
 }
 
-/// A recompute's "changed" flag on its way back from the backend.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct PendingFlag {
-    /// The first tick whose recompute rules use it.
-    pub(super) due: u64,
-    /// Memory or composed changed in that recompute.
-    pub(super) changed: Readback<bool>,
-    /// A configured rate could not step in that recompute.
-    pub(super) starved: bool,
-    /// The input epoch the recompute ran under.
-    pub(super) epoch: u64,
+/// Per-tick outcome of one instance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InstanceTick {
+    /// Occlusion rebuilt this tick (whole, or only where it changed).
+    pub occlusion_built: bool,
+    /// The rebuild was local: only the texels the tick's blocker and
+    /// capture changes reach were rebuilt.
+    pub occlusion_local: bool,
+    /// Visibility recomputed this tick.
+    pub recomputed: bool,
+    /// The recompute kept visibility and blur from the last one (nothing
+    /// they read changed) and ran memory, compose and upscale only.
+    pub visibility_reused: bool,
 }
 
 /// The recompute inputs of an instance for its projected sources, with rate
 /// steps for `elapsed_us` since the last recompute.
-pub(super) fn recompute_input(slot: &Slot, sources: Vec<SourceTexel>, elapsed_us: u64) -> Result<RecomputeInput> {
+pub(crate) fn recompute_input(slot: &Slot, sources: Vec<SourceTexel>, elapsed_us: u64) -> Result<RecomputeInput> {
     // In 128 bits: per_s * elapsed fits for any elapsed time (a u64 product
     // wraps after about 7.8 hours at the highest rate); the step saturates
     // at u32::MAX, where it already moves any texel the whole range.
@@ -58,7 +59,7 @@ pub(super) fn recompute_input(slot: &Slot, sources: Vec<SourceTexel>, elapsed_us
         sources,
         bins,
         method: p.ray_method,
-        target_height: target_height_units(&slot.desc)?,
+        target_height: slot.desc.target_height_units()?,
         df_scale: p.df_scale,
         soft_shadow_k_q8: if p.soft_shadows { slot.q.soft_shadow_k_q8 } else { 0 },
         df_jitter: slot.q.df_jitter,
@@ -101,8 +102,8 @@ fn starved_rates(q: &ProfileQ, input: &RecomputeInput) -> Starved {
 /// after a pause (dt = 0) or a tick too short for a rate to take one mask
 /// unit, an unfinished fade also changes nothing.
 fn resolve_flags(backend: &mut dyn Backend, slot: &mut Slot, now: u64) -> Result<()> {
-    while slot.flags.front().is_some_and(|f| f.due <= now) {
-        let flag = slot.flags.pop_front().expect("checked above");
+    while slot.state.flags.front().is_some_and(|f| f.due <= now) {
+        let flag = slot.state.flags.pop_front().expect("checked above");
         let changed = match flag.changed {
             Readback::Ready(c) => c,
             Readback::Ticket(t) => {
@@ -117,7 +118,7 @@ fn resolve_flags(backend: &mut dyn Backend, slot: &mut Slot, now: u64) -> Result
 }
 
 /// Applies a gathered tick to one instance.
-pub(super) fn apply(
+pub(crate) fn apply(
     backend: &mut dyn Backend,
     slot: &mut Slot,
     g: Gathered,
@@ -130,8 +131,8 @@ pub(super) fn apply(
     let Gathered { occlusion, blocker_hash, blocker_memo, shape_changes, capture, source_memo, sources, source_hash } = g;
     // This tick's shapes, which the memo keeps from here on.
     let shapes = Arc::clone(blocker_memo.shapes());
-    slot.blocker_memo.commit(blocker_memo);
-    slot.source_memo = source_memo;
+    slot.caches.blocker_memo.commit(blocker_memo);
+    slot.caches.source_memo = source_memo;
     let (w, h) = (slot.dims.width, slot.dims.height);
     // What the last build left must be rebuilt whole (a new instance, a new
     // grid, an invalidation): no local update.
@@ -143,7 +144,7 @@ pub(super) fn apply(
         }
         slot.capture_marks.clear();
         if heights.is_some() {
-            slot.saved_capture = None;
+            slot.caches.saved_capture = None;
         }
         match (heights, slot.state.capture.as_mut()) {
             (None, _) => {}
@@ -165,17 +166,17 @@ pub(super) fn apply(
             }
             // `gather_capture` redoes rows over a kept capture only.
             (Some(CaptureHeights::Rows { .. }), None) => {
-                return Err(MurkError::Backend { backend: "core".into(), message: "capture rows were redone with no capture kept".into() })
+                return Err(MurkError::backend_message("core", "capture rows were redone with no capture kept"))
             }
         }
         slot.state.capture_signature = signature;
         slot.state.capture_dirty = false;
     } else if slot.state.capture.take().is_some() {
-        slot.saved_capture = None;
+        slot.caches.saved_capture = None;
         full = true;
     }
     if slot.state.blocker_hash != Some(blocker_hash) {
-        match (&slot.built_shapes, &shape_changes) {
+        match (&slot.caches.built_shapes, &shape_changes) {
             // Built from the shapes this tick's were spliced from: what the
             // splice took out and put in.
             (Some(built), Some((from, rects))) if Arc::ptr_eq(built, from) => changed.extend_from_slice(rects),
@@ -197,7 +198,7 @@ pub(super) fn apply(
     if rebuild != Rebuild::Keep {
         slot.state.occlusion_dirty = true;
         // Until the build lands, nothing is known of what the backend holds.
-        slot.built_shapes = None;
+        slot.caches.built_shapes = None;
         let mut input = occlusion;
         shapes.lend_to(&mut input);
         // Lend the capture to the build rather than copying it.
@@ -227,11 +228,11 @@ pub(super) fn apply(
         slot.state.capture = input.capture.take();
         result?;
         // The gather's shapes are the memo's, committed above.
-        slot.built_shapes = Some(shapes);
+        slot.caches.built_shapes = Some(shapes);
         outcome.occlusion_built = true;
-    } else if slot.built_shapes.is_none() {
+    } else if slot.caches.built_shapes.is_none() {
         // The backend holds the build of these shapes (their hash says so).
-        slot.built_shapes = Some(shapes);
+        slot.caches.built_shapes = Some(shapes);
     }
     slot.state.blocker_hash = Some(blocker_hash);
     slot.state.built_for = Some(needs);
@@ -252,22 +253,22 @@ pub(super) fn apply(
     let elapsed = if slot.state.has_recomputed { slot.state.rate_since_us } else { dt };
     let mut input = recompute_input(slot, sources, elapsed)?;
     if outcome.occlusion_built {
-        slot.last_input = None;
+        slot.caches.last_input = None;
     }
-    input.reuse_visibility = slot.last_input.as_ref().is_some_and(|last| last.same_visibility_inputs(&input));
+    input.reuse_visibility = slot.caches.last_input.as_ref().is_some_and(|last| last.same_visibility_inputs(&input));
     let report = backend.recompute(slot.key, &input);
     // A failed recompute may have left the textures half written.
-    slot.last_input = None;
+    slot.caches.last_input = None;
     let report = report?;
     let starved = starved_rates(&slot.q, &input);
-    slot.flags.push_back(PendingFlag {
+    slot.state.flags.push_back(PendingFlag {
         due: now.saturating_add(READBACK_LATENCY_TICKS),
         changed: report.changed,
         starved: starved.any,
         epoch: slot.state.epoch,
     });
     outcome.visibility_reused = input.reuse_visibility;
-    slot.last_input = Some(input);
+    slot.caches.last_input = Some(input);
     slot.state.source_hash = Some(source_hash);
     slot.state.recomputed_profile = Some(slot.q);
     slot.state.has_recomputed = true;

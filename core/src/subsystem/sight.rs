@@ -20,7 +20,8 @@
 //! come back. Integer throughout: the footprint is the circle blockers'
 //! texel rule in Q3 texels, the values are the signal's.
 
-use super::{entity_label, FogSubsystem};
+use super::instance::Slot;
+use super::naming::{entity_label, in_instance};
 use crate::backend::{FootprintList, FootprintRequest, KeptFootprints, Readback};
 use crate::components::{Position, Tracked};
 use crate::error::{finite, MurkError, Result};
@@ -50,7 +51,7 @@ pub enum SightEvent {
         /// The observing instance.
         observer: String,
         /// The tracked entity.
-        #[serde(serialize_with = "super::super::stealth::entity_bits")]
+        #[serde(serialize_with = "crate::serde_adapters::entity_bits")]
         entity: Entity,
     },
     /// `observer` no longer sees `entity` (out of sight, no longer tracked,
@@ -59,89 +60,43 @@ pub enum SightEvent {
         /// The observing instance.
         observer: String,
         /// The tracked entity.
-        #[serde(serialize_with = "super::super::stealth::entity_bits")]
+        #[serde(serialize_with = "crate::serde_adapters::entity_bits")]
         entity: Entity,
     },
 }
 
-/// One entity's footprint in one observer's samples.
+/// Footprint judgments asked for after a tick and used a fixed number of
+/// ticks later (kept in snapshots while in flight, landed).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SightSample {
-    /// The entity's bits.
-    pub entity: u64,
-    /// The observing instance: its index in the batch's observers.
-    pub observer: u32,
-    /// Its first value in the batch.
-    pub first: u32,
-    /// How many values it has: 1, the footprint's value (cutoff or 0),
-    /// since footprints are judged by the backend; older snapshots hold
-    /// each texel's value, which the same rule (the largest reaches the
-    /// cutoff) reads alike.
-    pub count: u32,
-    /// The observer's visibility cutoff when the sample was taken.
-    pub cutoff: u16,
-}
-
-/// Footprint samples taken after a tick and used a fixed number of ticks
-/// later (kept in snapshots while in flight, as [`SightSample`]s).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct SightBatch {
+pub struct SightBatch {
     /// The tick whose update uses them.
-    pub(crate) due: u64,
+    pub due: u64,
     /// The observers when it was taken, in name order.
-    pub(crate) observers: Vec<String>,
-    /// Footprints, by observer then entity.
-    pub(crate) groups: Vec<SightGroup>,
-    /// One value per footprint ([`crate::backend::footprint_value`]), in
-    /// the order of the groups and their entities.
-    pub(crate) values: Readback<Vec<u16>>,
+    pub observers: Vec<String>,
+    /// Footprints, by observer (each once, ascending).
+    pub groups: Vec<SightGroup>,
+    /// One value per footprint ([`crate::backend::footprint_value`]: the
+    /// cutoff when the footprint reached it, else 0), in the order of the
+    /// groups and their entities.
+    #[serde(with = "crate::serde_adapters::landed")]
+    pub values: Readback<Vec<u16>>,
 }
 
 /// Footprints of one observer in a batch, judged against one cutoff: the
 /// value of `entities[k]` is the batch's value `first + k`. Observers over
 /// one grid share the entities.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct SightGroup {
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SightGroup {
     /// The observing instance: its index in the batch's observers.
-    pub(crate) observer: u32,
-    /// The observer's visibility cutoff when the footprints were judged.
-    pub(crate) cutoff: u16,
+    pub observer: u32,
+    /// The observer's visibility cutoff when the footprints were judged
+    /// (at least 1: a signal of 0 is never seen).
+    pub cutoff: u16,
     /// The value of the first entity.
-    pub(crate) first: u32,
+    pub first: u32,
     /// The entities (bits, ascending).
-    pub(crate) entities: Arc<[u64]>,
-}
-
-impl SightBatch {
-    /// The samples of a snapshot: one per footprint, with one value each.
-    pub(crate) fn samples(&self) -> Vec<SightSample> {
-        let mut samples = Vec::with_capacity(self.groups.iter().map(|g| g.entities.len()).sum());
-        for g in &self.groups {
-            for (k, &entity) in g.entities.iter().enumerate() {
-                samples.push(SightSample { entity, observer: g.observer, first: g.first + k as u32, count: 1, cutoff: g.cutoff });
-            }
-        }
-        samples
-    }
-
-    /// A batch from a snapshot's checked samples (by observer, then entity,
-    /// each within `values`): each sample's values are judged by the rule
-    /// (the largest reaches the cutoff), one value each, and samples that
-    /// follow one another with one observer and cutoff are grouped.
-    pub(crate) fn from_samples(due: u64, observers: Vec<String>, samples: &[SightSample], values: &[u16]) -> Self {
-        let (mut groups, mut judged): (Vec<SightGroup>, Vec<u16>) = (Vec::new(), Vec::with_capacity(samples.len()));
-        let mut entities = Vec::new();
-        for (i, s) in samples.iter().enumerate() {
-            let top = values[s.first as usize..s.first as usize + s.count as usize].iter().copied().max().unwrap_or(0);
-            judged.push(crate::backend::footprint_value(top, s.cutoff));
-            entities.push(s.entity);
-            if samples.get(i + 1).is_none_or(|n| (n.observer, n.cutoff) != (s.observer, s.cutoff)) {
-                let first = (judged.len() - entities.len()) as u32;
-                groups.push(SightGroup { observer: s.observer, cutoff: s.cutoff, first, entities: std::mem::take(&mut entities).into() });
-            }
-        }
-        Self { due, observers, groups, values: Readback::Ready(judged) }
-    }
+    #[serde(with = "crate::serde_adapters::shared_slice")]
+    pub entities: Arc<[u64]>,
 }
 
 /// What an instance's footprints depend on: its internal grid, and its slab
@@ -262,7 +217,7 @@ fn differences(old: &[u64], new: &[u64]) -> (Vec<u64>, Vec<u64>) {
 /// of `instances` (`memo`: last tick's footprints), checked: a NaN
 /// position, a negative or NaN footprint, one too wide for an instance's
 /// texels, or more instances than [`MAX_OBSERVERS`] is an error naming it.
-pub(crate) fn gather_tracked(instances: &BTreeMap<String, super::Slot>, memo_before: &FootprintMemo, world: &World) -> Result<TrackedTick> {
+pub(crate) fn gather_tracked(instances: &BTreeMap<String, Slot>, memo_before: &FootprintMemo, world: &World) -> Result<TrackedTick> {
     let mut tracked: Vec<(Entity, glam::Vec3, f32)> =
         world.query::<(Entity, &Position, &Tracked)>().iter().map(|(e, p, t)| (e, p.0, t.footprint)).collect();
     tracked.sort_by_key(|(e, _, _)| e.to_bits());
@@ -359,7 +314,7 @@ pub(crate) fn gather_tracked(instances: &BTreeMap<String, super::Slot>, memo_bef
             let first = list.texels.len();
             let r = match measured {
                 Some((f, r)) if f.to_bits() == footprint.to_bits() => r,
-                _ => footprint_radius(&out, *footprint, *e).map_err(|err| super::in_instance(err, name))?,
+                _ => footprint_radius(&out, *footprint, *e).map_err(|err| in_instance(err, name))?,
             };
             measured = Some((*footprint, r));
             footprint_texels(&out, *pos, r, &mut list.texels);
@@ -381,32 +336,8 @@ pub(crate) fn gather_tracked(instances: &BTreeMap<String, super::Slot>, memo_bef
     Ok(TrackedTick { entities: tracked.iter().map(|(e, _, _)| e.to_bits().get()).collect(), footprints, memo })
 }
 
-impl FogSubsystem {
-    /// Takes the footprint judgments due this tick, each batch with its
-    /// values (checked to hold every value its groups ask for).
-    pub(crate) fn landed_sight(&mut self) -> Result<Vec<(SightBatch, Vec<u16>)>> {
-        let mut landed = Vec::new();
-        while self.sight_batches.front().is_some_and(|b| b.due <= self.tick) {
-            let mut batch = self.sight_batches.pop_front().expect("checked above");
-            let values = std::mem::replace(&mut batch.values, Readback::Ready(Vec::new()));
-            let values = super::actors::landed_samples(self.backend.as_mut(), values, "sight readback")?;
-            // Every group's values lie in the readback (a restored batch is
-            // made so), so one look at its length is enough.
-            let wanted = batch.groups.iter().map(|g| g.first as usize + g.entities.len()).max().unwrap_or(0);
-            if values.len() < wanted {
-                return Err(MurkError::Backend {
-                    backend: self.backend.name(),
-                    message: format!("the sight readback holds {} values, {wanted} were asked for", values.len()),
-                });
-            }
-            landed.push((batch, values));
-        }
-        Ok(landed)
-    }
-}
-
 /// The sets after applying the judgments `landed` (see
-/// [`FogSubsystem::landed_sight`]) to the sets `old` of the observers
+/// `FogSubsystem::landed_sight`) to the sets `old` of the observers
 /// `observers` (the instances), with `present` the entities tracked this
 /// tick (bits, ascending), and the differences as events (observers in
 /// name order, then entities; those that left before those that entered):
@@ -415,7 +346,7 @@ impl FogSubsystem {
 /// judgment keep their sets, less what is no longer tracked.
 pub(crate) fn next_sets(
     old: &BTreeMap<String, Vec<u64>>,
-    observers: &BTreeMap<String, super::Slot>,
+    observers: &BTreeMap<String, Slot>,
     hidden: &Hidden,
     landed: Vec<(SightBatch, Vec<u16>)>,
     present: &[u64],
@@ -523,7 +454,7 @@ impl Hidden {
 /// when no instance judges.
 pub(crate) fn submit_sight(
     backend: &mut dyn crate::backend::Backend,
-    instances: &BTreeMap<String, super::Slot>,
+    instances: &BTreeMap<String, Slot>,
     footprints: BTreeMap<String, Arc<Footprints>>,
     tick: u64,
 ) -> Result<Option<SightBatch>> {
@@ -550,49 +481,15 @@ pub(crate) fn submit_sight(
     Ok(Some(SightBatch { due: tick.saturating_add(READBACK_LATENCY_TICKS), observers, groups, values }))
 }
 
-impl FogSubsystem {
-    /// The tracked entities instance `observer` sees, in entity order (as
-    /// of the last tick's sight update).
-    pub fn visible_to(&self, observer: &str) -> Result<Vec<Entity>> {
-        self.slot(observer)?;
-        Ok(self.sight.get(observer).map_or_else(Vec::new, |s| s.iter().filter_map(|b| Entity::from_bits(*b)).collect()))
-    }
-
-    /// Whether instance `observer` sees tracked entity `entity`. An unknown
-    /// observer, or an entity that was not tracked at the last tick, is an
-    /// error.
-    pub fn sees(&self, observer: &str, entity: Entity) -> Result<bool> {
-        self.slot(observer)?;
-        let bits = self.tracked_bits(entity)?;
-        Ok(self.sight.get(observer).is_some_and(|s| s.binary_search(&bits).is_ok()))
-    }
-
-    /// The instances that see tracked entity `entity`, in name order; an
-    /// entity that was not tracked at the last tick is an error.
-    pub fn observers_of(&self, entity: Entity) -> Result<Vec<String>> {
-        let bits = self.tracked_bits(entity)?;
-        Ok(self.sight.iter().filter(|(_, s)| s.binary_search(&bits).is_ok()).map(|(n, _)| n.clone()).collect())
-    }
-
-    fn tracked_bits(&self, entity: Entity) -> Result<u64> {
-        let bits = entity.to_bits().get();
-        if self.tracked.binary_search(&bits).is_ok() {
-            Ok(bits)
-        } else {
-            Err(MurkError::invalid("entity", entity.id(), "was not tracked at the last tick (it has no Position and Tracked)"))
-        }
-    }
-
-    /// Feeds the sight sets into the lockstep hash: each observer with a
-    /// set, in name order, its name and its entities.
-    pub(crate) fn hash_sight(&self, h: &mut Fnv64) {
-        for (name, set) in &self.sight {
-            h.write(&(name.len() as u64).to_le_bytes());
-            h.write(name.as_bytes());
-            h.write(&(set.len() as u64).to_le_bytes());
-            for bits in set {
-                h.write(&bits.to_le_bytes());
-            }
+/// Feeds the sight sets into the lockstep hash: each observer with a
+/// set, in name order, its name and its entities.
+pub(crate) fn hash_sets(sets: &BTreeMap<String, Vec<u64>>, h: &mut Fnv64) {
+    for (name, set) in sets {
+        h.write(&(name.len() as u64).to_le_bytes());
+        h.write(name.as_bytes());
+        h.write(&(set.len() as u64).to_le_bytes());
+        for bits in set {
+            h.write(&bits.to_le_bytes());
         }
     }
 }

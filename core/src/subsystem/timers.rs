@@ -1,5 +1,5 @@
 //! Time spent in steps of the tick, for the benches: with the `timers`
-//! feature, [`FogSubsystem::take_sight_times`] says how long the sight
+//! feature, `FogSubsystem::take_sight_times` says how long the sight
 //! steps (gathering the footprints, beside the gathering of the instances'
 //! inputs; updating the sets while the backend judges the footprints)
 //! took, and what they added to the tick; without it nothing is measured
@@ -11,7 +11,7 @@
 #[derive(Default)]
 pub(crate) struct StepTimer {
     #[cfg(feature = "timers")]
-    spent: std::time::Duration,
+    pub(crate) spent: std::time::Duration,
 }
 
 /// When a timed stretch started.
@@ -104,19 +104,5 @@ impl SightTimes {
     /// the update.
     pub fn added(&self) -> std::time::Duration {
         self.gather_wait + self.update
-    }
-}
-
-#[cfg(feature = "timers")]
-impl super::FogSubsystem {
-    /// The time the ticks spent in each sight step since the last call
-    /// (feature `timers`).
-    pub fn take_sight_times(&mut self) -> SightTimes {
-        let t = &mut self.sight_timers;
-        SightTimes {
-            gather: std::mem::take(&mut t.gather.spent),
-            gather_wait: std::mem::take(&mut t.gather_wait.spent),
-            update: std::mem::take(&mut t.update.spent),
-        }
     }
 }
