@@ -6,6 +6,9 @@
 //! ignored by the plain `cargo test`, which reports them as ignored. Run them
 //! with `cargo test -p murk-conformance --test gpu -- --ignored`; without an
 //! adapter they fail, they never pass.
+//!
+//! (Over 600 lines as one concept: each check sets the GPU against the CPU
+//! reference on the same seeded worlds.)
 
 use murk_conformance::harness::case_files;
 use murk_conformance::scene::seeded_world;

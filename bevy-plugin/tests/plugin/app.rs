@@ -2,6 +2,9 @@
 //! same masks, stealth events and lockstep hashes as the same scene run
 //! through `FogSubsystem` directly: on the CPU, and on the GPU (ignored
 //! without an adapter; CI runs them on lavapipe).
+//!
+//! (Over 600 lines as one concept: each test drives the same app and scene
+//! against the same direct run.)
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;

@@ -1,5 +1,8 @@
 //! Running a scenario: the world it scripts, moved and spawned tick by tick,
 //! the fog ticks, the records of each tick, and saving and resuming a run.
+//!
+//! (Just over 600 lines as one concept: the scripted world and the records
+//! are written in the same loop over ticks that a resumed run re-enters.)
 
 use super::format::*;
 use super::validate::{check_placements, validate};

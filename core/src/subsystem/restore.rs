@@ -49,9 +49,17 @@ impl FogSubsystem {
     }
 
     /// Puts back a [`Self::save_state`], with the checks of
-    /// [`Self::restore`] (a state of another subsystem whose instances or
-    /// sizes differ is an error naming the field, and changes nothing). A
-    /// backend that versions its tiles copies back only those that differ.
+    /// [`Self::restore`]: a state that does not hold together is an error
+    /// naming the field, and changes nothing. As a restore, it puts back
+    /// the state's instances: one created since the save is destroyed, one
+    /// destroyed since is made again, one resized is loaded at the state's
+    /// size (a rollback past `create_instance`, `destroy_instance` or
+    /// `set_area`). A state saved by another subsystem of this process
+    /// loads too (tile versions are never given twice in a process). The
+    /// sight sets, the query handles (the next one to give out included)
+    /// and the pending answers after the load are the state's; readbacks
+    /// in flight are dropped. A backend that versions its tiles copies
+    /// back only those that differ.
     pub fn load_state(&mut self, world: &mut World, state: &SaveState) -> Result<()> {
         self.restore_body(world, state.body.clone(), Some(state.kept.clone()))
     }

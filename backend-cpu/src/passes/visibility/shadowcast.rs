@@ -33,6 +33,10 @@
 //! and only for targets beyond column `j`: the same sweep with half-open
 //! intervals and no corners. Every texel it visits lies nearer than the
 //! target (`k < n`), so the height rules below hold for it as for DDA.
+//!
+//! (Over 600 lines as one concept: the sweep, its exact interval
+//! arithmetic and the raised-target classes answer one question, which
+//! texels a source's rays reach, and are tested only together.)
 
 use super::occlusion::Occlusion;
 use murk_core::fixed::MAX_RADIUS_TEXELS;

@@ -1,6 +1,10 @@
 //! Each source's window (its reveal, or for anti-vision its concealment,
 //! over its reach) and the cache that keeps windows across recomputes, keyed
 //! by everything a window depends on.
+//!
+//! (Over 600 lines as one concept: a window is made, kept and updated by
+//! the same keys and tables, and splitting the cache from the windows it
+//! keys would make each half read the other's private fields.)
 use super::occlusion::Occlusion;
 use super::shadowcast::{bits_at, octants_reading, RayBits, ALL_OCTANTS, QUADRANTS};
 use super::source::{falloff_at, falloff_value, occluded_value};
