@@ -3,13 +3,13 @@
 //! and runs there.
 
 use crate::error::unknown_key;
-use crate::instance::{check_inside, instance, CpuInstance};
+use crate::instance::{check_inside, instance, CpuInstance, CpuNotes};
 use crate::passes;
 use crate::passes::footprints::{Judge, Plan};
 use crate::workers::Workers;
 use murk_core::{
-    Backend, FootprintList, FootprintRequest, InstanceDims, InstanceKey, MurkError, OcclusionInput, Readback, RecomputeInput, RecomputeReport,
-    Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet, TickRunner, TiledImage,
+    Backend, BackendNotes, FootprintList, FootprintRequest, InstanceDims, InstanceKey, MurkError, OcclusionInput, Readback, RecomputeInput,
+    RecomputeReport, Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet, TickRunner, TiledImage,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -218,6 +218,11 @@ impl Backend for CpuBackend {
     fn save_tiles(&mut self, key: InstanceKey, textures: &[(Texture, Option<&TiledImage>)]) -> Result<Vec<Option<TiledImage>>> {
         let (pool, inst) = self.parts(key)?;
         inst.save_tiles(pool, textures)
+    }
+
+    fn save_notes(&mut self, key: InstanceKey) -> Result<Option<BackendNotes>> {
+        let (_, inst) = self.parts(key)?;
+        Ok(Some(BackendNotes(Arc::new(CpuNotes { dims: inst.dims, settling: inst.settling.clone() }))))
     }
 
     fn write_textures(&mut self, key: InstanceKey, set: &TextureSet) -> Result<()> {

@@ -50,7 +50,11 @@ pub(crate) struct CpuInstance {
 }
 
 /// What an instance knows of where its masks may still move, so that a
-/// recompute and a blend redo only those blocks.
+/// recompute and a blend redo only those blocks. Facts about the masks'
+/// texels (and the settings they were settled under) only: a rollback
+/// state saves them beside the masks ([`CpuNotes`]), and a load of those
+/// masks takes them back.
+#[derive(Clone)]
 pub(crate) struct Settling {
     /// Blocks of the internal grid whose memory or composed may still move
     /// with their blurred visibility unchanged, under `settled_under`
@@ -63,6 +67,14 @@ pub(crate) struct Settling {
     /// The kernel the blurred visibility was last blurred with (`None`: not
     /// known).
     pub blurred_with: Option<BlurKernel>,
+}
+
+/// What a CPU instance saves beside its textures in a rollback state
+/// ([`murk_core::Backend::save_notes`]): the [`Settling`] of the masks
+/// saved, for the instance size it was made at.
+pub(crate) struct CpuNotes {
+    pub dims: InstanceDims,
+    pub settling: Settling,
 }
 
 impl Settling {

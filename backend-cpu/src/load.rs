@@ -3,9 +3,9 @@
 //! the tiles the instance already holds under the set's versions.
 
 use crate::error::CpuError;
-use crate::instance::{CpuInstance, Settling};
+use crate::instance::{CpuInstance, CpuNotes, Settling};
 use crate::tiles::{self, next_version};
-use murk_core::{OcclusionBuild, Resolution, Result, Texture, TextureData, TextureSet};
+use murk_core::{OcclusionBuild, Resolution, Result, Texture, TextureData, TextureSet, TiledImage};
 
 impl CpuInstance {
     /// Replaces every texture with `set`'s; an error changes nothing.
@@ -38,9 +38,7 @@ impl CpuInstance {
             Some(v) if v == self.occlusion.version => true,
             _ => self.occlusion.load(set, saved_version.unwrap_or(fresh))?,
         };
-        if same_occlusion {
-            self.windows.unfinish();
-        } else {
+        if !same_occlusion {
             self.windows.clear();
         }
         // The masks: a tile of a state's under the version the instance's
@@ -53,11 +51,17 @@ impl CpuInstance {
         if self.masks.iter().any(|(mask, _)| set.tiles(mask).is_some()) {
             self.mask_tiles.get_or_insert_with(|| tiles::every_mask_at(d, fresh));
         }
+        // The tiles of the visibility the load wrote (`None`: all of it).
+        let mut rewritten = None;
         for (mask, buffer) in self.masks.iter_mut() {
             let versions = self.mask_tiles.as_mut().map(|m| &mut m[mask]);
             match set.tiles(mask) {
                 Some(img) => {
                     let held = |i: usize| versions.as_ref().is_some_and(|v| img.versions[i] != 0 && img.versions[i] == v.get(i));
+                    if mask == Texture::Visibility {
+                        let tiles = (0..img.tiles.len()).filter(|&i| !held(i));
+                        rewritten = Some(tiles.map(|i| TiledImage::tile_rect(img.width, img.height, i)).collect::<Vec<_>>());
+                    }
                     if !img.write_into(buffer, held) {
                         return Err(
                             CpuError::TexelType { texture: mask.name(), problem: "is not in tiles of 16-bit texels of its size".into() }.into()
@@ -78,9 +82,24 @@ impl CpuInstance {
                 },
             }
         }
-        // Nothing is known settled or blurred about the loaded masks. The
-        // reveals are an input, not a texture: they stay.
-        self.settling = Settling::unknown(d);
+        // Over the same occlusion the windows and their combination stay;
+        // the visibility's finish is redone where the load wrote it (the
+        // finish compares each block with what it holds: where the loaded
+        // texels are the finish of the combination, nothing downstream
+        // moves).
+        if same_occlusion {
+            match rewritten {
+                Some(rects) => self.windows.refinish(rects),
+                None => self.windows.unfinish(),
+            }
+        }
+        // What the state's notes say of its masks holds of them here; without
+        // notes nothing is known settled or blurred. The reveals are an
+        // input, not a texture: they stay.
+        self.settling = match set.notes().and_then(|n| n.0.downcast_ref::<CpuNotes>()).filter(|n| n.dims == d) {
+            Some(notes) => notes.settling.clone(),
+            None => Settling::unknown(d),
+        };
         // The next footprints are judged from the loaded visibility.
         self.judge = None;
         Ok(())

@@ -9,7 +9,7 @@
 use crate::error::{MurkError, Result};
 pub use crate::frame::Readback;
 use crate::frame::{OcclusionInput, RecomputeInput, RecomputeReport, RevealLayer};
-use crate::texture::{instance_textures, mip_atlas, Grid, OcclusionBuild, Resolution, Texture, TextureRow, TextureSet, TiledImage};
+use crate::texture::{instance_textures, mip_atlas, BackendNotes, Grid, OcclusionBuild, Resolution, Texture, TextureRow, TextureSet, TiledImage};
 pub use crate::texture::{InstanceDims, TexelRect, TextureData, TextureImage};
 use std::sync::Arc;
 
@@ -148,6 +148,14 @@ pub trait Backend: Send {
     /// each texture whole and versions nothing.
     fn save_tiles(&mut self, key: InstanceKey, textures: &[(Texture, Option<&TiledImage>)]) -> Result<Vec<Option<TiledImage>>> {
         textures.iter().map(|&(texture, _)| Ok(Some(TiledImage::split(&self.read_texture(key, texture)?)))).collect()
+    }
+    /// What the backend knows of an instance's textures beyond their
+    /// texels, saved beside the tiles of [`Backend::save_tiles`] in a
+    /// rollback state and handed back with them in
+    /// [`TextureSet::notes`] (facts about those texels only, so that a load
+    /// of them keeps them). The default knows nothing.
+    fn save_notes(&mut self, _key: InstanceKey) -> Result<Option<BackendNotes>> {
+        Ok(None)
     }
     /// Replaces every texture of an instance with a checked set (a restore,
     /// a resample into a new area); the set is checked against the

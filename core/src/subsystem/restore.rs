@@ -148,7 +148,7 @@ impl FogSubsystem {
                 }
             }
             let textures = match held {
-                Some(held) => TextureSet::tiled(dims, state.built_for, held.images, &prefix)?,
+                Some(held) => TextureSet::tiled(dims, state.built_for, held.images, &prefix)?.with_notes(held.notes),
                 None => {
                     let images = inst.textures.iter().map(TextureBody::to_image).collect::<Result<Vec<_>>>()?;
                     TextureSet::new(dims, state.built_for, images, &prefix)?
@@ -314,10 +314,16 @@ impl FogSubsystem {
             return Err(e);
         }
         let kept: BTreeSet<InstanceKey> = fresh.values().map(|slot| slot.key).collect();
-        for old in std::mem::replace(&mut self.instances, fresh).into_values() {
+        for (name, old) in std::mem::replace(&mut self.instances, fresh) {
             self.forget_flags(&old);
             if !kept.contains(&old.key) {
                 self.backend.destroy_instance(old.key);
+            } else if let Some(slot) = self.instances.get_mut(&name) {
+                // Loaded in place: the projections of the blockers and
+                // sources are kept by what they were made from, so they
+                // carry over (each is checked against its inputs).
+                slot.caches.blocker_memo = old.caches.blocker_memo;
+                slot.caches.source_memo = old.caches.source_memo;
             }
         }
         for batch in &self.stealth_batches {

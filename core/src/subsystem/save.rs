@@ -11,7 +11,7 @@ use crate::backend::Readback;
 use crate::components::{Position, TransientReveal};
 use crate::error::{MurkError, Result};
 use crate::query::{MaskAnswer, PendingQuery, QueryHandle};
-use crate::texture::{instance_textures, Texture, TiledImage};
+use crate::texture::{instance_textures, BackendNotes, Texture, TiledImage};
 use hecs::{Entity, World};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Weak};
@@ -115,6 +115,7 @@ impl FogSubsystem {
             // The state as it is, its capture written in the body or kept
             // beside it (taken out while the state is copied: a save state
             // shares it instead of copying it).
+            let notes = if kept.is_some() { self.backend.save_notes(slot.key)? } else { None };
             let capture = slot.state.capture.take();
             let mut state = slot.state.clone();
             match kept.as_deref_mut() {
@@ -124,7 +125,7 @@ impl FogSubsystem {
                         None => capture.clone().map(Arc::new),
                     };
                     slot.caches.saved_capture = held.as_ref().map(Arc::downgrade);
-                    kept.push(KeptInstance { images: kept_images, capture: held, built_shapes: slot.caches.built_shapes.clone() });
+                    kept.push(KeptInstance { images: kept_images, capture: held, built_shapes: slot.caches.built_shapes.clone(), notes });
                 }
                 None => state.capture.clone_from(&capture),
             }
@@ -181,6 +182,8 @@ pub(crate) struct KeptInstance {
     pub(crate) capture: Option<Arc<Vec<i32>>>,
     /// The blockers the kept occlusion was built from.
     pub(crate) built_shapes: Option<Arc<BuiltShapes>>,
+    /// What the backend knows of the kept textures beyond their texels.
+    pub(crate) notes: Option<BackendNotes>,
 }
 
 /// A fog state saved in memory for rollback ([`FogSubsystem::save_state`]):

@@ -8,7 +8,23 @@ use super::texel::{Texel, TexelKind, TextureData, TileData};
 use super::tiles::TiledImage;
 use crate::error::{MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
+use std::any::Any;
 use std::sync::{Arc, OnceLock};
+
+/// What a backend knows of an instance's textures beyond their texels
+/// (which blocks may still move, how the blurred visibility was made),
+/// saved with a rollback state ([`crate::Backend::save_notes`]) and handed
+/// back with the state's [`TextureSet`], so that the first tick after a
+/// load redoes only what the load changed. Only the backend that wrote it
+/// reads it (by its own type); any other ignores it.
+#[derive(Clone)]
+pub struct BackendNotes(pub Arc<dyn Any + Send + Sync>);
+
+impl std::fmt::Debug for BackendNotes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BackendNotes")
+    }
+}
 
 /// Every texture of one instance, checked against [`instance_textures`]:
 /// what a backend is given to load (a restore, a resample, a rollback) and
@@ -18,6 +34,7 @@ use std::sync::{Arc, OnceLock};
 pub struct TextureSet {
     build: Option<OcclusionBuild>,
     textures: Vec<(Texture, SetImage)>,
+    notes: Option<BackendNotes>,
 }
 
 /// One texture of a [`TextureSet`]: a whole image, or the tiles of a
@@ -98,7 +115,18 @@ impl TextureSet {
                 return Err(MurkError::invalid(format!("{field}[{at}]"), v, format!("must be {range}")));
             }
         }
-        Ok(Self { build, textures })
+        Ok(Self { build, textures, notes: None })
+    }
+
+    /// The set with the notes the backend saved beside its textures (a
+    /// rollback state's).
+    pub fn with_notes(self, notes: Option<BackendNotes>) -> Self {
+        Self { notes, ..self }
+    }
+
+    /// The notes the backend saved beside these textures, if any.
+    pub fn notes(&self) -> Option<&BackendNotes> {
+        self.notes.as_ref()
     }
 
     /// The occlusion build the set was checked for.

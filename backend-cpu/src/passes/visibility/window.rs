@@ -572,6 +572,14 @@ impl WindowCache {
         self.finished = None;
     }
 
+    /// Keeps the windows and their combination but finishes `rects` again
+    /// on the next call: the grid the last call finished was replaced
+    /// there (a state loaded over the same occlusion, whose visibility
+    /// differs from the one held in those rectangles only).
+    pub fn refinish(&mut self, rects: Vec<TexelRect>) {
+        self.touched.extend(rects);
+    }
+
     /// Forgets the windows and shadowcasts whose box meets one of `rects`
     /// (the occlusion changed there; a window reads the occlusion of its
     /// box only). With `shadows`, every shadowcast goes: the cover classes
