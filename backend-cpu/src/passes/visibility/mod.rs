@@ -97,10 +97,10 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
     let band_rows = bins.tile_size as usize;
     // Each source's window (looked up once, not once per band it meets).
     let of_source: Vec<(&Window, bool)> =
-        input.sources.iter().zip(&changes.rank).map(|(s, &r)| (&windows[r as usize], s.flags & SOURCE_ANTI != 0)).collect();
+        input.sources.iter().zip(&changes.rank).map(|(s, &r)| (&*windows[r as usize], s.flags & SOURCE_ANTI != 0)).collect();
     // With no anti-vision window the concealment combined is 0 everywhere.
     let any_anti = of_source.iter().any(|&(_, anti)| anti);
-    let added: Vec<(&Window, bool)> = changes.added.iter().map(|&i| (&windows[i], cache.keys[i].flags & SOURCE_ANTI != 0)).collect();
+    let added: Vec<(&Window, bool)> = changes.added.iter().map(|&i| (&*windows[i], cache.keys[i].flags & SOURCE_ANTI != 0)).collect();
     // A dropped window and a new one over the same grid make a pair (best a
     // source that moved within its texel, over the same box; else one that
     // stepped to a texel beside it). With the new window's value taken as 0
@@ -283,7 +283,7 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
         rising.widened_rows(by)
     } else {
         let mut boxes = Blocks::new(w, occ.height as usize, false);
-        for (x0, y0, ww, rows) in cache.windows.iter().map(Window::rect).filter(|&(_, _, ww, rows)| ww > 0 && rows > 0) {
+        for (x0, y0, ww, rows) in cache.windows.iter().map(|w| w.rect()).filter(|&(_, _, ww, rows)| ww > 0 && rows > 0) {
             boxes.mark(texel_rect(x0, y0, x0 + ww, y0 + rows), by);
         }
         boxes

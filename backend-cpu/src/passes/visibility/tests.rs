@@ -6,7 +6,7 @@
 
 use super::shadowcast::{octants_reading, RayBits, ALL_OCTANTS};
 use super::source::source_value_with;
-use super::window::{FalloffTable, Shadow};
+use super::window::{FalloffTable, Shadow, MIN_RECENT};
 use super::*;
 use murk_core::fixed::hash2;
 use murk_core::fixed::HEIGHT_WALL;
@@ -114,6 +114,45 @@ fn windows_after_a_local_change_equal_a_cold_pass() {
     }
 }
 
+/// Sources that come back to where they stood a few updates ago (a unit
+/// pacing, a rollback simulating ticks again) take the windows dropped
+/// then instead of building them, and the grid is still a cold pass's;
+/// after the occlusion changes, the windows dropped before are not reused.
+#[test]
+fn windows_dropped_lately_are_reused_to_the_same_bytes() {
+    let (w, h) = (72u32, 56u32);
+    let (mut cov, heights) = grid(w, h, 3, 12, 12, false, true);
+    let mut accel = Accel::new(&cov, &heights, w, h);
+    let src = |x: i32, y: i32| SourceTexel { x: x * 8 + 3, y: y * 8 + 4, radius: 30 * 8, eye: 12, strength: 65535, ..Default::default() };
+    let at = |step: i32| vec![src(20 + step, 20), src(50 - step, 30), src(36, 12)];
+    let (mut cache, mut out) = (WindowCache::default(), vec![0u16; (w * h) as usize]);
+    let check = |cache: &mut WindowCache, out: &mut Vec<u16>, cov: &[u8], accel: &Accel, step: i32| {
+        let occ = Occlusion { width: w, height: h, coverage: cov, heights: &heights, mips: &[], distance_field: &Grid::default(), accel };
+        let input = dda_input(at(step), w, h, 2, true);
+        let built = visibility_cached(&input, &occ, cache, out);
+        let mut cold = vec![0u16; out.len()];
+        visibility(&input, &occ, &mut cold);
+        assert_eq!(*out, cold, "step {step}");
+        built
+    };
+    assert_eq!(check(&mut cache, &mut out, &cov, &accel, 0), 3, "the first update builds every window");
+    for step in 1..5 {
+        assert_eq!(check(&mut cache, &mut out, &cov, &accel, step), 2, "two sources walk to step {step}");
+    }
+    // Back to where they stood: every window was dropped lately.
+    for step in [2, 0, 3] {
+        assert_eq!(check(&mut cache, &mut out, &cov, &accel, step), 0, "back at step {step}: nothing built");
+    }
+    // A wall where nothing reaches the third source: the windows dropped
+    // before the change are gone, and those over it are built again.
+    let i = (40 * w + 70) as usize;
+    cov[i] = 1 - cov[i];
+    let rect = TexelRect { x0: 70, y0: 40, x1: 71, y1: 41 };
+    let same_classes = accel.update(&cov, &heights, w, h, &[rect]);
+    cache.forget(&[rect], !same_classes);
+    assert_eq!(check(&mut cache, &mut out, &cov, &accel, 1), 2, "dropped before the change: built again");
+}
+
 /// A raised target on a diagonal of the source, with a low cover before
 /// it on the diagonal and walls on both sides of the last corner: DDA's
 /// ray is stopped at that corner, Step Scan's passes (it visits no
@@ -171,7 +210,17 @@ fn the_window_cache_keeps_one_window_per_distinct_source_and_frees_the_rest() {
     assert_eq!(out, fresh, "kept windows give the bytes of a cold pass");
     visibility_cached(&input(vec![src(40, 10)]), &occ, &mut cache, &mut out);
     assert_eq!(cache.len(), 1);
-    assert!(cache.bytes() > 0 && cache.bytes() <= 2 * 25 * 25);
+    // The windows dropped stay for reuse (the moved source's old one and
+    // the two dropped now), counted in the bytes...
+    assert_eq!(cache.recent.len(), 3);
+    assert!(cache.bytes() > 0 && cache.bytes() <= 4 * 2 * 25 * 25);
+    // ...and bounded: a source walking over 100 texels keeps at most
+    // MIN_RECENT of its old windows.
+    for x in 0..100 {
+        visibility_cached(&input(vec![src(40, 10), src(x % 48, x / 48 + 20)]), &occ, &mut cache, &mut out);
+    }
+    assert_eq!(cache.len(), 2);
+    assert!(cache.recent.len() <= MIN_RECENT, "{} windows kept for reuse", cache.recent.len());
 }
 
 /// Windows wider than 64 texels (bit rows of several words, runs

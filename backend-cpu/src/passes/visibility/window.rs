@@ -15,6 +15,7 @@ use murk_core::frame::{SOURCE_ANTI, SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
 use murk_core::{RayMethod, RecomputeInput, SourceTexel, TexelRect};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use wide::{i32x8, u16x8};
 
 /// What a source's window depends on besides the source and the occlusion.
@@ -492,8 +493,18 @@ pub struct WindowCache {
     pub(super) keys: Vec<SourceTexel>,
     /// The window of each key, at its key's place. (Two arrays rather than
     /// a map: the update walks every key each tick, and a walk over a
-    /// map's nodes waits on memory.)
-    pub(super) windows: Vec<Window>,
+    /// map's nodes waits on memory.) Shared with `recent` and the changes
+    /// an update reports.
+    pub(super) windows: Vec<Arc<Window>>,
+    /// Windows dropped by the last updates, by key, with the update that
+    /// dropped them: an update takes a missing key's window from here
+    /// instead of building it. A rollback simulates again ticks whose
+    /// sources stood where they stood a few updates ago, and a unit that
+    /// paces comes back to where it was. At most as many as `windows`
+    /// (and [`MIN_RECENT`]), the oldest dropped first.
+    pub(super) recent: BTreeMap<SourceTexel, (u64, Arc<Window>)>,
+    /// Updates run (the age of `recent`'s windows).
+    pub(super) updates: u64,
     /// The kept windows combined, before the finish: per texel the
     /// strongest reveal and the strongest concealment (2 bytes each), when
     /// `combined` says they match `windows`.
@@ -509,7 +520,7 @@ pub struct WindowCache {
     /// Windows forgotten since the last update because the occlusion under
     /// them changed ([`WindowCache::forget`]): the update reports them
     /// dropped.
-    pub(super) forgotten: Vec<(SourceTexel, Window)>,
+    pub(super) forgotten: Vec<(SourceTexel, Arc<Window>)>,
     /// Where the occlusion changed since the last finished grid: the
     /// finish reads coverage there.
     pub(super) touched: Vec<TexelRect>,
@@ -528,12 +539,16 @@ pub struct WindowCache {
     pub(super) changed: Vec<TexelRect>,
 }
 
+/// The fewest dropped windows a [`WindowCache`] keeps for reuse, whatever
+/// the number it holds.
+pub(super) const MIN_RECENT: usize = 64;
+
 /// What one [`WindowCache::update`] changed.
 pub(super) struct Changes {
     /// Windows built.
     pub(super) built: usize,
     /// The windows dropped (those with a box on the grid), with their keys.
-    pub(super) removed: Vec<(SourceTexel, Window)>,
+    pub(super) removed: Vec<(SourceTexel, Arc<Window>)>,
     /// The places of the windows built now (whose keys were not kept
     /// before) among the windows kept now.
     pub(super) added: Vec<usize>,
@@ -555,6 +570,7 @@ impl WindowCache {
         // The falloff tables stay: they depend on the sources alone.
         self.windows.clear();
         self.keys.clear();
+        self.recent.clear();
         self.shadows.clear();
         self.forgotten.clear();
         self.touched.clear();
@@ -589,6 +605,9 @@ impl WindowCache {
             let b = TexelRect { x0: x0 as u32, y0: y0 as u32, x1: (x0 + w) as u32, y1: (y0 + rows) as u32 };
             rects.iter().any(|r| r.meets(&b))
         };
+        // The windows dropped before were made over the occlusion before
+        // this change.
+        self.recent.clear();
         let kept = std::mem::take(&mut self.keys).into_iter().zip(std::mem::take(&mut self.windows));
         for (k, win) in kept {
             if !meets(win.rect()) {
@@ -627,10 +646,10 @@ impl WindowCache {
         self.windows.is_empty()
     }
 
-    /// Heap bytes of the kept windows' values (the combined grids add 4
-    /// bytes per texel).
+    /// Heap bytes of the kept windows' values, those kept for reuse
+    /// included (the combined grids add 4 bytes per texel).
     pub fn bytes(&self) -> usize {
-        self.windows.iter().map(Window::bytes).sum()
+        self.windows.iter().chain(self.recent.values().map(|(_, w)| w)).map(|w| w.bytes()).sum()
     }
 
     /// Brings the low bits up to date where the heights changed, and keeps
@@ -691,7 +710,11 @@ impl WindowCache {
         // Windows forgotten because the occlusion changed under them, by
         // key (at their place in `removed`): those still asked for are
         // worked out again from their old values.
-        let mut removed: Vec<(SourceTexel, Window)> = std::mem::take(&mut self.forgotten);
+        let mut removed: Vec<(SourceTexel, Arc<Window>)> = std::mem::take(&mut self.forgotten);
+        // (Those were made over the occlusion before; the ones dropped now
+        // after them are kept for reuse.)
+        let stale = removed.len();
+        self.updates += 1;
         let again: BTreeMap<SourceTexel, usize> = removed.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
         let changed = std::mem::take(&mut self.changed);
         // One walk over the kept windows and the wanted keys (both
@@ -700,8 +723,8 @@ impl WindowCache {
         // a box on the grid reported).
         debug_assert_eq!(self.keys.len(), self.windows.len(), "a window per key");
         let mut kept = std::mem::take(&mut self.keys).into_iter().zip(std::mem::take(&mut self.windows)).peekable();
-        let (mut slots, mut missing) = (Vec::with_capacity(wanted.len()), Vec::new());
-        let mut drop_one = |(k, win): (SourceTexel, Window)| {
+        let (mut slots, mut missing, mut taken) = (Vec::with_capacity(wanted.len()), Vec::new(), Vec::new());
+        let mut drop_one = |(k, win): (SourceTexel, Arc<Window>)| {
             if win.width > 0 && win.rows > 0 {
                 removed.push((k, win));
             }
@@ -712,10 +735,18 @@ impl WindowCache {
             }
             match kept.next_if(|(g, _)| *g == k) {
                 Some((_, win)) => slots.push(Some(win)),
-                None => {
-                    missing.push(k);
-                    slots.push(None);
-                }
+                None => match self.recent.remove(&k).filter(|_| !again.contains_key(&k)) {
+                    // Not combined: placed as a new window, built by no
+                    // one.
+                    Some((_, win)) => {
+                        taken.push(slots.len());
+                        slots.push(Some(win));
+                    }
+                    None => {
+                        missing.push(k);
+                        slots.push(None);
+                    }
+                },
             }
         }
         kept.for_each(drop_one);
@@ -758,7 +789,7 @@ impl WindowCache {
             let table = tables.get(&FalloffTable::key(s));
             if let Some(&at) = again.get(s) {
                 let low = lows.get(&limit(input, s)).map(Vec::as_slice);
-                let redone = Window::redo(input, occ, s, table, (&removed[at].1, &changed), low);
+                let redone = Window::redo(input, occ, s, table, (&*removed[at].1, &changed), low);
                 // Where the shortcut no longer applies, built whole.
                 let window = redone.unwrap_or_else(|| {
                     let shadow = Shadow::applies(input, s).then(|| Shadow::build(input, s, occ, low)).flatten();
@@ -773,18 +804,43 @@ impl WindowCache {
         pieces::each(missing.iter().zip(&mut built), 1, || (), |_, _, (s, out)| *out = Some(build(s)));
         // The new windows into the places left for them, in key order.
         let mut built = built.into_iter().map(|window| window.expect("every item runs"));
-        let mut added = Vec::with_capacity(missing.len());
+        let mut added = Vec::with_capacity(missing.len() + taken.len());
+        let mut taken = taken.into_iter().peekable();
         self.windows = slots
             .into_iter()
             .enumerate()
             .map(|(i, slot)| {
+                if taken.next_if_eq(&i).is_some() {
+                    added.push(i);
+                }
                 slot.unwrap_or_else(|| {
                     added.push(i);
-                    built.next().expect("a window built per missing key")
+                    Arc::new(built.next().expect("a window built per missing key"))
                 })
             })
             .collect();
         self.keys = wanted;
+        self.keep_recent(&removed[stale..]);
         Changes { built: missing.len(), removed, added, rank }
+    }
+
+    /// Keeps the windows just dropped for the next updates, forgetting the
+    /// oldest past the bound.
+    fn keep_recent(&mut self, removed: &[(SourceTexel, Arc<Window>)]) {
+        // When more than half the windows went (an army on the move), the
+        // bound would hold little more than this update's: none are kept.
+        if 2 * removed.len() > self.windows.len().max(MIN_RECENT) {
+            self.recent.clear();
+            return;
+        }
+        let at = self.updates;
+        self.recent.extend(removed.iter().map(|(k, win)| (*k, (at, win.clone()))));
+        let bound = self.windows.len().max(MIN_RECENT);
+        // Whole updates' windows go, the oldest first (which windows are
+        // kept changes no byte: a window is a function of its key).
+        while self.recent.len() > bound {
+            let oldest = self.recent.values().map(|(at, _)| *at).min().expect("more than the bound");
+            self.recent.retain(|_, (at, _)| *at != oldest);
+        }
     }
 }
