@@ -4,8 +4,11 @@
 //! same run, rollbacks of eight frames (the state eight ticks back loaded,
 //! seven ticks simulated again, one more to come back), timing the load, the
 //! first tick after it and the whole rollback, and saves into a ring of
-//! eight with the oldest dropped. Each figure is over the round's median
-//! steady tick.
+//! eight with the oldest dropped; and a second run of the same workload
+//! that takes the lockstep hash in every tick (`rts-hash-every`), its ticks
+//! between two halves of the steady ones (tick by tick alternation would
+//! have each run evict the other's textures from the caches). Each figure
+//! is over the round's median steady tick.
 //!
 //! `cargo run --release -p murk-benches --example rollback_cost [ROUNDS] [ROLLBACKS] [THREADS]`
 //! (defaults 8 rounds of 12 rollbacks, 2 threads).
@@ -33,6 +36,7 @@ fn main() {
     let threads: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(2);
     let backend = murk_cpu::CpuBackend::new(threads).expect("a pool");
     let mut t = RtsTicks::new(Box::new(backend), Change::Walkers);
+    let mut hashing = RtsTicks::new(Box::new(murk_cpu::CpuBackend::new(threads).expect("a pool")), Change::HashEvery);
     let mut ring: VecDeque<(u32, SaveState)> = VecDeque::new();
     // A tick, then its state saved into the ring, the oldest dropped:
     // (tick, save with drop).
@@ -51,20 +55,26 @@ fn main() {
         forward(&mut t, &mut ring);
     }
     println!("{rounds} rounds, {rollbacks} rollbacks of {FRAMES} frames each, {threads} threads, rts (a tenth of 1000 units walking)");
-    println!("round  steady tick   load   first tick after it   rollback of 8   save with drop   tick while saving   (x steady)");
+    println!("round  steady tick   load   first tick after it   rollback of 8   save with drop   tick while saving   hash every tick   (x steady)");
     let mut firsts = Vec::new();
     let mut totals = Vec::new();
+    let mut hashes = Vec::new();
     for round in 1..=rounds {
-        // Steady ticks on the same run, no state saved.
-        let steady = median(
-            (0..24)
+        // Steady ticks on the same run, no state saved, around the ticks of
+        // the run that hashes every tick.
+        let timed = |t: &mut RtsTicks, n: usize| -> Vec<Duration> {
+            (0..n)
                 .map(|_| {
                     let started = Instant::now();
                     t.step();
                     started.elapsed()
                 })
-                .collect(),
-        );
+                .collect()
+        };
+        let mut plain = timed(&mut t, 12);
+        let hash_every = median(timed(&mut hashing, 24));
+        plain.extend(timed(&mut t, 12));
+        let steady = median(plain);
         ring.clear();
         let (mut ticks_saving, mut saves) = (Vec::new(), Vec::new());
         for _ in 0..=FRAMES {
@@ -92,26 +102,27 @@ fn main() {
         let (load, after, total) = (median(loads), median(first), median(whole));
         let (saving, save) = (median(ticks_saving), median(saves));
         println!(
-            "{round:>5}  {:>8.0} us   {:>5.2}   {:>19.2}   {:>13.2}   {:>14.2}   {:>17.2}",
+            "{round:>5}  {:>8.0} us   {:>5.2}   {:>19.2}   {:>13.2}   {:>14.2}   {:>17.2}   {:>15.2}",
             steady.as_secs_f64() * 1e6,
             ratio(load, steady),
             ratio(after, steady),
             ratio(total, steady),
             ratio(save, steady),
             ratio(saving, steady),
+            ratio(hash_every, steady),
         );
         firsts.push(ratio(after, steady));
         totals.push(ratio(total, steady));
+        hashes.push(ratio(hash_every, steady));
     }
-    firsts.sort_by(f64::total_cmp);
-    totals.sort_by(f64::total_cmp);
+    let spread = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        format!("{:.2}x ({:.2}-{:.2})", v[v.len() / 2], v[0], v[v.len() - 1])
+    };
     println!(
-        "median over rounds: first tick after a load {:.2}x ({:.2}-{:.2}), rollback of 8 {:.2}x ({:.2}-{:.2})",
-        firsts[firsts.len() / 2],
-        firsts[0],
-        firsts[firsts.len() - 1],
-        totals[totals.len() / 2],
-        totals[0],
-        totals[totals.len() - 1]
+        "median over rounds: first tick after a load {}, rollback of 8 {}, hash every tick {}",
+        spread(firsts),
+        spread(totals),
+        spread(hashes)
     );
 }
