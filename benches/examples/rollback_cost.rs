@@ -119,10 +119,5 @@ fn main() {
         v.sort_by(f64::total_cmp);
         format!("{:.2}x ({:.2}-{:.2})", v[v.len() / 2], v[0], v[v.len() - 1])
     };
-    println!(
-        "median over rounds: first tick after a load {}, rollback of 8 {}, hash every tick {}",
-        spread(firsts),
-        spread(totals),
-        spread(hashes)
-    );
+    println!("median over rounds: first tick after a load {}, rollback of 8 {}, hash every tick {}", spread(firsts), spread(totals), spread(hashes));
 }

@@ -6,7 +6,7 @@ use crate::components::{FogFade, FogGhost, FogGhostObserver, FogHideWhenUnseen, 
 use crate::error::FogError;
 use crate::fog::MurkFog;
 use crate::mirror::{publish_entities, FogMirror};
-use crate::MurkSet;
+use crate::set::MurkSet;
 use bevy::prelude::*;
 use bevy::sprite_render::{AlphaMode2d, ColorMaterial};
 

@@ -7,7 +7,7 @@
 
 use crate::error::FogError;
 use crate::mirror::FogMirror;
-use crate::MurkSet;
+use crate::set::MurkSet;
 use bevy::asset::io::Reader;
 use bevy::asset::{AssetLoader, LoadContext};
 use bevy::ecs::system::SystemParam;

@@ -45,6 +45,7 @@ mod mirror;
 mod payload;
 #[cfg(feature = "replicon")]
 mod replicon;
+mod set;
 
 pub use components::{
     FogAntiVision, FogBlocker, FogCapture, FogFade, FogGhost, FogGhostObserver, FogHideWhenUnseen, FogReveal, FogStealth, FogTracked, FogViewer,
@@ -63,6 +64,7 @@ pub use murk_core::BackendChoice;
 pub use payload::FogGhostPayloadPlugin;
 #[cfg(feature = "replicon")]
 pub use replicon::{FogObserver, FogSeenBy, MurkReplicationPlugin};
+pub use set::MurkSet;
 
 use bevy::prelude::*;
 
@@ -76,17 +78,6 @@ pub mod prelude {
         MurkFog, MurkPlugin, MurkSet, RestoreFog, SaveFog, StealthChange, SwitchBackend,
     };
     pub use murk_core::{Area, BackendChoice, Blocker, BlockerShape, InstanceDesc, Profile, StealthActor, TeamMask, Tracked, VisionSource};
-}
-
-/// The stages of murk's fixed tick, in order.
-#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MurkSet {
-    /// Instances and entities are mirrored into murk.
-    Mirror,
-    /// murk ticks.
-    Tick,
-    /// Results go back to Bevy: messages, ghosts, hidden entities, images.
-    Publish,
 }
 
 /// murk's plugin. Choose the backend at run time (murk's one

@@ -9,7 +9,7 @@
 //! mask is read after the tick and uploaded only when its bytes changed.
 
 use crate::fog::MurkFog;
-use crate::MurkSet;
+use crate::set::MurkSet;
 use bevy::asset::RenderAssetUsages;
 use bevy::image::ImageSampler;
 use bevy::prelude::*;

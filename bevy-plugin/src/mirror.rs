@@ -12,7 +12,7 @@
 
 use crate::components::{FogAntiVision, FogBlocker, FogCapture, FogGhost, FogGhostObserver, FogReveal, FogStealth, FogTracked, FogVision};
 use crate::error::FogError;
-use crate::MurkSet;
+use crate::set::MurkSet;
 use bevy::prelude::*;
 use bevy::transform::systems::{mark_dirty_trees, propagate_parent_transforms, sync_simple_transforms, StaticTransformOptimizations};
 use murk_core::{

@@ -4,7 +4,7 @@
 use crate::components::{FogGhost, FogStealth};
 use crate::fog::FogSetup;
 use crate::mirror::{mirror_entities, publish_entities, FogMirror};
-use crate::MurkSet;
+use crate::set::MurkSet;
 use bevy::prelude::*;
 use serde::de::DeserializeOwned;
 use serde::Serialize;

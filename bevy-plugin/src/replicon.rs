@@ -5,7 +5,7 @@
 use crate::components::{FogGhostObserver, FogTracked};
 use crate::fog::MurkFog;
 use crate::mirror::FogMirror;
-use crate::MurkSet;
+use crate::set::MurkSet;
 use bevy::prelude::*;
 use bevy_replicon::prelude::*;
 

@@ -17,12 +17,12 @@
 //! into heights, their heights come from `wide` compares and blends (eight
 //! adjacent cells read at once where texels are as wide as cells).
 
+use crate::components::HeightCapture;
 use crate::error::Result;
 use crate::fixed::{floor_exact, HEIGHT_WALL};
 use crate::frame::CAPTURE_EMPTY;
 use crate::transform::AreaTransform;
 use crate::zlayer::Slab;
-use crate::HeightCapture;
 use rayon::prelude::*;
 use std::ops::Range;
 use wide::i32x8;
@@ -345,8 +345,8 @@ pub(crate) fn resample_captures(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::components::CaptureMode;
     use crate::transform::Area;
-    use crate::CaptureMode;
     use glam::{Vec2, Vec3};
     use proptest::prelude::*;
 

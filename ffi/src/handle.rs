@@ -2,8 +2,8 @@
 //! subsystem over it, the report of its last tick, and an answer staged by
 //! a size query.
 
+use crate::image::MurkImageInfo;
 use crate::raw::{self, Filled};
-use crate::stage::MurkImageInfo;
 use crate::status::{FfiError, Result};
 use murk_core::hecs::{Entity, World};
 use murk_core::{FogSubsystem, TickReport};

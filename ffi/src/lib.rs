@@ -45,6 +45,7 @@ mod actor;
 
 mod capture;
 
+mod image;
 mod stage;
 
 mod events;
@@ -66,6 +67,7 @@ pub use capture::*;
 pub use entity::*;
 pub use events::*;
 pub use fog::*;
+pub use image::*;
 pub use instance::*;
 pub use last_error::*;
 pub use memory::*;
