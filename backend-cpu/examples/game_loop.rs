@@ -18,7 +18,7 @@ fn main() -> Result<(), murk_core::MurkError> {
         area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
         resolution: 128,
         lod: 1,
-        observed_teams: TeamMask::of(&[0]),
+        observed_teams: TeamMask::of(&[0]).expect("teams below 64"),
         profile: Profile { update_rate: 0.1, ..Profile::default() },
     })?;
 

@@ -91,10 +91,13 @@ impl RtsTicks {
         sources.sort();
         if matches!(change, Change::Observed | Change::Tracked | Change::ObservedStill | Change::TrackedStill) {
             // Four teams of 250 units, one instance each.
-            fog.set_observed_teams(&w.desc.name, murk_core::TeamMask::of(&[0])).expect("the instance");
+            fog.set_observed_teams(&w.desc.name, murk_core::TeamMask::of(&[0]).expect("teams below 64")).expect("the instance");
             for team in 1..4u8 {
-                let desc =
-                    murk_core::InstanceDesc { name: format!("team{team}"), observed_teams: murk_core::TeamMask::of(&[team]), ..w.desc.clone() };
+                let desc = murk_core::InstanceDesc {
+                    name: format!("team{team}"),
+                    observed_teams: murk_core::TeamMask::of(&[team]).expect("teams below 64"),
+                    ..w.desc.clone()
+                };
                 fog.create_instance(desc).expect("valid workload");
             }
             for (i, &e) in sources.iter().enumerate() {

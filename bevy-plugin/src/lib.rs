@@ -13,7 +13,7 @@
 //!         area: Area { center: Vec3::new(64.0, 64.0, 0.0), extents: Vec3::new(128.0, 128.0, 10.0), yaw_degrees: 0.0 },
 //!         resolution: 128,
 //!         lod: 0,
-//!         observed_teams: TeamMask::of(&[0]),
+//!         observed_teams: TeamMask::of(&[0]).expect("teams below 64"),
 //!         profile: Profile::default(),
 //!     },
 //! )));

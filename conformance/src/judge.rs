@@ -327,7 +327,7 @@ mod tests {
     fn a_wall_between_hides_and_a_low_wall_hides_from_low_eyes_only() {
         let mut scene = Scene { width: 16, height: 16, reveal_walls: true, ..Scene::default() };
         scene.eyes.push(Eye { at: Vec2::new(2.5, 8.5), eye: 1, radius: 12.0, team: 0, see_through: false });
-        let team = TeamMask::of(&[0]);
+        let team = TeamMask::of(&[0]).unwrap();
         assert!(scene.in_sight(team, [10, 8]));
         scene.walls.push(Wall { min: [6, 0], max: [7, 16], top: Some(3) });
         assert!(!scene.in_sight(team, [10, 8]), "a low wall hides the ground behind it from a low eye");
@@ -335,7 +335,7 @@ mod tests {
         scene.eyes[0].eye = 8;
         assert!(!scene.in_sight(team, [7, 8]), "right behind a low wall stays hidden from a tall eye");
         assert!(scene.in_sight(team, [12, 8]), "a tall eye sees the ground far behind a low wall");
-        assert!(!scene.in_sight(TeamMask::of(&[1]), [3, 8]), "another team's eye lights nothing");
+        assert!(!scene.in_sight(TeamMask::of(&[1]).unwrap(), [3, 8]), "another team's eye lights nothing");
         scene.walls[0].top = None;
         assert!(!scene.in_sight(team, [12, 8]));
         scene.anti.push(Anti { at: Vec2::new(3.0, 8.0), radius: 2.0, targets: team });

@@ -44,7 +44,8 @@ pub struct VisionSource {
     /// Optional view cone.
     #[serde(default)]
     pub cone: Option<Cone>,
-    /// Team (0..=31); instances observe a set of teams.
+    /// Team (0..=63, below [`TeamMask::TEAMS`]); instances observe a set of
+    /// teams.
     #[serde(default)]
     pub team: u8,
     /// Height-layer participation; `None` behaves as 2D (always participates).
@@ -111,9 +112,7 @@ impl VisionSource {
         for (axis, v) in ["x", "y", "z"].into_iter().zip(self.eye_offset.to_array()) {
             finite(|| format!("{label}.source.eye_offset.{axis}"), v)?;
         }
-        if self.team >= 32 {
-            return Err(MurkError::invalid(format!("{label}.source.team"), self.team, "must be within 0..=31"));
-        }
+        TeamMask::check(self.team, || format!("{label}.source.team"))?;
         if let Some(c) = self.cone {
             finite(|| format!("{label}.source.cone.yaw_degrees"), c.yaw_degrees)?;
             in_range(|| format!("{label}.source.cone.half_angle_degrees"), c.half_angle_degrees, 0.0, 180.0)?;
@@ -297,20 +296,37 @@ pub struct Pose {
     pub scale: Vec3,
 }
 
-/// Teams an instance observes, as a bit set of team ids 0..=31.
+/// Teams an instance observes, as a bit set of team ids 0..=63 (bit `t`
+/// for team `t`): a free-for-all of 64 players, each its own team.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TeamMask(pub u32);
+pub struct TeamMask(pub u64);
 
 impl TeamMask {
     /// Every team.
-    pub const ALL: TeamMask = TeamMask(u32::MAX);
+    pub const ALL: TeamMask = TeamMask(u64::MAX);
+    /// How many teams there are: ids run from 0 to `TEAMS - 1`.
+    pub const TEAMS: u8 = 64;
     /// Whether `team` is in the set.
     pub fn contains(self, team: u8) -> bool {
-        team < 32 && self.0 & (1 << team) != 0
+        team < Self::TEAMS && self.0 & (1 << team) != 0
     }
-    /// The set of the listed teams.
-    pub fn of(teams: &[u8]) -> TeamMask {
-        TeamMask(teams.iter().filter(|&&t| t < 32).fold(0, |m, &t| m | (1 << t)))
+    /// The set of the listed teams; an id of [`TeamMask::TEAMS`] or more is
+    /// an error naming it (`teams[i]`).
+    pub fn of(teams: &[u8]) -> Result<TeamMask> {
+        let mut mask = 0;
+        for (i, &t) in teams.iter().enumerate() {
+            Self::check(t, || format!("teams[{i}]"))?;
+            mask |= 1 << t;
+        }
+        Ok(TeamMask(mask))
+    }
+    /// `team` as an id, or an error naming `field`.
+    pub fn check(team: u8, field: impl FnOnce() -> String) -> Result<u8> {
+        if team < Self::TEAMS {
+            Ok(team)
+        } else {
+            Err(MurkError::invalid(field(), team, format!("must be within 0..={}", Self::TEAMS - 1)))
+        }
     }
 }
 

@@ -51,8 +51,9 @@ use serde::Serialize;
 /// its scripted reveals and the signature of its reveal layer; a stealth
 /// state, a batch of stealth samples and a per-tick hash in flight are
 /// written as the subsystem holds them; a batch of footprint judgments
-/// holds its groups (one value per footprint) instead of samples.
-pub const VERSION: u32 = 11;
+/// holds its groups (one value per footprint) instead of samples. 12: a
+/// team mask is 64 bits (teams 0..=63), where it was 32.
+pub const VERSION: u32 = 12;
 /// Magic of a fog-state snapshot.
 pub const FOG_MAGIC: &[u8; 8] = b"MURKSNAP";
 /// Magic of a scenario-run snapshot (`murk run --snapshot-at`).

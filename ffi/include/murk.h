@@ -26,9 +26,10 @@
 #include <stdint.h>
 
 // The version of this C API: bumped when a function, struct or code
-// changes in a way that is not an addition. A host compiled against
+// changes in a way that is not an addition (2: team masks are 64 bits,
+// `uint64_t`, for teams 0..=63). A host compiled against
 // `murk.h` compares it with `murk_api_version()` at run time.
-#define MURK_API_VERSION 1
+#define MURK_API_VERSION 2
 
 // The call succeeded.
 #define MURK_OK 0
@@ -102,9 +103,9 @@
 // Profile text in RON (`(explored_value: 0.4)`).
 #define MURK_FORMAT_RON 2
 
-// Every team (0..=31): an instance's `observed_teams`, an anti-vision
-// area's `targets`.
-#define MURK_ALL_TEAMS UINT32_MAX
+// Every team (0..=63): an instance's `observed_teams`, an anti-vision
+// area's `targets` (bit `t` for team `t`).
+#define MURK_ALL_TEAMS UINT64_MAX
 
 // A vision source (`murk_entity_set_source`).
 #define MURK_COMPONENT_SOURCE 1
@@ -228,7 +229,7 @@ typedef struct MurkSource {
   float cone_yaw_degrees;
   // The cone's half opening angle, `0..=180` degrees.
   float cone_half_angle_degrees;
-  // Team, `0..=31`; an instance is revealed by the teams it observes.
+  // Team, `0..=63`; an instance is revealed by the teams it observes.
   uint32_t team;
   // Whether the source takes part in height layers only over
   // `vertical_extent` above its Z (off: always, as in 2D).
@@ -247,7 +248,7 @@ typedef struct MurkAntiVision {
   // Outer fraction of the radius over which the concealment fades out.
   float falloff;
   // The teams (bit set) it hides the area from; `MURK_ALL_TEAMS`: all.
-  uint32_t targets;
+  uint64_t targets;
 } MurkAntiVision;
 
 // A point in the ground plane, relative to an entity's position.
@@ -455,7 +456,7 @@ int32_t murk_instance_create(uint64_t fog,
                              const struct MurkArea *area,
                              uint32_t resolution,
                              uint32_t lod,
-                             uint32_t observed_teams,
+                             uint64_t observed_teams,
                              const char *profile_text,
                              size_t profile_len,
                              uint32_t profile_format);

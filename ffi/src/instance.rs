@@ -16,9 +16,9 @@ pub const MURK_FORMAT_JSON: u32 = 0;
 pub const MURK_FORMAT_TOML: u32 = 1;
 /// Profile text in RON (`(explored_value: 0.4)`).
 pub const MURK_FORMAT_RON: u32 = 2;
-/// Every team (0..=31): an instance's `observed_teams`, an anti-vision
-/// area's `targets`.
-pub const MURK_ALL_TEAMS: u32 = u32::MAX;
+/// Every team (0..=63): an instance's `observed_teams`, an anti-vision
+/// area's `targets` (bit `t` for team `t`).
+pub const MURK_ALL_TEAMS: u64 = u64::MAX;
 
 /// The box an instance covers (`murk_core::Area`): centre and full size
 /// in world units, turned by `yaw_degrees` counter-clockwise in the ground
@@ -79,7 +79,7 @@ pub extern "C" fn murk_instance_create(
     area: *const MurkArea,
     resolution: u32,
     lod: u32,
-    observed_teams: u32,
+    observed_teams: u64,
     profile_text: *const c_char,
     profile_len: usize,
     profile_format: u32,

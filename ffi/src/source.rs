@@ -32,7 +32,7 @@ pub struct MurkSource {
     pub cone_yaw_degrees: f32,
     /// The cone's half opening angle, `0..=180` degrees.
     pub cone_half_angle_degrees: f32,
-    /// Team, `0..=31`; an instance is revealed by the teams it observes.
+    /// Team, `0..=63`; an instance is revealed by the teams it observes.
     pub team: u32,
     /// Whether the source takes part in height layers only over
     /// `vertical_extent` above its Z (off: always, as in 2D).
@@ -53,7 +53,7 @@ pub struct MurkAntiVision {
     /// Outer fraction of the radius over which the concealment fades out.
     pub falloff: f32,
     /// The teams (bit set) it hides the area from; `MURK_ALL_TEAMS`: all.
-    pub targets: u32,
+    pub targets: u64,
 }
 
 impl From<VisionSource> for MurkSource {
@@ -93,10 +93,9 @@ pub extern "C" fn murk_entity_set_source(fog: u64, entity: u64, source: *const M
         registry::with_fog(fog, |h| {
             let e = h.entity(entity)?;
             let label = label(e);
-            let team = u8::try_from(s.team)
-                .ok()
-                .filter(|&t| t < 32)
-                .ok_or_else(|| MurkError::invalid(format!("{label}.source.team"), s.team, "must be within 0..=31"))?;
+            let field = || format!("{label}.source.team");
+            let team = u8::try_from(s.team).map_err(|_| MurkError::invalid(field(), s.team, "must be within 0..=63"))?;
+            let team = TeamMask::check(team, field)?;
             let source = VisionSource {
                 radius: s.radius,
                 falloff: (s.has_falloff != 0).then_some(s.falloff),

@@ -7,9 +7,10 @@
 use std::ffi::{c_char, CStr};
 
 /// The version of this C API: bumped when a function, struct or code
-/// changes in a way that is not an addition. A host compiled against
+/// changes in a way that is not an addition (2: team masks are 64 bits,
+/// `uint64_t`, for teams 0..=63). A host compiled against
 /// `murk.h` compares it with `murk_api_version()` at run time.
-pub const MURK_API_VERSION: u32 = 1;
+pub const MURK_API_VERSION: u32 = 2;
 
 const VERSION: &CStr = match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
     Ok(v) => v,

@@ -270,8 +270,8 @@ static void sources(uint64_t fog) {
   s.radius = NAN;
   EXPECT(murk_entity_set_source(fog, e, &s), MURK_ERR_INVALID_VALUE, ".source.radius = NaN: must be a finite number");
   s.radius = 5;
-  s.team = 40;
-  EXPECT(murk_entity_set_source(fog, e, &s), MURK_ERR_INVALID_VALUE, ".source.team = 40");
+  s.team = 64;
+  EXPECT(murk_entity_set_source(fog, e, &s), MURK_ERR_INVALID_VALUE, ".source.team = 64: must be within 0..=63");
   s.team = 0;
   s.has_falloff = 1;
   s.falloff = 2;

@@ -38,7 +38,7 @@ pub struct InstanceSpec {
     /// Internal downscale: passes run at `resolution >> lod`.
     #[serde(default)]
     pub lod: u32,
-    /// Teams (0..=31) whose sources reveal it; every team when absent.
+    /// Teams (0..=63) whose sources reveal it; every team when absent.
     #[serde(default)]
     pub observed_teams: Option<Vec<u8>>,
     /// Settings; the defaults when absent.
@@ -172,12 +172,12 @@ impl Fog {
         let spec: InstanceSpec = serde_json::from_str(json).map_err(|e| MurkError::Parse { what: "instance".into(), message: e.to_string() })?;
         let observed_teams = match &spec.observed_teams {
             None => TeamMask::ALL,
-            Some(teams) => {
-                if let Some(t) = teams.iter().find(|&&t| t >= 32) {
-                    return Err(MurkError::invalid("instance.observed_teams", t, "teams are 0..=31"));
+            Some(teams) => TeamMask::of(teams).map_err(|e| match e {
+                MurkError::InvalidValue { field, value, reason } => {
+                    MurkError::InvalidValue { field: format!("instance.observed_{field}"), value, reason }
                 }
-                TeamMask::of(teams)
-            }
+                other => other,
+            })?,
         };
         self.fog.create_instance(InstanceDesc {
             name: spec.name,

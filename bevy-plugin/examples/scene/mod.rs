@@ -47,7 +47,7 @@ pub fn instance(map: &MovingAiMap) -> FogInstance {
         area: Area { center: Vec3::new(w / 2.0, h / 2.0, 5.0), extents: Vec3::new(w, h, 10.0), yaw_degrees: 0.0 },
         resolution: map.width,
         lod: 0,
-        observed_teams: TeamMask::of(&[0]),
+        observed_teams: TeamMask::of(&[0]).expect("teams below 64"),
         profile: Profile { explored_value: 0.45, fade_in_rate: 8.0, relax_rate: 3.0, ..Profile::default() },
     })
 }

@@ -379,7 +379,7 @@ struct Answers {
 fn ask(mut queries: FogQueries, mut answers: ResMut<Answers>) {
     answers.near = queries.is_visible_now(Vec3::new(10.5, 10.5, 0.0)).ok();
     answers.far = queries.is_visible_now(Vec3::new(60.5, 60.5, 0.0)).ok();
-    answers.in_sight = queries.in_sight_of(Vec3::new(12.0, 10.0, 0.0), TeamMask::of(&[0])).ok();
+    answers.in_sight = queries.in_sight_of(Vec3::new(12.0, 10.0, 0.0), TeamMask::of(&[0]).unwrap()).ok();
     match answers.handle {
         // Submitted once the point is visible, answered at a later poll.
         None if answers.near == Some(true) => answers.handle = queries.submit(&[Vec3::new(10.5, 10.5, 0.0), Vec3::new(500.0, 0.0, 0.0)], None).ok(),
@@ -554,7 +554,7 @@ fn viewer_draws(choice: BackendChoice) {
         let mut app = App::new();
         let mut murk = MurkPlugin::new(choice);
         for (name, team) in [("red", 0u8), ("blue", 1)] {
-            murk = murk.instance(FogInstance::new(InstanceDesc { name: name.into(), observed_teams: TeamMask::of(&[team]), ..desc() }));
+            murk = murk.instance(FogInstance::new(InstanceDesc { name: name.into(), observed_teams: TeamMask::of(&[team]).unwrap(), ..desc() }));
         }
         app.add_plugins(MinimalPlugins)
             .insert_resource(Time::<Fixed>::from_duration(Duration::from_micros(u64::from(DT_US))))

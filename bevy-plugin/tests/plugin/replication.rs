@@ -72,7 +72,7 @@ fn server() -> App {
         // the judge's grid.
         let area = Area { center: Vec3::new(32.0, 32.0, 128.0), extents: Vec3::new(64.0, 64.0, 256.0), yaw_degrees: 0.0 };
         let profile = Profile { fade_in_rate: 10.0, relax_rate: 10.0, ..Profile::default() };
-        let desc = InstanceDesc { name: name.into(), area, resolution: 64, lod: 0, observed_teams: TeamMask::of(&[team]), profile };
+        let desc = InstanceDesc { name: name.into(), area, resolution: 64, lod: 0, observed_teams: TeamMask::of(&[team]).unwrap(), profile };
         murk = murk.instance(FogInstance::new(desc));
     }
     app.add_plugins((murk, FogGhostPayloadPlugin::<Health>::new("health"), MurkReplicationPlugin));
@@ -168,7 +168,7 @@ fn judged(server: &mut App, tick: usize, name: &str, team: u8) -> BTreeSet<u32> 
     let sub = fog.subsystem().expect("murk runs");
     mirrored
         .into_iter()
-        .filter(|(u, _)| units.get(u).is_some_and(|at| scene.sees(TeamMask::of(&[team]), *at, FOOTPRINT)))
+        .filter(|(u, _)| units.get(u).is_some_and(|at| scene.sees(TeamMask::of(&[team]).unwrap(), *at, FOOTPRINT)))
         .filter(|(u, h)| !STEALTHY.contains(u) || h.and_then(|h| sub.stealth_state_for(h, name)).is_none_or(|s| s.last_visible))
         .map(|(u, _)| u)
         .collect()

@@ -103,7 +103,7 @@ pub fn api(data: &[u8]) {
                     area: area_from(&mut b),
                     resolution,
                     lod: u32::from(b.u8() % 6),
-                    observed_teams: TeamMask(b.u32()),
+                    observed_teams: TeamMask(u64::from(b.u32()) * 0x1_0000_0001),
                     profile: fuzz_profile(&mut b),
                 };
                 let _ = unchanged_on_error(&mut fog, &mut world, "create_instance", |f, _| f.create_instance(desc));

@@ -166,7 +166,7 @@ pub fn damaged_snapshots_are_errors_and_leave_the_state_alone(make: &Make) {
 
 fn fog_64(make: &Make, profile: Profile) -> FogSubsystem {
     let mut fog = FogSubsystem::new(make());
-    for (name, z, teams) in [("ground", 5.0, TeamMask::of(&[0])), ("upper", 15.0, TeamMask::of(&[1]))] {
+    for (name, z, teams) in [("ground", 5.0, TeamMask::of(&[0]).unwrap()), ("upper", 15.0, TeamMask::of(&[1]).unwrap())] {
         fog.create_instance(InstanceDesc {
             name: name.into(),
             area: Area { center: Vec3::new(32.0, 32.0, z), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
@@ -215,12 +215,12 @@ pub fn the_immediate_query_ignores_walls_but_respects_radius_cone_and_team(make:
     world.spawn((Position(Vec3::new(0.0, 0.0, 0.0)), s));
     world.spawn((Position(Vec3::new(3.0, 0.0, 0.0)), Blocker::wall(BlockerShape::Circle { radius: 1.0 })));
     let fog = fog_64(make, instant());
-    let t2 = TeamMask::of(&[2]);
+    let t2 = TeamMask::of(&[2]).unwrap();
     assert!(fog.query_immediate(&world, Vec3::new(6.0, 0.0, 0.0), t2).unwrap(), "walls do not matter");
     assert!(fog.query_immediate(&world, Vec3::new(6.0, 5.9, 0.0), t2).unwrap(), "inside the 45-degree edge");
     assert!(!fog.query_immediate(&world, Vec3::new(6.0, 6.1, 0.0), t2).unwrap(), "outside the cone");
     assert!(!fog.query_immediate(&world, Vec3::new(10.5, 0.0, 0.0), t2).unwrap(), "outside the radius");
-    assert!(!fog.query_immediate(&world, Vec3::new(6.0, 0.0, 0.0), TeamMask::of(&[1])).unwrap(), "another team");
+    assert!(!fog.query_immediate(&world, Vec3::new(6.0, 0.0, 0.0), TeamMask::of(&[1]).unwrap()).unwrap(), "another team");
 }
 
 pub fn anti_vision_hides_an_area_from_the_teams_it_targets(make: &Make) {
@@ -235,7 +235,7 @@ pub fn anti_vision_hides_an_area_from_the_teams_it_targets(make: &Make) {
         s.team = team;
         world.spawn((Position(Vec3::new(32.5, 32.5, 0.0)), s));
     }
-    world.spawn((Position(Vec3::new(40.5, 32.5, 0.0)), AntiVision { radius: 4.0, falloff: 0.0, targets: TeamMask::of(&[0]) }));
+    world.spawn((Position(Vec3::new(40.5, 32.5, 0.0)), AntiVision { radius: 4.0, falloff: 0.0, targets: TeamMask::of(&[0]).unwrap() }));
     fog.tick(&mut world, 50_000).unwrap();
     let vis = |fog: &mut FogSubsystem, name: &str| match fog.read_texture(name, Texture::Visibility).unwrap().data {
         murk_core::TextureData::U16(v) => v,
@@ -245,9 +245,41 @@ pub fn anti_vision_hides_an_area_from_the_teams_it_targets(make: &Make) {
     assert_eq!(g[32 * 64 + 40], 0, "hidden from team 0");
     assert_eq!(g[32 * 64 + 32], 65535, "outside the smoke");
     assert_eq!(u[32 * 64 + 40], 0, "an instance observing team 0 among others is also targeted");
-    fog.set_observed_teams("upper", TeamMask::of(&[1])).unwrap();
+    fog.set_observed_teams("upper", TeamMask::of(&[1]).unwrap()).unwrap();
     fog.tick(&mut world, 50_000).unwrap();
     assert_eq!(vis(&mut fog, "upper")[32 * 64 + 40], 65535, "team 1 sees through team 0's smoke");
+}
+
+/// A free-for-all of 64 players: 64 instances, each observing its own
+/// team, and one source per team in its own column; each instance sees
+/// only its team's column, the top teams (32..=63) as the first. A team id
+/// of 64 is an error naming it.
+pub fn sixty_four_teams_each_see_only_their_own(make: &Make) {
+    let mut fog = FogSubsystem::new(make());
+    let area = Area { center: Vec3::new(64.0, 4.0, 5.0), extents: Vec3::new(128.0, 8.0, 10.0), yaw_degrees: 0.0 };
+    for team in 0..TeamMask::TEAMS {
+        let observed_teams = TeamMask::of(&[team]).unwrap();
+        fog.create_instance(InstanceDesc { name: format!("p{team:02}"), area, resolution: 128, lod: 0, observed_teams, profile: instant() }).unwrap();
+    }
+    let mut world = World::new();
+    for team in 0..TeamMask::TEAMS {
+        let mut s = VisionSource::new(0.9);
+        (s.falloff, s.team) = (Some(0.0), team);
+        world.spawn((Position(Vec3::new(1.5 + 2.0 * f32::from(team), 4.5, 0.0)), s));
+    }
+    fog.tick(&mut world, 50_000).unwrap();
+    for team in [0u8, 1, 31, 32, 47, 63] {
+        let murk_core::TextureData::U16(v) = fog.read_texture(&format!("p{team:02}"), Texture::Visibility).unwrap().data else { unreachable!() };
+        let lit: Vec<usize> = (0..128).filter(|&x| v[4 * 128 + x] > 0).collect();
+        assert_eq!(lit, vec![2 * usize::from(team) + 1], "team {team} sees its own column only");
+    }
+    let mut s = VisionSource::new(1.0);
+    s.team = 64;
+    let e = world.spawn((Position(Vec3::new(3.0, 4.0, 0.0)), s));
+    let err = fog.tick(&mut world, 50_000).unwrap_err().to_string();
+    assert!(err.contains("source.team = 64") && err.contains("0..=63"), "{err}");
+    world.despawn(e).unwrap();
+    assert!(TeamMask::of(&[3, 64]).unwrap_err().to_string().contains("teams[1] = 64"));
 }
 
 /// One tick and the ticks of the readback latency after it, with the events
@@ -392,6 +424,7 @@ pub fn the_state_hash_is_the_definition_over_the_masks_read_back(make: &Make) {
 }
 
 pub const TESTS: &[Test] = &[
+    ("sixty_four_teams_each_see_only_their_own", sixty_four_teams_each_see_only_their_own),
     ("the_state_hash_is_the_definition_over_the_masks_read_back", the_state_hash_is_the_definition_over_the_masks_read_back),
     ("every_tick_hash_is_the_lockstep_hash_two_ticks_late", every_tick_hash_is_the_lockstep_hash_two_ticks_late),
     ("infiltration_hidden_seen_ghosted_and_seen_again", infiltration_hidden_seen_ghosted_and_seen_again),

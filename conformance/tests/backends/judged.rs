@@ -30,7 +30,8 @@ fn fog(make: &Make, profile: &Profile) -> FogSubsystem {
     let mut fog = FogSubsystem::new(make());
     for (name, teams) in OBSERVERS {
         let area = Area { center: Vec3::new(32.0, 32.0, 128.0), extents: Vec3::new(64.0, 64.0, 256.0), yaw_degrees: 0.0 };
-        let desc = InstanceDesc { name: name.into(), area, resolution: 64, lod: 0, observed_teams: TeamMask::of(teams), profile: profile.clone() };
+        let desc =
+            InstanceDesc { name: name.into(), area, resolution: 64, lod: 0, observed_teams: TeamMask::of(teams).unwrap(), profile: profile.clone() };
         fog.create_instance(desc).unwrap();
     }
     fog
@@ -63,7 +64,7 @@ impl Game {
         world.spawn(wall(30.0, 34.0, 32.0, 64.0, None));
         world.spawn(wall(8.0, 44.0, 28.0, 45.0, Some(3.0)));
         world.spawn((Position(Vec3::new(10.5, 54.5, 0.0)), eye(20.0, 8.0, 0)));
-        world.spawn((Position(Vec3::new(48.0, 40.0, 0.0)), AntiVision { radius: 6.0, falloff: 0.0, targets: TeamMask::of(&[1]) }));
+        world.spawn((Position(Vec3::new(48.0, 40.0, 0.0)), AntiVision { radius: 6.0, falloff: 0.0, targets: TeamMask::of(&[1]).unwrap() }));
         let door = Some(world.spawn(wall(30.0, 28.0, 32.0, 34.0, None)));
         let h = |i: i32| hash2(i, seed);
         let (mut units, mut stealthy) = (Vec::new(), BTreeSet::new());
@@ -147,7 +148,7 @@ impl Game {
     fn scene(&self, reveal_walls: bool) -> Scene {
         let mut scene = Scene::of_world(&self.world, 64, 64);
         scene.reveal_walls = reveal_walls;
-        scene.reveals.extend(self.reveal.map(|(_, disc)| (TeamMask::of(&[0]), disc)));
+        scene.reveals.extend(self.reveal.map(|(_, disc)| (TeamMask::of(&[0]).unwrap(), disc)));
         scene
     }
 
@@ -178,7 +179,7 @@ fn judged_run(make: &Make, profile: &Profile, seed: i32, ticks: usize) -> (usize
             if t >= 2 {
                 let (scene, then) = &history[t - 2];
                 for (&bits, &(at, footprint)) in then.iter().filter(|(b, _)| now.contains_key(b)) {
-                    if !scene.sees(TeamMask::of(teams), at, footprint) {
+                    if !scene.sees(TeamMask::of(teams).unwrap(), at, footprint) {
                         unseen += 1;
                         continue;
                     }

@@ -41,7 +41,7 @@ fn fog(make: &Make, names: &[&str]) -> FogSubsystem {
     let mut fog = FogSubsystem::new(make());
     for &(name, team) in &OBSERVERS {
         if names.contains(&name) {
-            fog.create_instance(InstanceDesc { name: name.into(), observed_teams: TeamMask::of(&[team]), ..desc(profile()) }).unwrap();
+            fog.create_instance(InstanceDesc { name: name.into(), observed_teams: TeamMask::of(&[team]).unwrap(), ..desc(profile()) }).unwrap();
         }
     }
     fog

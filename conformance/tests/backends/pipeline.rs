@@ -291,7 +291,7 @@ pub fn cadence_recomputes_every_update_rate_and_blends_every_tick(make: &Make) {
 
 pub fn teams_filter_sources(make: &Make) {
     let mut fog = fog_on(make(), raw_profile());
-    fog.set_observed_teams("i", TeamMask::of(&[1])).unwrap();
+    fog.set_observed_teams("i", TeamMask::of(&[1]).unwrap()).unwrap();
     let mut world = World::new();
     let mut a = VisionSource::new(5.0);
     a.team = 0;

@@ -425,7 +425,7 @@ pub fn incremental_recompute_equals_full_recompute(make: &Make) {
                     for fog in [&mut inc, &mut full] {
                         fog.apply_profile("i", p.clone()).unwrap();
                         if pick % 5 == 0 {
-                            fog.set_observed_teams("i", TeamMask::of(&[0, 1])).unwrap();
+                            fog.set_observed_teams("i", TeamMask::of(&[0, 1]).unwrap()).unwrap();
                         }
                     }
                 }

@@ -110,7 +110,7 @@ pub fn a_fade_rises_linearly_over_its_ticks(make: &Make) {
 pub fn team_reveals_reach_every_instance_observing_the_team(make: &Make) {
     let mut fog = FogSubsystem::new(make());
     for (name, teams) in [("red", [0u8].as_slice()), ("blue", &[1]), ("allies", &[0, 1])] {
-        fog.create_instance(InstanceDesc { name: name.into(), observed_teams: TeamMask::of(teams), ..desc(instant()) }).unwrap();
+        fog.create_instance(InstanceDesc { name: name.into(), observed_teams: TeamMask::of(teams).unwrap(), ..desc(instant()) }).unwrap();
     }
     let mut world = World::new();
     let id = fog.reveal(&FogTarget::Team(0), sight(false, None)).unwrap();
@@ -198,7 +198,7 @@ pub fn bad_reveals_and_hides_are_named_and_change_nothing(make: &Make) {
         (sight(false, None), FogTarget::Team(3), "observed by no instance"),
     ];
     // Team 3 is observed by no instance once `i` observes team 0 only.
-    fog.set_observed_teams("i", TeamMask::of(&[0])).unwrap();
+    fog.set_observed_teams("i", TeamMask::of(&[0]).unwrap()).unwrap();
     for (reveal, target, needle) in cases {
         let e = fog.reveal(&target, reveal).unwrap_err().to_string();
         assert!(e.contains(needle), "`{e}` should name `{needle}`");

@@ -461,8 +461,8 @@ pub fn a_scenario_is_checked_whole_before_tick_0(make: &Make) {
     // A bad source that spawns late fails before the first tick.
     let e = scenario_error(make, "200000", "199999", "", "[]", |s| s.sources[1].component.falloff = Some(2.0)).unwrap();
     assert!(e.contains("sources[1].source.falloff = 2"), "{e}");
-    let e = scenario_error(make, "5", "3", "", "[]", |s| s.sources[1].component.team = 40).unwrap();
-    assert!(e.contains("sources[1].source.team = 40"), "{e}");
+    let e = scenario_error(make, "5", "3", "", "[]", |s| s.sources[1].component.team = 64).unwrap();
+    assert!(e.contains("sources[1].source.team = 64"), "{e}");
     let e = scenario_error(make, "5", "3", "", "[]", |s| s.blockers[0].component.shape = BlockerShape::Polygon { points: vec![] }).unwrap();
     assert!(e.contains("blockers[0].blocker.shape.polygon.points = 0"), "{e}");
     let e = scenario_error(make, "0", "0", "", "[]", |_| {}).unwrap();

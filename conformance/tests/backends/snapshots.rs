@@ -525,7 +525,7 @@ pub fn rollbacks_load_any_state_and_replay_its_ticks(make: &Make) {
 pub fn loads_leave_no_readback_behind(make: &Make) {
     let mut fog = FogSubsystem::new(make());
     fog.create_instance(desc(Profile::default())).unwrap();
-    fog.create_instance(InstanceDesc { name: "j".into(), observed_teams: TeamMask::of(&[0]), ..desc(Profile::default()) }).unwrap();
+    fog.create_instance(InstanceDesc { name: "j".into(), observed_teams: TeamMask::of(&[0]).unwrap(), ..desc(Profile::default()) }).unwrap();
     let mut world = seeded_world(5);
     for i in 0..40 {
         let at = Vec3::new(1.5 + (i % 8) as f32 * 7.0, 2.5 + (i / 8) as f32 * 11.0, 0.0);
@@ -582,7 +582,7 @@ pub fn a_state_puts_back_its_instances(make: &Make) {
     let one = fog.save_state(&world).unwrap();
     let one_hash = fog.lockstep_hash().unwrap();
     let names = fog.instance_names();
-    fog.create_instance(InstanceDesc { name: "late".into(), observed_teams: TeamMask::of(&[0]), ..desc(Profile::default()) }).unwrap();
+    fog.create_instance(InstanceDesc { name: "late".into(), observed_teams: TeamMask::of(&[0]).unwrap(), ..desc(Profile::default()) }).unwrap();
     fog.tick(&mut world, 50_000).unwrap();
     let two = fog.save_state(&world).unwrap();
     let two_hash = fog.lockstep_hash().unwrap();

@@ -5,7 +5,7 @@
 //! are written in the same loop over ticks that a resumed run re-enters.)
 
 use super::format::*;
-use super::validate::{check_placements, validate};
+use super::validate::{check_placements, teams_of, validate};
 use super::ScenarioFiles;
 use crate::backend::Backend;
 use crate::components::{AntiVision, Blocker, CaptureMode, HeightCapture, Position, StealthActor, TeamMask, TransientReveal, VisionSource};
@@ -177,7 +177,10 @@ impl ScenarioRunner {
                 area: inst.area,
                 resolution: inst.resolution,
                 lod: inst.lod,
-                observed_teams: inst.observed_teams.as_deref().map_or(TeamMask::ALL, TeamMask::of),
+                observed_teams: inst
+                    .observed_teams
+                    .as_deref()
+                    .map_or(Ok(TeamMask::ALL), |t| teams_of(t, &format!("instances[{i}].observed_teams")))?,
                 profile,
             };
             fog.create_instance(desc).map_err(|e| rename(e, &format!("instance `{}`", inst.name), &format!("instances[{i}]")))?;
@@ -292,7 +295,8 @@ impl ScenarioRunner {
             let mask = self.fog.mask_query_now(&q.points, q.cutoff)?;
             let immediate = match &q.immediate_teams {
                 Some(teams) => {
-                    Some(q.points.iter().map(|p| self.fog.query_immediate(&self.world, *p, TeamMask::of(teams))).collect::<Result<Vec<bool>>>()?)
+                    let teams = teams_of(teams, "queries.immediate_teams")?;
+                    Some(q.points.iter().map(|p| self.fog.query_immediate(&self.world, *p, teams)).collect::<Result<Vec<bool>>>()?)
                 }
                 None => None,
             };
@@ -467,7 +471,7 @@ impl ScenarioRunner {
             }
             Action::SetArea { instance, area } => self.fog.set_area(&instance, area),
             Action::ExpandArea { instance, point } => self.fog.expand_area_to_include(&instance, point),
-            Action::SetObservedTeams { instance, teams } => self.fog.set_observed_teams(&instance, TeamMask::of(&teams)),
+            Action::SetObservedTeams { instance, teams } => self.fog.set_observed_teams(&instance, teams_of(&teams, "teams")?),
             Action::Move { id, position } => {
                 let t = self.tracked.get_mut(&id).ok_or_else(|| MurkError::UnknownEntity(id.clone()))?;
                 t.start = position;

@@ -154,9 +154,7 @@ pub(super) fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
             ));
         }
         if let Some(teams) = &inst.observed_teams {
-            if let Some(t) = teams.iter().find(|&&t| t >= 32) {
-                return Err(MurkError::invalid(format!("instances[{i}].observed_teams"), t, "teams are 0..=31"));
-            }
+            teams_of(teams, &format!("instances[{i}].observed_teams"))?;
         }
     }
     // Every scripted entity is checked now, whenever it spawns: a bad entity
@@ -197,6 +195,9 @@ pub(super) fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
         }
         if let Some(c) = q.cutoff {
             crate::error::in_range(&format!("{f}.cutoff"), c, 0.0, 1.0)?;
+        }
+        if let Some(teams) = &q.immediate_teams {
+            teams_of(teams, &format!("{f}.immediate_teams"))?;
         }
     }
     for (i, e) in s.events.iter().enumerate() {
@@ -242,6 +243,9 @@ pub(super) fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
                         with(Some(*area), None)?;
                     }
                     Action::ExpandArea { point, .. } => check_vec3(&format!("{f}.point"), *point)?,
+                    Action::SetObservedTeams { teams, .. } => {
+                        teams_of(teams, &format!("{f}.teams"))?;
+                    }
                     _ => {}
                 }
             }
@@ -296,7 +300,18 @@ fn check_target(target: &FogTarget, names: &BTreeSet<&str>, f: &str) -> Result<(
         FogTarget::Instance(name) if !names.contains(name.as_str()) => {
             Err(MurkError::invalid(format!("{f}.target.instance"), name, "names no instance"))
         }
-        FogTarget::Team(team) if *team >= 32 => Err(MurkError::invalid(format!("{f}.target.team"), team, "must be within 0..=31")),
+        FogTarget::Team(team) => TeamMask::check(*team, || format!("{f}.target.team")).map(drop),
         _ => Ok(()),
     }
+}
+
+/// The team mask of a list of team ids from a file, an id out of range
+/// named as `field[i]`.
+pub(super) fn teams_of(teams: &[u8], field: &str) -> Result<TeamMask> {
+    TeamMask::of(teams).map_err(|e| match e {
+        MurkError::InvalidValue { field: at, value, reason } => {
+            MurkError::InvalidValue { field: format!("{field}{}", &at["teams".len()..]), value, reason }
+        }
+        other => other,
+    })
 }

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 pub enum FogTarget {
     /// One instance, by name.
     Instance(String),
-    /// Every instance that observes this team (0..=31) when the call is made.
+    /// Every instance that observes this team (0..=63) when the call is made.
     Team(u8),
 }
 

@@ -5,6 +5,7 @@
 
 use super::fog::FogSubsystem;
 use super::reveal::{coverage, ActiveReveal, FogTarget, Reveal, RevealArea, RevealId, RevealKind};
+use crate::components::TeamMask;
 use crate::error::{finite, MurkError, Result};
 use crate::texture::{instance_textures, Grid, Texture, TextureSet};
 
@@ -18,9 +19,7 @@ impl FogSubsystem {
                 Ok(vec![name.clone()])
             }
             FogTarget::Team(team) => {
-                if *team >= 32 {
-                    return Err(MurkError::invalid("target.team", team, "must be within 0..=31"));
-                }
+                TeamMask::check(*team, || "target.team".into())?;
                 let names: Vec<String> =
                     self.instances.iter().filter(|(_, s)| s.desc.observed_teams.contains(*team)).map(|(n, _)| n.clone()).collect();
                 if names.is_empty() {

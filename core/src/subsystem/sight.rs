@@ -36,8 +36,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// Most instances that observe tracked entities: a tick with tracked
-/// entities and more instances is refused.
-pub const MAX_OBSERVERS: usize = 64;
+/// entities and more instances is refused. Enough for a free-for-all of
+/// 64 players (one instance each, [`crate::TeamMask::TEAMS`] teams) with as
+/// many again for spectators, minimaps or allied views.
+pub const MAX_OBSERVERS: usize = 128;
 
 /// Largest footprint radius, in internal texels of an instance.
 pub const MAX_FOOTPRINT_TEXELS: i32 = 64;

@@ -32,7 +32,7 @@ export interface Profile {
 /** A fog instance: one observer (a team's view). */
 export interface InstanceDesc {
   name: string; area: Area; resolution: number; lod?: number;
-  /** Teams 0..=31 whose sources reveal it; every team when absent. */
+  /** Teams 0..=63 whose sources reveal it; every team when absent. */
   observed_teams?: number[];
   profile?: Profile;
 }
@@ -62,7 +62,7 @@ export interface StealthActor {
   cutoff_override?: number; fade_seconds?: number; instance?: string | null; per_observer?: boolean;
 }
 
-/** An area hidden from the teams it targets (`targets`: a bit set of teams). */
+/** An area hidden from the teams it targets (`targets`: a bit set of teams, bit `t` for team `t`; a JavaScript number holds teams 0..=52 exactly, so leave it out for every team). */
 export interface AntiVision { radius: number; falloff?: number; targets?: number }
 
 /** What an entity is made of; at least one part. */
