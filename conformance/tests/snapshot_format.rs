@@ -27,10 +27,9 @@
 //! batches and per-tick hashes in flight are written as they are held;
 //! footprint batches hold groups, not samples; format 10 hashed the five to
 //! 8004a4c4.., f73d6372.., 65a9914a.., 0885309b.. and 07851aaa... Format 12
-//! writes team masks in 64 bits: an instance observing every team writes
-//! a longer varint; format 11 hashed the five to 91708219.., 66ff60b4..,
-//! 23e00598.., 5280b5a6.. and 33630af5.. (the last observes listed teams,
-//! whose mask is the same number).)
+//! writes team masks in 64 bits (an instance observing every team writes
+//! a longer varint) and a profile's `eyes_on_terrain`; format 11 hashed the
+//! five to 91708219.., 66ff60b4.., 23e00598.., 5280b5a6.. and 33630af5...)
 
 use murk_core::fixed::Fnv64;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
@@ -64,6 +63,6 @@ fn fog_snapshots_keep_their_bytes() {
     .into_iter()
     .map(|case| (case, format!("{:016x}", fog_snapshot_hash(case))))
     .collect();
-    let want = ["f06baf1cc60ab19a", "9a5a227cb443e4fb", "de52b0a08220e071", "9bca595e77c57754", "33630af5475539ee"];
+    let want = ["d14735f7d2580348", "a10f053abbacbee1", "b6d1802f7ece8d19", "d25eb2b3650af99c", "9fc9f4280772f1cc"];
     assert_eq!(got.iter().map(|(_, h)| h.as_str()).collect::<Vec<_>>(), want, "{got:?}");
 }

@@ -132,6 +132,15 @@ pub struct Profile {
     /// each had `see_through` set (a radar's or a spectator's view).
     /// Anti-vision areas are unchanged.
     pub see_through: bool,
+    /// Every vision source's eye stands on the terrain under it: the
+    /// instance's captured height at the source's texel, plus its eye
+    /// height and Z offsets, instead of its position's Z plus them (a unit
+    /// on a cliff sees over the walls below; a game whose units stay at
+    /// Z 0 over a height map gets high ground). Where the instance has no
+    /// height capture, or the source stands outside its grid, where no
+    /// capture cell lies or on a wall's texel, the position's Z counts as
+    /// without it.
+    pub eyes_on_terrain: bool,
 }
 
 impl Default for Profile {
@@ -167,6 +176,7 @@ impl Default for Profile {
             resample_on_area_change: true,
             eye_offset: Vec3::ZERO,
             see_through: false,
+            eyes_on_terrain: false,
         }
     }
 }

@@ -52,7 +52,8 @@ use serde::Serialize;
 /// state, a batch of stealth samples and a per-tick hash in flight are
 /// written as the subsystem holds them; a batch of footprint judgments
 /// holds its groups (one value per footprint) instead of samples. 12: a
-/// team mask is 64 bits (teams 0..=63), where it was 32.
+/// team mask is 64 bits (teams 0..=63), where it was 32; a profile holds
+/// `eyes_on_terrain`.
 pub const VERSION: u32 = 12;
 /// Magic of a fog-state snapshot.
 pub const FOG_MAGIC: &[u8; 8] = b"MURKSNAP";

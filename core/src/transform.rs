@@ -233,6 +233,16 @@ impl AreaTransform {
         (z.is_finite() && h.abs() <= f64::from(HEIGHT_LIMIT)).then_some(h as i32)
     }
 
+    /// A vertical length (world units) in height units, within the height
+    /// range.
+    pub fn length_units(&self, field: impl FieldName, length: f64) -> Result<i32> {
+        let h = (length / self.height_unit).round();
+        if !h.is_finite() || h.abs() > f64::from(HEIGHT_LIMIT) {
+            return Err(MurkError::invalid(field.field_name(), length, "must stay within 256 slab heights (extents.z)"));
+        }
+        Ok(h as i32)
+    }
+
     /// A world height (Z) in height units above the bottom of the area box.
     pub fn height_q(&self, field: impl FieldName, z: f64) -> Result<i32> {
         if !z.is_finite() {

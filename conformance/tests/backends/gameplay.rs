@@ -3,14 +3,14 @@
 
 use super::{Make, Test};
 use murk_conformance::scene::{fog as fog_on, landed, seeded_world};
-use murk_core::glam::Vec3;
+use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
 use murk_core::query::MaskAnswer;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner, TickRecord};
 use murk_core::stealth::StealthEvent;
 use murk_core::{
-    AntiVision, Area, Blocker, BlockerShape, FogSubsystem, Ghost, HideMode, InstanceDesc, LandedHash, MurkError, Position, Profile, StealthActor,
-    TeamMask, Texture, VisibilityPolicy, VisionSource,
+    AntiVision, Area, Blocker, BlockerShape, CaptureMode, FogSubsystem, Ghost, HeightCapture, HideMode, InstanceDesc, LandedHash, MurkError,
+    Position, Profile, StealthActor, TeamMask, Texture, VisibilityPolicy, VisionSource,
 };
 use std::path::PathBuf;
 
@@ -282,6 +282,53 @@ pub fn sixty_four_teams_each_see_only_their_own(make: &Make) {
     assert!(TeamMask::of(&[3, 64]).unwrap_err().to_string().contains("teams[1] = 64"));
 }
 
+/// High ground: a height map with a cliff 30 high over its west end (x
+/// below 10) and a ridge 4 high across the low ground (x 20 to 21). A unit
+/// at the cliff's edge (its position at Z 0, as a game over a height map
+/// keeps it) sees the low ground past the ridge only in the instance whose
+/// profile puts eyes on the terrain, but not the texel right behind the
+/// ridge, in its shadow; a unit on the low ground sees nothing past the
+/// ridge in either.
+pub fn eyes_on_terrain_see_from_the_high_ground(make: &Make) {
+    let mut fog = FogSubsystem::new(make());
+    let area = Area { center: Vec3::new(32.0, 4.0, 20.0), extents: Vec3::new(64.0, 8.0, 40.0), yaw_degrees: 0.0 };
+    for (name, eyes_on_terrain) in [("flat", false), ("terrain", true)] {
+        let profile = Profile { eyes_on_terrain, reveal_walls: false, ..instant() };
+        fog.create_instance(InstanceDesc { name: name.into(), area, resolution: 64, lod: 0, observed_teams: TeamMask::ALL, profile }).unwrap();
+    }
+    let mut world = World::new();
+    let cells: Vec<f32> = (0..64 * 8)
+        .map(|i| match i % 64 {
+            0..=9 => 30.0,
+            20 => 4.0,
+            _ => 0.0,
+        })
+        .collect();
+    let capture = HeightCapture { origin: Vec2::ZERO, cell_size: 1.0, width: 64, height: 8, cells, mode: CaptureMode::FullScene, enabled: true };
+    world.spawn((capture,));
+    let eye = |world: &mut World, x: f32| {
+        let mut s = VisionSource::new(40.0);
+        s.falloff = Some(0.0);
+        world.spawn((Position(Vec3::new(x, 4.5, 0.0)), s))
+    };
+    let high = eye(&mut world, 9.5);
+    fog.tick(&mut world, 50_000).unwrap();
+    let seen = |fog: &mut FogSubsystem, name: &str| -> Vec<usize> {
+        let murk_core::TextureData::U16(v) = fog.read_texture(name, Texture::Visibility).unwrap().data else { unreachable!() };
+        (21..64).filter(|&x| v[4 * 64 + x] > 0).collect()
+    };
+    assert!(seen(&mut fog, "flat").is_empty(), "an eye 1.5 above Z 0 sees nothing past the ridge");
+    let from_the_cliff = seen(&mut fog, "terrain");
+    assert!((25..=45).all(|x| from_the_cliff.contains(&x)), "the eye on the cliff top sees past the ridge: {from_the_cliff:?}");
+    assert!(!from_the_cliff.contains(&21), "the ridge's shadow: {from_the_cliff:?}");
+    world.despawn(high).unwrap();
+    eye(&mut world, 15.5);
+    fog.tick(&mut world, 50_000).unwrap();
+    for name in ["flat", "terrain"] {
+        assert!(seen(&mut fog, name).is_empty(), "{name}: from the low ground the ridge hides what lies past it");
+    }
+}
+
 /// One tick and the ticks of the readback latency after it, with the events
 /// of all of them: the stealth update of the first tick's masks.
 fn step(fog: &mut FogSubsystem, world: &mut World) -> murk_core::TickReport {
@@ -402,10 +449,7 @@ pub fn the_state_hash_is_the_definition_over_the_masks_read_back(make: &Make) {
             p.0.x = (p.0.x + 1.5) % 64.0;
         }
         if tick == 5 {
-            world.spawn((
-                Position(Vec3::new(20.5, 28.5, 0.0)),
-                Blocker::wall(BlockerShape::Rect { size: murk_core::glam::Vec2::new(3.0, 3.0), yaw_degrees: 0.0 }),
-            ));
+            world.spawn((Position(Vec3::new(20.5, 28.5, 0.0)), Blocker::wall(BlockerShape::Rect { size: Vec2::new(3.0, 3.0), yaw_degrees: 0.0 })));
         }
         fog.tick(&mut world, 33_333).unwrap();
         if tick % 3 == 1 {
@@ -424,6 +468,7 @@ pub fn the_state_hash_is_the_definition_over_the_masks_read_back(make: &Make) {
 }
 
 pub const TESTS: &[Test] = &[
+    ("eyes_on_terrain_see_from_the_high_ground", eyes_on_terrain_see_from_the_high_ground),
     ("sixty_four_teams_each_see_only_their_own", sixty_four_teams_each_see_only_their_own),
     ("the_state_hash_is_the_definition_over_the_masks_read_back", the_state_hash_is_the_definition_over_the_masks_read_back),
     ("every_tick_hash_is_the_lockstep_hash_two_ticks_late", every_tick_hash_is_the_lockstep_hash_two_ticks_late),

@@ -243,7 +243,7 @@ impl FogSubsystem {
                 Some(_) => continue,
             };
             let slab = Slab::logical(&slot.desc.area, slot.desc.profile.z_layering_area_scale);
-            project_source(label, &pos, &source, &slot.transform, &slot.desc.profile, &slab, teams).map_err(|e| in_instance(e, name))?;
+            project_source(label, &pos, &source, &slot.transform, &slot.desc.profile, &slab, teams, None).map_err(|e| in_instance(e, name))?;
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ use super::blockers::{gather_blockers, BlockerMemoUpdate, GatheredBlockers};
 use super::capture::{gather_capture, CaptureUpdate};
 use super::instance::Slot;
 use super::occlusion::BuiltShapes;
-use super::sources::{gather_sources, GatheredSources, SourceMemo};
+use super::sources::{gather_sources, GatheredSources, SourceMemo, Terrain};
 use crate::backend::TexelRect;
 use crate::error::Result;
 use crate::frame::{OcclusionInput, SourceTexel};
@@ -49,7 +49,14 @@ pub(crate) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
         distance_field_scale: if profile.ray_method.needs_distance_field() { profile.df_scale } else { 0 },
         ..Default::default()
     };
+    // The terrain under the eyes: only where a capture exists this tick.
+    let terrain = capture.as_ref().map(|c| Terrain {
+        width: slot.dims.width,
+        height: slot.dims.height,
+        last: slot.state.capture.as_deref(),
+        redone: c.heights.as_ref(),
+    });
     let GatheredSources { memo: source_memo, sources, hash: source_hash } =
-        gather_sources(&slot.caches.source_memo, t, profile, slot.desc.observed_teams, &slab, world)?;
+        gather_sources(&slot.caches.source_memo, t, profile, slot.desc.observed_teams, &slab, terrain, world)?;
     Ok(Gathered { occlusion, blocker_hash, blocker_memo, shape_changes, capture, source_memo, sources, source_hash })
 }

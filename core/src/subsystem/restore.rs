@@ -321,9 +321,12 @@ impl FogSubsystem {
             } else if let Some(slot) = self.instances.get_mut(&name) {
                 // Loaded in place: the projections of the blockers and
                 // sources are kept by what they were made from, so they
-                // carry over (each is checked against its inputs).
+                // carry over (each is checked against its inputs), but for
+                // eyes on the terrain, which the loaded capture may move.
                 slot.caches.blocker_memo = old.caches.blocker_memo;
-                slot.caches.source_memo = old.caches.source_memo;
+                if !slot.desc.profile.eyes_on_terrain {
+                    slot.caches.source_memo = old.caches.source_memo;
+                }
             }
         }
         for batch in &self.stealth_batches {

@@ -5,16 +5,49 @@
 //! projection with what it came from, so a tick projects (and checks) only
 //! the sources that changed.
 
+use super::capture::CaptureHeights;
 use super::naming::entity_label;
 use crate::components::{AntiVision, Position, TeamMask, VisionSource};
 use crate::error::{finite, MurkError, Result};
-use crate::fixed::{MAX_RADIUS_TEXELS, TEXEL_ONE, UNIT_ONE};
-use crate::frame::{SourceTexel, SOURCE_ANTI, SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
+use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL, MAX_RADIUS_TEXELS, TEXEL_ONE, UNIT_ONE};
+use crate::frame::{SourceTexel, CAPTURE_EMPTY, SOURCE_ANTI, SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
 use crate::hash::WordFold;
 use crate::profile::Profile;
 use crate::transform::{sin_cos_degrees, AreaTransform};
 use crate::zlayer::Slab;
 use hecs::{Entity, World};
+
+/// The captured heights an instance stands on this tick (height units,
+/// row-major over its internal grid): the last capture, with the rows or
+/// the grid this tick's capture redid over it. What a profile's
+/// `eyes_on_terrain` stands the eyes on.
+#[derive(Clone, Copy)]
+pub(crate) struct Terrain<'a> {
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    /// The capture the instance holds (`None`: none yet).
+    pub(crate) last: Option<&'a [i32]>,
+    /// What this tick's capture redid, if it redid anything.
+    pub(crate) redone: Option<&'a CaptureHeights>,
+}
+
+impl Terrain<'_> {
+    /// The height at texel `(x, y)`, when the grid holds it and a capture
+    /// covers it.
+    fn at(&self, x: i64, y: i64) -> Option<i32> {
+        if x < 0 || y < 0 || x >= i64::from(self.width) || y >= i64::from(self.height) {
+            return None;
+        }
+        let (w, x, y) = (self.width as usize, x as usize, y as usize);
+        match self.redone {
+            Some(CaptureHeights::Whole(all)) => all.get(y * w + x).copied(),
+            Some(CaptureHeights::Rows { first, texels }) if y >= *first as usize && (y - *first as usize) * w + x < texels.len() => {
+                Some(texels[(y - *first as usize) * w + x])
+            }
+            _ => self.last.and_then(|all| all.get(y * w + x).copied()),
+        }
+    }
+}
 
 /// This tick's sources and anti-vision areas, projected.
 pub(crate) struct GatheredSources {
@@ -35,9 +68,10 @@ pub(crate) fn gather_sources(
     profile: &Profile,
     teams: TeamMask,
     slab: &Slab,
+    terrain: Option<Terrain<'_>>,
     world: &World,
 ) -> Result<GatheredSources> {
-    let source_memo = gather_vision(memo, t, profile, teams, slab, world)?;
+    let source_memo = gather_vision(memo, t, profile, teams, slab, terrain, world)?;
     let mut anti: Vec<(Entity, Position, AntiVision)> =
         world.query::<(Entity, &Position, &AntiVision)>().iter().map(|(e, p, a)| (e, *p, *a)).collect();
     anti.sort_by_key(|(e, _, _)| e.to_bits());
@@ -49,7 +83,7 @@ pub(crate) fn gather_sources(
         // Projected as a source (the same checks and bounds), then marked.
         let label = format!("{}.anti_vision", entity_label(*e));
         let as_source = VisionSource { falloff: Some(a.falloff), eye_height: 0.0, ..VisionSource::new(a.radius) };
-        if let Some(mut src) = project_source(&label, pos, &as_source, t, profile, slab, TeamMask::ALL)? {
+        if let Some(mut src) = project_source(&label, pos, &as_source, t, profile, slab, TeamMask::ALL, None)? {
             src.flags |= SOURCE_ANTI;
             concealing.push(src);
         }
@@ -77,6 +111,7 @@ struct SourceRules {
     eye_offset: glam::Vec3,
     see_through: bool,
     teams: TeamMask,
+    eyes_on_terrain: bool,
 }
 
 /// One source entity's inputs and their projection (`None`: it reveals
@@ -100,7 +135,15 @@ pub(crate) struct SourceMemo {
 
 /// This tick's vision sources projected, keeping the last tick's
 /// projections made under the same rules ([`project_changed`]).
-fn gather_vision(last: &SourceMemo, t: &AreaTransform, profile: &Profile, teams: TeamMask, slab: &Slab, world: &World) -> Result<SourceMemo> {
+fn gather_vision(
+    last: &SourceMemo,
+    t: &AreaTransform,
+    profile: &Profile,
+    teams: TeamMask,
+    slab: &Slab,
+    terrain: Option<Terrain<'_>>,
+    world: &World,
+) -> Result<SourceMemo> {
     let under = SourceRules {
         transform: *t,
         slab: *slab,
@@ -109,13 +152,18 @@ fn gather_vision(last: &SourceMemo, t: &AreaTransform, profile: &Profile, teams:
         eye_offset: profile.eye_offset,
         see_through: profile.see_through,
         teams,
+        eyes_on_terrain: profile.eyes_on_terrain,
     };
-    let last = Some(last).filter(|m| m.under == Some(under));
+    // Eyes on the terrain: a capture redone this tick may move any eye.
+    let terrain = terrain.filter(|_| profile.eyes_on_terrain);
+    let moved_ground = terrain.is_some_and(|g| g.redone.is_some());
+    let last = Some(last).filter(|m| m.under == Some(under) && !moved_ground);
     let mut sources_in: Vec<(Entity, Position, VisionSource)> =
         world.query::<(Entity, &Position, &VisionSource)>().iter().map(|(e, p, s)| (e, *p, *s)).collect();
     sources_in.sort_by_key(|(e, _, _)| e.to_bits());
-    let project =
-        |e: Entity, pos: &Position, s: &VisionSource| project_source(&entity_label(e), pos, &profile.source_in_instance(s), t, profile, slab, teams);
+    let project = |e: Entity, pos: &Position, s: &VisionSource| {
+        project_source(&entity_label(e), pos, &profile.source_in_instance(s), t, profile, slab, teams, terrain)
+    };
     Ok(SourceMemo { under: Some(under), ..project_changed(last, &sources_in, project)? })
 }
 
@@ -186,6 +234,7 @@ fn replaced(sorted: &[SourceTexel], gone: &[SourceTexel], came: &[SourceTexel]) 
 
 /// Projects one source into texel space; `None` when it does not take part
 /// (other team, outside the slab, or too far to touch the grid).
+#[expect(clippy::too_many_arguments, reason = "a source, the instance's transform, profile, slab, teams and terrain it is projected under")]
 pub(crate) fn project_source(
     label: &(impl std::fmt::Display + ?Sized),
     pos: &Position,
@@ -194,6 +243,7 @@ pub(crate) fn project_source(
     profile: &Profile,
     slab: &Slab,
     teams: TeamMask,
+    terrain: Option<Terrain<'_>>,
 ) -> Result<Option<SourceTexel>> {
     finite(|| format!("{label}.position.x"), pos.0.x)?;
     finite(|| format!("{label}.position.y"), pos.0.y)?;
@@ -241,7 +291,25 @@ pub(crate) fn project_source(
         ));
     }
     let [qx, qy] = AreaTransform::texel_q(tx, ty);
-    let eye = t.height_q(|| format!("{label}.source.eye_height"), z + eye_offset)?;
+    // On the terrain (where a capture has a height under the source, and
+    // not a wall's), the eye stands its eye height above the ground; else
+    // above the position.
+    let ground = terrain.and_then(|g| g.at(tx.floor() as i64, ty.floor() as i64)).filter(|&h| h != CAPTURE_EMPTY && h < HEIGHT_WALL);
+    let eye = match ground {
+        Some(ground) => {
+            let up = t.length_units(|| format!("{label}.source.eye_height"), eye_offset)?;
+            let eye = i64::from(ground) + i64::from(up);
+            if eye.abs() > i64::from(HEIGHT_LIMIT) {
+                return Err(MurkError::invalid(
+                    format!("{label}.source.eye_height"),
+                    eye_offset,
+                    "lifts the eye on the terrain beyond the height range",
+                ));
+            }
+            eye as i32
+        }
+        None => t.height_q(|| format!("{label}.source.eye_height"), z + eye_offset)?,
+    };
     let inner = radius - (f64::from(radius) * falloff).round() as i32;
     let mut src = SourceTexel { x: qx, y: qy, radius, inner_radius: inner, eye, strength, ..Default::default() };
     if let Some((yaw, half)) = cone {

@@ -26,7 +26,7 @@ export interface Profile {
   update_rate?: number; ray_method?: RayMethod; df_scale?: number; soft_shadows?: boolean; soft_shadow_k?: number;
   df_jitter?: number; tile_size?: number; fade_in_rate?: number; relax_rate?: number; forget_rate?: number;
   show_memory_alpha?: number; target_height?: number; z_layering?: boolean; z_layering_area_scale?: number;
-  reveal_walls?: boolean; resample_on_area_change?: boolean; eye_offset?: Vec3; see_through?: boolean;
+  reveal_walls?: boolean; resample_on_area_change?: boolean; eye_offset?: Vec3; see_through?: boolean; eyes_on_terrain?: boolean;
 }
 
 /** A fog instance: one observer (a team's view). */
