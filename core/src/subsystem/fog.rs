@@ -10,7 +10,7 @@ use super::lockstep::PendingHashes;
 use super::naming::in_instance;
 use super::payload::PayloadKind;
 use super::sight::{FootprintMemo, SightBatch};
-use super::sources::project_source;
+use super::sources::{project_source, Projecting};
 use super::timers::SightTimers;
 use crate::backend::{Backend, InstanceDims, InstanceKey, Readback, TexelRect};
 use crate::components::{Position, TeamMask, VisionSource};
@@ -243,7 +243,8 @@ impl FogSubsystem {
                 Some(_) => continue,
             };
             let slab = Slab::logical(&slot.desc.area, slot.desc.profile.z_layering_area_scale);
-            project_source(label, &pos, &source, &slot.transform, &slot.desc.profile, &slab, teams, None).map_err(|e| in_instance(e, name))?;
+            let into = Projecting { t: &slot.transform, profile: &slot.desc.profile, slab: &slab, teams, terrain: None };
+            project_source(label, &pos, &source, into).map_err(|e| in_instance(e, name))?;
         }
         Ok(())
     }

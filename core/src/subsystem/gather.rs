@@ -7,7 +7,7 @@ use super::blockers::{gather_blockers, BlockerMemoUpdate, GatheredBlockers};
 use super::capture::{gather_capture, CaptureUpdate};
 use super::instance::Slot;
 use super::occlusion::BuiltShapes;
-use super::sources::{gather_sources, GatheredSources, SourceMemo, Terrain};
+use super::sources::{gather_sources, GatheredSources, Projecting, SourceMemo, Terrain};
 use crate::backend::TexelRect;
 use crate::error::Result;
 use crate::frame::{OcclusionInput, SourceTexel};
@@ -57,6 +57,6 @@ pub(crate) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
         redone: c.heights.as_ref(),
     });
     let GatheredSources { memo: source_memo, sources, hash: source_hash } =
-        gather_sources(&slot.caches.source_memo, t, profile, slot.desc.observed_teams, &slab, terrain, world)?;
+        gather_sources(&slot.caches.source_memo, Projecting { t, profile, slab: &slab, teams: slot.desc.observed_teams, terrain }, world)?;
     Ok(Gathered { occlusion, blocker_hash, blocker_memo, shape_changes, capture, source_memo, sources, source_hash })
 }

@@ -49,6 +49,18 @@ impl Terrain<'_> {
     }
 }
 
+/// What a projection reads of the instance it projects into: its
+/// transform, profile and slab, the teams it observes, and the terrain
+/// its eyes may stand on.
+#[derive(Clone, Copy)]
+pub(crate) struct Projecting<'a> {
+    pub(crate) t: &'a AreaTransform,
+    pub(crate) profile: &'a Profile,
+    pub(crate) slab: &'a Slab,
+    pub(crate) teams: TeamMask,
+    pub(crate) terrain: Option<Terrain<'a>>,
+}
+
 /// This tick's sources and anti-vision areas, projected.
 pub(crate) struct GatheredSources {
     /// The vision sources' projections to keep for the next tick.
@@ -59,31 +71,23 @@ pub(crate) struct GatheredSources {
     pub(crate) hash: u64,
 }
 
-/// The vision sources and anti-vision areas of `world` projected into the
-/// grid of `t` under `slab` for an instance observing `teams`, keeping the
-/// projections of `memo` made under the same rules.
-pub(crate) fn gather_sources(
-    memo: &SourceMemo,
-    t: &AreaTransform,
-    profile: &Profile,
-    teams: TeamMask,
-    slab: &Slab,
-    terrain: Option<Terrain<'_>>,
-    world: &World,
-) -> Result<GatheredSources> {
-    let source_memo = gather_vision(memo, t, profile, teams, slab, terrain, world)?;
+/// The vision sources and anti-vision areas of `world` projected `into`
+/// an instance, keeping the projections of `memo` made under the same
+/// rules.
+pub(crate) fn gather_sources(memo: &SourceMemo, into: Projecting<'_>, world: &World) -> Result<GatheredSources> {
+    let source_memo = gather_vision(memo, into, world)?;
     let mut anti: Vec<(Entity, Position, AntiVision)> =
         world.query::<(Entity, &Position, &AntiVision)>().iter().map(|(e, p, a)| (e, *p, *a)).collect();
     anti.sort_by_key(|(e, _, _)| e.to_bits());
     let mut concealing = Vec::with_capacity(anti.len());
     for (e, pos, a) in &anti {
-        if a.targets.0 & teams.0 == 0 {
+        if a.targets.0 & into.teams.0 == 0 {
             continue;
         }
         // Projected as a source (the same checks and bounds), then marked.
         let label = format!("{}.anti_vision", entity_label(*e));
         let as_source = VisionSource { falloff: Some(a.falloff), eye_height: 0.0, ..VisionSource::new(a.radius) };
-        if let Some(mut src) = project_source(&label, pos, &as_source, t, profile, slab, TeamMask::ALL, None)? {
+        if let Some(mut src) = project_source(&label, pos, &as_source, Projecting { teams: TeamMask::ALL, terrain: None, ..into })? {
             src.flags |= SOURCE_ANTI;
             concealing.push(src);
         }
@@ -135,15 +139,8 @@ pub(crate) struct SourceMemo {
 
 /// This tick's vision sources projected, keeping the last tick's
 /// projections made under the same rules ([`project_changed`]).
-fn gather_vision(
-    last: &SourceMemo,
-    t: &AreaTransform,
-    profile: &Profile,
-    teams: TeamMask,
-    slab: &Slab,
-    terrain: Option<Terrain<'_>>,
-    world: &World,
-) -> Result<SourceMemo> {
+fn gather_vision(last: &SourceMemo, into: Projecting<'_>, world: &World) -> Result<SourceMemo> {
+    let Projecting { t, profile, slab, teams, terrain } = into;
     let under = SourceRules {
         transform: *t,
         slab: *slab,
@@ -155,15 +152,14 @@ fn gather_vision(
         eyes_on_terrain: profile.eyes_on_terrain,
     };
     // Eyes on the terrain: a capture redone this tick may move any eye.
-    let terrain = terrain.filter(|_| profile.eyes_on_terrain);
+    let into = Projecting { terrain: terrain.filter(|_| profile.eyes_on_terrain), ..into };
+    let terrain = into.terrain;
     let moved_ground = terrain.is_some_and(|g| g.redone.is_some());
     let last = Some(last).filter(|m| m.under == Some(under) && !moved_ground);
     let mut sources_in: Vec<(Entity, Position, VisionSource)> =
         world.query::<(Entity, &Position, &VisionSource)>().iter().map(|(e, p, s)| (e, *p, *s)).collect();
     sources_in.sort_by_key(|(e, _, _)| e.to_bits());
-    let project = |e: Entity, pos: &Position, s: &VisionSource| {
-        project_source(&entity_label(e), pos, &profile.source_in_instance(s), t, profile, slab, teams, terrain)
-    };
+    let project = |e: Entity, pos: &Position, s: &VisionSource| project_source(&entity_label(e), pos, &profile.source_in_instance(s), into);
     Ok(SourceMemo { under: Some(under), ..project_changed(last, &sources_in, project)? })
 }
 
@@ -234,17 +230,13 @@ fn replaced(sorted: &[SourceTexel], gone: &[SourceTexel], came: &[SourceTexel]) 
 
 /// Projects one source into texel space; `None` when it does not take part
 /// (other team, outside the slab, or too far to touch the grid).
-#[expect(clippy::too_many_arguments, reason = "a source, the instance's transform, profile, slab, teams and terrain it is projected under")]
 pub(crate) fn project_source(
     label: &(impl std::fmt::Display + ?Sized),
     pos: &Position,
     s: &VisionSource,
-    t: &AreaTransform,
-    profile: &Profile,
-    slab: &Slab,
-    teams: TeamMask,
-    terrain: Option<Terrain<'_>>,
+    into: Projecting<'_>,
 ) -> Result<Option<SourceTexel>> {
+    let Projecting { t, profile, slab, teams, terrain } = into;
     finite(|| format!("{label}.position.x"), pos.0.x)?;
     finite(|| format!("{label}.position.y"), pos.0.y)?;
     let z = finite(|| format!("{label}.position.z"), pos.0.z)?;

@@ -247,12 +247,12 @@ pub fn mip_sizes(width: u32, height: u32) -> Vec<(u32, u32)> {
 /// pyramid as the levels the build made (none without mips).
 pub fn instance_textures(dims: InstanceDims, build: Option<OcclusionBuild>) -> Vec<TextureSpec> {
     let build = build.unwrap_or_default();
-    let spec = |texture: Texture| texture.size(dims, build).map(|(width, height)| TextureSpec { texture, width, height });
+    let sized = |texture: Texture| texture.size(dims, build).map(|(width, height)| TextureSpec { texture, width, height });
     let mut out = Vec::new();
     for row in &TEXTURES {
         match row.resolution {
-            Resolution::Pyramid => out.extend((1..).map(Texture::Mip).map_while(spec)),
-            _ => out.extend(spec(row.texture)),
+            Resolution::Pyramid => out.extend((1..).map(Texture::Mip).map_while(sized)),
+            _ => out.extend(sized(row.texture)),
         }
     }
     out
