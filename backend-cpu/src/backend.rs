@@ -8,11 +8,15 @@ use crate::passes;
 use crate::passes::footprints::{Judge, Plan};
 use crate::workers::Workers;
 use murk_core::{
-    Backend, BackendNotes, FootprintList, FootprintRequest, InstanceDims, InstanceKey, MurkError, OcclusionInput, Readback, RecomputeInput,
-    RecomputeReport, Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet, TickRunner, TiledImage,
+    Backend, BackendNotes, FootprintList, FootprintRequest, InstanceDims, InstanceKey, LineRequest, MurkError, OcclusionInput, Readback,
+    RecomputeInput, RecomputeReport, Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet, TickRunner, TiledImage,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// Sight lines one job of the pool traces (a line is tens to hundreds of
+/// texel steps).
+const LINES_PER_JOB: usize = 256;
 
 /// The CPU reference backend.
 pub struct CpuBackend {
@@ -190,6 +194,25 @@ impl Backend for CpuBackend {
                 inst.judge_into(&plans[at], r.cutoff, part);
             }
         }
+        Ok(self.hold(values))
+    }
+
+    fn submit_lines(&mut self, request: &LineRequest) -> Result<u64> {
+        let (pool, inst) = self.parts(request.key)?;
+        let size = (inst.dims.width, inst.dims.height);
+        let ends: Vec<[u32; 2]> = request.lines.iter().flat_map(|l| [l.from, l.to]).collect();
+        check_inside(size, &ends)?;
+        let occ = inst.occlusion.view();
+        // Lines are independent: chunks of them on the pool's threads, in
+        // order.
+        let values = pool.install(|| {
+            use rayon::prelude::*;
+            request
+                .lines
+                .par_chunks(LINES_PER_JOB)
+                .flat_map_iter(|chunk| chunk.iter().map(|l| passes::visibility::line_light(&request.rule, &occ, l)))
+                .collect()
+        });
         Ok(self.hold(values))
     }
 

@@ -7,8 +7,8 @@ use crate::context::Context;
 use crate::gpu::Gpu;
 use crate::shaders::MASK_TEXTURE_FORMAT;
 use murk_core::{
-    Backend, FootprintRequest, InstanceDims, InstanceKey, MurkError, OcclusionInput, Pass, PassTiming, Readback, RecomputeInput, RecomputeReport,
-    Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet,
+    Backend, FootprintRequest, InstanceDims, InstanceKey, LineRequest, MurkError, OcclusionInput, Pass, PassTiming, Readback, RecomputeInput,
+    RecomputeReport, Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet,
 };
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -283,6 +283,10 @@ impl Backend for GpuBackend {
     fn submit_footprints(&mut self, batch: &[FootprintRequest]) -> Result<u64> {
         let batch: Vec<FootprintRequest> = batch.iter().map(|r| FootprintRequest { key: self.key(r.key), ..r.clone() }).collect();
         self.in_world(|gpu| gpu.submit_footprints(&batch))
+    }
+    fn submit_lines(&mut self, request: &LineRequest) -> Result<u64> {
+        let request = LineRequest { key: self.key(request.key), ..request.clone() };
+        self.in_world(|gpu| gpu.submit_lines(&request))
     }
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
         self.in_world(|gpu| gpu.poll_samples(ticket, wait))

@@ -13,6 +13,7 @@ use crate::build::{build_occlusion, copy_occlusion, import_all};
 use crate::context::{groups, Context};
 use crate::error::{unknown_key, GpuError};
 use crate::instance::Instance;
+use crate::lines;
 use crate::passes;
 use crate::passes::blur::BlurAxis;
 use crate::passes::distance_field::DfRegion;
@@ -20,8 +21,8 @@ use crate::readback::{InFlight, Wait};
 use crate::readout::{hash_sources, read_texture};
 use crate::sample::{self, FootprintTicket, Plane};
 use murk_core::{
-    Backend, FootprintRequest, InstanceDims, InstanceKey, MurkError, OcclusionInput, Pass, PassTiming, Readback, RecomputeInput, RecomputeReport,
-    Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet,
+    Backend, FootprintRequest, InstanceDims, InstanceKey, LineRequest, MurkError, OcclusionInput, Pass, PassTiming, Readback, RecomputeInput,
+    RecomputeReport, Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -388,6 +389,26 @@ impl Backend for Gpu {
         let requests: Vec<SampleRequest> = batch.iter().map(|r| SampleRequest { key: r.key, texels: r.footprints.texels.clone() }).collect();
         let planes: Vec<(&SampleRequest, Plane)> = requests.iter().flat_map(|r| [(r, Plane::Visibility), (r, Plane::Sight)]).collect();
         self.sample(&planes, Some(batch.iter().map(|r| (r.cutoff, Arc::clone(&r.footprints))).collect()))
+    }
+
+    fn submit_lines(&mut self, request: &LineRequest) -> Result<u64> {
+        // Checked before anything is recorded: a bad line changes nothing.
+        let t = self.instances.get(&request.key).ok_or_else(|| unknown_key(request.key))?;
+        let (w, h) = (t.dims.width, t.dims.height);
+        if let Some([x, y]) = request.lines.iter().flat_map(|l| [l.from, l.to]).find(|&[x, y]| x >= w || y >= h) {
+            return Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {w}x{h}")));
+        }
+        let count = request.lines.len();
+        let ticket = self.ticket();
+        self.pending();
+        let pending = self.pending.as_mut().expect("made above");
+        let (readback, recycle) = lines::record(&mut self.ctx, &mut pending.encoder, &self.instances[&request.key], request);
+        pending.recycle.extend(recycle);
+        pending.maps.push(ticket);
+        self.samples.insert(ticket, (readback, count, None));
+        self.asked_by.insert(ticket, request.key);
+        self.flush()?;
+        Ok(ticket)
     }
 
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {

@@ -75,6 +75,7 @@ mod gpu;
 mod hash;
 mod instance;
 mod limits;
+mod lines;
 pub mod looks;
 pub mod passes;
 mod readback;

@@ -45,7 +45,10 @@ impl Module {
 const RASTERIZE: Module = Module { name: "rasterize", sources: &[include_str!("../shaders/rasterize.wgsl")] };
 const MIPS: Module = Module { name: "mips", sources: &[include_str!("../shaders/mips.wgsl")] };
 const DISTANCE_FIELD: Module = Module { name: "distance_field", sources: &[include_str!("../shaders/distance_field.wgsl")] };
-const VISIBILITY: Module = Module { name: "visibility", sources: &[include_str!("../shaders/visibility.wgsl")] };
+/// Step 5, the ray marches: what the visibility pass and the sight lines share.
+const RAYS: &str = include_str!("../shaders/rays.wgsl");
+const VISIBILITY: Module = Module { name: "visibility", sources: &[RAYS, include_str!("../shaders/visibility.wgsl")] };
+const LINES: Module = Module { name: "lines", sources: &[RAYS, include_str!("../shaders/lines.wgsl")] };
 const BLUR: Module = Module { name: "blur", sources: &[include_str!("../shaders/blur.wgsl")] };
 const MEMORY: Module = Module { name: "memory", sources: &[include_str!("../shaders/memory.wgsl")] };
 const COMPOSE: Module = Module { name: "compose", sources: &[include_str!("../shaders/compose.wgsl")] };
@@ -139,6 +142,8 @@ pub(crate) struct Shaders {
     pub(crate) blend: Shader,
     /// Mask texels for a sample batch.
     pub(crate) sample: Shader,
+    /// The light of each line of a sight-line batch.
+    pub(crate) lines: Shader,
     /// The state hash: one leaf per invocation.
     pub(crate) hash_leaf: Shader,
     /// The state hash: the root fold over the leaves.
@@ -182,6 +187,7 @@ impl Shaders {
             upscale: one(&UPSCALE, "main")?,
             blend: one(&BLEND, "main")?,
             sample: one(&SAMPLE, "main")?,
+            lines: one(&LINES, "main")?,
             hash_leaf: hash.entry(device, "leaf")?,
             hash_root: hash.entry(device, "root")?,
             present: one(&PRESENT, "main")?,

@@ -378,6 +378,9 @@ impl Backend for Finished {
     fn submit_footprints(&mut self, batch: &[murk_core::FootprintRequest]) -> Result<u64> {
         self.0.submit_footprints(batch)
     }
+    fn submit_lines(&mut self, request: &murk_core::LineRequest) -> Result<u64> {
+        self.0.submit_lines(request)
+    }
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
         self.0.poll_samples(ticket, wait)
     }

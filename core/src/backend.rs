@@ -8,7 +8,7 @@
 
 use crate::error::{MurkError, Result};
 pub use crate::frame::Readback;
-use crate::frame::{OcclusionInput, RecomputeInput, RecomputeReport, RevealLayer};
+use crate::frame::{OcclusionInput, RayRule, RecomputeInput, RecomputeReport, RevealLayer};
 use crate::texture::{instance_textures, mip_atlas, BackendNotes, Grid, OcclusionBuild, Resolution, Texture, TextureRow, TextureSet, TiledImage};
 pub use crate::texture::{InstanceDims, TexelRect, TextureData, TextureImage};
 use std::sync::Arc;
@@ -93,10 +93,17 @@ pub trait Backend: Send {
     /// (the `sight` plane of [`Backend::set_reveals`], 0 without one).
     /// Every backend answers the same values.
     fn submit_footprints(&mut self, batch: &[FootprintRequest]) -> Result<u64>;
+    /// Traces the sight lines of `request` over its instance's occlusion as
+    /// it was last built, each by the march of `request.rule` (step 5 of
+    /// the visibility pass, exactly): the light of each, in line order,
+    /// comes back through [`Backend::poll_samples`]. A line from a texel to
+    /// itself lets everything through. Every backend answers the same
+    /// values.
+    fn submit_lines(&mut self, request: &LineRequest) -> Result<u64>;
     /// The samples of a ticket once they have arrived, in request order and
-    /// texel order, or footprint order for [`Backend::submit_footprints`]
-    /// (`None` while pending; `wait` blocks until they arrive). Delivers
-    /// each ticket once.
+    /// texel order, footprint order for [`Backend::submit_footprints`], or
+    /// line order for [`Backend::submit_lines`] (`None` while pending;
+    /// `wait` blocks until they arrive). Delivers each ticket once.
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>>;
     /// Drops a ticket (of a flag, samples or hashes) that will never be polled: its
     /// instance was destroyed or a snapshot replaced the state. Unknown
@@ -233,6 +240,31 @@ pub struct SampleRequest {
     pub key: InstanceKey,
     /// Output texels `[x, y]`.
     pub texels: Vec<[u32; 2]>,
+}
+
+/// One sight line over an instance's internal grid: the ray a lone source
+/// in texel `from` with its eye at `eye` casts to the ground of texel `to`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineTexels {
+    /// The looker's texel `[x, y]`.
+    pub from: [u32; 2],
+    /// The looker's eye, height units.
+    pub eye: i32,
+    /// The target's texel `[x, y]`.
+    pub to: [u32; 2],
+}
+
+/// Sight lines over one instance to trace: each comes back as the light
+/// its ray lets through (`0..=65535`, what the visibility pass scales a
+/// source's falloff by), in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineRequest {
+    /// The instance.
+    pub key: InstanceKey,
+    /// The rule the instance's visibility pass judges rays by.
+    pub rule: RayRule,
+    /// The lines.
+    pub lines: Vec<LineTexels>,
 }
 
 /// Footprints, each a list of internal texels: footprint `i` is

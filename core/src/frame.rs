@@ -148,6 +148,22 @@ impl BlurKernel {
     }
 }
 
+/// How step 5 of the visibility pass judges a ray over an instance's
+/// occlusion: the profile's ray method and what it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RayRule {
+    /// Occlusion method.
+    pub method: RayMethod,
+    /// Height added to a target texel's ground, height units.
+    pub target_height: i32,
+    /// Distance-field downscale.
+    pub df_scale: u32,
+    /// Soft-shadow sharpness, Q8 (0 = hard shadows).
+    pub soft_shadow_k_q8: u32,
+    /// Step jitter amplitude, mask scale.
+    pub df_jitter: u16,
+}
+
 /// Inputs of one visibility recompute (visibility through upscale).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecomputeInput {
@@ -192,6 +208,17 @@ pub struct RecomputeInput {
 }
 
 impl RecomputeInput {
+    /// The rule its visibility pass judges rays by.
+    pub fn ray_rule(&self) -> RayRule {
+        RayRule {
+            method: self.method,
+            target_height: self.target_height,
+            df_scale: self.df_scale,
+            soft_shadow_k_q8: self.soft_shadow_k_q8,
+            df_jitter: self.df_jitter,
+        }
+    }
+
     /// Whether visibility and blur read the same inputs here as in `other`
     /// (over the same occlusion): sources, bins and every setting of the two
     /// passes. The per-recompute steps of the later passes do not count.

@@ -60,8 +60,8 @@ pub mod transform;
 pub mod zlayer;
 
 pub use backend::{
-    read_row, Backend, BackendChoice, FootprintList, FootprintRequest, InstanceKey, KeptFootprints, Opened, PassTiming, Readback, SampleRequest,
-    TickRunner,
+    read_row, Backend, BackendChoice, FootprintList, FootprintRequest, InstanceKey, KeptFootprints, LineRequest, LineTexels, Opened, PassTiming,
+    Readback, SampleRequest, TickRunner,
 };
 pub use binning::{bin_sources, TileBins};
 pub use components::{
@@ -70,14 +70,14 @@ pub use components::{
 };
 pub use error::{MurkError, Result};
 pub use frame::{
-    BlurKernel, CircleTexel, FrameParams, OcclusionInput, PolygonTexel, RecomputeInput, RecomputeReport, RevealLayer, ShaderParams, SourceTexel,
-    READBACK_LATENCY_TICKS,
+    BlurKernel, CircleTexel, FrameParams, OcclusionInput, PolygonTexel, RayRule, RecomputeInput, RecomputeReport, RevealLayer, ShaderParams,
+    SourceTexel, READBACK_LATENCY_TICKS,
 };
 pub use glam;
 pub use hecs;
 pub use pass::Pass;
 pub use profile::{Profile, ProfileQ, RayMethod};
-pub use query::{MaskAnswer, QueryHandle};
+pub use query::{MaskAnswer, QueryAnswers, QueryHandle, SightAnswer, SightLine, MAX_SIGHT_LINES};
 pub use stealth::{StealthEvent, StealthState};
 #[cfg(feature = "timers")]
 pub use subsystem::SightTimes;

@@ -1,8 +1,9 @@
 //! Gameplay queries: the immediate query (inside any source's radius or cone,
-//! no occlusion, no latency) and the mask query (the value of the final mask
-//! at a point, batched behind a handle). The subsystem's side (locating a
-//! point, batching mask queries over its instances) is in
-//! `subsystem/queries.rs`.
+//! no occlusion, no latency), the mask query (the value of the final mask
+//! at a point, batched behind a handle) and sight lines (whether the ray
+//! from one point to another is clear, batched behind a handle). The
+//! subsystem's side (locating a point, batching queries over its
+//! instances, projecting lines) is in `subsystem/queries.rs`.
 
 use crate::components::{Position, TeamMask, VisionSource};
 use crate::error::{finite, in_range, MurkError, Result};
@@ -32,9 +33,66 @@ pub enum MaskAnswer {
     NoInstance,
 }
 
-/// A submitted batch of mask queries; poll it each tick.
+/// A submitted batch of mask queries or sight lines; poll it each tick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct QueryHandle(pub u64);
+
+/// One line of sight question to an instance: does a looker standing at
+/// `from`, its eye `eye_height` above it, see the ground under `to`?
+///
+/// The looker's eye is that of a vision source at `from` with this eye
+/// height (the profile's `eye_offset` and `eyes_on_terrain` apply), and
+/// the target is the ground of the texel under `to` plus the profile's
+/// `target_height` (`to.z` is not read): the line is judged by step 5 of
+/// the visibility pass, the ray over the occlusion, with the instance's
+/// ray method, exactly as the visibility pass judges the ray of a source
+/// there. Range, cone and Z layering are not part of it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SightLine {
+    /// Where the looker stands (its `Position`).
+    pub from: Vec3,
+    /// Where the target stands; X and Y pick its texel.
+    pub to: Vec3,
+    /// The looker's eye above `from`, world units (a `VisionSource`'s
+    /// `eye_height`).
+    #[serde(default)]
+    pub eye_height: f32,
+}
+
+/// The answer to one sight line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SightAnswer {
+    /// The light the ray lets through, 0..=65535: 0 or 65535 for the
+    /// binary ray methods, a soft shadow's share for the distance field.
+    pub light: u16,
+    /// `light >= cutoff`, the instance's visibility cutoff: a lone source
+    /// at full strength at `from` would show `to` as visible.
+    pub visible: bool,
+}
+
+/// The most sight lines one batch takes; a larger batch is an error (split
+/// it), never cut short.
+pub const MAX_SIGHT_LINES: usize = 1 << 20;
+
+/// The answers a query handle delivers, of the kind it was submitted as.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueryAnswers {
+    /// A mask query's, one per point.
+    Mask(Vec<MaskAnswer>),
+    /// A sight-line batch's, one per line.
+    Lines(Vec<SightAnswer>),
+}
+
+impl QueryAnswers {
+    /// What the handle was submitted as, for errors.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            QueryAnswers::Mask(_) => "a mask query",
+            QueryAnswers::Lines(_) => "a sight-line batch",
+        }
+    }
+}
 
 /// Largest coordinate the immediate query takes, in world units: 2^54, so
 /// that quantized coordinates stay within ±2^62 and their differences and
@@ -140,11 +198,20 @@ pub fn texel_of(out: &AreaTransform, center_z: f32, point: Vec3) -> Option<([u32
     Some((texel, (f64::from(point.z) - f64::from(center_z)).abs()))
 }
 
-/// A submitted batch of mask queries: its answers, complete once the
-/// backend's samples (one readback for every instance) have landed.
+/// A submitted batch of mask queries or sight lines: its answers,
+/// complete once the backend's readback (one for every instance) has
+/// landed.
 pub(crate) struct PendingQuery {
-    pub(crate) answers: Vec<MaskAnswer>,
-    pub(crate) in_flight: Option<(u64, Vec<QueryPart>)>,
+    pub(crate) answers: QueryAnswers,
+    pub(crate) in_flight: Option<(u64, InFlightParts)>,
+}
+
+/// What a query's readback fills in when it lands.
+pub(crate) enum InFlightParts {
+    /// The points each instance answers.
+    Mask(Vec<QueryPart>),
+    /// Every line, judged against this cutoff.
+    Lines { cutoff: u16 },
 }
 
 /// The points of a mask query that one instance answers.

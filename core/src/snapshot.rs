@@ -53,8 +53,9 @@ use serde::Serialize;
 /// written as the subsystem holds them; a batch of footprint judgments
 /// holds its groups (one value per footprint) instead of samples. 12: a
 /// team mask is 64 bits (teams 0..=63), where it was 32; a profile holds
-/// `eyes_on_terrain`.
-pub const VERSION: u32 = 12;
+/// `eyes_on_terrain`. 13: a pending query's answers name their kind, a
+/// mask query's or a sight-line batch's.
+pub const VERSION: u32 = 13;
 /// Magic of a fog-state snapshot.
 pub const FOG_MAGIC: &[u8; 8] = b"MURKSNAP";
 /// Magic of a scenario-run snapshot (`murk run --snapshot-at`).

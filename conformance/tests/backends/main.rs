@@ -12,6 +12,7 @@
 mod areas;
 mod gameplay;
 mod judged;
+mod lines;
 mod metamorphic;
 mod observers;
 mod pipeline;
@@ -47,6 +48,7 @@ const SUITES: &[(&str, &[Test])] = &[
     ("robustness", robustness::TESTS),
     ("sight", sight::TESTS),
     ("judged", judged::TESTS),
+    ("lines", lines::TESTS),
 ];
 
 /// The trials of one variant: every corpus case, then every suite test.

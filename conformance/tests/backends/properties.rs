@@ -16,24 +16,24 @@ use murk_cpu::CpuBackend;
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
-struct GenSource {
-    x: i32,
-    y: i32,
-    radius: f32,
-    eye: f32,
-    falloff: f32,
-    cone: Option<(f32, f32)>,
+pub(super) struct GenSource {
+    pub(super) x: i32,
+    pub(super) y: i32,
+    pub(super) radius: f32,
+    pub(super) eye: f32,
+    pub(super) falloff: f32,
+    pub(super) cone: Option<(f32, f32)>,
 }
 
 #[derive(Clone, Debug)]
-enum GenShape {
+pub(super) enum GenShape {
     Circle(f32),
     Rect(f32, f32, f32),
     Polygon(Vec<(i32, i32)>),
 }
 
 #[derive(Clone, Debug)]
-struct GenBlocker {
+pub(super) struct GenBlocker {
     x: i32,
     y: i32,
     shape: GenShape,
@@ -41,20 +41,20 @@ struct GenBlocker {
 }
 
 #[derive(Clone, Debug)]
-struct GenWorld {
-    width: u32,
-    rows: u32,
-    sources: Vec<GenSource>,
-    blockers: Vec<GenBlocker>,
-    method: RayMethod,
-    blur_radius: u32,
-    forget_rate: f32,
-    fade_in_rate: f32,
-    reveal_walls: bool,
+pub(super) struct GenWorld {
+    pub(super) width: u32,
+    pub(super) rows: u32,
+    pub(super) sources: Vec<GenSource>,
+    pub(super) blockers: Vec<GenBlocker>,
+    pub(super) method: RayMethod,
+    pub(super) blur_radius: u32,
+    pub(super) forget_rate: f32,
+    pub(super) fade_in_rate: f32,
+    pub(super) reveal_walls: bool,
 }
 
 /// An odd multiple of 1/8 inside `-half..half`, as eighths.
-fn coord(half: u32) -> impl Strategy<Value = i32> {
+pub(super) fn coord(half: u32) -> impl Strategy<Value = i32> {
     let h = half as i32 * 4 - 1;
     (-h..h).prop_map(|k| 2 * k + 1)
 }
@@ -83,7 +83,7 @@ fn blocker(w: u32, h: u32, walls_only: bool) -> impl Strategy<Value = GenBlocker
     })
 }
 
-fn method() -> impl Strategy<Value = RayMethod> {
+pub(super) fn method() -> impl Strategy<Value = RayMethod> {
     prop_oneof![
         Just(RayMethod::None),
         Just(RayMethod::StepScan),
@@ -93,7 +93,7 @@ fn method() -> impl Strategy<Value = RayMethod> {
     ]
 }
 
-fn world_with(walls_only: bool, methods: BoxedStrategy<RayMethod>) -> impl Strategy<Value = GenWorld> {
+pub(super) fn world_with(walls_only: bool, methods: BoxedStrategy<RayMethod>) -> impl Strategy<Value = GenWorld> {
     (prop_oneof![Just(32u32), Just(48), Just(64)], prop_oneof![Just(32u32), Just(40), Just(64)]).prop_flat_map(move |(w, h)| {
         (
             prop::collection::vec(source(w, h), 1..6),
@@ -120,14 +120,14 @@ fn world_with(walls_only: bool, methods: BoxedStrategy<RayMethod>) -> impl Strat
 
 /// A rigid motion of the world (and the area with it, unless `area_fixed`).
 #[derive(Clone, Copy, Debug)]
-struct Motion {
-    quarter_turns: i32,
-    mirror: bool,
-    shift: Vec2,
-    area_fixed: bool,
+pub(super) struct Motion {
+    pub(super) quarter_turns: i32,
+    pub(super) mirror: bool,
+    pub(super) shift: Vec2,
+    pub(super) area_fixed: bool,
 }
 
-const IDENTITY: Motion = Motion { quarter_turns: 0, mirror: false, shift: Vec2::ZERO, area_fixed: false };
+pub(super) const IDENTITY: Motion = Motion { quarter_turns: 0, mirror: false, shift: Vec2::ZERO, area_fixed: false };
 
 impl Motion {
     fn vec(self, mut p: Vec2) -> Vec2 {
@@ -148,11 +148,11 @@ impl Motion {
     }
 }
 
-fn eighths(k: i32) -> f32 {
+pub(super) fn eighths(k: i32) -> f32 {
     k as f32 / 8.0
 }
 
-fn spawn_world(g: &GenWorld, m: Motion, world: &mut World) {
+pub(super) fn spawn_world(g: &GenWorld, m: Motion, world: &mut World) {
     for s in &g.sources {
         let mut v = VisionSource::new(s.radius);
         v.eye_height = s.eye;
@@ -187,7 +187,7 @@ fn profile(g: &GenWorld) -> Profile {
     }
 }
 
-fn fog_for(make: &Make, g: &GenWorld, m: Motion) -> FogSubsystem {
+pub(super) fn fog_for(make: &Make, g: &GenWorld, m: Motion) -> FogSubsystem {
     let mut fog = FogSubsystem::new(make());
     let m = if m.area_fixed { IDENTITY } else { m };
     let c = m.point(Vec2::ZERO);
@@ -214,7 +214,7 @@ fn run(make: &Make, g: &GenWorld, m: Motion) -> Vec<(&'static TextureRow, murk_c
     pass_outputs().map(|row| (row, fog.read_row("i", row).unwrap())).collect()
 }
 
-fn u16s(img: &murk_core::TextureImage) -> &[u16] {
+pub(super) fn u16s(img: &murk_core::TextureImage) -> &[u16] {
     match &img.data {
         TextureData::U16(v) => v,
         other => panic!("not a mask: {other:?}"),
@@ -244,7 +244,7 @@ fn flip_rows(img: &murk_core::TextureImage) -> Vec<u16> {
 }
 
 /// 48 cases a property, or `PROPTEST_CASES` for a deeper run.
-fn config() -> ProptestConfig {
+pub(super) fn config() -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48);
     ProptestConfig { cases, ..ProptestConfig::default() }
 }

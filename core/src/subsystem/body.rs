@@ -16,7 +16,7 @@ use super::instance::InstanceState;
 use super::lockstep::PendingHash;
 use super::sight::SightBatch;
 use crate::error::Result;
-use crate::query::MaskAnswer;
+use crate::query::QueryAnswers;
 use crate::snapshot::{corrupt, decode, encode, FOG_MAGIC};
 use crate::stealth::{StealthBatch, StealthState};
 use crate::texture::{TexelKind, Texture, TextureData, TextureImage};
@@ -35,7 +35,7 @@ pub struct FogBody {
     /// The next query handle to give out.
     pub next_query: u64,
     /// Answers of the queries not yet delivered, by handle.
-    pub queries: BTreeMap<u64, Vec<MaskAnswer>>,
+    pub queries: BTreeMap<u64, QueryAnswers>,
     /// Every instance, by name.
     pub instances: Vec<InstanceBody>,
     /// Every stealth state, by actor (one-state actors first).

@@ -1,14 +1,20 @@
 //! The subsystem's gameplay queries: which instance answers for a point,
-//! the immediate query, the mask queries batched over its instances (the
-//! query types and rules are in `crate::query`), and which tracked
+//! the immediate query, the mask queries batched over its instances, the
+//! sight lines of an instance (the query types and rules are in
+//! `crate::query`), and which tracked
 //! entities each observer sees (the sight sets, kept by `sight.rs`).
 
 use super::fog::FogSubsystem;
-use crate::backend::SampleRequest;
+use super::sources::{project_line, Projecting, Terrain};
+use crate::backend::{LineRequest, SampleRequest};
 use crate::components::TeamMask;
 use crate::error::{finite, in_range, MurkError, Result};
-use crate::query::{immediate, texel_of, MaskAnswer, PendingQuery, QueryHandle, QueryPart};
+use crate::frame::RayRule;
+use crate::query::{
+    immediate, texel_of, InFlightParts, MaskAnswer, PendingQuery, QueryAnswers, QueryHandle, QueryPart, SightAnswer, SightLine, MAX_SIGHT_LINES,
+};
 use crate::transform::AreaTransform;
+use crate::zlayer::Slab;
 use glam::Vec3;
 use hecs::{Entity, World};
 use std::collections::BTreeMap;
@@ -33,7 +39,7 @@ impl FogSubsystem {
     /// [`Self::submit_mask_query`] delivers later without waiting).
     pub fn mask_query_now(&mut self, points: &[Vec3], cutoff_override: Option<f32>) -> Result<Vec<MaskAnswer>> {
         let handle = self.submit_mask_query(points, cutoff_override)?;
-        self.poll_query(handle, true)?.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "query" })
+        self.poll_mask(handle, true)?.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "query" })
     }
 
     /// Submits a batch of mask queries. Poll the handle each tick; it
@@ -49,11 +55,7 @@ impl FogSubsystem {
                 finite(|| format!("points[{i}].{axis}"), v)?;
             }
         }
-        // Handles are never reused: after u64::MAX handles, queries are refused.
-        let next_query = self
-            .next_query
-            .checked_add(1)
-            .ok_or_else(|| MurkError::invalid("query handle", self.next_query, "is the last one: every handle below u64::MAX was given out"))?;
+        let next_query = self.following_query()?;
         let mut by_instance: BTreeMap<String, (Vec<usize>, Vec<[u32; 2]>)> = BTreeMap::new();
         for (i, p) in points.iter().enumerate() {
             if let Some((name, texel)) = self.locate(*p) {
@@ -69,20 +71,142 @@ impl FogSubsystem {
             requests.push(SampleRequest { key: slot.key, texels });
             parts.push(QueryPart { instance, indices, cutoff: cutoff.unwrap_or(slot.q.visibility_cutoff) });
         }
-        let in_flight = if requests.is_empty() { None } else { Some((self.backend.submit_samples(&requests)?, parts)) };
-        let id = self.next_query;
-        self.next_query = next_query;
-        self.queries.insert(id, PendingQuery { answers: vec![MaskAnswer::NoInstance; points.len()], in_flight });
-        Ok(QueryHandle(id))
+        let in_flight = if requests.is_empty() { None } else { Some((self.backend.submit_samples(&requests)?, InFlightParts::Mask(parts))) };
+        let answers = QueryAnswers::Mask(vec![MaskAnswer::NoInstance; points.len()]);
+        Ok(self.pend(next_query, PendingQuery { answers, in_flight }))
     }
 
     /// Polls a submitted batch: `None` while its readback is in flight, then
-    /// the answers once; polling a delivered or unknown handle is an error.
+    /// the answers once; polling a delivered or unknown handle, or the
+    /// handle of a sight-line batch, is an error.
     pub fn poll_mask_query(&mut self, handle: QueryHandle) -> Result<Option<Vec<MaskAnswer>>> {
-        self.poll_query(handle, false)
+        self.poll_mask(handle, false)
     }
 
-    pub(crate) fn poll_query(&mut self, handle: QueryHandle, wait: bool) -> Result<Option<Vec<MaskAnswer>>> {
+    fn poll_mask(&mut self, handle: QueryHandle, wait: bool) -> Result<Option<Vec<MaskAnswer>>> {
+        self.expect_kind(handle, "a mask query", |a| matches!(a, QueryAnswers::Mask(_)))?;
+        Ok(self.poll_query(handle, wait)?.map(|answers| match answers {
+            QueryAnswers::Mask(answers) => answers,
+            QueryAnswers::Lines(_) => unreachable!("the kind was checked above"),
+        }))
+    }
+
+    /// Traces sight lines in instance `instance` now, waiting for the
+    /// backend (what [`Self::submit_sight_lines`] delivers later without
+    /// waiting; the CPU backend never waits).
+    pub fn sight_lines_now(&mut self, instance: &str, lines: &[SightLine]) -> Result<Vec<SightAnswer>> {
+        let handle = self.submit_sight_lines(instance, lines)?;
+        self.poll_lines(handle, true)?.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "sight lines" })
+    }
+
+    /// Whether, in instance `instance`, a looker at `line.from` sees the
+    /// ground under `line.to` ([`SightLine`]), now.
+    pub fn line_of_sight(&mut self, instance: &str, line: SightLine) -> Result<SightAnswer> {
+        let answers = self.sight_lines_now(instance, &[line])?;
+        answers.first().copied().ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "sight lines" })
+    }
+
+    /// Submits a batch of sight lines in instance `instance` (see
+    /// [`SightLine`] for what each asks), judged over the occlusion the
+    /// instance's last tick built, by its profile's ray method. Poll the
+    /// handle with [`Self::poll_sight_lines`]: the answers come with the
+    /// readback latency of the backend (the CPU: by the first poll). Every
+    /// line is checked before any is traced: a bad one (not finite, an end
+    /// outside the instance's grid) is an error naming it, and nothing is
+    /// submitted.
+    pub fn submit_sight_lines(&mut self, instance: &str, lines: &[SightLine]) -> Result<QueryHandle> {
+        if lines.len() > MAX_SIGHT_LINES {
+            return Err(MurkError::invalid("lines", lines.len(), format!("is more than {MAX_SIGHT_LINES} lines in one batch: split it")));
+        }
+        let next_query = self.following_query()?;
+        let slot = self.slot(instance)?;
+        let profile = &slot.desc.profile;
+        let built = slot.state.built_for.filter(|_| !slot.state.occlusion_dirty).ok_or_else(|| {
+            MurkError::invalid("instance", instance, "has no occlusion built yet: sight lines are judged over the one the last tick built")
+        })?;
+        let method = profile.ray_method;
+        if (method.needs_mips() && !built.mips) || (method.needs_distance_field() && built.distance_field_scale != profile.df_scale) {
+            return Err(MurkError::invalid(
+                "instance",
+                instance,
+                format!("runs ray method {method:?} since its last tick, which built no occlusion for it: tick once first"),
+            ));
+        }
+        let terrain = slot.state.capture.as_deref().filter(|_| profile.eyes_on_terrain).map(|last| Terrain {
+            width: slot.dims.width,
+            height: slot.dims.height,
+            last: Some(last),
+            redone: None,
+        });
+        let slab = Slab::logical(&slot.desc.area, profile.z_layering_area_scale);
+        let into = Projecting { t: &slot.transform, profile, slab: &slab, teams: slot.desc.observed_teams, terrain };
+        let texels = lines.iter().enumerate().map(|(i, line)| project_line(&format!("lines[{i}]"), line, into)).collect::<Result<Vec<_>>>()?;
+        let cutoff = slot.q.visibility_cutoff;
+        let pending = if lines.is_empty() || profile.see_through || method == crate::RayMethod::None {
+            // Nothing is occluded (or nothing asked): every ray lets
+            // everything through.
+            let answers = vec![SightAnswer { light: u16::MAX, visible: true }; lines.len()];
+            PendingQuery { answers: QueryAnswers::Lines(answers), in_flight: None }
+        } else {
+            let rule = RayRule {
+                method,
+                target_height: slot.desc.target_height_units()?,
+                df_scale: profile.df_scale,
+                soft_shadow_k_q8: if profile.soft_shadows { slot.q.soft_shadow_k_q8 } else { 0 },
+                df_jitter: slot.q.df_jitter,
+            };
+            let request = LineRequest { key: slot.key, rule, lines: texels };
+            let ticket = self.backend.submit_lines(&request)?;
+            let answers = vec![SightAnswer { light: 0, visible: false }; lines.len()];
+            PendingQuery { answers: QueryAnswers::Lines(answers), in_flight: Some((ticket, InFlightParts::Lines { cutoff })) }
+        };
+        Ok(self.pend(next_query, pending))
+    }
+
+    /// Polls a submitted sight-line batch: `None` while its readback is in
+    /// flight, then the answers once, in line order; polling a delivered or
+    /// unknown handle, or the handle of a mask query, is an error.
+    pub fn poll_sight_lines(&mut self, handle: QueryHandle) -> Result<Option<Vec<SightAnswer>>> {
+        self.poll_lines(handle, false)
+    }
+
+    fn poll_lines(&mut self, handle: QueryHandle, wait: bool) -> Result<Option<Vec<SightAnswer>>> {
+        self.expect_kind(handle, "a sight-line batch", |a| matches!(a, QueryAnswers::Lines(_)))?;
+        Ok(self.poll_query(handle, wait)?.map(|answers| match answers {
+            QueryAnswers::Lines(answers) => answers,
+            QueryAnswers::Mask(_) => unreachable!("the kind was checked above"),
+        }))
+    }
+
+    /// The handle after the next one; handles are never reused: after
+    /// u64::MAX handles, queries are refused.
+    fn following_query(&self) -> Result<u64> {
+        self.next_query
+            .checked_add(1)
+            .ok_or_else(|| MurkError::invalid("query handle", self.next_query, "is the last one: every handle below u64::MAX was given out"))
+    }
+
+    /// Gives out the next handle for `pending`.
+    fn pend(&mut self, following: u64, pending: PendingQuery) -> QueryHandle {
+        let id = self.next_query;
+        self.next_query = following;
+        self.queries.insert(id, pending);
+        QueryHandle(id)
+    }
+
+    /// An unknown handle, or one of another kind than `kind`, is an error
+    /// (the handle stays pending).
+    fn expect_kind(&self, handle: QueryHandle, kind: &str, is: impl Fn(&QueryAnswers) -> bool) -> Result<()> {
+        let pending = self.queries.get(&handle.0).ok_or(MurkError::UnknownQuery(handle.0))?;
+        if is(&pending.answers) {
+            Ok(())
+        } else {
+            Err(MurkError::invalid("query handle", handle.0, format!("is {}, not {kind}", pending.answers.kind())))
+        }
+    }
+
+    /// Polls any pending query: `None` while its readback is in flight.
+    pub(crate) fn poll_query(&mut self, handle: QueryHandle, wait: bool) -> Result<Option<QueryAnswers>> {
         let mut pending = self.queries.remove(&handle.0).ok_or(MurkError::UnknownQuery(handle.0))?;
         if let Some((ticket, parts)) = pending.in_flight.take() {
             let Some(values) = self.backend.poll_samples(ticket, wait)? else {
@@ -90,11 +214,25 @@ impl FogSubsystem {
                 self.queries.insert(handle.0, pending);
                 return Ok(None);
             };
-            let mut values = values.into_iter();
-            for part in parts {
-                for (i, value) in part.indices.iter().zip(values.by_ref()) {
-                    pending.answers[*i] = MaskAnswer::Sampled { instance: part.instance.clone(), value, visible: value >= part.cutoff };
+            match (&mut pending.answers, parts) {
+                (QueryAnswers::Mask(answers), InFlightParts::Mask(parts)) => {
+                    let mut values = values.into_iter();
+                    for part in parts {
+                        for (i, value) in part.indices.iter().zip(values.by_ref()) {
+                            answers[*i] = MaskAnswer::Sampled { instance: part.instance.clone(), value, visible: value >= part.cutoff };
+                        }
+                    }
                 }
+                (QueryAnswers::Lines(answers), InFlightParts::Lines { cutoff }) => {
+                    if values.len() != answers.len() {
+                        let message = format!("traced {} sight lines of the {} asked", values.len(), answers.len());
+                        return Err(MurkError::backend_message(self.backend.name(), message));
+                    }
+                    for (answer, light) in answers.iter_mut().zip(values) {
+                        *answer = SightAnswer { light, visible: light >= cutoff };
+                    }
+                }
+                _ => unreachable!("a query's parts are of its answers' kind"),
             }
         }
         Ok(Some(pending.answers))

@@ -16,7 +16,7 @@ use crate::components::{Ghost, GhostObserver, Position, TransientReveal};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
 use crate::frame::CAPTURE_EMPTY;
-use crate::query::{MaskAnswer, PendingQuery};
+use crate::query::{MaskAnswer, PendingQuery, QueryAnswers};
 use crate::texture::TextureSet;
 use hecs::{Entity, World};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -176,6 +176,7 @@ impl FogSubsystem {
             slots.push((slot, textures));
         }
         for (h, answers) in &queries {
+            let QueryAnswers::Mask(answers) = answers else { continue };
             for a in answers {
                 if let MaskAnswer::Sampled { instance, .. } = a {
                     if !names.contains(instance) {

@@ -10,7 +10,7 @@ use super::occlusion::BuiltShapes;
 use crate::backend::Readback;
 use crate::components::{Position, TransientReveal};
 use crate::error::{MurkError, Result};
-use crate::query::{MaskAnswer, PendingQuery, QueryHandle};
+use crate::query::{PendingQuery, QueryAnswers, QueryHandle};
 use crate::texture::{instance_textures, BackendNotes, Texture, TiledImage};
 use hecs::{Entity, World};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -67,7 +67,7 @@ impl FogSubsystem {
     fn save_body(&mut self, world: &World, mut kept: Option<&mut Vec<KeptInstance>>) -> Result<FogBody> {
         // Pending queries are waited for: a snapshot holds their answers.
         let handles: Vec<u64> = self.queries.keys().copied().collect();
-        let mut queries: BTreeMap<u64, Vec<MaskAnswer>> = BTreeMap::new();
+        let mut queries: BTreeMap<u64, QueryAnswers> = BTreeMap::new();
         for h in handles {
             if let Some(a) = self.poll_query(QueryHandle(h), true)? {
                 queries.insert(h, a);

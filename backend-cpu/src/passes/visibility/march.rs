@@ -3,7 +3,7 @@
 //! shadowcast shortcut reproduces exactly.
 use super::occlusion::Occlusion;
 use murk_core::fixed::{hash2, isqrt, TEXEL_ONE};
-use murk_core::RecomputeInput;
+use murk_core::RayRule;
 
 /// One ray: from the source texel `(sx, sy)` to the target `(tx, ty)`.
 pub(super) struct Ray {
@@ -123,9 +123,9 @@ pub(super) fn dda(ray: &Ray, occ: &Occlusion, hierarchical: bool) -> bool {
 /// jittered by a hash of the texel. On a covered texel the height test
 /// decides. Soft shadows darken by `k * distance / travelled`. Returns the
 /// light factor, mask scale.
-pub(super) fn distance_field_march(ray: &Ray, occ: &Occlusion, input: &RecomputeInput) -> u16 {
+pub(super) fn distance_field_march(ray: &Ray, occ: &Occlusion, rule: &RayRule) -> u16 {
     let (dfw, dfh, df) = (occ.distance_field.width, occ.distance_field.height, &occ.distance_field.texels);
-    let scale = i64::from(input.df_scale);
+    let scale = i64::from(rule.df_scale);
     let one = i64::from(TEXEL_ONE);
     let dxq = i64::from(ray.tx - ray.sx) * one;
     let dyq = i64::from(ray.ty - ray.sy) * one;
@@ -133,8 +133,8 @@ pub(super) fn distance_field_march(ray: &Ray, occ: &Occlusion, input: &Recompute
     let (ox, oy) = (i64::from(ray.sx) * one + one / 2, i64::from(ray.sy) * one + one / 2);
     let mut travelled = 0i64;
     let mut light = i64::from(u16::MAX);
-    let k_q8 = i64::from(input.soft_shadow_k_q8);
-    let jitter = i64::from(input.df_jitter);
+    let k_q8 = i64::from(rule.soft_shadow_k_q8);
+    let jitter = i64::from(rule.df_jitter);
     while travelled < len {
         let px = ox + dxq * travelled / len;
         let py = oy + dyq * travelled / len;

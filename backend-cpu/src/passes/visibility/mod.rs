@@ -46,7 +46,7 @@ mod source;
 mod window;
 
 pub use occlusion::{Accel, Occlusion, MAX_CLASSES};
-pub use source::{falloff_value, source_value};
+pub use source::{falloff_value, line_light, source_value};
 pub use window::{Window, WindowCache};
 
 /// A window's box `(x0, y0, width, rows)` in grid texels.

@@ -9,7 +9,7 @@ use super::shadowcast::RayBits;
 use crate::passes::rasterize::centre_q;
 use murk_core::fixed::{isqrt, mask_mul};
 use murk_core::frame::{SOURCE_HAS_CONE, SOURCE_SEE_THROUGH};
-use murk_core::{RayMethod, RecomputeInput, SourceTexel};
+use murk_core::{LineTexels, RayMethod, RayRule, RecomputeInput, SourceTexel};
 
 /// The reveal of one source at one texel.
 pub fn source_value(input: &RecomputeInput, occ: &Occlusion, s: &SourceTexel, x: u32, y: u32) -> u16 {
@@ -40,18 +40,36 @@ pub(super) fn occluded_value(input: &RecomputeInput, occ: &Occlusion, s: &Source
         Some(true) => return 0,
         None => {}
     }
-    let binary = matches!(input.method, RayMethod::StepScan | RayMethod::Dda | RayMethod::HierarchicalDda);
-    if binary && occ.empty_box(sx, sy, tx, ty) {
-        return v;
+    mask_mul(v, march(&input.ray_rule(), occ, &ray))
+}
+
+/// The light `ray` lets through by `rule`'s march, `0..=65535`.
+fn march(rule: &RayRule, occ: &Occlusion, ray: &Ray) -> u16 {
+    let binary = matches!(rule.method, RayMethod::StepScan | RayMethod::Dda | RayMethod::HierarchicalDda);
+    if binary && occ.empty_box(ray.sx, ray.sy, ray.tx, ray.ty) {
+        return u16::MAX;
     }
-    let light = match input.method {
+    match rule.method {
         RayMethod::None => u16::MAX,
-        RayMethod::StepScan => hard(step_scan(&ray, occ)),
-        RayMethod::Dda => hard(dda(&ray, occ, false)),
-        RayMethod::HierarchicalDda => hard(dda(&ray, occ, true)),
-        RayMethod::DistanceField => distance_field_march(&ray, occ, input),
-    };
-    mask_mul(v, light)
+        RayMethod::StepScan => hard(step_scan(ray, occ)),
+        RayMethod::Dda => hard(dda(ray, occ, false)),
+        RayMethod::HierarchicalDda => hard(dda(ray, occ, true)),
+        RayMethod::DistanceField => distance_field_march(ray, occ, rule),
+    }
+}
+
+/// The light a sight line lets through, `0..=65535`: step 5 for a source
+/// in texel `line.from` with its eye at `line.eye` and a target texel
+/// `line.to` (a line within one texel lets everything through).
+pub fn line_light(rule: &RayRule, occ: &Occlusion, line: &LineTexels) -> u16 {
+    let ([sx, sy], [tx, ty]) = (line.from.map(|v| v as i32), line.to.map(|v| v as i32));
+    if (sx, sy) == (tx, ty) {
+        return u16::MAX;
+    }
+    let target = i64::from(occ.height_at(tx, ty)) + i64::from(rule.target_height);
+    let eye = i64::from(line.eye);
+    let ray = Ray { sx, sy, tx, ty, n: i64::from((tx - sx).abs().max((ty - sy).abs())), eye, rise: target - eye };
+    march(rule, occ, &ray)
 }
 
 /// Steps 1-4 of a source at a texel: range, cone, falloff and Z strength
