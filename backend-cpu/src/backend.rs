@@ -199,9 +199,10 @@ impl Backend for CpuBackend {
 
     fn submit_lines(&mut self, request: &LineRequest) -> Result<u64> {
         let (pool, inst) = self.parts(request.key)?;
-        let size = (inst.dims.width, inst.dims.height);
-        let ends: Vec<[u32; 2]> = request.lines.iter().flat_map(|l| [l.from, l.to]).collect();
-        check_inside(size, &ends)?;
+        let (w, h) = (inst.dims.width, inst.dims.height);
+        if let Some([x, y]) = request.lines.iter().flat_map(|l| [l.from, l.to]).find(|&[x, y]| x >= w || y >= h) {
+            return Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {w}x{h}")));
+        }
         let occ = inst.occlusion.view();
         // Lines are independent: chunks of them on the pool's threads, in
         // order.

@@ -25,13 +25,14 @@
 //! of eight, the oldest dropped), `rollback/rts-8/...` (the state eight
 //! ticks back loaded and seven ticks simulated again, as a `ggrs` session
 //! does at its prediction limit) and `tick/rts-after-load/...` (the first
-//! of those ticks alone).
+//! of those ticks alone), and `lines/rts-10k/...` (10 000 sight lines from
+//! the units to points in their sight radius, answered now).
 //!
 //! `cargo bench -p murk-benches --bench frame`. The GPU rows appear when an
 //! adapter exists (figures on lavapipe are not performance figures).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use murk_benches::ticks::{Change, RtsTicks};
+use murk_benches::ticks::{rts_lines, Change, RtsTicks};
 use murk_conformance::workloads::{self, Workload};
 use murk_core::{
     Backend, BackendChoice, FogSubsystem, InstanceDims, InstanceKey, MurkError, OcclusionInput, RecomputeInput, RecomputeReport, Result,
@@ -201,6 +202,27 @@ fn bench_state(c: &mut Criterion, backends: Vec<(String, Box<dyn Backend>)>) {
     }
 }
 
+/// `lines/rts-10k/...`: a batch of 10 000 sight lines on the `rts-steady`
+/// state, as a game's targeting asks them: from each of the 1000 units to
+/// ten points around it, each within its sight radius (32), answered now.
+fn bench_lines(c: &mut Criterion, backends: Vec<(String, Box<dyn Backend>)>) {
+    let mut group = c.benchmark_group("lines");
+    group.sample_size(20);
+    for (backend_label, backend) in backends {
+        let t = RtsTicks::new(backend, Change::Walkers);
+        let mut fog = t.fog;
+        let name = fog.instance_names().into_iter().next().expect("the rts instance");
+        let lines = rts_lines(&t.world);
+        assert_eq!(lines.len(), 10_000);
+        let seen = fog.sight_lines_now(&name, &lines).expect("lines").iter().filter(|a| a.visible).count();
+        eprintln!("lines rts-10k/{backend_label}: {seen} of {} clear", lines.len());
+        group.bench_function(BenchmarkId::new(format!("rts-10k/{backend_label}"), ""), |b| {
+            b.iter(|| fog.sight_lines_now(&name, &lines).expect("lines"))
+        });
+    }
+    group.finish();
+}
+
 /// A rollback game's frames on `rts-steady`: `save-drop/rts` (a state saved
 /// after a walking tick into a ring of eight, the oldest dropped: both
 /// timed), `rollback/rts-8` (the state eight ticks back loaded and seven
@@ -329,6 +351,7 @@ fn frame(c: &mut Criterion) {
     bench_sight(c, false, with_gpu(vec![cpu(2)]));
     bench_state(c, with_gpu(vec![cpu(2)]));
     bench_rollback(c, with_gpu(vec![cpu(2)]));
+    bench_lines(c, with_gpu(vec![cpu(1), cpu(2)]));
     if std::env::var_os("MURK_BENCH_HUGE").is_some() {
         bench_frames(c, &mut workloads::huge(), with_gpu(vec![cpu(2)]));
     }

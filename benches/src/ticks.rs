@@ -1,10 +1,11 @@
-//! The `rts` ticks the tick rows and the sight-cost example run: the
-//! `rts` workload after its cold frame, and what changes in each tick.
+//! The `rts` ticks the tick rows and the cost examples run: the `rts`
+//! workload after its cold frame, what changes in each tick, and the
+//! sight lines a game's targeting asks of it.
 
 use murk_conformance::workloads;
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
-use murk_core::{Backend, Blocker, BlockerShape, FogSubsystem, Position, VisionSource};
+use murk_core::{Backend, Blocker, BlockerShape, FogSubsystem, Position, SightLine, VisionSource};
 
 /// What changes in each tick of an `rts` tick row.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -178,4 +179,27 @@ impl RtsTicks {
         }
         report
     }
+}
+
+/// 10 000 sight lines on an `rts` world, as a game's targeting asks them:
+/// from each of the 1000 units (in entity order) to ten points around it,
+/// 4 to 32 units away (its sight radius), eyes 2 units up. A walker past
+/// the map's edge has its lines start at the edge.
+pub fn rts_lines(world: &World) -> Vec<SightLine> {
+    let mut units: Vec<(Entity, Position)> = world.query::<(Entity, &Position, &VisionSource)>().iter().map(|(e, p, _)| (e, *p)).collect();
+    units.sort_by_key(|(e, _)| *e);
+    let inside = |p: Vec3| p.clamp(Vec3::new(0.5, 0.5, 0.0), Vec3::new(1023.5, 1023.5, 0.0));
+    units
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, at))| {
+            (0..10).map(move |k| {
+                // One of ten directions, turned per unit, at 4..32 units.
+                let turn = (i * 7 + k * 36) as f32 * std::f32::consts::PI / 180.0;
+                let reach = 4.0 + ((i * 13 + k * 5) % 28) as f32;
+                let to = at.0 + Vec3::new(turn.cos() * reach, turn.sin() * reach, 0.0);
+                SightLine { from: inside(at.0), to: inside(to), eye_height: 2.0 }
+            })
+        })
+        .collect()
 }

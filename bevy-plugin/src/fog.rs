@@ -14,8 +14,8 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::render::renderer::{RenderAdapterInfo, RenderDevice, RenderQueue};
 use murk_core::{
-    Backend, BackendChoice, FogSubsystem, InstanceDesc, MaskAnswer, MurkError, Profile, QueryHandle, Result, SightEvent, StealthEvent, StealthState,
-    TeamMask, TickReport,
+    Backend, BackendChoice, FogSubsystem, InstanceDesc, MaskAnswer, MurkError, Profile, QueryHandle, Result, SightAnswer, SightEvent, SightLine,
+    StealthEvent, StealthState, TeamMask, TickReport,
 };
 use murk_cpu::CpuBackend;
 use murk_gpu::GpuBackend;
@@ -322,6 +322,38 @@ impl FogQueries<'_> {
     /// The answers of a submitted batch once its readback landed.
     pub fn poll(&mut self, handle: QueryHandle) -> Result<Option<Vec<MaskAnswer>>> {
         self.fog.running()?.poll_mask_query(handle)
+    }
+
+    /// Sight lines in instance `instance`, now (on the GPU this waits for
+    /// a readback: prefer [`Self::submit_sight_lines`] in a game's frame).
+    /// Each line's ends are in Bevy's coordinates; see
+    /// [`murk_core::SightLine`] for what a line asks.
+    pub fn sight_lines_now(&mut self, instance: &str, lines: &[SightLine]) -> Result<Vec<SightAnswer>> {
+        let lines = self.lines_to_murk(lines);
+        self.fog.running()?.sight_lines_now(instance, &lines)
+    }
+
+    /// Whether a looker at `from` (its eye `eye_height` above) sees the
+    /// ground under `to` in instance `instance`, now.
+    pub fn line_of_sight_now(&mut self, instance: &str, from: Vec3, to: Vec3, eye_height: f32) -> Result<bool> {
+        Ok(self.sight_lines_now(instance, &[SightLine { from, to, eye_height }])?.first().is_some_and(|a| a.visible))
+    }
+
+    /// Submits a batch of sight lines without waiting; poll it with
+    /// [`Self::poll_sight_lines`].
+    pub fn submit_sight_lines(&mut self, instance: &str, lines: &[SightLine]) -> Result<QueryHandle> {
+        let lines = self.lines_to_murk(lines);
+        self.fog.running()?.submit_sight_lines(instance, &lines)
+    }
+
+    /// The answers of a submitted sight-line batch once its readback landed.
+    pub fn poll_sight_lines(&mut self, handle: QueryHandle) -> Result<Option<Vec<SightAnswer>>> {
+        self.fog.running()?.poll_sight_lines(handle)
+    }
+
+    fn lines_to_murk(&self, lines: &[SightLine]) -> Vec<SightLine> {
+        let axes = self.mirror.axes;
+        lines.iter().map(|l| SightLine { from: axes.to_murk(l.from), to: axes.to_murk(l.to), ..*l }).collect()
     }
 
     /// Whether a source of `teams` has the point in its radius or cone (no

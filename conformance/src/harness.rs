@@ -120,6 +120,9 @@ pub struct CaseRun {
     pub records: Vec<TextureRecord>,
     /// Counters per instance at the end (the recompute rules' decisions).
     pub stats: BTreeMap<String, InstanceStats>,
+    /// The lights of the sight lines the case's queries asked, by
+    /// `t<tick>/<query id>` (empty when it asks none).
+    pub lines: BTreeMap<String, Vec<u16>>,
 }
 
 /// The textures recorded for an instance using `method`: what every pass
@@ -142,9 +145,15 @@ pub fn run_case(path: &Path, backend: Box<dyn Backend>) -> Result<CaseRun, Harne
     let stage_ticks = scenario.stage_ticks.clone();
     let mut runner = ScenarioRunner::new(scenario, &files, backend).context(|| case.clone())?;
     let mut records = Vec::new();
+    let mut lines = BTreeMap::new();
     while !runner.finished() {
         let tick = runner.ticks_done();
-        runner.step().context(|| format!("{case}, tick {tick}"))?;
+        let record = runner.step().context(|| format!("{case}, tick {tick}"))?;
+        for q in record.queries {
+            if let Some(answers) = q.lines {
+                lines.insert(format!("t{tick}/{}", q.id), answers.iter().map(|a| a.light).collect());
+            }
+        }
         if !stage_ticks.contains(&tick) {
             continue;
         }
@@ -160,7 +169,7 @@ pub fn run_case(path: &Path, backend: Box<dyn Backend>) -> Result<CaseRun, Harne
     for instance in runner.fog().instance_names() {
         stats.insert(instance.clone(), runner.fog().stats(&instance).context(|| case.clone())?);
     }
-    Ok(CaseRun { records, stats })
+    Ok(CaseRun { records, stats, lines })
 }
 
 /// The golden final-mask images of a run: `(relative path, image)` for
@@ -180,7 +189,11 @@ pub fn golden_images(case: &str, run: &CaseRun) -> Vec<(String, TextureImage)> {
 pub fn manifest_entry(case: &str, run: &CaseRun) -> Value {
     let hashes: BTreeMap<String, String> = run.records.iter().map(|r| (r.key(), r.hash())).collect();
     let images: Vec<String> = golden_images(case, run).into_iter().map(|(p, _)| p).collect();
-    json!({ "hashes": hashes, "stats": run.stats, "images": images })
+    let mut entry = json!({ "hashes": hashes, "stats": run.stats, "images": images });
+    if !run.lines.is_empty() {
+        entry["lines"] = json!(run.lines);
+    }
+    entry
 }
 
 /// Loads `goldens/manifest.json`.
@@ -303,6 +316,10 @@ pub fn check_case(path: &Path, variant: &Variant, manifest: &Value) -> Result<()
             "{case} on {}: recompute counters {stats} differ from the goldens' {}",
             variant.name, entry["stats"]
         )));
+    }
+    let lines = if run.lines.is_empty() { Value::Null } else { json!(run.lines) };
+    if lines != entry["lines"] {
+        return Err(HarnessError::Mismatch(format!("{case} on {}: sight lines {lines} differ from the goldens' {}", variant.name, entry["lines"])));
     }
     Ok(())
 }

@@ -374,6 +374,10 @@ struct Answers {
     in_sight: Option<bool>,
     polled: Option<Vec<murk_core::MaskAnswer>>,
     handle: Option<murk_core::QueryHandle>,
+    clear: Option<bool>,
+    walled: Option<bool>,
+    lines: Option<Vec<murk_core::SightAnswer>>,
+    lines_handle: Option<murk_core::QueryHandle>,
 }
 
 fn ask(mut queries: FogQueries, mut answers: ResMut<Answers>) {
@@ -386,6 +390,16 @@ fn ask(mut queries: FogQueries, mut answers: ResMut<Answers>) {
         Some(h) if answers.polled.is_none() => answers.polled = queries.poll(h).ok().flatten(),
         _ => {}
     }
+    // From the source, along open ground and across the wall at x 30..34.
+    let from = Vec3::new(10.5, 10.5, 0.0);
+    answers.clear = queries.line_of_sight_now("ground", from, Vec3::new(10.5, 50.5, 0.0), 1.0).ok();
+    answers.walled = queries.line_of_sight_now("ground", from, Vec3::new(50.5, 10.5, 0.0), 1.0).ok();
+    let lines = [murk_core::SightLine { from, to: Vec3::new(20.5, 10.5, 0.0), eye_height: 1.0 }; 2];
+    match answers.lines_handle {
+        None => answers.lines_handle = queries.submit_sight_lines("ground", &lines).ok(),
+        Some(h) if answers.lines.is_none() => answers.lines = queries.poll_sight_lines(h).ok().flatten(),
+        _ => {}
+    }
 }
 
 /// Visibility questions as a system parameter, in Bevy's coordinates.
@@ -394,10 +408,18 @@ fn systems_ask_visibility_through_fog_queries() {
     let mut app = headless(BackendChoice::Cpu);
     app.init_resource::<Answers>().add_systems(FixedUpdate, ask.after(MurkSet::Publish));
     app.world_mut().spawn((Transform::from_xyz(10.5, 10.5, 0.0), FogVision::new(8.0)));
+    app.world_mut().spawn((
+        Transform::from_xyz(32.0, 32.0, 0.0),
+        FogBlocker(Blocker::wall(BlockerShape::Rect { size: Vec2::new(4.0, 64.0), yaw_degrees: 0.0 })),
+    ));
     for _ in 0..8 {
         step(&mut app);
     }
     let a = app.world().resource::<Answers>();
+    assert_eq!(a.clear, Some(true), "nothing between the source and a point along open ground");
+    assert_eq!(a.walled, Some(false), "the wall stands between the source and a point behind it");
+    let lines = a.lines.as_ref().expect("the submitted sight lines resolved by polling");
+    assert!(lines.iter().all(|l| l.visible && l.light == u16::MAX), "{lines:?}");
     assert_eq!(a.near, Some(true), "the source's own texel is visible");
     assert_eq!(a.far, Some(false), "a far corner is not");
     assert_eq!(a.in_sight, Some(true), "in the radius of a team-0 source");

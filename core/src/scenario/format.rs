@@ -330,6 +330,22 @@ pub struct ScriptedQuery {
     /// Also ask the immediate query for these teams.
     #[serde(default)]
     pub immediate_teams: Option<Vec<u8>>,
+    /// Also ask a sight line from this looker to every point.
+    #[serde(default)]
+    pub sight_from: Option<ScriptedLooker>,
+}
+
+/// The looker of a scripted query's sight lines.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedLooker {
+    /// The instance the lines are judged in.
+    pub instance: String,
+    /// Where the looker stands.
+    pub at: Vec3,
+    /// Its eye above `at`, world units.
+    #[serde(default)]
+    pub eye_height: f32,
 }
 
 /// What an edited map cell becomes.

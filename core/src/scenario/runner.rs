@@ -10,7 +10,7 @@ use super::ScenarioFiles;
 use crate::backend::Backend;
 use crate::components::{AntiVision, Blocker, CaptureMode, HeightCapture, Position, StealthActor, TeamMask, TransientReveal, VisionSource};
 use crate::error::{MurkError, Result};
-use crate::query::MaskAnswer;
+use crate::query::{MaskAnswer, SightAnswer, SightLine};
 use crate::snapshot::{decode, encode, RUN_MAGIC};
 use crate::stealth::StealthEvent;
 use crate::subsystem::{FogSubsystem, InstanceDesc, SightEvent, TickReport};
@@ -163,6 +163,9 @@ pub struct QueryRecord {
     /// Immediate query answers, per point, when asked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub immediate: Option<Vec<bool>>,
+    /// Sight lines from the query's looker, per point, when asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<Vec<SightAnswer>>,
 }
 
 impl ScenarioRunner {
@@ -300,7 +303,14 @@ impl ScenarioRunner {
                 }
                 None => None,
             };
-            queries.push(QueryRecord { id: q.id.clone(), mask, immediate });
+            let lines = match &q.sight_from {
+                Some(looker) => {
+                    let lines: Vec<SightLine> = q.points.iter().map(|&to| SightLine { from: looker.at, to, eye_height: looker.eye_height }).collect();
+                    Some(self.fog.sight_lines_now(&looker.instance, &lines)?)
+                }
+                None => None,
+            };
+            queries.push(QueryRecord { id: q.id.clone(), mask, immediate, lines });
         }
         let lockstep = format!("{lockstep:016x}");
         let recomputed = report.instances.into_iter().filter(|(_, t)| t.recomputed).map(|(n, _)| n).collect();

@@ -199,6 +199,13 @@ pub(super) fn validate(s: &Scenario, files: &ScenarioFiles) -> Result<()> {
         if let Some(teams) = &q.immediate_teams {
             teams_of(teams, &format!("{f}.immediate_teams"))?;
         }
+        if let Some(looker) = &q.sight_from {
+            if !names.contains(looker.instance.as_str()) {
+                return Err(MurkError::invalid(format!("{f}.sight_from.instance"), &looker.instance, "names no instance"));
+            }
+            check_vec3(&format!("{f}.sight_from.at"), looker.at)?;
+            finite(&format!("{f}.sight_from.eye_height"), looker.eye_height)?;
+        }
     }
     for (i, e) in s.events.iter().enumerate() {
         if e.tick >= s.ticks {

@@ -17,6 +17,7 @@ use crate::transform::AreaTransform;
 use crate::zlayer::Slab;
 use glam::Vec3;
 use hecs::{Entity, World};
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 impl FogSubsystem {
@@ -140,7 +141,15 @@ impl FogSubsystem {
         });
         let slab = Slab::logical(&slot.desc.area, profile.z_layering_area_scale);
         let into = Projecting { t: &slot.transform, profile, slab: &slab, teams: slot.desc.observed_teams, terrain };
-        let texels = lines.iter().enumerate().map(|(i, line)| project_line(&format!("lines[{i}]"), line, into)).collect::<Result<Vec<_>>>()?;
+        // Projected side by side (on the backend's threads, for the CPU);
+        // when one fails, again in order, so the error names the first.
+        let project = |(i, line): (usize, &SightLine)| project_line(|| format!("lines[{i}]"), line, into);
+        let mut projected = None;
+        self.backend.run_parallel(&mut || projected = Some(lines.par_iter().enumerate().map(project).collect::<Result<Vec<_>>>()));
+        let texels = match projected {
+            Some(Ok(texels)) => texels,
+            _ => lines.iter().enumerate().map(project).collect::<Result<Vec<_>>>()?,
+        };
         let cutoff = slot.q.visibility_cutoff;
         let pending = if lines.is_empty() || profile.see_through || method == crate::RayMethod::None {
             // Nothing is occluded (or nothing asked): every ray lets

@@ -285,7 +285,7 @@ pub(crate) fn project_source(
         ));
     }
     let [qx, qy] = AreaTransform::texel_q(tx, ty);
-    let eye = eye_at(&format!("{label}.source.eye_height"), t, terrain, (tx, ty), z, eye_offset)?;
+    let eye = eye_at(|| format!("{label}.source.eye_height"), t, terrain, (tx, ty), z, eye_offset)?;
     let inner = radius - (f64::from(radius) * falloff).round() as i32;
     let mut src = SourceTexel { x: qx, y: qy, radius, inner_radius: inner, eye, strength, ..Default::default() };
     if let Some((yaw, half)) = cone {
@@ -310,33 +310,40 @@ pub(crate) fn project_source(
 /// (where a capture has a height under it, and not a wall's), the eye
 /// stands its eye offset above the ground; else above `z`. `field` names
 /// the eye offset in errors.
-fn eye_at(field: &str, t: &AreaTransform, terrain: Option<Terrain<'_>>, (tx, ty): (f64, f64), z: f64, eye_offset: f64) -> Result<i32> {
+fn eye_at(
+    field: impl Fn() -> String + Copy,
+    t: &AreaTransform,
+    terrain: Option<Terrain<'_>>,
+    (tx, ty): (f64, f64),
+    z: f64,
+    eye_offset: f64,
+) -> Result<i32> {
     let ground = terrain.and_then(|g| g.at(tx.floor() as i64, ty.floor() as i64)).filter(|&h| h != CAPTURE_EMPTY && h < HEIGHT_WALL);
     match ground {
         Some(ground) => {
-            let up = t.length_units(|| field.to_string(), eye_offset)?;
+            let up = t.length_units(field, eye_offset)?;
             let eye = i64::from(ground) + i64::from(up);
             if eye.abs() > i64::from(HEIGHT_LIMIT) {
-                return Err(MurkError::invalid(field, eye_offset, "lifts the eye on the terrain beyond the height range"));
+                return Err(MurkError::invalid(field(), eye_offset, "lifts the eye on the terrain beyond the height range"));
             }
             Ok(eye as i32)
         }
-        None => t.height_q(|| field.to_string(), z + eye_offset),
+        None => t.height_q(field, z + eye_offset),
     }
 }
 
-/// Projects sight line `line` (named `label` in errors) into texel space:
+/// Projects sight line `line` (named by `label` in errors) into texel space:
 /// the looker as a vision source with the line's eye height would be
 /// projected (the profile's eye offset and terrain apply), the target at
 /// the texel under `to`. Either end outside the grid is an error.
-pub(crate) fn project_line(label: &str, line: &SightLine, into: Projecting<'_>) -> Result<LineTexels> {
+pub(crate) fn project_line(label: impl Fn() -> String + Copy, line: &SightLine, into: Projecting<'_>) -> Result<LineTexels> {
     let Projecting { t, profile, terrain, .. } = into;
     for (end, p) in [("from", line.from), ("to", line.to)] {
         for (axis, v) in [("x", p.x), ("y", p.y), ("z", p.z)] {
-            finite(|| format!("{label}.{end}.{axis}"), v)?;
+            finite(|| format!("{}.{end}.{axis}", label()), v)?;
         }
     }
-    let eye_height = finite(|| format!("{label}.eye_height"), line.eye_height)?;
+    let eye_height = finite(|| format!("{}.eye_height", label()), line.eye_height)?;
     let looker = profile.source_in_instance(&VisionSource { eye_height: line.eye_height, ..VisionSource::new(1.0) });
     let (x, y) = looker.eye_ground(line.from);
     let (tx, ty) = t.world_to_texel(x, y);
@@ -344,7 +351,7 @@ pub(crate) fn project_line(label: &str, line: &SightLine, into: Projecting<'_>) 
     let [qx, qy] = AreaTransform::texel_q(tx, ty);
     let outside = |end: &str, shown: glam::Vec3| {
         MurkError::invalid(
-            format!("{label}.{end}"),
+            format!("{}.{end}", label()),
             format!("({}, {}, {})", shown.x, shown.y, shown.z),
             format!("lies outside the instance's {}x{} grid", t.width(), t.height()),
         )
@@ -353,7 +360,7 @@ pub(crate) fn project_line(label: &str, line: &SightLine, into: Projecting<'_>) 
         return Err(outside("from", line.from));
     }
     let eye_offset = eye_height + f64::from(looker.eye_offset.z);
-    let eye = eye_at(&format!("{label}.eye_height"), t, terrain, (tx, ty), f64::from(line.from.z), eye_offset)?;
+    let eye = eye_at(|| format!("{}.eye_height", label()), t, terrain, (tx, ty), f64::from(line.from.z), eye_offset)?;
     let (ux, uy) = t.world_to_texel(f64::from(line.to.x), f64::from(line.to.y));
     if !(0.0..f64::from(t.width())).contains(&ux) || !(0.0..f64::from(t.height())).contains(&uy) {
         return Err(outside("to", line.to));
