@@ -258,6 +258,11 @@ impl Backend for CpuBackend {
         Ok(Readback::Ready(inst.hash_textures(pool, textures)?))
     }
 
+    fn count_explored(&mut self, key: InstanceKey) -> Result<Readback<u64>> {
+        let (pool, inst) = self.parts(key)?;
+        Ok(Readback::Ready(inst.count_explored(pool)?))
+    }
+
     fn poll_hashes(&mut self, ticket: u64, _wait: bool) -> Result<Option<Vec<u64>>> {
         // Every hash is answered at once: no ticket is ever given out.
         Err(MurkError::UnknownTicket { backend: "cpu".into(), what: "hash", ticket })

@@ -11,7 +11,7 @@ use crate::passes::footprints::{Judge, Plan, Signal};
 use crate::passes::settle::SettleKey;
 use crate::passes::visibility::WindowCache;
 use crate::texels::Texels;
-use crate::tiles::{Copies, KeptHash, MaskVersions};
+use crate::tiles::{Copies, KeptCount, KeptHash, MaskVersions};
 use murk_core::{BlurKernel, InstanceDims, InstanceKey, Masks, MurkError, OcclusionBuild, Result, RevealLayer, Texture};
 use std::collections::BTreeMap;
 
@@ -44,6 +44,9 @@ pub(crate) struct CpuInstance {
     /// The hash last taken of each mask, with the tile versions it was
     /// taken at.
     pub hashes: Masks<Option<KeptHash>>,
+    /// The explored texels last counted per tile of the memory, with the
+    /// tile versions they were counted at.
+    pub explored: KeptCount,
     /// What a save may share without reading: which masks are known to hold
     /// another's bytes.
     pub copies: Copies,
@@ -107,6 +110,7 @@ impl CpuInstance {
             judge: None,
             mask_tiles: None,
             hashes: Masks::default(),
+            explored: KeptCount::default(),
             copies: Copies::default(),
         }
     }

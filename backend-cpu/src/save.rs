@@ -1,7 +1,7 @@
 //! A rollback state's save on the CPU: the textures asked for, in tiles,
 //! sharing every tile whose version says it holds a tile already saved (the
-//! base's, or an equal mask's beside it), and the state hash over the same
-//! versions.
+//! base's, or an equal mask's beside it), and the state hash and the
+//! explored count over the same versions.
 
 use crate::error::CpuError;
 use crate::instance::CpuInstance;
@@ -152,5 +152,26 @@ impl CpuInstance {
         })();
         inst.hashes = kept;
         hashes
+    }
+
+    /// The texels of the memory above 0, recounting only the tiles a pass
+    /// or a load wrote since the last count (the first count versions the
+    /// masks from here on, as a hash does).
+    pub fn count_explored(&mut self, pool: &Workers) -> Result<u64> {
+        let dims = self.dims;
+        self.mask_tiles.get_or_insert_with(|| tiles::every_mask_at(dims, next_version()));
+        // The kept counts are taken out while the masks are borrowed, and
+        // put back whatever happens.
+        let mut kept = std::mem::take(&mut self.explored);
+        let masks = &*self;
+        let count = (|| {
+            let (w, _, texels) = masks.texels(Texture::Memory)?;
+            let (Texels::U16(memory), Some(versions)) = (texels, masks.mask_tiles.as_ref().and_then(|m| m.get(Texture::Memory))) else {
+                return Err(CpuError::TexelType { texture: Texture::Memory.name(), problem: "does not hold u16 texels".into() }.into());
+            };
+            Ok(pool.install(|| kept.count(w, memory, versions)))
+        })();
+        self.explored = kept;
+        count
     }
 }

@@ -216,6 +216,41 @@ impl KeptHash {
     }
 }
 
+/// The explored texels (memory above 0) of each tile of an instance's
+/// memory and the versions of the tiles they were counted at: a count
+/// recounts only the tiles whose version moved since.
+#[derive(Clone, Debug, Default)]
+pub struct KeptCount {
+    seen: Vec<u64>,
+    counts: Vec<u32>,
+}
+
+impl KeptCount {
+    /// The texels above 0 of `memory` (`width` texels a row, tiles at
+    /// `versions`), recounting the tiles whose version moved since the
+    /// last call (all of them the first time, or at another size), in
+    /// parallel on the caller's pool.
+    pub fn count(&mut self, width: u32, memory: &[u16], versions: &TileVersions) -> u64 {
+        use rayon::prelude::*;
+        if self.seen.len() != versions.versions.len() || self.counts.len() != versions.versions.len() {
+            *self = Self { seen: vec![0; versions.versions.len()], counts: vec![0; versions.versions.len()] };
+            // Version 0 is never given: every tile is counted.
+        }
+        let (w, tile) = (width as usize, TILE as usize);
+        let across = TiledImage::tiles_across(width) as usize;
+        self.counts.par_iter_mut().zip(self.seen.par_iter_mut()).zip(&versions.versions).enumerate().for_each(|(i, ((count, seen), &v))| {
+            if *seen == v {
+                return;
+            }
+            let (x0, y0) = (i % across * tile, i / across * tile);
+            let x1 = (x0 + tile).min(w);
+            *count = memory.chunks(w).skip(y0).take(tile).map(|row| row[x0..x1].iter().filter(|&&m| m > 0).count() as u32).sum();
+            *seen = v;
+        });
+        self.counts.iter().map(|&c| u64::from(c)).sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

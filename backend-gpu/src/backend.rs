@@ -313,6 +313,9 @@ impl Backend for GpuBackend {
     fn poll_hashes(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u64>>> {
         self.in_world(|gpu| gpu.poll_hashes(ticket, wait))
     }
+    fn count_explored(&mut self, key: InstanceKey) -> Result<Readback<u64>> {
+        self.in_world(|gpu| gpu.count_explored(self.key(key)))
+    }
     fn read_texture(&mut self, key: InstanceKey, texture: Texture) -> Result<TextureImage> {
         self.in_world(|gpu| gpu.read_texture(self.key(key), texture))
     }

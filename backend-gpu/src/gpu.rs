@@ -461,6 +461,21 @@ impl Backend for Gpu {
         Ok(Readback::Ticket(ticket))
     }
 
+    fn count_explored(&mut self, key: InstanceKey) -> Result<Readback<u64>> {
+        let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
+        let ctx = &mut self.ctx;
+        let pending = self.pending.get_or_insert_with(|| Pending { encoder: ctx.encoder(), recycle: Vec::new(), maps: Vec::new() });
+        let (readback, recycle) = crate::count::record(ctx, &mut pending.encoder, t);
+        pending.recycle.extend(recycle);
+        pending.maps.push(ticket);
+        self.hashes.insert(ticket, (readback, 1));
+        self.asked_by.insert(ticket, key);
+        self.flush()?;
+        Ok(Readback::Ticket(ticket))
+    }
+
     fn poll_hashes(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u64>>> {
         if !self.hashes.contains_key(&ticket) {
             return Err(MurkError::UnknownTicket { backend: "gpu".into(), what: "hash", ticket });

@@ -70,6 +70,7 @@
 mod backend;
 mod build;
 mod context;
+mod count;
 mod error;
 mod gpu;
 mod hash;

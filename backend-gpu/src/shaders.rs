@@ -48,6 +48,7 @@ const DISTANCE_FIELD: Module = Module { name: "distance_field", sources: &[inclu
 /// Step 5, the ray marches: what the visibility pass and the sight lines share.
 const RAYS: &str = include_str!("../shaders/rays.wgsl");
 const VISIBILITY: Module = Module { name: "visibility", sources: &[RAYS, include_str!("../shaders/visibility.wgsl")] };
+const COUNT: Module = Module { name: "count", sources: &[include_str!("../shaders/count.wgsl")] };
 const LINES: Module = Module { name: "lines", sources: &[RAYS, include_str!("../shaders/lines.wgsl")] };
 const BLUR: Module = Module { name: "blur", sources: &[include_str!("../shaders/blur.wgsl")] };
 const MEMORY: Module = Module { name: "memory", sources: &[include_str!("../shaders/memory.wgsl")] };
@@ -144,6 +145,8 @@ pub(crate) struct Shaders {
     pub(crate) sample: Shader,
     /// The light of each line of a sight-line batch.
     pub(crate) lines: Shader,
+    /// The explored count of an instance's memory.
+    pub(crate) count: Shader,
     /// The state hash: one leaf per invocation.
     pub(crate) hash_leaf: Shader,
     /// The state hash: the root fold over the leaves.
@@ -188,6 +191,7 @@ impl Shaders {
             blend: one(&BLEND, "main")?,
             sample: one(&SAMPLE, "main")?,
             lines: one(&LINES, "main")?,
+            count: one(&COUNT, "main")?,
             hash_leaf: hash.entry(device, "leaf")?,
             hash_root: hash.entry(device, "root")?,
             present: one(&PRESENT, "main")?,

@@ -26,7 +26,8 @@
 //! ticks back loaded and seven ticks simulated again, as a `ggrs` session
 //! does at its prediction limit) and `tick/rts-after-load/...` (the first
 //! of those ticks alone), and `lines/rts-10k/...` (10 000 sight lines from
-//! the units to points in their sight radius, answered now).
+//! the units to points in their sight radius, answered now) and
+//! `explored/rts/...` (the explored count asked after each walking tick).
 //!
 //! `cargo bench -p murk-benches --bench frame`. The GPU rows appear when an
 //! adapter exists (figures on lavapipe are not performance figures).
@@ -223,6 +224,30 @@ fn bench_lines(c: &mut Criterion, backends: Vec<(String, Box<dyn Backend>)>) {
     group.finish();
 }
 
+/// `explored/rts/...`: the explored count asked after each `rts-steady`
+/// tick (only the count is timed), as a game that shows it live asks it.
+fn bench_explored(c: &mut Criterion, backends: Vec<(String, Box<dyn Backend>)>) {
+    let mut group = c.benchmark_group("explored");
+    group.sample_size(20);
+    for (backend_label, backend) in backends {
+        let mut t = RtsTicks::new(backend, Change::Walkers);
+        let name = t.fog.instance_names().into_iter().next().expect("the rts instance");
+        group.bench_function(BenchmarkId::new(format!("rts/{backend_label}"), ""), |b| {
+            b.iter_custom(|iters| {
+                let mut spent = std::time::Duration::ZERO;
+                for _ in 0..iters {
+                    t.step();
+                    let started = std::time::Instant::now();
+                    std::hint::black_box(t.fog.explored(&name).expect("explored"));
+                    spent += started.elapsed();
+                }
+                spent
+            })
+        });
+    }
+    group.finish();
+}
+
 /// A rollback game's frames on `rts-steady`: `save-drop/rts` (a state saved
 /// after a walking tick into a ring of eight, the oldest dropped: both
 /// timed), `rollback/rts-8` (the state eight ticks back loaded and seven
@@ -352,6 +377,7 @@ fn frame(c: &mut Criterion) {
     bench_state(c, with_gpu(vec![cpu(2)]));
     bench_rollback(c, with_gpu(vec![cpu(2)]));
     bench_lines(c, with_gpu(vec![cpu(1), cpu(2)]));
+    bench_explored(c, with_gpu(vec![cpu(2)]));
     if std::env::var_os("MURK_BENCH_HUGE").is_some() {
         bench_frames(c, &mut workloads::huge(), with_gpu(vec![cpu(2)]));
     }
@@ -415,6 +441,9 @@ impl Backend for Finished {
     }
     fn poll_hashes(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u64>>> {
         self.0.poll_hashes(ticket, wait)
+    }
+    fn count_explored(&mut self, key: InstanceKey) -> Result<murk_core::Readback<u64>> {
+        self.0.count_explored(key)
     }
     fn read_texture(&mut self, key: InstanceKey, texture: murk_core::Texture) -> Result<TextureImage> {
         self.0.read_texture(key, texture)

@@ -14,8 +14,8 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::render::renderer::{RenderAdapterInfo, RenderDevice, RenderQueue};
 use murk_core::{
-    Backend, BackendChoice, FogSubsystem, InstanceDesc, MaskAnswer, MurkError, Profile, QueryHandle, Result, SightAnswer, SightEvent, SightLine,
-    StealthEvent, StealthState, TeamMask, TickReport,
+    Backend, BackendChoice, Explored, FogSubsystem, InstanceDesc, MaskAnswer, MurkError, Profile, QueryHandle, Result, SightAnswer, SightEvent,
+    SightLine, StealthEvent, StealthState, TeamMask, TickReport,
 };
 use murk_cpu::CpuBackend;
 use murk_gpu::GpuBackend;
@@ -354,6 +354,13 @@ impl FogQueries<'_> {
     fn lines_to_murk(&self, lines: &[SightLine]) -> Vec<SightLine> {
         let axes = self.mirror.axes;
         lines.iter().map(|l| SightLine { from: axes.to_murk(l.from), to: axes.to_murk(l.to), ..*l }).collect()
+    }
+
+    /// How much of instance `instance`'s grid its explored memory covers
+    /// (on the GPU this waits for the count: ask it for a statistics
+    /// screen, not every frame).
+    pub fn explored(&mut self, instance: &str) -> Result<Explored> {
+        self.fog.running()?.explored(instance)
     }
 
     /// Whether a source of `teams` has the point in its radius or cone (no

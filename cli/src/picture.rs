@@ -85,13 +85,15 @@ fn shortest<T: serde::Serialize>(v: &T) -> Result<Value, String> {
     serde_json::from_str(&text).map_err(|e| e.to_string())
 }
 
-/// The `summary.json` format: 5 added each tick's sight sets, sight
+/// The `summary.json` format: 6 added each instance's explored count
+/// (`settings.instances[].explored`) and the sight lines of scripted
+/// queries (`per_tick[].queries[].lines`); 5 added each tick's sight sets, sight
 /// events and per-observer stealth events; 4 since the texture hash of
 /// `murk_core::hash` reads 16x16 leaves; 3 made each instance's state hash
 /// take in its mapped texture; 2 made the lockstep and state hashes the
 /// block hash of `murk_core::hash` (1, without the field, was FNV-1a 64
 /// over the mask bytes).
-pub const SUMMARY_FORMAT: u32 = 5;
+pub const SUMMARY_FORMAT: u32 = 6;
 
 /// The `summary.json` document.
 pub fn summary(runner: &mut ScenarioRunner, threads: usize, records: &[TickRecord]) -> Result<Value, String> {
@@ -100,6 +102,7 @@ pub fn summary(runner: &mut ScenarioRunner, threads: usize, records: &[TickRecor
         let desc = runner.fog().instance(&name).map_err(err)?.clone();
         let dims = runner.fog().dims(&name).map_err(err)?;
         let stats = runner.fog().stats(&name).map_err(err)?;
+        let explored = runner.fog().explored(&name).map_err(err)?;
         instances.push(json!({
             "name": name,
             "area": shortest(&desc.area)?,
@@ -110,6 +113,7 @@ pub fn summary(runner: &mut ScenarioRunner, threads: usize, records: &[TickRecor
             "observed_teams": format!("{:#010x}", desc.observed_teams.0),
             "profile": shortest(&desc.profile)?,
             "stats": stats,
+            "explored": { "texels": explored.texels, "of": explored.of, "fraction": explored.fraction() },
         }));
     }
     let s = runner.scenario();

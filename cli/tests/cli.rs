@@ -38,10 +38,18 @@ fn run_writes_final_masks_stages_and_a_summary() {
     }
     let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["ticks"], 12);
-    assert_eq!(summary["format"], 5, "sight sets and events, the block state hash of square leaves, mapped state included");
+    assert_eq!(
+        summary["format"], 6,
+        "explored counts and sight lines, sight sets and events, the block state hash of square leaves, mapped state included"
+    );
     assert_eq!(summary["per_tick"].as_array().unwrap().len(), 12);
     assert_eq!(summary["per_tick"][11]["hashes"]["ground"].as_str().unwrap().len(), 16);
     assert_eq!(summary["settings"]["instances"][0]["profile"]["explored_value"], 0.4);
+    // The explored count: the memory texels above 0 of the run's end.
+    let (mw, mh, memory) = read_png16(&out.join("ground.memory.png")).unwrap();
+    let explored = &summary["settings"]["instances"][0]["explored"];
+    assert_eq!(explored["of"], u64::from(mw * mh));
+    assert_eq!(explored["texels"], memory.iter().filter(|&&m| m > 0).count() as u64);
     // The same run on one thread gives the same hashes.
     let out1 = temp("outpost-1");
     let st =
@@ -404,7 +412,7 @@ fn tracked_entities_and_their_sets_reach_the_summary() {
     let st = murk().args(["run", "scenarios/patrol.json", "--out"]).arg(&dir).current_dir(repo()).output().unwrap();
     assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
     let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
-    assert_eq!(summary["format"], 5);
+    assert_eq!(summary["format"], 6);
     let ticks = summary["per_tick"].as_array().unwrap();
     let events = |observer: &str, entity: &str| -> Vec<(u64, String)> {
         ticks

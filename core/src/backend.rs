@@ -180,9 +180,16 @@ pub trait Backend: Send {
     /// [`Backend::poll_hashes`]. A texture of another texel type is an error
     /// naming it.
     fn hash_textures(&mut self, key: InstanceKey, textures: &[Texture]) -> Result<Readback<Vec<u64>>>;
-    /// The values of a [`Backend::hash_textures`] ticket once they have come
-    /// back (`None` while in flight, unless `wait`).
+    /// The values of a [`Backend::hash_textures`] or
+    /// [`Backend::count_explored`] ticket once they have come back (`None`
+    /// while in flight, unless `wait`).
     fn poll_hashes(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u64>>>;
+    /// How many texels of the instance's explored memory
+    /// ([`Texture::Memory`]) are above 0, as they stand once the work
+    /// recorded so far has run: at once, or a ticket whose one value comes
+    /// back through [`Backend::poll_hashes`]. Every backend answers the
+    /// same count.
+    fn count_explored(&mut self, key: InstanceKey) -> Result<Readback<u64>>;
 }
 
 /// One row of the texture table ([`crate::texture::TEXTURES`]) of an

@@ -70,6 +70,27 @@ pub struct SightAnswer {
     pub visible: bool,
 }
 
+/// How much of an instance's grid its explored memory covers
+/// ([`crate::FogSubsystem::explored`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Explored {
+    /// Texels of the memory above 0.
+    pub texels: u64,
+    /// Texels of the grid.
+    pub of: u64,
+}
+
+impl Explored {
+    /// `texels / of`, `0..=1`.
+    pub fn fraction(&self) -> f64 {
+        if self.of == 0 {
+            0.0
+        } else {
+            self.texels as f64 / self.of as f64
+        }
+    }
+}
+
 /// The most sight lines one batch takes; a larger batch is an error (split
 /// it), never cut short.
 pub const MAX_SIGHT_LINES: usize = 1 << 20;

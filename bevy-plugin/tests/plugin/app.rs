@@ -378,6 +378,7 @@ struct Answers {
     walled: Option<bool>,
     lines: Option<Vec<murk_core::SightAnswer>>,
     lines_handle: Option<murk_core::QueryHandle>,
+    explored: Option<murk_core::Explored>,
 }
 
 fn ask(mut queries: FogQueries, mut answers: ResMut<Answers>) {
@@ -390,6 +391,7 @@ fn ask(mut queries: FogQueries, mut answers: ResMut<Answers>) {
         Some(h) if answers.polled.is_none() => answers.polled = queries.poll(h).ok().flatten(),
         _ => {}
     }
+    answers.explored = queries.explored("ground").ok();
     // From the source, along open ground and across the wall at x 30..34.
     let from = Vec3::new(10.5, 10.5, 0.0);
     answers.clear = queries.line_of_sight_now("ground", from, Vec3::new(10.5, 50.5, 0.0), 1.0).ok();
@@ -420,12 +422,17 @@ fn systems_ask_visibility_through_fog_queries() {
     assert_eq!(a.walled, Some(false), "the wall stands between the source and a point behind it");
     let lines = a.lines.as_ref().expect("the submitted sight lines resolved by polling");
     assert!(lines.iter().all(|l| l.visible && l.light == u16::MAX), "{lines:?}");
+    let explored = a.explored.expect("the explored count");
+    assert!(explored.texels > 0 && explored.of == 64 * 64, "{explored:?}");
     assert_eq!(a.near, Some(true), "the source's own texel is visible");
     assert_eq!(a.far, Some(false), "a far corner is not");
     assert_eq!(a.in_sight, Some(true), "in the radius of a team-0 source");
     let polled = a.polled.as_ref().expect("the submitted batch resolved by polling");
     assert!(matches!(polled[0], murk_core::MaskAnswer::Sampled { visible: true, .. }));
     assert_eq!(polled[1], murk_core::MaskAnswer::NoInstance);
+    let memory = app.world_mut().resource_mut::<MurkFog>().subsystem().unwrap().read_texture("ground", murk_core::Texture::Memory).unwrap();
+    let murk_core::TextureData::U16(memory) = memory.data else { panic!("memory is u16") };
+    assert_eq!(explored.texels, memory.iter().filter(|&&m| m > 0).count() as u64, "a count over the memory");
 }
 
 /// On the CPU the mask image is uploaded only when the mask changed: a

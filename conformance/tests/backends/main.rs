@@ -10,6 +10,7 @@
 //! missing adapter is also a failing trial of the plain run (CI sets it).
 
 mod areas;
+mod explored;
 mod gameplay;
 mod judged;
 mod lines;
@@ -49,6 +50,7 @@ const SUITES: &[(&str, &[Test])] = &[
     ("sight", sight::TESTS),
     ("judged", judged::TESTS),
     ("lines", lines::TESTS),
+    ("explored", explored::TESTS),
 ];
 
 /// The trials of one variant: every corpus case, then every suite test.

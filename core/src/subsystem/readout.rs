@@ -1,13 +1,15 @@
-//! Reading the state out: textures, the final mask, the
-//! material parameters for a shader, and the inputs a tick would hand the
-//! backend (for benches and tools).
+//! Reading the state out: textures, the final mask, how much is explored,
+//! the material parameters for a shader, and the inputs a tick would hand
+//! the backend (for benches and tools).
 
 use super::capture::CaptureHeights;
 use super::fog::FogSubsystem;
 use super::gather::gather;
 use super::rules::recompute_input;
+use crate::backend::Readback;
 use crate::error::{MurkError, Result};
 use crate::frame::{OcclusionInput, RecomputeInput};
+use crate::query::Explored;
 use crate::texture::{Texture, TextureData, TextureImage, TextureRow};
 use hecs::World;
 
@@ -76,5 +78,27 @@ impl FogSubsystem {
             TextureData::U16(v) => Ok(v),
             other => Err(MurkError::backend_message(self.backend.name(), format!("final mask has type {other:?}"))),
         }
+    }
+
+    /// How much of an instance's grid its explored memory covers: the
+    /// texels of [`Texture::Memory`] above 0, as the last tick (or load)
+    /// left them. The CPU backend keeps a count per tile and recounts only
+    /// the tiles written since it was last asked; the GPU backend counts on
+    /// the device and this call waits for its one value. For a team's
+    /// share, ask the instance that observes that team.
+    pub fn explored(&mut self, name: &str) -> Result<Explored> {
+        let slot = self.slot(name)?;
+        let (key, of) = (slot.key, u64::from(slot.dims.width) * u64::from(slot.dims.height));
+        let texels = match self.backend.count_explored(key)? {
+            Readback::Ready(count) => count,
+            Readback::Ticket(ticket) => {
+                let count = self.backend.poll_hashes(ticket, true)?.and_then(|v| v.first().copied());
+                count.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "explored count" })?
+            }
+        };
+        if texels > of {
+            return Err(MurkError::backend_message(self.backend.name(), format!("counted {texels} explored texels of {of}")));
+        }
+        Ok(Explored { texels, of })
     }
 }
