@@ -5,7 +5,7 @@
 //! entities each observer sees (the sight sets, kept by `sight.rs`).
 
 use super::fog::FogSubsystem;
-use super::sources::{project_line, Projecting, Terrain};
+use super::sources::{project_lines, Projecting, Terrain};
 use crate::backend::{LineRequest, SampleRequest};
 use crate::components::TeamMask;
 use crate::error::{finite, in_range, MurkError, Result};
@@ -19,6 +19,9 @@ use glam::Vec3;
 use hecs::{Entity, World};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+
+/// Sight lines one parallel job projects.
+const LINES_PER_JOB: usize = 512;
 
 impl FogSubsystem {
     /// The instance answering for a world point: overlapping it in X/Y, the
@@ -143,12 +146,14 @@ impl FogSubsystem {
         let into = Projecting { t: &slot.transform, profile, slab: &slab, teams: slot.desc.observed_teams, terrain };
         // Projected side by side (on the backend's threads, for the CPU);
         // when one fails, again in order, so the error names the first.
-        let project = |(i, line): (usize, &SightLine)| project_line(|| format!("lines[{i}]"), line, into);
         let mut projected = None;
-        self.backend.run_parallel(&mut || projected = Some(lines.par_iter().enumerate().map(project).collect::<Result<Vec<_>>>()));
+        self.backend.run_parallel(&mut || {
+            let chunks = lines.par_chunks(LINES_PER_JOB).enumerate().map(|(c, chunk)| project_lines(chunk, c * LINES_PER_JOB, into));
+            projected = Some(chunks.collect::<Result<Vec<_>>>());
+        });
         let texels = match projected {
-            Some(Ok(texels)) => texels,
-            _ => lines.iter().enumerate().map(project).collect::<Result<Vec<_>>>()?,
+            Some(Ok(chunks)) => chunks.concat(),
+            _ => project_lines(lines, 0, into)?,
         };
         let cutoff = slot.q.visibility_cutoff;
         let pending = if lines.is_empty() || profile.see_through || method == crate::RayMethod::None {

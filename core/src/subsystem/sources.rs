@@ -332,16 +332,42 @@ fn eye_at(
     }
 }
 
-/// Projects sight line `line` (named by `label` in errors) into texel space:
-/// the looker as a vision source with the line's eye height would be
-/// projected (the profile's eye offset and terrain apply), the target at
-/// the texel under `to`. Either end outside the grid is an error.
-pub(crate) fn project_line(label: impl Fn() -> String + Copy, line: &SightLine, into: Projecting<'_>) -> Result<LineTexels> {
+/// Projects sight lines into texel space, `first` the index of the first
+/// in its batch (errors name `lines[i]`): each looker as a vision source
+/// with the line's eye height would be projected (the profile's eye offset
+/// and terrain apply), each target at the texel under `to`. Either end
+/// outside the grid is an error. A looker asked again right after itself
+/// (several targets from one place) is projected once.
+pub(crate) fn project_lines(lines: &[SightLine], first: usize, into: Projecting<'_>) -> Result<Vec<LineTexels>> {
+    let mut out = Vec::with_capacity(lines.len());
+    let mut last: Option<(&SightLine, [u32; 2], i32)> = None;
+    for (i, line) in lines.iter().enumerate() {
+        let label = || format!("lines[{}]", first + i);
+        let (from, eye) = match last {
+            Some((before, from, eye)) if before.from == line.from && before.eye_height.to_bits() == line.eye_height.to_bits() => (from, eye),
+            _ => project_looker(label, line, into)?,
+        };
+        last = Some((line, from, eye));
+        let to = project_target(label, line.to, into)?;
+        out.push(LineTexels { from, eye, to });
+    }
+    Ok(out)
+}
+
+/// The error for an end of a line outside the grid.
+fn outside(label: impl Fn() -> String, end: &str, shown: glam::Vec3, t: &AreaTransform) -> MurkError {
+    MurkError::invalid(
+        format!("{}.{end}", label()),
+        format!("({}, {}, {})", shown.x, shown.y, shown.z),
+        format!("lies outside the instance's {}x{} grid", t.width(), t.height()),
+    )
+}
+
+/// A line's looker: its texel and its eye, in height units.
+fn project_looker(label: impl Fn() -> String + Copy, line: &SightLine, into: Projecting<'_>) -> Result<([u32; 2], i32)> {
     let Projecting { t, profile, terrain, .. } = into;
-    for (end, p) in [("from", line.from), ("to", line.to)] {
-        for (axis, v) in [("x", p.x), ("y", p.y), ("z", p.z)] {
-            finite(|| format!("{}.{end}.{axis}", label()), v)?;
-        }
+    for (axis, v) in [("x", line.from.x), ("y", line.from.y), ("z", line.from.z)] {
+        finite(|| format!("{}.from.{axis}", label()), v)?;
     }
     let eye_height = finite(|| format!("{}.eye_height", label()), line.eye_height)?;
     let looker = profile.source_in_instance(&VisionSource { eye_height: line.eye_height, ..VisionSource::new(1.0) });
@@ -349,24 +375,25 @@ pub(crate) fn project_line(label: impl Fn() -> String + Copy, line: &SightLine, 
     let (tx, ty) = t.world_to_texel(x, y);
     let inside = |q: i32, size: u32| q >= 0 && (q >> TEXEL_FRAC_BITS) < size as i32;
     let [qx, qy] = AreaTransform::texel_q(tx, ty);
-    let outside = |end: &str, shown: glam::Vec3| {
-        MurkError::invalid(
-            format!("{}.{end}", label()),
-            format!("({}, {}, {})", shown.x, shown.y, shown.z),
-            format!("lies outside the instance's {}x{} grid", t.width(), t.height()),
-        )
-    };
     if !inside(qx, t.width()) || !inside(qy, t.height()) {
-        return Err(outside("from", line.from));
+        return Err(outside(label, "from", line.from, t));
     }
     let eye_offset = eye_height + f64::from(looker.eye_offset.z);
     let eye = eye_at(|| format!("{}.eye_height", label()), t, terrain, (tx, ty), f64::from(line.from.z), eye_offset)?;
-    let (ux, uy) = t.world_to_texel(f64::from(line.to.x), f64::from(line.to.y));
-    if !(0.0..f64::from(t.width())).contains(&ux) || !(0.0..f64::from(t.height())).contains(&uy) {
-        return Err(outside("to", line.to));
+    Ok(([(qx >> TEXEL_FRAC_BITS) as u32, (qy >> TEXEL_FRAC_BITS) as u32], eye))
+}
+
+/// A line's target: the texel under `to`.
+fn project_target(label: impl Fn() -> String + Copy, to: glam::Vec3, into: Projecting<'_>) -> Result<[u32; 2]> {
+    let t = into.t;
+    for (axis, v) in [("x", to.x), ("y", to.y), ("z", to.z)] {
+        finite(|| format!("{}.to.{axis}", label()), v)?;
     }
-    let from = [(qx >> TEXEL_FRAC_BITS) as u32, (qy >> TEXEL_FRAC_BITS) as u32];
-    Ok(LineTexels { from, eye, to: [ux.floor() as u32, uy.floor() as u32] })
+    let (ux, uy) = t.world_to_texel(f64::from(to.x), f64::from(to.y));
+    if !(0.0..f64::from(t.width())).contains(&ux) || !(0.0..f64::from(t.height())).contains(&uy) {
+        return Err(outside(label, "to", to, t));
+    }
+    Ok([ux.floor() as u32, uy.floor() as u32])
 }
 
 #[cfg(test)]
