@@ -62,6 +62,27 @@ pub struct VisionSource {
     /// is its radius, cone and falloff alone, whatever the ray method.
     #[serde(default)]
     pub see_through: bool,
+    /// What it detects of cloaked stealth actors ([`StealthActor::cloaked`]).
+    #[serde(default)]
+    pub detects: Detection,
+}
+
+/// What a vision source detects of cloaked stealth actors: a cloaked
+/// actor is shown to an observer only while a detector of a team the
+/// observer's instance observes detects it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Detection {
+    /// Nothing: cloaked actors stay hidden from it.
+    #[default]
+    None,
+    /// Every cloaked actor inside its radius and cone, through walls (the
+    /// immediate query's integer rule).
+    InRange,
+    /// Every cloaked actor inside its radius and cone that it has a clear
+    /// sight line to in the observer's instance (from its eye, by the
+    /// instance's ray method; see `FogSubsystem::submit_sight_lines`).
+    InSight,
 }
 
 fn default_eye_height() -> f32 {
@@ -80,6 +101,7 @@ impl VisionSource {
             height_layer: None,
             eye_offset: Vec3::ZERO,
             see_through: false,
+            detects: Detection::None,
         }
     }
 
@@ -402,6 +424,12 @@ pub struct StealthActor {
     /// own ghost (`TickReport::observer_events`). Excludes `instance`.
     #[serde(default)]
     pub per_observer: bool,
+    /// Cloaked: besides what the fog decides, shown to an observer only
+    /// while a detector ([`VisionSource::detects`]) of a team its judging
+    /// instance observes detects it (with `FogDriven`; the other policies
+    /// decide alone).
+    #[serde(default)]
+    pub cloaked: bool,
 }
 
 fn cutoff_off() -> f32 {
@@ -417,6 +445,7 @@ impl Default for StealthActor {
             fade_seconds: 0.0,
             instance: None,
             per_observer: false,
+            cloaked: false,
         }
     }
 }

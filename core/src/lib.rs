@@ -65,8 +65,8 @@ pub use backend::{
 };
 pub use binning::{bin_sources, TileBins};
 pub use components::{
-    AntiVision, Blocker, BlockerShape, CaptureMode, Cone, Ghost, GhostObserver, HeightCapture, HeightLayer, HideMode, Mobility, Pose, Position,
-    StealthActor, TeamMask, Tracked, TransientReveal, VisibilityPolicy, VisionSource,
+    AntiVision, Blocker, BlockerShape, CaptureMode, Cone, Detection, Ghost, GhostObserver, HeightCapture, HeightLayer, HideMode, Mobility, Pose,
+    Position, StealthActor, TeamMask, Tracked, TransientReveal, VisibilityPolicy, VisionSource,
 };
 pub use error::{MurkError, Result};
 pub use frame::{

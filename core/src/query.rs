@@ -152,59 +152,67 @@ fn quantize_shown(field: &str, x: f64, shown: impl std::fmt::Display, limit: f64
 /// Whether `point` lies inside the radius (and cone) of any source of `teams`.
 /// Integer arithmetic on coordinates quantized to 1/256 world unit.
 pub fn immediate(world: &World, point: Vec3, teams: TeamMask) -> Result<bool> {
-    let px = quantize("point.x", point.x, MAX_QUERY_COORD)?;
-    let py = quantize("point.y", point.y, MAX_QUERY_COORD)?;
+    quantize("point.x", point.x, MAX_QUERY_COORD)?;
+    quantize("point.y", point.y, MAX_QUERY_COORD)?;
     let mut sources: Vec<(Entity, Position, VisionSource)> =
         world.query::<(Entity, &Position, &VisionSource)>().iter().map(|(e, p, s)| (e, *p, *s)).collect();
     sources.sort_by_key(|(e, _, _)| e.to_bits());
     for (e, pos, s) in sources {
-        if !teams.contains(s.team) {
-            continue;
+        if teams.contains(s.team) && reaches(e, &pos, &s, point)? {
+            return Ok(true);
         }
-        let label = format!("entity {}", e.id());
-        quantize(&format!("{label}.position.x"), pos.0.x, MAX_QUERY_COORD)?;
-        quantize(&format!("{label}.position.y"), pos.0.y, MAX_QUERY_COORD)?;
-        for (axis, v) in ["x", "y"].into_iter().zip([s.eye_offset.x, s.eye_offset.y]) {
-            finite(&format!("{label}.source.eye_offset.{axis}"), v)?;
-        }
-        // From the eye, as the masks see it.
-        let (ex, ey) = s.eye_ground(pos.0);
-        let sx = quantize_f64(&format!("{label}.position.x"), ex, MAX_QUERY_COORD)?;
-        let sy = quantize_f64(&format!("{label}.position.y"), ey, MAX_QUERY_COORD)?;
-        let r = finite(&format!("{label}.source.radius"), s.radius)?;
-        if r < 0.0 {
-            return Err(MurkError::invalid(format!("{label}.source.radius"), r, "must not be negative"));
-        }
-        let r = i128::from(quantize(&format!("{label}.source.radius"), s.radius, MAX_QUERY_RADIUS)?);
-        // |dx|, |dy| <= 2^63: their squares and sum fit below 2^127.
-        let (dx, dy) = (i128::from(px) - i128::from(sx), i128::from(py) - i128::from(sy));
-        let (ax, ay) = (dx.unsigned_abs(), dy.unsigned_abs());
-        let d2 = ax * ax + ay * ay;
-        if d2 >= r.unsigned_abs() * r.unsigned_abs() {
-            continue;
-        }
-        // Inside the radius: |dx|, |dy| < r <= 2^48, so d2 < 2^97.
-        let d2 = d2 as i128;
-        if let Some(c) = s.cone {
-            let half = in_range(&format!("{label}.source.cone.half_angle_degrees"), c.half_angle_degrees, 0.0, 180.0)?;
-            let yaw = finite(&format!("{label}.source.cone.yaw_degrees"), c.yaw_degrees)?;
-            if half < 180.0 && d2 > 0 {
-                let (sn, cs) = sin_cos_degrees(yaw);
-                let unit = f64::from(UNIT_ONE);
-                let (cx, cy) = (i128::from((cs * unit).round() as i64), i128::from((sn * unit).round() as i64));
-                let cos_half = i128::from((sin_cos_degrees(half).1 * unit).round() as i64);
-                // dot >= cos_half * |d|, squared with signs handled.
-                let dot = dx * cx + dy * cy;
-                let inside =
-                    if cos_half >= 0 { dot >= 0 && dot * dot >= cos_half * cos_half * d2 } else { dot >= 0 || dot * dot <= cos_half * cos_half * d2 };
-                if !inside {
-                    continue;
-                }
-            }
-        }
-        return Ok(true);
     }
     Ok(false)
+}
+
+/// Whether `point` lies inside the radius (and cone) of source `s` of
+/// entity `e` at `pos`, measured from its eye: the immediate query's
+/// integer rule for one source.
+pub(crate) fn reaches(e: Entity, pos: &Position, s: &VisionSource, point: Vec3) -> Result<bool> {
+    let px = quantize("point.x", point.x, MAX_QUERY_COORD)?;
+    let py = quantize("point.y", point.y, MAX_QUERY_COORD)?;
+    let label = format!("entity {}", e.id());
+    quantize(&format!("{label}.position.x"), pos.0.x, MAX_QUERY_COORD)?;
+    quantize(&format!("{label}.position.y"), pos.0.y, MAX_QUERY_COORD)?;
+    for (axis, v) in ["x", "y"].into_iter().zip([s.eye_offset.x, s.eye_offset.y]) {
+        finite(&format!("{label}.source.eye_offset.{axis}"), v)?;
+    }
+    // From the eye, as the masks see it.
+    let (ex, ey) = s.eye_ground(pos.0);
+    let sx = quantize_f64(&format!("{label}.position.x"), ex, MAX_QUERY_COORD)?;
+    let sy = quantize_f64(&format!("{label}.position.y"), ey, MAX_QUERY_COORD)?;
+    let r = finite(&format!("{label}.source.radius"), s.radius)?;
+    if r < 0.0 {
+        return Err(MurkError::invalid(format!("{label}.source.radius"), r, "must not be negative"));
+    }
+    let r = i128::from(quantize(&format!("{label}.source.radius"), s.radius, MAX_QUERY_RADIUS)?);
+    // |dx|, |dy| <= 2^63: their squares and sum fit below 2^127.
+    let (dx, dy) = (i128::from(px) - i128::from(sx), i128::from(py) - i128::from(sy));
+    let (ax, ay) = (dx.unsigned_abs(), dy.unsigned_abs());
+    let d2 = ax * ax + ay * ay;
+    if d2 >= r.unsigned_abs() * r.unsigned_abs() {
+        return Ok(false);
+    }
+    // Inside the radius: |dx|, |dy| < r <= 2^48, so d2 < 2^97.
+    let d2 = d2 as i128;
+    if let Some(c) = s.cone {
+        let half = in_range(&format!("{label}.source.cone.half_angle_degrees"), c.half_angle_degrees, 0.0, 180.0)?;
+        let yaw = finite(&format!("{label}.source.cone.yaw_degrees"), c.yaw_degrees)?;
+        if half < 180.0 && d2 > 0 {
+            let (sn, cs) = sin_cos_degrees(yaw);
+            let unit = f64::from(UNIT_ONE);
+            let (cx, cy) = (i128::from((cs * unit).round() as i64), i128::from((sn * unit).round() as i64));
+            let cos_half = i128::from((sin_cos_degrees(half).1 * unit).round() as i64);
+            // dot >= cos_half * |d|, squared with signs handled.
+            let dot = dx * cx + dy * cy;
+            let inside =
+                if cos_half >= 0 { dot >= 0 && dot * dot >= cos_half * cos_half * d2 } else { dot >= 0 || dot * dot <= cos_half * cos_half * d2 };
+            if !inside {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// The output texel of a world point in an instance, if the point is inside

@@ -141,6 +141,8 @@ pub struct StealthQ {
     pub instance: Option<String>,
     /// A state per observer.
     pub per_observer: bool,
+    /// Shown only while detected.
+    pub cloaked: bool,
 }
 
 /// Validates an actor's settings; `label` names it in errors.
@@ -166,6 +168,7 @@ pub fn quantize(label: &(impl std::fmt::Display + ?Sized), a: &StealthActor) -> 
     }
     Ok(StealthQ {
         per_observer: a.per_observer,
+        cloaked: a.cloaked,
         hide_mode: a.hide_mode,
         policy: a.policy,
         cutoff: (cutoff >= 0.0).then(|| crate::fixed::unit_to_mask(cutoff)),
@@ -224,6 +227,39 @@ pub struct StealthBatch {
     /// The sampled final-mask values, in the order of the requests.
     #[serde(with = "crate::serde_adapters::landed")]
     pub values: Readback<Vec<u16>>,
+    /// The lights of the detectors' sight lines to cloaked actors, one
+    /// batch per instance that traced any.
+    pub detections: Vec<DetectionLines>,
+}
+
+/// One instance's sight lines from detectors to cloaked actors, on their
+/// way back from the backend.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DetectionLines {
+    /// The light of each line.
+    #[serde(with = "crate::serde_adapters::landed")]
+    pub lights: Readback<Vec<u16>>,
+}
+
+/// Whether a cloaked actor's sample is detected.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Detect {
+    /// Decided when the sample was taken: a detector in range (or one in
+    /// sight over an instance that sees through walls), or none.
+    Decided(bool),
+    /// Detected when a line of `lines[first..first + count]` of
+    /// `StealthBatch::detections[batch]` lets at least `cutoff` through.
+    Lines {
+        /// Which batch of the detections.
+        batch: usize,
+        /// The first line.
+        first: usize,
+        /// How many lines (at least one).
+        count: usize,
+        /// The light a line needs.
+        cutoff: u16,
+    },
 }
 
 /// What one actor's stealth update needs, taken when its sample was asked
@@ -248,4 +284,7 @@ pub struct StealthSample {
     pub observer: Option<String>,
     /// The registered payload components now (name, postcard bytes).
     pub payload: Vec<(String, Vec<u8>)>,
+    /// For a cloaked actor, whether a detector detects it (`None`: not
+    /// cloaked).
+    pub detect: Option<Detect>,
 }

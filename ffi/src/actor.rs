@@ -98,6 +98,8 @@ pub extern "C" fn murk_entity_set_stealth(fog: u64, entity: u64, stealth: *const
             fade_seconds: s.fade_seconds,
             instance,
             per_observer: s.per_observer != 0,
+            // Cloaking is not in the C API yet.
+            cloaked: false,
         };
         registry::with_fog(fog, |h| {
             let e = h.entity(entity)?;

@@ -105,6 +105,8 @@ pub extern "C" fn murk_entity_set_source(fog: u64, entity: u64, source: *const M
                 height_layer: (s.has_height_layer != 0).then_some(HeightLayer { vertical_extent: s.vertical_extent }),
                 eye_offset: Vec3::from(s.eye_offset),
                 see_through: s.see_through != 0,
+                // Detection is not in the C API yet.
+                detects: murk_core::Detection::None,
             };
             source.check(&label)?;
             h.world.insert_one(e, source).map_err(|_| FfiError::StaleEntity(entity))

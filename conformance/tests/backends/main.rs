@@ -10,6 +10,7 @@
 //! missing adapter is also a failing trial of the plain run (CI sets it).
 
 mod areas;
+mod detection;
 mod explored;
 mod gameplay;
 mod judged;
@@ -51,6 +52,7 @@ const SUITES: &[(&str, &[Test])] = &[
     ("judged", judged::TESTS),
     ("lines", lines::TESTS),
     ("explored", explored::TESTS),
+    ("detection", detection::TESTS),
 ];
 
 /// The trials of one variant: every corpus case, then every suite test.

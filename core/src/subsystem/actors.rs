@@ -10,13 +10,18 @@
 use super::fog::FogSubsystem;
 use super::naming::entity_label;
 use super::payload::{capture_payload, insert_payload, PayloadKind};
-use crate::backend::{Backend, Readback, SampleRequest};
-use crate::components::{Ghost, GhostObserver, HideMode, Position, StealthActor, VisibilityPolicy};
+use super::queries::{line_rule, line_terrain};
+use super::sources::{project_eye, project_target, Projecting};
+use crate::backend::{Backend, LineRequest, LineTexels, Readback, SampleRequest};
+use crate::components::{Detection, Ghost, GhostObserver, HideMode, Position, StealthActor, VisibilityPolicy, VisionSource};
 use crate::error::{finite, MurkError, Result};
+use crate::frame::RayRule;
 use crate::frame::READBACK_LATENCY_TICKS;
+use crate::query::reaches;
 use crate::query::texel_of;
-use crate::stealth::{quantize, step_fade, StealthBatch, StealthEvent, StealthQ, StealthSample, StealthState};
+use crate::stealth::{quantize, step_fade, Detect, DetectionLines, StealthBatch, StealthEvent, StealthQ, StealthSample, StealthState};
 use crate::transform::AreaTransform;
+use crate::zlayer::Slab;
 use hecs::{Entity, World};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -48,6 +53,15 @@ pub(crate) fn landed_samples(backend: &mut dyn Backend, values: Readback<Vec<u16
     }
 }
 
+/// The detectors' sight lines of one stealth batch, gathered while its
+/// samples are taken: by instance, the rule and the lines, and the samples
+/// that wait for them.
+#[derive(Default)]
+struct DetectionWork {
+    lines: BTreeMap<String, (RayRule, Vec<LineTexels>)>,
+    waiting: BTreeMap<String, Vec<usize>>,
+}
+
 /// Who judges an actor (an observer, or `None` for its one state) and
 /// where it stands in that judge's instance (`None`: outside it).
 type Judge = (Option<String>, Option<(String, [u32; 2])>);
@@ -58,14 +72,14 @@ fn transition(
     state: &mut StealthState,
     sample: StealthSample,
     actor: Entity,
-    value: u16,
+    (value, detected): (u16, bool),
     dt: u64,
     world: &mut World,
     payloads: &[PayloadKind],
     events: &mut StealthEvents,
 ) {
     let visible = match sample.policy {
-        VisibilityPolicy::FogDriven => sample.located.is_some() && value >= sample.cutoff,
+        VisibilityPolicy::FogDriven => sample.located.is_some() && value >= sample.cutoff && detected,
         VisibilityPolicy::AlwaysVisible => true,
         VisibilityPolicy::AlwaysHidden => false,
     };
@@ -175,6 +189,11 @@ impl FogSubsystem {
         while self.stealth_batches.front().is_some_and(|b| b.due <= self.tick) {
             let batch = self.stealth_batches.pop_front().expect("checked above");
             let values = landed_samples(self.backend.as_mut(), batch.values, "stealth readback")?;
+            let lights = batch
+                .detections
+                .into_iter()
+                .map(|d| landed_samples(self.backend.as_mut(), d.lights, "detection readback"))
+                .collect::<Result<Vec<_>>>()?;
             for sample in batch.samples {
                 // An actor removed since its sample was taken has no state any more.
                 let Some(actor) = Entity::from_bits(sample.actor).filter(|_| present.contains(&sample.actor)) else { continue };
@@ -194,7 +213,21 @@ impl FogSubsystem {
                     None => self.stealth.entry(sample.actor).or_default(),
                     Some(o) => self.observer_stealth.entry((sample.actor, o.clone())).or_default(),
                 };
-                transition(state, sample, actor, value, dt, world, &self.payloads, &mut events);
+                let detected = match &sample.detect {
+                    None => true,
+                    Some(Detect::Decided(d)) => *d,
+                    Some(Detect::Lines { batch, first, count, cutoff }) => {
+                        let (batch, first, count, cutoff) = (*batch, *first, *count, *cutoff);
+                        let lines = lights.get(batch).and_then(|l| l.get(first..first.saturating_add(count))).ok_or_else(|| {
+                            MurkError::backend_message(
+                                self.backend.name(),
+                                format!("the detection readback lacks lines {first}..+{count} of batch {batch}"),
+                            )
+                        })?;
+                        lines.iter().any(|&light| light >= cutoff)
+                    }
+                };
+                transition(state, sample, actor, (value, detected), dt, world, &self.payloads, &mut events);
             }
         }
         Ok(events)
@@ -210,6 +243,18 @@ impl FogSubsystem {
         }
         let mut per_instance: BTreeMap<String, Vec<(usize, [u32; 2])>> = BTreeMap::new();
         let mut samples = Vec::with_capacity(actors.len());
+        // The detectors, in entity order, when an actor is cloaked.
+        let mut detectors: Vec<(Entity, Position, VisionSource)> = Vec::new();
+        if actors.iter().any(|(_, _, q)| q.cloaked) {
+            detectors = world
+                .query::<(Entity, &Position, &VisionSource)>()
+                .iter()
+                .filter(|(_, _, s)| s.detects != Detection::None)
+                .map(|(e, p, s)| (e, *p, *s))
+                .collect();
+            detectors.sort_by_key(|(e, _, _)| e.to_bits());
+        }
+        let mut detection = DetectionWork::default();
         for (actor, pos, q) in actors {
             let payload = if q.hide_mode == HideMode::FreezeWithGhost { capture_payload(&self.payloads, world, *actor) } else { Vec::new() };
             let judges: Vec<Judge> = if q.per_observer {
@@ -242,6 +287,11 @@ impl FogSubsystem {
                     }
                     None => u16::MAX,
                 };
+                let detect = match &located {
+                    Some((name, _)) if q.cloaked => Some(self.detect(&detectors, *pos, name, cutoff, samples.len(), &mut detection)?),
+                    _ if q.cloaked => Some(Detect::Decided(false)),
+                    _ => None,
+                };
                 samples.push(StealthSample {
                     actor: actor.to_bits().get(),
                     position: [pos.x.to_bits(), pos.y.to_bits(), pos.z.to_bits()],
@@ -252,6 +302,7 @@ impl FogSubsystem {
                     fade_us: q.fade_us,
                     observer,
                     payload: payload.clone(),
+                    detect,
                 });
             }
         }
@@ -267,7 +318,70 @@ impl FogSubsystem {
             requests.push(SampleRequest { key: self.slot(&name)?.key, texels: texels.into_iter().map(|(_, t)| t).collect() });
         }
         let values = if requests.is_empty() { Readback::Ready(Vec::new()) } else { Readback::Ticket(self.backend.submit_samples(&requests)?) };
-        self.stealth_batches.push_back(StealthBatch { due: self.tick.saturating_add(READBACK_LATENCY_TICKS), samples, values });
+        // One line batch per instance, in name order.
+        let mut detections = Vec::with_capacity(detection.lines.len());
+        for (batch, (name, (rule, lines))) in detection.lines.into_iter().enumerate() {
+            for &i in &detection.waiting[&name] {
+                if let Some(Detect::Lines { batch: b, .. }) = &mut samples[i].detect {
+                    *b = batch;
+                }
+            }
+            let request = LineRequest { key: self.slot(&name)?.key, rule, lines };
+            detections.push(DetectionLines { lights: Readback::Ticket(self.backend.submit_lines(&request)?) });
+        }
+        self.stealth_batches.push_back(StealthBatch { due: self.tick.saturating_add(READBACK_LATENCY_TICKS), samples, values, detections });
         Ok(())
+    }
+
+    /// Whether the detectors of instance `name`'s teams detect a cloaked
+    /// actor at `pos` (sample `sample` of the batch): decided now by a
+    /// detector in range, or left to the sight lines from the detectors in
+    /// sight, added to `work` (their batch set once every line is in).
+    fn detect(
+        &self,
+        detectors: &[(Entity, Position, VisionSource)],
+        pos: glam::Vec3,
+        name: &str,
+        cutoff: u16,
+        sample: usize,
+        work: &mut DetectionWork,
+    ) -> Result<Detect> {
+        let slot = self.slot(name)?;
+        let mut in_sight = Vec::new();
+        for (e, p, s) in detectors.iter().filter(|(_, _, s)| slot.desc.observed_teams.contains(s.team)) {
+            if !reaches(*e, p, s, pos)? {
+                continue;
+            }
+            match s.detects {
+                Detection::InRange => return Ok(Detect::Decided(true)),
+                Detection::InSight => in_sight.push((*e, *p, *s)),
+                Detection::None => {}
+            }
+        }
+        if in_sight.is_empty() {
+            return Ok(Detect::Decided(false));
+        }
+        // An instance with no occlusion to judge by (not built) detects
+        // nothing in sight; one that sees through walls, everything in range.
+        let Ok(rule) = line_rule(name, slot) else { return Ok(Detect::Decided(false)) };
+        let Some(rule) = rule else { return Ok(Detect::Decided(true)) };
+        let profile = &slot.desc.profile;
+        let slab = Slab::logical(&slot.desc.area, profile.z_layering_area_scale);
+        let into = Projecting { t: &slot.transform, profile, slab: &slab, teams: slot.desc.observed_teams, terrain: line_terrain(slot) };
+        let Ok(to) = project_target(|| "the cloaked actor".to_string(), pos, into) else { return Ok(Detect::Decided(false)) };
+        let mut lines = Vec::with_capacity(in_sight.len());
+        for (e, p, s) in &in_sight {
+            if let Some((from, eye)) = project_eye(|| entity_label(*e).to_string(), p.0, s, into)? {
+                lines.push(LineTexels { from, eye, to });
+            }
+        }
+        if lines.is_empty() {
+            return Ok(Detect::Decided(false));
+        }
+        let (_, kept) = work.lines.entry(name.to_string()).or_insert_with(|| (rule, Vec::new()));
+        let (first, count) = (kept.len(), lines.len());
+        kept.extend(lines);
+        work.waiting.entry(name.to_string()).or_default().push(sample);
+        Ok(Detect::Lines { batch: 0, first, count, cutoff })
     }
 }

@@ -5,6 +5,7 @@
 //! entities each observer sees (the sight sets, kept by `sight.rs`).
 
 use super::fog::FogSubsystem;
+use super::instance::Slot;
 use super::sources::{project_lines, Projecting, Terrain};
 use crate::backend::{LineRequest, SampleRequest};
 use crate::components::TeamMask;
@@ -22,6 +23,48 @@ use std::collections::BTreeMap;
 
 /// Sight lines one parallel job projects.
 const LINES_PER_JOB: usize = 512;
+
+/// The rule instance `name` judges sight lines by now: its profile's ray
+/// method over the occlusion its last tick built (`None`: nothing is
+/// occluded, by the profile's `see_through` or ray method `none`). An
+/// instance whose occlusion is not built, or not for this method, is an
+/// error.
+pub(crate) fn line_rule(name: &str, slot: &Slot) -> Result<Option<RayRule>> {
+    let profile = &slot.desc.profile;
+    let built =
+        slot.state.built_for.filter(|_| !slot.state.occlusion_dirty).ok_or_else(|| {
+            MurkError::invalid("instance", name, "has no occlusion built yet: sight lines are judged over the one the last tick built")
+        })?;
+    let method = profile.ray_method;
+    if (method.needs_mips() && !built.mips) || (method.needs_distance_field() && built.distance_field_scale != profile.df_scale) {
+        return Err(MurkError::invalid(
+            "instance",
+            name,
+            format!("runs ray method {method:?} since its last tick, which built no occlusion for it: tick once first"),
+        ));
+    }
+    if profile.see_through || method == crate::RayMethod::None {
+        return Ok(None);
+    }
+    Ok(Some(RayRule {
+        method,
+        target_height: slot.desc.target_height_units()?,
+        df_scale: profile.df_scale,
+        soft_shadow_k_q8: if profile.soft_shadows { slot.q.soft_shadow_k_q8 } else { 0 },
+        df_jitter: slot.q.df_jitter,
+    }))
+}
+
+/// The terrain a sight line's eye stands on in an instance: its last
+/// capture, with a profile that puts eyes on the terrain.
+pub(crate) fn line_terrain(slot: &Slot) -> Option<Terrain<'_>> {
+    slot.state.capture.as_deref().filter(|_| slot.desc.profile.eyes_on_terrain).map(|last| Terrain {
+        width: slot.dims.width,
+        height: slot.dims.height,
+        last: Some(last),
+        redone: None,
+    })
+}
 
 impl FogSubsystem {
     /// The instance answering for a world point: overlapping it in X/Y, the
@@ -124,26 +167,10 @@ impl FogSubsystem {
         }
         let next_query = self.following_query()?;
         let slot = self.slot(instance)?;
+        let rule = line_rule(instance, slot)?;
         let profile = &slot.desc.profile;
-        let built = slot.state.built_for.filter(|_| !slot.state.occlusion_dirty).ok_or_else(|| {
-            MurkError::invalid("instance", instance, "has no occlusion built yet: sight lines are judged over the one the last tick built")
-        })?;
-        let method = profile.ray_method;
-        if (method.needs_mips() && !built.mips) || (method.needs_distance_field() && built.distance_field_scale != profile.df_scale) {
-            return Err(MurkError::invalid(
-                "instance",
-                instance,
-                format!("runs ray method {method:?} since its last tick, which built no occlusion for it: tick once first"),
-            ));
-        }
-        let terrain = slot.state.capture.as_deref().filter(|_| profile.eyes_on_terrain).map(|last| Terrain {
-            width: slot.dims.width,
-            height: slot.dims.height,
-            last: Some(last),
-            redone: None,
-        });
         let slab = Slab::logical(&slot.desc.area, profile.z_layering_area_scale);
-        let into = Projecting { t: &slot.transform, profile, slab: &slab, teams: slot.desc.observed_teams, terrain };
+        let into = Projecting { t: &slot.transform, profile, slab: &slab, teams: slot.desc.observed_teams, terrain: line_terrain(slot) };
         // Projected side by side (on the backend's threads, for the CPU);
         // when one fails, again in order, so the error names the first.
         let mut projected = None;
@@ -156,23 +183,16 @@ impl FogSubsystem {
             _ => project_lines(lines, 0, into)?,
         };
         let cutoff = slot.q.visibility_cutoff;
-        let pending = if lines.is_empty() || profile.see_through || method == crate::RayMethod::None {
+        let pending = match rule {
+            Some(rule) if !lines.is_empty() => {
+                let request = LineRequest { key: slot.key, rule, lines: texels };
+                let ticket = self.backend.submit_lines(&request)?;
+                let answers = vec![SightAnswer { light: 0, visible: false }; lines.len()];
+                PendingQuery { answers: QueryAnswers::Lines(answers), in_flight: Some((ticket, InFlightParts::Lines { cutoff })) }
+            }
             // Nothing is occluded (or nothing asked): every ray lets
             // everything through.
-            let answers = vec![SightAnswer { light: u16::MAX, visible: true }; lines.len()];
-            PendingQuery { answers: QueryAnswers::Lines(answers), in_flight: None }
-        } else {
-            let rule = RayRule {
-                method,
-                target_height: slot.desc.target_height_units()?,
-                df_scale: profile.df_scale,
-                soft_shadow_k_q8: if profile.soft_shadows { slot.q.soft_shadow_k_q8 } else { 0 },
-                df_jitter: slot.q.df_jitter,
-            };
-            let request = LineRequest { key: slot.key, rule, lines: texels };
-            let ticket = self.backend.submit_lines(&request)?;
-            let answers = vec![SightAnswer { light: 0, visible: false }; lines.len()];
-            PendingQuery { answers: QueryAnswers::Lines(answers), in_flight: Some((ticket, InFlightParts::Lines { cutoff })) }
+            _ => PendingQuery { answers: QueryAnswers::Lines(vec![SightAnswer { light: u16::MAX, visible: true }; lines.len()]), in_flight: None },
         };
         Ok(self.pend(next_query, pending))
     }

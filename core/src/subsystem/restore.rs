@@ -17,6 +17,7 @@ use crate::error::{finite, MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
 use crate::frame::CAPTURE_EMPTY;
 use crate::query::{MaskAnswer, PendingQuery, QueryAnswers};
+use crate::stealth::Detect;
 use crate::texture::TextureSet;
 use hecs::{Entity, World};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -234,11 +235,27 @@ impl FogSubsystem {
         }
         for (b, batch) in stealth_samples.iter().enumerate() {
             let values = landed_len(&batch.values, || format!("snapshot.stealth_samples[{b}].values"))?;
+            let lines = batch
+                .detections
+                .iter()
+                .enumerate()
+                .map(|(d, lines)| landed_len(&lines.lights, || format!("snapshot.stealth_samples[{b}].detections[{d}]")))
+                .collect::<Result<Vec<usize>>>()?;
             for sample in &batch.samples {
                 if let Some(o) = sample.observer.as_ref().filter(|o| !names.contains(*o)) {
                     return Err(MurkError::invalid(format!("snapshot.stealth_samples[{b}].observer"), o, "names no instance of the snapshot"));
                 }
                 check_payload(&self.payloads, &sample.payload, &format!("snapshot.stealth_samples[{b}]"))?;
+                if let Some(Detect::Lines { batch, first, count, .. }) = &sample.detect {
+                    let fits = lines.get(*batch).is_some_and(|&n| *count > 0 && first.checked_add(*count).is_some_and(|end| end <= n));
+                    if !fits {
+                        return Err(MurkError::invalid(
+                            format!("snapshot.stealth_samples[{b}].detect"),
+                            format!("lines {first}..+{count} of batch {batch}"),
+                            format!("must lie in one of its {} detection batches", lines.len()),
+                        ));
+                    }
+                }
                 if let Some((name, i)) = &sample.located {
                     if !names.contains(name) || *i >= values {
                         return Err(MurkError::invalid(
@@ -331,8 +348,10 @@ impl FogSubsystem {
             }
         }
         for batch in &self.stealth_batches {
-            if let Readback::Ticket(t) = batch.values {
-                self.backend.forget_readback(t);
+            for values in std::iter::once(&batch.values).chain(batch.detections.iter().map(|d| &d.lights)) {
+                if let Readback::Ticket(t) = values {
+                    self.backend.forget_readback(*t);
+                }
             }
         }
         self.adopt_hashes(lockstep);

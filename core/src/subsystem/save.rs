@@ -31,7 +31,9 @@ impl FogSubsystem {
             }
         }
         let backend = self.backend.as_mut();
-        let stealth = self.stealth_batches.iter_mut().map(|b| (&mut b.values, "stealth readback"));
+        let stealth = self.stealth_batches.iter_mut().flat_map(|b| {
+            std::iter::once((&mut b.values, "stealth readback")).chain(b.detections.iter_mut().map(|d| (&mut d.lights, "detection readback")))
+        });
         let sight = self.sight_batches.iter_mut().map(|b| (&mut b.values, "sight readback"));
         for (values, what) in stealth.chain(sight) {
             if let Readback::Ticket(_) = values {

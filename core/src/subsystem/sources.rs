@@ -365,26 +365,40 @@ fn outside(label: impl Fn() -> String, end: &str, shown: glam::Vec3, t: &AreaTra
 
 /// A line's looker: its texel and its eye, in height units.
 fn project_looker(label: impl Fn() -> String + Copy, line: &SightLine, into: Projecting<'_>) -> Result<([u32; 2], i32)> {
-    let Projecting { t, profile, terrain, .. } = into;
     for (axis, v) in [("x", line.from.x), ("y", line.from.y), ("z", line.from.z)] {
         finite(|| format!("{}.from.{axis}", label()), v)?;
     }
-    let eye_height = finite(|| format!("{}.eye_height", label()), line.eye_height)?;
-    let looker = profile.source_in_instance(&VisionSource { eye_height: line.eye_height, ..VisionSource::new(1.0) });
-    let (x, y) = looker.eye_ground(line.from);
+    finite(|| format!("{}.eye_height", label()), line.eye_height)?;
+    let looker = VisionSource { eye_height: line.eye_height, ..VisionSource::new(1.0) };
+    project_eye(label, line.from, &looker, into)?.ok_or_else(|| outside(label, "from", line.from, into.t))
+}
+
+/// The texel and eye (height units) of source `s` at `position` (checked
+/// finite) in an instance, as its projection would put them (the
+/// profile's eye offset and terrain apply); `None` when the eye stands
+/// outside the grid. `label` names the line or source in errors.
+pub(crate) fn project_eye(
+    label: impl Fn() -> String + Copy,
+    position: glam::Vec3,
+    s: &VisionSource,
+    into: Projecting<'_>,
+) -> Result<Option<([u32; 2], i32)>> {
+    let Projecting { t, profile, terrain, .. } = into;
+    let s = profile.source_in_instance(s);
+    let (x, y) = s.eye_ground(position);
     let (tx, ty) = t.world_to_texel(x, y);
     let inside = |q: i32, size: u32| q >= 0 && (q >> TEXEL_FRAC_BITS) < size as i32;
     let [qx, qy] = AreaTransform::texel_q(tx, ty);
     if !inside(qx, t.width()) || !inside(qy, t.height()) {
-        return Err(outside(label, "from", line.from, t));
+        return Ok(None);
     }
-    let eye_offset = eye_height + f64::from(looker.eye_offset.z);
-    let eye = eye_at(|| format!("{}.eye_height", label()), t, terrain, (tx, ty), f64::from(line.from.z), eye_offset)?;
-    Ok(([(qx >> TEXEL_FRAC_BITS) as u32, (qy >> TEXEL_FRAC_BITS) as u32], eye))
+    let eye_offset = f64::from(s.eye_height) + f64::from(s.eye_offset.z);
+    let eye = eye_at(|| format!("{}.eye_height", label()), t, terrain, (tx, ty), f64::from(position.z), eye_offset)?;
+    Ok(Some(([(qx >> TEXEL_FRAC_BITS) as u32, (qy >> TEXEL_FRAC_BITS) as u32], eye)))
 }
 
 /// A line's target: the texel under `to`.
-fn project_target(label: impl Fn() -> String + Copy, to: glam::Vec3, into: Projecting<'_>) -> Result<[u32; 2]> {
+pub(crate) fn project_target(label: impl Fn() -> String + Copy, to: glam::Vec3, into: Projecting<'_>) -> Result<[u32; 2]> {
     let t = into.t;
     for (axis, v) in [("x", to.x), ("y", to.y), ("z", to.z)] {
         finite(|| format!("{}.to.{axis}", label()), v)?;

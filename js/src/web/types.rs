@@ -45,6 +45,7 @@ export interface VisionSource {
   radius: number; falloff?: number | null; eye_height?: number;
   cone?: { yaw_degrees: number; half_angle_degrees: number } | null;
   team?: number; height_layer?: { vertical_extent: number } | null; eye_offset?: Vec3; see_through?: boolean;
+  detects?: "none" | "in_range" | "in_sight";
 }
 
 /** An occluder's outline, relative to its position. */
@@ -59,7 +60,7 @@ export interface Blocker { shape: BlockerShape; height?: number | null; use_heig
 /** An actor whose visibility follows the fog. */
 export interface StealthActor {
   hide_mode?: "hide" | "freeze_with_ghost"; policy?: "fog_driven" | "always_visible" | "always_hidden";
-  cutoff_override?: number; fade_seconds?: number; instance?: string | null; per_observer?: boolean;
+  cutoff_override?: number; fade_seconds?: number; instance?: string | null; per_observer?: boolean; cloaked?: boolean;
 }
 
 /** An area hidden from the teams it targets (`targets`: a bit set of teams, bit `t` for team `t`; a JavaScript number holds teams 0..=52 exactly, so leave it out for every team). */
