@@ -13,7 +13,7 @@ use murk_core::{Blocker, BlockerShape, Detection, FogSubsystem, Position, Profil
 /// A wall across the middle (x 31..33, y 17..47), a wide team-0 source that
 /// sees the west side, a cloaked actor and a plain one there.
 fn scene(make: &Make) -> (FogSubsystem, World, Entity, Entity) {
-    let mut fog = fog(make(), Profile { fade_in_rate: 1000.0, relax_rate: 1000.0, ..Profile::default() });
+    let fog = fog(make(), Profile { fade_in_rate: 1000.0, relax_rate: 1000.0, ..Profile::default() });
     let mut world = World::new();
     world.spawn((Position(Vec3::new(32.0, 32.0, 0.0)), Blocker::wall(BlockerShape::Rect { size: Vec2::new(2.0, 30.0), yaw_degrees: 0.0 })));
     world.spawn((Position(Vec3::new(10.5, 32.5, 0.0)), VisionSource::new(30.0)));
