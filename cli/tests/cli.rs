@@ -451,6 +451,28 @@ fn tracked_entities_and_their_sets_reach_the_summary() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A cloaked actor in a scenario (`scenarios/cloak.json`): both teams see
+/// the ground it crosses, only blue has a detector that gets it in sight,
+/// so only blue is shown it; a scripted sight line from blue's detector
+/// lands in the summary.
+#[test]
+fn cloaked_actors_show_only_to_the_team_that_detects_them() {
+    let dir = temp("cloak");
+    let st = murk().args(["run", "scenarios/cloak.json", "--out"]).arg(&dir).current_dir(repo()).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+    let ticks = summary["per_tick"].as_array().unwrap();
+    let shade: Vec<&serde_json::Value> =
+        ticks.iter().flat_map(|t| t["observer_events"].as_array().into_iter().flatten()).filter(|e| e["actor"] == "shade").collect();
+    assert!(shade.iter().any(|e| e["observer"] == "blue" && e["event"] == "revealed"), "{shade:?}");
+    assert!(!shade.iter().any(|e| e["observer"] == "red" && e["event"] == "revealed"), "{shade:?}");
+    let lines = ticks[30]["queries"][0]["lines"].as_array().expect("the sight lines of the query");
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["visible"], true, "open ground beside the detector");
+    assert_eq!(lines[1]["visible"], false, "behind the wall");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// `murk memory export` writes an instance's memory after a run; `murk
 /// memory import` runs with it imported before tick 0, into an instance's
 /// memory or (`--as-map`) its mapped state, which the state hash of the

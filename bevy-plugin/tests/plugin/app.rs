@@ -435,6 +435,35 @@ fn systems_ask_visibility_through_fog_queries() {
     assert_eq!(explored.texels, memory.iter().filter(|&&m| m > 0).count() as u64, "a count over the memory");
 }
 
+/// A cloaked `FogStealth` actor in plain sight stays hidden until a
+/// detector `FogVision` has it in range; the reveal reaches Bevy as a
+/// message.
+#[test]
+fn cloaked_actors_show_once_a_detector_finds_them() {
+    let mut app = headless(BackendChoice::Cpu);
+    app.world_mut().spawn((Transform::from_xyz(10.5, 10.5, 0.0), FogVision::new(20.0)));
+    let spy =
+        app.world_mut().spawn((Transform::from_xyz(16.5, 10.5, 0.0), FogStealth(StealthActor { cloaked: true, ..StealthActor::default() }))).id();
+    let revealed = |app: &mut App| {
+        app.world_mut().resource_mut::<Messages<FogStealthEvent>>().drain().any(|e| e.actor == spy && e.change == StealthChange::Revealed)
+    };
+    for _ in 0..6 {
+        step(&mut app);
+        assert!(!revealed(&mut app), "cloaked, and no detector");
+    }
+    let visible = |app: &App| app.world().resource::<MurkFog>().stealth_visible(thief_hecs(app.world(), spy));
+    assert_eq!(visible(&app), Some(false));
+    let detector = VisionSource { detects: murk_core::Detection::InRange, ..VisionSource::new(8.0) };
+    app.world_mut().spawn((Transform::from_xyz(14.5, 14.5, 0.0), FogVision { source: detector, cone_follows_rotation: false }));
+    let mut seen = false;
+    for _ in 0..6 {
+        step(&mut app);
+        seen |= revealed(&mut app);
+    }
+    assert!(seen, "revealed once the detector has it in range");
+    assert_eq!(visible(&app), Some(true));
+}
+
 /// On the CPU the mask image is uploaded only when the mask changed: a
 /// scene that settled modifies no image.
 #[test]
