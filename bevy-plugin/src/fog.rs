@@ -356,6 +356,17 @@ impl FogQueries<'_> {
         lines.iter().map(|l| SightLine { from: axes.to_murk(l.from), to: axes.to_murk(l.to), ..*l }).collect()
     }
 
+    /// The blips of instance `instance`, an instance of a sensor layer
+    /// other than sight: positions (in Bevy's coordinates, moved by the
+    /// layer's error) of the tracked entities it senses that the sight
+    /// instances of its teams do not see; nothing names the entities (see
+    /// [`murk_core::FogSubsystem::blips`]).
+    pub fn blips(&mut self, instance: &str) -> Result<Vec<Vec3>> {
+        let axes = self.mirror.axes;
+        let blips = self.fog.running()?.blips(&self.mirror.world, instance)?;
+        Ok(blips.iter().map(|b| axes.to_bevy(b.position)).collect())
+    }
+
     /// How much of instance `instance`'s grid its explored memory covers
     /// (on the GPU this waits for the count: ask it for a statistics
     /// screen, not every frame).

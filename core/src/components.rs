@@ -65,6 +65,10 @@ pub struct VisionSource {
     /// What it detects of cloaked stealth actors ([`StealthActor::cloaked`]).
     #[serde(default)]
     pub detects: Detection,
+    /// The sensor layer it senses (0: sight): only instances of that layer
+    /// (`Profile::layer`) take it.
+    #[serde(default)]
+    pub layer: u8,
 }
 
 /// What a vision source detects of cloaked stealth actors: a cloaked
@@ -102,6 +106,7 @@ impl VisionSource {
             eye_offset: Vec3::ZERO,
             see_through: false,
             detects: Detection::None,
+            layer: 0,
         }
     }
 
@@ -373,6 +378,10 @@ pub struct AntiVision {
     /// Teams it hides the area from.
     #[serde(default)]
     pub targets: TeamMask,
+    /// The sensor layer it cancels (0: sight; a radar layer's is a jammer):
+    /// only instances of that layer (`Profile::layer`) take it.
+    #[serde(default)]
+    pub layer: u8,
 }
 
 /// How a stealth actor reacts when it stops being visible.

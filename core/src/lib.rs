@@ -77,7 +77,7 @@ pub use glam;
 pub use hecs;
 pub use pass::Pass;
 pub use profile::{Profile, ProfileQ, RayMethod};
-pub use query::{Explored, MaskAnswer, QueryAnswers, QueryHandle, SightAnswer, SightLine, MAX_SIGHT_LINES};
+pub use query::{Blip, Explored, MaskAnswer, QueryAnswers, QueryHandle, SightAnswer, SightLine, MAX_SIGHT_LINES};
 pub use stealth::{StealthEvent, StealthState};
 #[cfg(feature = "timers")]
 pub use subsystem::SightTimes;

@@ -141,6 +141,18 @@ pub struct Profile {
     /// capture cell lies or on a wall's texel, the position's Z counts as
     /// without it.
     pub eyes_on_terrain: bool,
+    /// The sensor layer the instance senses: 0 is sight; another layer
+    /// (radar, sonar, air sight: the game names them) takes only the
+    /// vision sources and anti-vision areas (jammers) of that layer, so an
+    /// instance of it gives that layer's masks. A layer other than sight
+    /// judges tracked entities like any instance, and what it sees that
+    /// the sight instances of its teams do not are its blips
+    /// (`FogSubsystem::blips`).
+    pub layer: u8,
+    /// How far a blip may stand from its entity, world units (`0..=1e6`):
+    /// each blip is moved by an error drawn from a hash of the entity, the
+    /// instance and the tick, the same on every machine.
+    pub blip_error: f32,
 }
 
 impl Default for Profile {
@@ -177,6 +189,8 @@ impl Default for Profile {
             eye_offset: Vec3::ZERO,
             see_through: false,
             eyes_on_terrain: false,
+            layer: 0,
+            blip_error: 0.0,
         }
     }
 }
@@ -244,6 +258,7 @@ impl Profile {
         let jitter = in_range(&f("df_jitter"), self.df_jitter, 0.0, 0.5)?;
         in_range(&f("target_height"), self.target_height, -1.0e6, 1.0e6)?;
         in_range(&f("z_layering_area_scale"), self.z_layering_area_scale, 1.0, 1.0e3)?;
+        in_range(&f("blip_error"), self.blip_error, 0.0, 1.0e6)?;
         for (axis, v) in ["x", "y", "z"].into_iter().zip(self.eye_offset.to_array()) {
             in_range(&f(&format!("eye_offset.{axis}")), v, -1.0e6, 1.0e6)?;
         }

@@ -91,6 +91,15 @@ impl Explored {
     }
 }
 
+/// A tracked entity an observer senses on a layer other than sight and
+/// does not see ([`crate::FogSubsystem::blips`]): where it is, give or
+/// take the layer's error, and nothing of what it is.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Blip {
+    /// The entity's position, moved by the layer's error.
+    pub position: Vec3,
+}
+
 /// The most sight lines one batch takes; a larger batch is an error (split
 /// it), never cut short.
 pub const MAX_SIGHT_LINES: usize = 1 << 20;
@@ -149,8 +158,9 @@ fn quantize_shown(field: &str, x: f64, shown: impl std::fmt::Display, limit: f64
     Ok((x * WORLD_Q).round() as i64)
 }
 
-/// Whether `point` lies inside the radius (and cone) of any source of `teams`.
-/// Integer arithmetic on coordinates quantized to 1/256 world unit.
+/// Whether `point` lies inside the radius (and cone) of any sight source
+/// (layer 0) of `teams`. Integer arithmetic on coordinates quantized to
+/// 1/256 world unit.
 pub fn immediate(world: &World, point: Vec3, teams: TeamMask) -> Result<bool> {
     quantize("point.x", point.x, MAX_QUERY_COORD)?;
     quantize("point.y", point.y, MAX_QUERY_COORD)?;
@@ -158,7 +168,8 @@ pub fn immediate(world: &World, point: Vec3, teams: TeamMask) -> Result<bool> {
         world.query::<(Entity, &Position, &VisionSource)>().iter().map(|(e, p, s)| (e, *p, *s)).collect();
     sources.sort_by_key(|(e, _, _)| e.to_bits());
     for (e, pos, s) in sources {
-        if teams.contains(s.team) && reaches(e, &pos, &s, point)? {
+        // Sight only: sources of other sensor layers do not count.
+        if s.layer == 0 && teams.contains(s.team) && reaches(e, &pos, &s, point)? {
             return Ok(true);
         }
     }

@@ -105,8 +105,9 @@ pub extern "C" fn murk_entity_set_source(fog: u64, entity: u64, source: *const M
                 height_layer: (s.has_height_layer != 0).then_some(HeightLayer { vertical_extent: s.vertical_extent }),
                 eye_offset: Vec3::from(s.eye_offset),
                 see_through: s.see_through != 0,
-                // Detection is not in the C API yet.
+                // Detection and sensor layers are not in the C API yet.
                 detects: murk_core::Detection::None,
+                layer: 0,
             };
             source.check(&label)?;
             h.world.insert_one(e, source).map_err(|_| FfiError::StaleEntity(entity))
@@ -122,7 +123,8 @@ pub extern "C" fn murk_entity_set_anti_vision(fog: u64, entity: u64, area: *cons
         let a = raw::read(area, "area")?;
         registry::with_fog(fog, |h| {
             let e = h.entity(entity)?;
-            let anti = AntiVision { radius: a.radius, falloff: a.falloff, targets: TeamMask(a.targets) };
+            // Sensor layers are not in the C API yet: sight only.
+            let anti = AntiVision { radius: a.radius, falloff: a.falloff, targets: TeamMask(a.targets), layer: 0 };
             // Checked as the tick checks it: as a source, named
             // `entity 3.anti_vision.source.radius`.
             let as_source = VisionSource { falloff: Some(anti.falloff), eye_height: 0.0, ..VisionSource::new(anti.radius) };

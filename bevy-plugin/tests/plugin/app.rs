@@ -282,7 +282,7 @@ fn the_mirror_follows_spawns_changes_and_despawns() {
     assert_eq!(mirror.hecs_entity(a), Some(ha), "a moved entity keeps its mirror");
     assert_eq!(mirror.world().get::<&Position>(ha).unwrap().0.x, 12.0);
     assert!(mirror.hecs_entity(b).is_none(), "an entity that lost its last murk component is no longer mirrored");
-    app.world_mut().entity_mut(a).insert(FogAntiVision(murk_core::AntiVision { radius: 2.0, falloff: 0.0, targets: TeamMask::ALL }));
+    app.world_mut().entity_mut(a).insert(FogAntiVision(murk_core::AntiVision { radius: 2.0, falloff: 0.0, targets: TeamMask::ALL, layer: 0 }));
     step(&mut app);
     let mirror = app.world().resource::<FogMirror>();
     assert!(mirror.world().get::<&murk_core::AntiVision>(ha).is_ok(), "an added component reaches the mirror");
@@ -462,6 +462,38 @@ fn cloaked_actors_show_once_a_detector_finds_them() {
     }
     assert!(seen, "revealed once the detector has it in range");
     assert_eq!(visible(&app), Some(true));
+}
+
+/// A radar instance (sensor layer 1, through walls) beside the sight
+/// instance: a tracked unit behind a wall is no one's sight, but a blip on
+/// the radar, given in Bevy's coordinates and naming no entity.
+#[test]
+fn radar_blips_reach_bevy_through_fog_queries() {
+    use bevy::ecs::system::RunSystemOnce;
+    let radar = InstanceDesc { name: "radar".into(), profile: Profile { layer: 1, see_through: true, blip_error: 1.0, ..desc().profile }, ..desc() };
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(Time::<Fixed>::from_duration(Duration::from_micros(u64::from(DT_US))))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_micros(u64::from(DT_US))))
+        .add_plugins(MurkPlugin::new(BackendChoice::Cpu).instance(FogInstance::new(desc())).instance(FogInstance::new(radar)));
+    app.world_mut().spawn((
+        Transform::from_xyz(32.0, 32.0, 0.0),
+        FogBlocker(Blocker::wall(BlockerShape::Rect { size: Vec2::new(4.0, 64.0), yaw_degrees: 0.0 })),
+    ));
+    app.world_mut().spawn((Transform::from_xyz(10.5, 32.5, 0.0), FogVision::new(40.0)));
+    app.world_mut().spawn((
+        Transform::from_xyz(10.5, 32.5, 0.0),
+        FogVision { source: VisionSource { layer: 1, ..VisionSource::new(50.0) }, cone_follows_rotation: false },
+    ));
+    app.world_mut().spawn((Transform::from_xyz(50.5, 30.5, 0.0), FogTracked(Tracked { footprint: 0.5 })));
+    for _ in 0..6 {
+        step(&mut app);
+    }
+    let blips = app.world_mut().run_system_once(|mut q: FogQueries| q.blips("radar")).unwrap().unwrap();
+    assert_eq!(blips.len(), 1, "{blips:?}");
+    assert!((blips[0].x - 50.5).abs() <= 1.0 && (blips[0].y - 30.5).abs() <= 1.0, "{blips:?}");
+    let sight = app.world_mut().run_system_once(|mut q: FogQueries| q.blips("ground").is_err()).unwrap();
+    assert!(sight, "a sight instance has no blips");
 }
 
 /// On the CPU the mask image is uploaded only when the mask changed: a

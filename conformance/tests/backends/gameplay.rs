@@ -235,7 +235,7 @@ pub fn anti_vision_hides_an_area_from_the_teams_it_targets(make: &Make) {
         s.team = team;
         world.spawn((Position(Vec3::new(32.5, 32.5, 0.0)), s));
     }
-    world.spawn((Position(Vec3::new(40.5, 32.5, 0.0)), AntiVision { radius: 4.0, falloff: 0.0, targets: TeamMask::of(&[0]).unwrap() }));
+    world.spawn((Position(Vec3::new(40.5, 32.5, 0.0)), AntiVision { radius: 4.0, falloff: 0.0, targets: TeamMask::of(&[0]).unwrap(), layer: 0 }));
     fog.tick(&mut world, 50_000).unwrap();
     let vis = |fog: &mut FogSubsystem, name: &str| match fog.read_texture(name, Texture::Visibility).unwrap().data {
         murk_core::TextureData::U16(v) => v,

@@ -64,7 +64,7 @@ impl Game {
         world.spawn(wall(30.0, 34.0, 32.0, 64.0, None));
         world.spawn(wall(8.0, 44.0, 28.0, 45.0, Some(3.0)));
         world.spawn((Position(Vec3::new(10.5, 54.5, 0.0)), eye(20.0, 8.0, 0)));
-        world.spawn((Position(Vec3::new(48.0, 40.0, 0.0)), AntiVision { radius: 6.0, falloff: 0.0, targets: TeamMask::of(&[1]).unwrap() }));
+        world.spawn((Position(Vec3::new(48.0, 40.0, 0.0)), AntiVision { radius: 6.0, falloff: 0.0, targets: TeamMask::of(&[1]).unwrap(), layer: 0 }));
         let door = Some(world.spawn(wall(30.0, 28.0, 32.0, 34.0, None)));
         let h = |i: i32| hash2(i, seed);
         let (mut units, mut stealthy) = (Vec::new(), BTreeSet::new());

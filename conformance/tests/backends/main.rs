@@ -14,6 +14,7 @@ mod detection;
 mod explored;
 mod gameplay;
 mod judged;
+mod layers;
 mod lines;
 mod metamorphic;
 mod observers;
@@ -53,6 +54,7 @@ const SUITES: &[(&str, &[Test])] = &[
     ("lines", lines::TESTS),
     ("explored", explored::TESTS),
     ("detection", detection::TESTS),
+    ("layers", layers::TESTS),
 ];
 
 /// The trials of one variant: every corpus case, then every suite test.

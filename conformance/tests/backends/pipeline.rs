@@ -439,7 +439,7 @@ pub fn a_profile_offset_and_see_through_act_on_every_source(make: &Make) {
         let mut fog = fog_on(make(), profile);
         let mut world = World::new();
         world.spawn((Position(Vec3::new(32.0, 32.0, 0.0)), VisionSource::new(30.0)));
-        world.spawn((Position(Vec3::new(40.0, 32.0, 0.0)), AntiVision { radius: 6.0, falloff: 0.0, targets: TeamMask::ALL }));
+        world.spawn((Position(Vec3::new(40.0, 32.0, 0.0)), AntiVision { radius: 6.0, falloff: 0.0, targets: TeamMask::ALL, layer: 0 }));
         fog.tick(&mut world, 50_000).unwrap();
         vis(&mut fog)
     };

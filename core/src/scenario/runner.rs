@@ -74,7 +74,7 @@ pub struct ScenarioRunner {
 }
 
 /// One tick's outcome: state hash per instance.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TickRecord {
     /// Tick index (0-based).
     pub tick: u32,
@@ -100,6 +100,10 @@ pub struct TickRecord {
     /// The tracked entities that entered or left an observer's set.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sight_events: Vec<SightRecord>,
+    /// The blips of each instance of a sensor layer other than sight, for
+    /// those that have any: positions only, ordered by position.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub blips: BTreeMap<String, Vec<[f32; 3]>>,
 }
 
 /// A tick's multiplayer answers, by scenario id (see
@@ -312,9 +316,18 @@ impl ScenarioRunner {
             };
             queries.push(QueryRecord { id: q.id.clone(), mask, immediate, lines });
         }
+        let mut blips = BTreeMap::new();
+        for name in self.fog.instance_names() {
+            if self.fog.instance(&name)?.profile.layer != 0 {
+                let found = self.fog.blips(&self.world, &name)?;
+                if !found.is_empty() {
+                    blips.insert(name, found.iter().map(|b| b.position.to_array()).collect());
+                }
+            }
+        }
         let lockstep = format!("{lockstep:016x}");
         let recomputed = report.instances.into_iter().filter(|(_, t)| t.recomputed).map(|(n, _)| n).collect();
-        Ok(TickRecord { tick, lockstep, hashes, recomputed, events, queries, observer_events, sight, sight_events })
+        Ok(TickRecord { tick, lockstep, hashes, recomputed, events, queries, observer_events, sight, sight_events, blips })
     }
 
     /// The multiplayer answers of a tick [`Self::advance`] ran, named by

@@ -8,18 +8,19 @@ use super::fog::FogSubsystem;
 use super::instance::Slot;
 use super::sources::{project_lines, Projecting, Terrain};
 use crate::backend::{LineRequest, SampleRequest};
-use crate::components::TeamMask;
+use crate::components::{Position, TeamMask};
 use crate::error::{finite, in_range, MurkError, Result};
+use crate::fixed::Fnv64;
 use crate::frame::RayRule;
 use crate::query::{
-    immediate, texel_of, InFlightParts, MaskAnswer, PendingQuery, QueryAnswers, QueryHandle, QueryPart, SightAnswer, SightLine, MAX_SIGHT_LINES,
+    immediate, texel_of, Blip, InFlightParts, MaskAnswer, PendingQuery, QueryAnswers, QueryHandle, QueryPart, SightAnswer, SightLine, MAX_SIGHT_LINES,
 };
 use crate::transform::AreaTransform;
 use crate::zlayer::Slab;
 use glam::Vec3;
 use hecs::{Entity, World};
 use rayon::prelude::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Sight lines one parallel job projects.
 const LINES_PER_JOB: usize = 512;
@@ -301,6 +302,50 @@ impl FogSubsystem {
     pub fn observers_of(&self, entity: Entity) -> Result<Vec<String>> {
         let bits = self.tracked_bits(entity)?;
         Ok(self.sight.iter().filter(|(_, s)| s.binary_search(&bits).is_ok()).map(|(n, _)| n.clone()).collect())
+    }
+
+    /// The blips of instance `instance`, an instance of a sensor layer
+    /// other than sight (`Profile::layer`): the tracked entities in its set
+    /// (as of the last tick's sight update) that no sight instance
+    /// observing the same teams sees, each at its position in `world` now
+    /// moved by up to the profile's `blip_error` on each ground axis (a
+    /// hash of the entity, the instance's name and the tick, in 1/256
+    /// world units: the same on every machine and backend), ordered by
+    /// position, so that neither the order nor the answer names an entity.
+    /// An entity despawned since gives none. A sight instance is an error
+    /// (its set is [`Self::visible_to`]).
+    pub fn blips(&self, world: &World, instance: &str) -> Result<Vec<Blip>> {
+        let slot = self.slot(instance)?;
+        if slot.desc.profile.layer == 0 {
+            return Err(MurkError::invalid("instance", instance, "senses sight (layer 0): blips come from the instances of other layers"));
+        }
+        let teams = slot.desc.observed_teams;
+        let sighted: BTreeSet<u64> = self
+            .instances
+            .iter()
+            .filter(|(_, s)| s.desc.profile.layer == 0 && s.desc.observed_teams == teams)
+            .flat_map(|(name, _)| self.sight.get(name).into_iter().flatten().copied())
+            .collect();
+        // |error| <= 1e6 world units: 2^28 in 1/256 units, times 2^16 fits i64.
+        let error_q = (f64::from(slot.desc.profile.blip_error) * 256.0).round() as i64;
+        let mut named = Fnv64::default();
+        named.write(instance.as_bytes());
+        let named = named.finish();
+        let mut blips = Vec::new();
+        for &bits in self.sight.get(instance).into_iter().flatten().filter(|b| !sighted.contains(b)) {
+            let Some(position) = Entity::from_bits(bits).and_then(|e| world.get::<&Position>(e).ok().map(|p| p.0)) else { continue };
+            let mut h = Fnv64::default();
+            for word in [bits, named, self.tick] {
+                h.write(&word.to_le_bytes());
+            }
+            let h = h.finish();
+            let off = |bits: u64| ((bits & 0xffff) as i64 * 2 - 65535) * error_q / 65535;
+            let (dx, dy) = (off(h), off(h >> 16));
+            let moved = |v: f32, d: i64| (f64::from(v) + d as f64 / 256.0) as f32;
+            blips.push(Blip { position: Vec3::new(moved(position.x, dx), moved(position.y, dy), position.z) });
+        }
+        blips.sort_by(|a, b| a.position.x.total_cmp(&b.position.x).then(a.position.y.total_cmp(&b.position.y)));
+        Ok(blips)
     }
 
     fn tracked_bits(&self, entity: Entity) -> Result<u64> {

@@ -83,12 +83,12 @@ pub(crate) fn gather_sources(memo: &SourceMemo, into: Projecting<'_>, world: &Wo
     anti.sort_by_key(|(e, _, _)| e.to_bits());
     let mut concealing = Vec::with_capacity(anti.len());
     for (e, pos, a) in &anti {
-        if a.targets.0 & into.teams.0 == 0 {
+        if a.targets.0 & into.teams.0 == 0 || a.layer != into.profile.layer {
             continue;
         }
         // Projected as a source (the same checks and bounds), then marked.
         let label = format!("{}.anti_vision", entity_label(*e));
-        let as_source = VisionSource { falloff: Some(a.falloff), eye_height: 0.0, ..VisionSource::new(a.radius) };
+        let as_source = VisionSource { falloff: Some(a.falloff), eye_height: 0.0, layer: a.layer, ..VisionSource::new(a.radius) };
         if let Some(mut src) = project_source(&label, pos, &as_source, Projecting { teams: TeamMask::ALL, terrain: None, ..into })? {
             src.flags |= SOURCE_ANTI;
             concealing.push(src);
@@ -118,6 +118,7 @@ struct SourceRules {
     see_through: bool,
     teams: TeamMask,
     eyes_on_terrain: bool,
+    layer: u8,
 }
 
 /// One source entity's inputs and their projection (`None`: it reveals
@@ -152,6 +153,7 @@ fn gather_vision(last: &SourceMemo, into: Projecting<'_>, world: &World) -> Resu
         see_through: profile.see_through,
         teams,
         eyes_on_terrain: profile.eyes_on_terrain,
+        layer: profile.layer,
     };
     // Eyes on the terrain: a capture redone this tick may move any eye.
     let into = Projecting { terrain: terrain.filter(|_| profile.eyes_on_terrain), ..into };
@@ -261,7 +263,7 @@ pub(crate) fn project_source(
             }
         }
     }
-    if !teams.contains(s.team) {
+    if !teams.contains(s.team) || s.layer != profile.layer {
         return Ok(None);
     }
     let (tx, ty) = t.world_to_texel(x, y);

@@ -1,0 +1,93 @@
+//! Sensor layers on every backend: a radar instance (layer 1, seeing
+//! through walls) takes only radar sources and radar jammers; the sight
+//! instance of the same team is unchanged by them; what the radar senses
+//! and sight does not are blips, positions only, the same on every backend.
+
+use super::{Make, Test};
+use murk_conformance::scene::desc;
+use murk_core::glam::{Vec2, Vec3};
+use murk_core::hecs::{Entity, World};
+use murk_core::{
+    AntiVision, Backend, Blocker, BlockerShape, FogSubsystem, InstanceDesc, Position, Profile, TeamMask, Texture, Tracked, VisionSource,
+};
+use murk_cpu::CpuBackend;
+
+fn team0() -> TeamMask {
+    TeamMask::of(&[0]).unwrap()
+}
+
+/// Sight instance `i` and radar instance `radar` (layer 1, through walls,
+/// blips up to 2 units off), both of team 0.
+fn fog(make: &Make) -> FogSubsystem {
+    let mut fog = FogSubsystem::new(make());
+    let quick = Profile { fade_in_rate: 1000.0, relax_rate: 1000.0, ..Profile::default() };
+    fog.create_instance(InstanceDesc { observed_teams: team0(), ..desc(quick.clone()) }).unwrap();
+    let radar = Profile { layer: 1, see_through: true, blip_error: 2.0, ..quick };
+    fog.create_instance(InstanceDesc { name: "radar".into(), observed_teams: team0(), ..desc(radar) }).unwrap();
+    fog
+}
+
+/// A wall down the middle; team 0 watches from the west, with sight and
+/// with radar; three units: west (in sight), east (radar only) and east
+/// under a radar jammer.
+fn world(with_radar: bool) -> (World, [Entity; 3]) {
+    let mut world = World::new();
+    world.spawn((Position(Vec3::new(32.0, 32.0, 0.0)), Blocker::wall(BlockerShape::Rect { size: Vec2::new(2.0, 64.0), yaw_degrees: 0.0 })));
+    world.spawn((Position(Vec3::new(10.5, 32.5, 0.0)), VisionSource::new(45.0)));
+    if with_radar {
+        world.spawn((Position(Vec3::new(10.5, 32.5, 0.0)), VisionSource { layer: 1, ..VisionSource::new(50.0) }));
+        world.spawn((Position(Vec3::new(54.5, 8.5, 0.0)), VisionSource { layer: 1, ..VisionSource::new(6.0) }));
+        world.spawn((Position(Vec3::new(50.5, 50.5, 0.0)), AntiVision { radius: 6.0, falloff: 0.0, targets: team0(), layer: 1 }));
+    }
+    let west = world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), Tracked { footprint: 0.5 }));
+    let east = world.spawn((Position(Vec3::new(48.5, 30.5, 0.0)), Tracked { footprint: 0.5 }));
+    let jammed = world.spawn((Position(Vec3::new(50.5, 50.5, 0.0)), Tracked { footprint: 0.5 }));
+    (world, [west, east, jammed])
+}
+
+fn run(make: &Make, with_radar: bool) -> (FogSubsystem, World, [Entity; 3]) {
+    let mut fog = fog(make);
+    let (mut world, units) = world(with_radar);
+    for _ in 0..5 {
+        fog.tick(&mut world, 50_000).unwrap();
+    }
+    (fog, world, units)
+}
+
+pub fn radar_senses_through_walls_and_jammers_cancel_it(make: &Make) {
+    let (mut fog, world, [west, east, jammed]) = run(make, true);
+    assert_eq!(fog.visible_to("i").unwrap(), vec![west], "sight sees the west unit only");
+    assert_eq!(fog.visible_to("radar").unwrap(), vec![west, east], "radar sees through the wall, not under the jammer");
+    let blips = fog.blips(&world, "radar").unwrap();
+    assert_eq!(blips.len(), 1, "the east unit is a blip: {blips:?}");
+    let (at, unit) = (blips[0].position, world.get::<&Position>(east).unwrap().0);
+    assert!((at.x - unit.x).abs() <= 2.0 && (at.y - unit.y).abs() <= 2.0 && at != unit, "{at} near {unit}");
+    assert!(!fog.visible_to("radar").unwrap().contains(&jammed));
+    assert!(fog.blips(&world, "i").unwrap_err().to_string().contains("layer 0"), "a sight instance has no blips");
+    // The immediate query is sight only: the small radar's ground is no one's sight.
+    assert!(!fog.query_immediate(&world, Vec3::new(55.0, 9.0, 0.0), team0()).unwrap());
+    // The radar's masks are there for shaders, like any instance's.
+    assert!(fog.final_mask("radar").unwrap().iter().any(|&v| v > 0));
+    // Every backend puts the blips in the same places.
+    let reference = || -> Box<dyn Backend> { Box::new(CpuBackend::new(1).unwrap()) };
+    let (cpu, cpu_world, _) = run(&reference, true);
+    assert_eq!(cpu.blips(&cpu_world, "radar").unwrap(), blips);
+}
+
+pub fn other_layers_leave_sight_alone(make: &Make) {
+    let (mut with, _, [west, ..]) = run(make, true);
+    let (mut without, _, [west_too, ..]) = run(make, false);
+    for texture in [Texture::Visibility, Texture::Final] {
+        assert_eq!(with.read_texture("i", texture).unwrap(), without.read_texture("i", texture).unwrap(), "{texture:?}");
+    }
+    // The same unit in sight (its entity id differs: the worlds differ).
+    assert_eq!(with.visible_to("i").unwrap(), vec![west]);
+    assert_eq!(without.visible_to("i").unwrap(), vec![west_too]);
+    // With no radar source the radar instance sees nothing.
+    assert!(without.final_mask("radar").unwrap().iter().all(|&v| v == 0));
+}
+
+pub const TESTS: &[Test] = &[
+    ("radar_senses_through_walls_and_jammers_cancel_it", radar_senses_through_walls_and_jammers_cancel_it),
+    ("other_layers_leave_sight_alone", other_layers_leave_sight_alone),
+];
