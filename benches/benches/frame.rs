@@ -13,6 +13,9 @@
 //! difference is what the sight sets cost), `tick/rts-observed-still/...`
 //! and `tick/rts-tracked-still/...` (the same with nobody walking: the
 //! difference is the sets' cost without the walkers' noise),
+//! `tick/rts-radar/...` (the walkers and a radar layer beside sight: 1000
+//! radar sources seeing through walls, 20 jammers, a quarter-resolution
+//! radar instance),
 //! `sight/rts-walking/...` and `sight/rts-still/...` (the time those
 //! ticks wait for their sight steps, timed inside the tick), and
 //! what a lockstep or rollback game asks beside the tick: `hash/rts/...`,
@@ -372,6 +375,7 @@ fn frame(c: &mut Criterion) {
     bench_ticks(c, Change::Tracked, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::ObservedStill, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::TrackedStill, with_gpu(vec![cpu(2)]));
+    bench_ticks(c, Change::Radar, with_gpu(vec![cpu(2)]));
     bench_sight(c, true, with_gpu(vec![cpu(2)]));
     bench_sight(c, false, with_gpu(vec![cpu(2)]));
     bench_state(c, with_gpu(vec![cpu(2)]));

@@ -44,6 +44,13 @@ pub enum Change {
     /// `rts-observed-still` is their cost without the walkers' noise
     /// (`rts-tracked-still`).
     TrackedStill,
+    /// The walkers, and a radar picture beside the sight one: an instance
+    /// of sensor layer 1 at a quarter of the resolution that sees through
+    /// walls, fed by a radar source (radius 48) beside every unit (a tenth
+    /// of them walking with their units) and 20 radar jammers
+    /// (`rts-radar`): this row less `rts-steady` is what the radar layer
+    /// costs.
+    Radar,
 }
 
 impl Change {
@@ -61,6 +68,7 @@ impl Change {
             Change::Tracked => "rts-tracked",
             Change::ObservedStill => "rts-observed-still",
             Change::TrackedStill => "rts-tracked-still",
+            Change::Radar => "rts-radar",
         }
     }
 }
@@ -109,7 +117,24 @@ impl RtsTicks {
             }
         }
         let step = if change == Change::March { 1 } else { 10 };
-        let moving = sources.into_iter().step_by(step).map(|e| (e, w.world.get::<&Position>(e).expect("a source").0)).collect();
+        let mut walking: Vec<Entity> = sources.iter().copied().step_by(step).collect();
+        if change == Change::Radar {
+            let profile = murk_core::Profile { layer: 1, see_through: true, ..w.desc.profile.clone() };
+            let radar = murk_core::InstanceDesc { name: "radar".into(), resolution: w.desc.resolution / 4, profile, ..w.desc.clone() };
+            fog.create_instance(radar).expect("valid workload");
+            for (i, &e) in sources.iter().enumerate() {
+                let (at, team) = (w.world.get::<&Position>(e).expect("a source").0, w.world.get::<&VisionSource>(e).expect("a source").team);
+                let dish = w.world.spawn((Position(at), VisionSource { layer: 1, team, ..VisionSource::new(48.0) }));
+                if i % step == 0 {
+                    walking.push(dish);
+                }
+            }
+            for k in 0..20u32 {
+                let at = Vec3::new(48.5 + (k * 97 % 928) as f32, 48.5 + (k * 211 % 928) as f32, 0.0);
+                w.world.spawn((Position(at), murk_core::AntiVision { radius: 24.0, falloff: 0.25, targets: murk_core::TeamMask::ALL, layer: 1 }));
+            }
+        }
+        let moving = walking.into_iter().map(|e| (e, w.world.get::<&Position>(e).expect("a source").0)).collect();
         let door = w.world.spawn((Position(Vec3::new(500.5, 500.5, 0.0)),));
         let profile = (w.desc.name.clone(), w.desc.profile.clone());
         fog.set_hash_every_tick(change == Change::HashEvery);
