@@ -112,7 +112,7 @@ impl RtsTicks {
             for (i, &e) in sources.iter().enumerate() {
                 w.world.get::<&mut VisionSource>(e).expect("source").team = (i % 4) as u8;
                 if matches!(change, Change::Tracked | Change::TrackedStill) {
-                    w.world.insert_one(e, murk_core::Tracked { footprint: 1.0 }).expect("a unit");
+                    w.world.insert_one(e, murk_core::Tracked::new(1.0)).expect("a unit");
                 }
             }
         }

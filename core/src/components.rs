@@ -485,4 +485,24 @@ pub struct Tracked {
     /// texel under it only). Texels whose centre lies within it count, as
     /// for a circle blocker, and the texel under the position always does.
     pub footprint: f32,
+    /// The domains it moves in, a bit set ([`Tracked::GROUND`] by default;
+    /// the game names the other bits: air, naval, underground): an
+    /// instance's sight set takes it only when it is in a domain of the
+    /// instance's `Profile::domains` (ground radar sees no aircraft).
+    #[serde(default = "ground")]
+    pub domains: u32,
+}
+
+fn ground() -> u32 {
+    Tracked::GROUND
+}
+
+impl Tracked {
+    /// The ground domain, bit 0.
+    pub const GROUND: u32 = 1;
+
+    /// A ground entity with footprint radius `footprint`.
+    pub fn new(footprint: f32) -> Self {
+        Self { footprint, domains: Self::GROUND }
+    }
 }

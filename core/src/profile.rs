@@ -153,6 +153,10 @@ pub struct Profile {
     /// each blip is moved by an error drawn from a hash of the entity, the
     /// instance and the tick, the same on every machine.
     pub blip_error: f32,
+    /// The domains of tracked entities the instance's sight set takes, a
+    /// bit set (`Tracked::domains`; every domain by default): a ground
+    /// radar sets only the ground bit and sees no aircraft.
+    pub domains: u32,
 }
 
 impl Default for Profile {
@@ -191,6 +195,7 @@ impl Default for Profile {
             eyes_on_terrain: false,
             layer: 0,
             blip_error: 0.0,
+            domains: u32::MAX,
         }
     }
 }

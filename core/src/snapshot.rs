@@ -56,7 +56,7 @@ use serde::Serialize;
 /// `eyes_on_terrain`. 13: a pending query's answers name their kind, a
 /// mask query's or a sight-line batch's; a stealth sample carries whether
 /// a cloaked actor is detected, and a batch the detectors' sight lines; a
-/// profile holds its sensor `layer` and `blip_error`.
+/// profile holds its sensor `layer`, `blip_error` and `domains`.
 pub const VERSION: u32 = 13;
 /// Magic of a fog-state snapshot.
 pub const FOG_MAGIC: &[u8; 8] = b"MURKSNAP";

@@ -130,7 +130,7 @@ pub extern "C" fn murk_entity_set_tracked(fog: u64, entity: u64, footprint: f32)
             if f < 0.0 {
                 return Err(MurkError::invalid(field, f, "must not be negative").into());
             }
-            h.world.insert_one(e, Tracked { footprint }).map_err(|_| FfiError::StaleEntity(entity))
+            h.world.insert_one(e, Tracked::new(footprint)).map_err(|_| FfiError::StaleEntity(entity))
         })
     })
 }

@@ -485,7 +485,7 @@ fn radar_blips_reach_bevy_through_fog_queries() {
         Transform::from_xyz(10.5, 32.5, 0.0),
         FogVision { source: VisionSource { layer: 1, ..VisionSource::new(50.0) }, cone_follows_rotation: false },
     ));
-    app.world_mut().spawn((Transform::from_xyz(50.5, 30.5, 0.0), FogTracked(Tracked { footprint: 0.5 })));
+    app.world_mut().spawn((Transform::from_xyz(50.5, 30.5, 0.0), FogTracked(Tracked::new(0.5))));
     for _ in 0..6 {
         step(&mut app);
     }
@@ -590,8 +590,8 @@ fn sight_messages(choice: BackendChoice) {
     let mut app = headless(choice);
     app.world_mut().spawn((Transform::from_xyz(10.5, 32.5, 0.0), FogVision::new(10.0)));
     let stealth = StealthActor { per_observer: true, ..StealthActor::default() };
-    let unit = app.world_mut().spawn((Transform::from_xyz(40.5, 32.5, 0.0), FogTracked(Tracked { footprint: 1.0 }), FogStealth(stealth))).id();
-    let other = app.world_mut().spawn((Transform::from_xyz(12.5, 30.5, 0.0), FogTracked(Tracked { footprint: 0.0 }))).id();
+    let unit = app.world_mut().spawn((Transform::from_xyz(40.5, 32.5, 0.0), FogTracked(Tracked::new(1.0)), FogStealth(stealth))).id();
+    let other = app.world_mut().spawn((Transform::from_xyz(12.5, 30.5, 0.0), FogTracked(Tracked::new(0.0)))).id();
     let (mut sight, mut stealth_events) = (Vec::new(), Vec::new());
     let mut seen_while_near = false;
     for tick in 0..40 {

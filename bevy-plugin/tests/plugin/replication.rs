@@ -101,7 +101,7 @@ fn server() -> App {
             Walk(start, step),
             Unit(i),
             Health(100),
-            FogTracked(Tracked { footprint: FOOTPRINT }),
+            FogTracked(Tracked::new(FOOTPRINT)),
             Replicated,
         ));
         if STEALTHY.contains(&i) {

@@ -71,7 +71,7 @@ impl Game {
         for i in 0..24 {
             let at = Vec3::new((h(i) % 480) as f32 / 8.0 + 2.0, (h(100 + i) % 480) as f32 / 8.0 + 2.0, 0.0);
             let footprint = [0.0, 0.5, 1.25, 2.0][(h(200 + i) % 4) as usize];
-            let e = world.spawn((Position(at), Tracked { footprint }));
+            let e = world.spawn((Position(at), Tracked::new(footprint)));
             if i % 3 != 2 {
                 world.insert_one(e, eye([9.0, 12.0, 6.5][(h(300 + i) % 3) as usize], 1.0, (i % 2) as u8)).unwrap();
             }
@@ -88,8 +88,8 @@ impl Game {
         world.spawn(wall(40.0, 54.0, 60.0, 55.0, Some(3.0)));
         world.spawn((Position(Vec3::new(50.5, 60.5, 0.0)), eye(12.0, 1.0, 0)));
         for x in [43.125, 48.625, 54.375] {
-            units.push(world.spawn((Position(Vec3::new(x, 52.375, 0.0)), Tracked { footprint: 0.5 }, eye(4.0, 1.0, 1))));
-            units.push(world.spawn((Position(Vec3::new(x + 1.0, 57.125, 0.0)), Tracked { footprint: 0.0 })));
+            units.push(world.spawn((Position(Vec3::new(x, 52.375, 0.0)), Tracked::new(0.5), eye(4.0, 1.0, 1))));
+            units.push(world.spawn((Position(Vec3::new(x + 1.0, 57.125, 0.0)), Tracked::new(0.0))));
         }
         Self { world, units, door, reveal: None, stealthy }
     }
@@ -137,7 +137,7 @@ impl Game {
                 self.world.despawn(gone).unwrap();
             }
             35 => {
-                let e = self.world.spawn((Position(Vec3::new(40.125, 30.375, 0.0)), Tracked { footprint: 1.0 }));
+                let e = self.world.spawn((Position(Vec3::new(40.125, 30.375, 0.0)), Tracked::new(1.0)));
                 self.units.push(e);
             }
             _ => {}

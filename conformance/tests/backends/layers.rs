@@ -39,9 +39,9 @@ fn world(with_radar: bool) -> (World, [Entity; 3]) {
         world.spawn((Position(Vec3::new(54.5, 8.5, 0.0)), VisionSource { layer: 1, ..VisionSource::new(6.0) }));
         world.spawn((Position(Vec3::new(50.5, 50.5, 0.0)), AntiVision { radius: 6.0, falloff: 0.0, targets: team0(), layer: 1 }));
     }
-    let west = world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), Tracked { footprint: 0.5 }));
-    let east = world.spawn((Position(Vec3::new(48.5, 30.5, 0.0)), Tracked { footprint: 0.5 }));
-    let jammed = world.spawn((Position(Vec3::new(50.5, 50.5, 0.0)), Tracked { footprint: 0.5 }));
+    let west = world.spawn((Position(Vec3::new(20.5, 20.5, 0.0)), Tracked::new(0.5)));
+    let east = world.spawn((Position(Vec3::new(48.5, 30.5, 0.0)), Tracked::new(0.5)));
+    let jammed = world.spawn((Position(Vec3::new(50.5, 50.5, 0.0)), Tracked::new(0.5)));
     (world, [west, east, jammed])
 }
 
@@ -87,7 +87,38 @@ pub fn other_layers_leave_sight_alone(make: &Make) {
     assert!(without.final_mask("radar").unwrap().iter().all(|&v| v == 0));
 }
 
+pub fn a_bad_jammer_is_named_and_changes_nothing(make: &Make) {
+    let (mut fog, mut world, _) = run(make, true);
+    let before = (fog.final_mask("radar").unwrap(), fog.final_mask("i").unwrap(), fog.tick_count());
+    let bad = world.spawn((Position(Vec3::new(40.5, 40.5, 0.0)), AntiVision { radius: -2.0, falloff: 0.0, targets: team0(), layer: 1 }));
+    let error = fog.tick(&mut world, 50_000).unwrap_err().to_string();
+    assert!(error.contains("anti_vision") && error.contains("radius") && error.contains("-2"), "{error}");
+    assert_eq!((fog.final_mask("radar").unwrap(), fog.final_mask("i").unwrap(), fog.tick_count()), before, "nothing changed");
+    world.despawn(bad).unwrap();
+    fog.tick(&mut world, 50_000).unwrap();
+}
+
+pub fn a_layer_takes_only_the_domains_it_senses(make: &Make) {
+    let mut fog = fog(make);
+    // A second radar over the same ground that senses aircraft only.
+    let air = Profile { layer: 1, see_through: true, domains: 2, ..fog.instance("radar").unwrap().profile.clone() };
+    fog.create_instance(InstanceDesc { name: "air-radar".into(), observed_teams: team0(), ..desc(air) }).unwrap();
+    let ground_only = Profile { domains: Tracked::GROUND, ..fog.instance("radar").unwrap().profile.clone() };
+    fog.apply_profile("radar", ground_only).unwrap();
+    let (mut world, [west, east, _]) = world(true);
+    let plane = world.spawn((Position(Vec3::new(48.5, 40.5, 0.0)), Tracked { footprint: 0.5, domains: 2 }));
+    for _ in 0..5 {
+        fog.tick(&mut world, 50_000).unwrap();
+    }
+    assert_eq!(fog.visible_to("radar").unwrap(), vec![west, east], "the ground radar does not take the aircraft");
+    assert_eq!(fog.visible_to("air-radar").unwrap(), vec![plane], "the air radar takes only the aircraft");
+    assert_eq!(fog.blips(&world, "air-radar").unwrap().len(), 1, "the aircraft is the air radar's blip");
+    assert_eq!(fog.blips(&world, "radar").unwrap().len(), 1, "the east unit is the ground radar's");
+}
+
 pub const TESTS: &[Test] = &[
+    ("a_layer_takes_only_the_domains_it_senses", a_layer_takes_only_the_domains_it_senses),
+    ("a_bad_jammer_is_named_and_changes_nothing", a_bad_jammer_is_named_and_changes_nothing),
     ("radar_senses_through_walls_and_jammers_cancel_it", radar_senses_through_walls_and_jammers_cancel_it),
     ("other_layers_leave_sight_alone", other_layers_leave_sight_alone),
 ];

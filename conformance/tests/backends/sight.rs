@@ -38,7 +38,7 @@ fn world(seed: i32) -> (World, Vec<Entity>) {
         .map(|i| {
             let p = Vec3::new((h(i) % 288) as f32 / 4.0 - 4.0, (h(100 + i) % 288) as f32 / 4.0 - 4.0, 0.0);
             let footprint = [0.0, 0.5, 1.25, 3.0][(h(200 + i) % 4) as usize];
-            world.spawn((Position(p), Tracked { footprint }))
+            world.spawn((Position(p), Tracked::new(footprint)))
         })
         .collect();
     (world, tracked)
@@ -109,7 +109,7 @@ pub fn each_observers_set_is_the_brute_force_check_of_its_visibility(make: &Make
                 world.despawn(tracked[7]).unwrap();
             }
             if t == 6 {
-                world.spawn((Position(Vec3::new(20.25, 30.5, 0.0)), Tracked { footprint: 2.0 }));
+                world.spawn((Position(Vec3::new(20.25, 30.5, 0.0)), Tracked::new(2.0)));
             }
             let at: Footprints =
                 world.query::<(Entity, &Position, &Tracked)>().iter().map(|(e, p, tr)| (e.to_bits().get(), (p.0, tr.footprint))).collect();
@@ -235,12 +235,12 @@ pub fn sight_travels_in_snapshots_and_bad_input_is_named(make: &Make) {
     }
     let hash = fog.lockstep_hash().unwrap();
     for (footprint, needle) in [(f32::NAN, "tracked.footprint = NaN"), (-1.0, "tracked.footprint = -1"), (65.0, "at most 64")] {
-        let bad = world.spawn((Position(Vec3::new(10.0, 10.0, 0.0)), Tracked { footprint }));
+        let bad = world.spawn((Position(Vec3::new(10.0, 10.0, 0.0)), Tracked::new(footprint)));
         let e = fog.tick(&mut world, 50_000).unwrap_err().to_string();
         assert!(e.contains(needle), "`{e}` should name `{needle}`");
         world.despawn(bad).unwrap();
     }
-    let bad = world.spawn((Position(Vec3::new(f32::INFINITY, 10.0, 0.0)), Tracked { footprint: 1.0 }));
+    let bad = world.spawn((Position(Vec3::new(f32::INFINITY, 10.0, 0.0)), Tracked::new(1.0)));
     assert!(fog.tick(&mut world, 50_000).unwrap_err().to_string().contains("position.x = inf"));
     world.despawn(bad).unwrap();
     assert_eq!(fog.lockstep_hash().unwrap(), hash, "rejected ticks changed nothing");

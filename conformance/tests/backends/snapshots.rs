@@ -529,7 +529,7 @@ pub fn loads_leave_no_readback_behind(make: &Make) {
     let mut world = seeded_world(5);
     for i in 0..40 {
         let at = Vec3::new(1.5 + (i % 8) as f32 * 7.0, 2.5 + (i / 8) as f32 * 11.0, 0.0);
-        let e = world.spawn((Position(at), Tracked { footprint: 1.0 }));
+        let e = world.spawn((Position(at), Tracked::new(1.0)));
         if i % 5 == 0 {
             world.insert_one(e, StealthActor { per_observer: true, ..StealthActor::default() }).unwrap();
         }

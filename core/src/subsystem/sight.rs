@@ -123,6 +123,8 @@ pub(crate) struct Footprints {
 pub(crate) struct TrackedTick {
     /// Tracked entities, by bits, ascending.
     pub(crate) entities: Vec<u64>,
+    /// Their domains, in the same order.
+    pub(crate) domains: Vec<u32>,
     /// Per instance, by name.
     pub(crate) footprints: BTreeMap<String, Arc<Footprints>>,
     /// The footprints to keep for the next tick.
@@ -220,9 +222,11 @@ fn differences(old: &[u64], new: &[u64]) -> (Vec<u64>, Vec<u64>) {
 /// position, a negative or NaN footprint, one too wide for an instance's
 /// texels, or more instances than [`MAX_OBSERVERS`] is an error naming it.
 pub(crate) fn gather_tracked(instances: &BTreeMap<String, Slot>, memo_before: &FootprintMemo, world: &World) -> Result<TrackedTick> {
-    let mut tracked: Vec<(Entity, glam::Vec3, f32)> =
-        world.query::<(Entity, &Position, &Tracked)>().iter().map(|(e, p, t)| (e, p.0, t.footprint)).collect();
-    tracked.sort_by_key(|(e, _, _)| e.to_bits());
+    let mut with_domains: Vec<(Entity, glam::Vec3, f32, u32)> =
+        world.query::<(Entity, &Position, &Tracked)>().iter().map(|(e, p, t)| (e, p.0, t.footprint, t.domains)).collect();
+    with_domains.sort_by_key(|(e, _, _, _)| e.to_bits());
+    let domains: Vec<u32> = with_domains.iter().map(|t| t.3).collect();
+    let tracked: Vec<(Entity, glam::Vec3, f32)> = with_domains.into_iter().map(|(e, p, f, _)| (e, p, f)).collect();
     if !tracked.is_empty() && instances.len() > MAX_OBSERVERS {
         return Err(MurkError::invalid("observers", instances.len(), format!("tracked entities are judged by at most {MAX_OBSERVERS} instances")));
     }
@@ -239,7 +243,7 @@ pub(crate) fn gather_tracked(instances: &BTreeMap<String, Slot>, memo_before: &F
     let mut footprints = BTreeMap::new();
     let mut memo = FootprintMemo::default();
     if tracked.is_empty() {
-        return Ok(TrackedTick { entities: Vec::new(), footprints, memo });
+        return Ok(TrackedTick { entities: Vec::new(), domains: Vec::new(), footprints, memo });
     }
     for (name, slot) in instances {
         let profile = &slot.desc.profile;
@@ -335,7 +339,7 @@ pub(crate) fn gather_tracked(instances: &BTreeMap<String, Slot>, memo_before: &F
         footprints.insert(name.clone(), Arc::clone(&fp));
         memo.grids.push((grid, keys, fp));
     }
-    Ok(TrackedTick { entities: tracked.iter().map(|(e, _, _)| e.to_bits().get()).collect(), footprints, memo })
+    Ok(TrackedTick { entities: tracked.iter().map(|(e, _, _)| e.to_bits().get()).collect(), domains, footprints, memo })
 }
 
 /// The sets after applying the judgments `landed` (see
@@ -345,13 +349,15 @@ pub(crate) fn gather_tracked(instances: &BTreeMap<String, Slot>, memo_before: &F
 /// name order, then entities; those that left before those that entered):
 /// each judged observer's set becomes the entities whose footprint reached
 /// its cutoff, less the stealth actors hidden from it; observers without a
-/// judgment keep their sets, less what is no longer tracked.
+/// judgment keep their sets, less what is no longer tracked; an observer
+/// keeps only the entities in a domain of its profile's `domains`
+/// (`domains` are those of `present`, in order).
 pub(crate) fn next_sets(
     old: &BTreeMap<String, Vec<u64>>,
     observers: &BTreeMap<String, Slot>,
     hidden: &Hidden,
     landed: Vec<(SightBatch, Vec<u16>)>,
-    present: &[u64],
+    (present, domains): (&[u64], &[u32]),
 ) -> (BTreeMap<String, Vec<u64>>, Vec<SightEvent>) {
     let tracked = |e: &u64| present.binary_search(e).is_ok();
     let mut next: BTreeMap<String, Vec<u64>> = BTreeMap::new();
@@ -398,6 +404,14 @@ pub(crate) fn next_sets(
     }
     next.retain(|name, _| observers.contains_key(name));
     hidden.drop_from(&mut next);
+    // An observer takes only the entities of its domains (as they are
+    // this tick).
+    for (name, set) in &mut next {
+        let mask = observers[name].desc.profile.domains;
+        if mask != u32::MAX {
+            set.retain(|e| present.binary_search(e).is_ok_and(|i| domains[i] & mask != 0));
+        }
+    }
     let mut events = Vec::new();
     let names: BTreeSet<&String> = next.keys().chain(old.keys()).collect();
     for name in names {

@@ -164,7 +164,7 @@ impl FogSubsystem {
         let stealth = self.update_stealth(world, &actors, dt)?;
         (report.events, report.observer_events) = (stealth.single, stealth.per_observer);
         self.submit_stealth(world, &actors)?;
-        let sight::TrackedTick { entities, footprints, memo } = tracked;
+        let sight::TrackedTick { entities, domains, footprints, memo } = tracked;
         self.footprint_memo = memo;
         let started = self.sight_timers.update.start();
         let landed = self.landed_sight()?;
@@ -172,7 +172,7 @@ impl FogSubsystem {
         // The sets follow the judgments that landed while the backend
         // judges this tick's footprints: neither reads what the other makes.
         let ((sets, events), submitted) = rayon::join(
-            || sight::next_sets(&self.sight, &self.instances, &hidden, landed, &entities),
+            || sight::next_sets(&self.sight, &self.instances, &hidden, landed, (&entities, &domains)),
             || sight::submit_sight(self.backend.as_mut(), &self.instances, footprints, self.tick),
         );
         (self.sight, self.tracked, report.sight) = (sets, entities, events);
