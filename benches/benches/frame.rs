@@ -15,7 +15,8 @@
 //! difference is the sets' cost without the walkers' noise),
 //! `tick/rts-radar/...` (the walkers and a radar layer beside sight: 1000
 //! radar sources seeing through walls, 20 jammers, a quarter-resolution
-//! radar instance),
+//! radar instance), `tick/rts-radar-sweep/...` (the same radar
+//! recomputing five times a second),
 //! `sight/rts-walking/...` and `sight/rts-still/...` (the time those
 //! ticks wait for their sight steps, timed inside the tick), and
 //! what a lockstep or rollback game asks beside the tick: `hash/rts/...`,
@@ -376,6 +377,7 @@ fn frame(c: &mut Criterion) {
     bench_ticks(c, Change::ObservedStill, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::TrackedStill, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Radar, with_gpu(vec![cpu(2)]));
+    bench_ticks(c, Change::RadarSweep, with_gpu(vec![cpu(2)]));
     bench_sight(c, true, with_gpu(vec![cpu(2)]));
     bench_sight(c, false, with_gpu(vec![cpu(2)]));
     bench_state(c, with_gpu(vec![cpu(2)]));

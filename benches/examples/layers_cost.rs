@@ -3,8 +3,9 @@
 //! tenth unit walking) and then as many `rts-radar` ticks (the same, with
 //! a radar source beside every unit, 20 radar jammers and a radar instance
 //! of sensor layer 1 at a quarter of the resolution that sees through
-//! walls), and compares the medians: the radar's cost is the difference
-//! over the steady tick.
+//! walls), and as many `rts-radar-sweep` ticks (the same radar
+//! recomputing five times a second), and compares the medians: a radar's
+//! cost is the difference over the steady tick.
 //!
 //! `cargo run --release -p murk-benches --example layers_cost [ROUNDS] [TICKS]`
 //! (defaults 12 rounds of 40 ticks per row).
@@ -36,15 +37,21 @@ fn main() {
     let cpu = || Box::new(murk_cpu::CpuBackend::new(2).expect("a pool"));
     let mut steady = RtsTicks::new(cpu(), Change::Walkers);
     let mut radar = RtsTicks::new(cpu(), Change::Radar);
+    let mut sweep = RtsTicks::new(cpu(), Change::RadarSweep);
     println!("{rounds} rounds of {ticks} ticks per row, 2 threads");
-    println!("round  steady tick  radar tick  radar's share");
-    let mut shares = Vec::new();
+    println!("round  steady tick  radar tick  share    sweeping  share");
+    let (mut shares, mut sweep_shares) = (Vec::new(), Vec::new());
     for round in 1..=rounds {
-        let (plain, with) = (row(&mut steady, ticks), row(&mut radar, ticks));
-        let share = (with.as_secs_f64() - plain.as_secs_f64()) / plain.as_secs_f64();
-        shares.push(share);
-        println!("{round:5}  {:8.0} us  {:8.0} us  {share:+7.3}", plain.as_secs_f64() * 1e6, with.as_secs_f64() * 1e6);
+        let (plain, with, swept) = (row(&mut steady, ticks), row(&mut radar, ticks), row(&mut sweep, ticks));
+        let share = |d: Duration| (d.as_secs_f64() - plain.as_secs_f64()) / plain.as_secs_f64();
+        let (a, b) = (share(with), share(swept));
+        shares.push(a);
+        sweep_shares.push(b);
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        println!("{round:5}  {:8.0} us  {:8.0} us  {a:+7.3}  {:6.0} us  {b:+7.3}", us(plain), us(with), us(swept));
     }
-    shares.sort_by(f64::total_cmp);
-    println!("radar layer: median {:+.3} of a steady tick (from {:+.3} to {:+.3})", shares[shares.len() / 2], shares[0], shares[shares.len() - 1]);
+    for (what, mut v) in [("radar every tick", shares), ("radar sweeping at 5 Hz", sweep_shares)] {
+        v.sort_by(f64::total_cmp);
+        println!("{what}: median {:+.3} of a steady tick (from {:+.3} to {:+.3})", v[v.len() / 2], v[0], v[v.len() - 1]);
+    }
 }

@@ -51,6 +51,9 @@ pub enum Change {
     /// (`rts-radar`): this row less `rts-steady` is what the radar layer
     /// costs.
     Radar,
+    /// `Radar` with a radar that sweeps five times a second
+    /// (`update_rate: 0.2`), as radars do (`rts-radar-sweep`).
+    RadarSweep,
 }
 
 impl Change {
@@ -69,6 +72,7 @@ impl Change {
             Change::ObservedStill => "rts-observed-still",
             Change::TrackedStill => "rts-tracked-still",
             Change::Radar => "rts-radar",
+            Change::RadarSweep => "rts-radar-sweep",
         }
     }
 }
@@ -118,8 +122,11 @@ impl RtsTicks {
         }
         let step = if change == Change::March { 1 } else { 10 };
         let mut walking: Vec<Entity> = sources.iter().copied().step_by(step).collect();
-        if change == Change::Radar {
-            let profile = murk_core::Profile { layer: 1, see_through: true, ..w.desc.profile.clone() };
+        if matches!(change, Change::Radar | Change::RadarSweep) {
+            // A sweeping radar recomputes five times a second; the blend
+            // still runs every tick.
+            let update_rate = if change == Change::RadarSweep { 0.2 } else { 0.0 };
+            let profile = murk_core::Profile { layer: 1, see_through: true, update_rate, ..w.desc.profile.clone() };
             let radar = murk_core::InstanceDesc { name: "radar".into(), resolution: w.desc.resolution / 4, profile, ..w.desc.clone() };
             fog.create_instance(radar).expect("valid workload");
             for (i, &e) in sources.iter().enumerate() {
