@@ -6,7 +6,8 @@ use murk_core::fixed::hash2;
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::World;
 use murk_core::{
-    Area, Backend, Blocker, BlockerShape, Cone, FogSubsystem, InstanceDesc, MaskAnswer, Position, Profile, QueryHandle, TeamMask, VisionSource,
+    Area, Backend, Blocker, BlockerShape, Cone, FogSubsystem, InstanceDesc, MaskAnswer, Position, Profile, QueryHandle, SightAnswer, TeamMask,
+    VisionSource,
 };
 
 /// Instance `i` with `profile`.
@@ -31,9 +32,18 @@ pub fn fog(backend: Box<dyn Backend>, profile: Profile) -> FogSubsystem {
 /// Polls a mask query until its readback lands (at once on the CPU, after
 /// the device catches up on the GPU), without ticking.
 pub fn landed(fog: &mut FogSubsystem, handle: QueryHandle) -> Vec<MaskAnswer> {
+    poll_until_landed(handle, || fog.poll_mask_query(handle))
+}
+
+/// [`landed`] for a sight-line batch.
+pub fn landed_lines(fog: &mut FogSubsystem, handle: QueryHandle) -> Vec<SightAnswer> {
+    poll_until_landed(handle, || fog.poll_sight_lines(handle))
+}
+
+fn poll_until_landed<T>(handle: QueryHandle, mut poll: impl FnMut() -> murk_core::Result<Option<T>>) -> T {
     let start = std::time::Instant::now();
     loop {
-        if let Some(answers) = fog.poll_mask_query(handle).expect("a live handle") {
+        if let Some(answers) = poll().expect("a live handle") {
             return answers;
         }
         assert!(start.elapsed().as_secs() < 60, "query {} did not land in a minute", handle.0);

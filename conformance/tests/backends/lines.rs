@@ -5,9 +5,10 @@
 
 use super::properties::{config, coord, eighths, fog_for, method, spawn_world, u16s, world_with, GenWorld, IDENTITY};
 use super::{Make, Test};
+use murk_conformance::scene::landed_lines;
 use murk_core::glam::Vec3;
 use murk_core::hecs::World;
-use murk_core::{Backend, FogSubsystem, Position, Profile, QueryHandle, SightAnswer, SightLine, Texture, VisionSource, MAX_SIGHT_LINES};
+use murk_core::{Backend, FogSubsystem, Position, Profile, SightLine, Texture, VisionSource, MAX_SIGHT_LINES};
 use murk_cpu::CpuBackend;
 use proptest::prelude::*;
 
@@ -62,18 +63,6 @@ pub fn a_sight_line_agrees_with_a_lone_source(make: &Make) {
     });
 }
 
-/// Polls a sight-line batch until its readback lands, without ticking.
-fn landed(fog: &mut FogSubsystem, handle: QueryHandle) -> Vec<SightAnswer> {
-    let start = std::time::Instant::now();
-    loop {
-        if let Some(answers) = fog.poll_sight_lines(handle).expect("a live handle") {
-            return answers;
-        }
-        assert!(start.elapsed().as_secs() < 60, "sight lines {} did not land in a minute", handle.0);
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-}
-
 pub fn a_pending_batch_survives_a_snapshot(make: &Make) {
     let mut fog = murk_conformance::scene::fog(make(), Profile::default());
     let mut world = World::new();
@@ -88,8 +77,8 @@ pub fn a_pending_batch_survives_a_snapshot(make: &Make) {
     let bytes = fog.snapshot(&world).unwrap();
     let mut restored = FogSubsystem::new(make());
     restored.restore(&mut world, &bytes).unwrap();
-    let want = landed(&mut fog, handle);
-    assert_eq!(landed(&mut restored, handle), want, "the restored batch answers as the original");
+    let want = landed_lines(&mut fog, handle);
+    assert_eq!(landed_lines(&mut restored, handle), want, "the restored batch answers as the original");
     // The wall (x in 24..40, y in 19..21) hides the far side straight
     // ahead, not past its ends.
     assert!(!want[32].visible && want[32].light == 0, "{:?}", want[32]);
@@ -128,7 +117,7 @@ pub fn bad_sight_lines_are_named_and_change_nothing(make: &Make) {
     assert_eq!(mask.0, first.0 + 1, "no refused batch took a handle");
     let error = fog.poll_sight_lines(mask).unwrap_err().to_string();
     assert!(error.contains("mask query"), "{error}");
-    assert_eq!(landed(&mut fog, first).len(), 1);
+    assert_eq!(landed_lines(&mut fog, first).len(), 1);
     assert!(murk_conformance::scene::landed(&mut fog, mask).len() == 1);
 }
 

@@ -3,6 +3,7 @@
 
 use super::instance::Slot;
 use super::naming::entity_label;
+use super::terrain::CaptureHeights;
 use crate::backend::TexelRect;
 use crate::components::{CaptureMode, HeightCapture, Pose, Position};
 use crate::error::{finite, MurkError, Result};
@@ -18,20 +19,6 @@ pub(crate) struct CaptureUpdate {
     pub(crate) signature: Option<u64>,
     /// The heights on the instance's grid, when the capture was redone.
     pub(crate) heights: Option<CaptureHeights>,
-}
-
-/// Heights of a redone capture.
-pub(crate) enum CaptureHeights {
-    /// Every texel of the grid.
-    Whole(Vec<i32>),
-    /// The rows from `first` on (every texel of each), redone over the
-    /// rectangles a game marked dirty.
-    Rows {
-        /// The first row.
-        first: u32,
-        /// The rows' heights.
-        texels: Vec<i32>,
-    },
 }
 
 /// The height capture an instance needs this tick: `None` without capture

@@ -19,7 +19,7 @@
 //!    │
 //! desc  reveal  blockers  sources         what an instance is made of, and
 //! occlusion  lockstep  payload  timers    what the others share
-//! naming
+//! naming  terrain
 //! ```
 
 mod actors;
@@ -46,6 +46,7 @@ mod scripted;
 mod sight;
 mod sources;
 mod state_hash;
+mod terrain;
 mod tick;
 mod timers;
 

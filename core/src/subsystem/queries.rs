@@ -6,7 +6,8 @@
 
 use super::fog::FogSubsystem;
 use super::instance::Slot;
-use super::sources::{project_lines, Projecting, Terrain};
+use super::sources::{project_lines, Projecting};
+use super::terrain::Terrain;
 use crate::backend::{LineRequest, SampleRequest};
 use crate::components::{Position, TeamMask};
 use crate::error::{finite, in_range, MurkError, Result};
@@ -132,11 +133,11 @@ impl FogSubsystem {
     }
 
     fn poll_mask(&mut self, handle: QueryHandle, wait: bool) -> Result<Option<Vec<MaskAnswer>>> {
-        self.expect_kind(handle, "a mask query", |a| matches!(a, QueryAnswers::Mask(_)))?;
-        Ok(self.poll_query(handle, wait)?.map(|answers| match answers {
-            QueryAnswers::Mask(answers) => answers,
-            QueryAnswers::Lines(_) => unreachable!("the kind was checked above"),
-        }))
+        let take = |answers| match answers {
+            QueryAnswers::Mask(answers) => Some(answers),
+            QueryAnswers::Lines(_) => None,
+        };
+        self.poll_as(handle, wait, "a mask query", take)
     }
 
     /// Traces sight lines in instance `instance` now, waiting for the
@@ -206,11 +207,11 @@ impl FogSubsystem {
     }
 
     fn poll_lines(&mut self, handle: QueryHandle, wait: bool) -> Result<Option<Vec<SightAnswer>>> {
-        self.expect_kind(handle, "a sight-line batch", |a| matches!(a, QueryAnswers::Lines(_)))?;
-        Ok(self.poll_query(handle, wait)?.map(|answers| match answers {
-            QueryAnswers::Lines(answers) => answers,
-            QueryAnswers::Mask(_) => unreachable!("the kind was checked above"),
-        }))
+        let take = |answers| match answers {
+            QueryAnswers::Lines(answers) => Some(answers),
+            QueryAnswers::Mask(_) => None,
+        };
+        self.poll_as(handle, wait, "a sight-line batch", take)
     }
 
     /// The handle after the next one; handles are never reused: after
@@ -229,15 +230,15 @@ impl FogSubsystem {
         QueryHandle(id)
     }
 
-    /// An unknown handle, or one of another kind than `kind`, is an error
-    /// (the handle stays pending).
-    fn expect_kind(&self, handle: QueryHandle, kind: &str, is: impl Fn(&QueryAnswers) -> bool) -> Result<()> {
+    /// Polls a pending query of kind `kind` ([`QueryAnswers::kind`]),
+    /// whose answers `take` unwraps; an unknown handle, or one of another
+    /// kind, is an error (and the handle stays pending).
+    fn poll_as<T>(&mut self, handle: QueryHandle, wait: bool, kind: &str, take: fn(QueryAnswers) -> Option<T>) -> Result<Option<T>> {
         let pending = self.queries.get(&handle.0).ok_or(MurkError::UnknownQuery(handle.0))?;
-        if is(&pending.answers) {
-            Ok(())
-        } else {
-            Err(MurkError::invalid("query handle", handle.0, format!("is {}, not {kind}", pending.answers.kind())))
+        if pending.answers.kind() != kind {
+            return Err(MurkError::invalid("query handle", handle.0, format!("is {}, not {kind}", pending.answers.kind())));
         }
+        Ok(self.poll_query(handle, wait)?.and_then(take))
     }
 
     /// Polls any pending query: `None` while its readback is in flight.

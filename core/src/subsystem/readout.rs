@@ -2,10 +2,10 @@
 //! the material parameters for a shader, and the inputs a tick would hand
 //! the backend (for benches and tools).
 
-use super::capture::CaptureHeights;
 use super::fog::FogSubsystem;
 use super::gather::gather;
 use super::rules::recompute_input;
+use super::terrain::CaptureHeights;
 use crate::backend::Readback;
 use crate::error::{MurkError, Result};
 use crate::frame::{OcclusionInput, RecomputeInput};

@@ -7,10 +7,11 @@
 //! flags a recompute returns come back [`READBACK_LATENCY_TICKS`] ticks later
 //! ([`PendingFlag`]); [`resolve_flags`] uses them to mark an instance settled.
 
-use super::capture::{CaptureHeights, CaptureUpdate};
+use super::capture::CaptureUpdate;
 use super::gather::Gathered;
 use super::instance::{PendingFlag, Slot};
 use super::occlusion::{capture_change, local_plan};
+use super::terrain::CaptureHeights;
 use crate::backend::{Backend, InstanceKey, Readback, TexelRect};
 use crate::binning::bin_sources;
 use crate::error::{MurkError, Result};

@@ -5,8 +5,8 @@
 //! projection with what it came from, so a tick projects (and checks) only
 //! the sources that changed.
 
-use super::capture::CaptureHeights;
 use super::naming::entity_label;
+use super::terrain::Terrain;
 use crate::backend::LineTexels;
 use crate::components::{AntiVision, Position, TeamMask, VisionSource};
 use crate::error::{finite, MurkError, Result};
@@ -18,38 +18,6 @@ use crate::query::SightLine;
 use crate::transform::{sin_cos_degrees, AreaTransform};
 use crate::zlayer::Slab;
 use hecs::{Entity, World};
-
-/// The captured heights an instance stands on this tick (height units,
-/// row-major over its internal grid): the last capture, with the rows or
-/// the grid this tick's capture redid over it. What a profile's
-/// `eyes_on_terrain` stands the eyes on.
-#[derive(Clone, Copy)]
-pub(crate) struct Terrain<'a> {
-    pub(crate) width: u32,
-    pub(crate) height: u32,
-    /// The capture the instance holds (`None`: none yet).
-    pub(crate) last: Option<&'a [i32]>,
-    /// What this tick's capture redid, if it redid anything.
-    pub(crate) redone: Option<&'a CaptureHeights>,
-}
-
-impl Terrain<'_> {
-    /// The height at texel `(x, y)`, when the grid holds it and a capture
-    /// covers it.
-    fn at(&self, x: i64, y: i64) -> Option<i32> {
-        if x < 0 || y < 0 || x >= i64::from(self.width) || y >= i64::from(self.height) {
-            return None;
-        }
-        let (w, x, y) = (self.width as usize, x as usize, y as usize);
-        match self.redone {
-            Some(CaptureHeights::Whole(all)) => all.get(y * w + x).copied(),
-            Some(CaptureHeights::Rows { first, texels }) if y >= *first as usize && (y - *first as usize) * w + x < texels.len() => {
-                Some(texels[(y - *first as usize) * w + x])
-            }
-            _ => self.last.and_then(|all| all.get(y * w + x).copied()),
-        }
-    }
-}
 
 /// What a projection reads of the instance it projects into: its
 /// transform, profile and slab, the teams it observes, and the terrain
