@@ -27,6 +27,8 @@ export interface Profile {
   df_jitter?: number; tile_size?: number; fade_in_rate?: number; relax_rate?: number; forget_rate?: number;
   show_memory_alpha?: number; target_height?: number; z_layering?: boolean; z_layering_area_scale?: number;
   reveal_walls?: boolean; resample_on_area_change?: boolean; eye_offset?: Vec3; see_through?: boolean; eyes_on_terrain?: boolean;
+  /** The sensor layer it senses (0: sight), how far its blips may stray, and the domains its sight set takes (a bit set). */
+  layer?: number; blip_error?: number; domains?: number;
 }
 
 /** A fog instance: one observer (a team's view). */
@@ -45,7 +47,7 @@ export interface VisionSource {
   radius: number; falloff?: number | null; eye_height?: number;
   cone?: { yaw_degrees: number; half_angle_degrees: number } | null;
   team?: number; height_layer?: { vertical_extent: number } | null; eye_offset?: Vec3; see_through?: boolean;
-  detects?: "none" | "in_range" | "in_sight";
+  detects?: "none" | "in_range" | "in_sight"; layer?: number;
 }
 
 /** An occluder's outline, relative to its position. */
@@ -64,7 +66,7 @@ export interface StealthActor {
 }
 
 /** An area hidden from the teams it targets (`targets`: a bit set of teams, bit `t` for team `t`; a JavaScript number holds teams 0..=52 exactly, so leave it out for every team). */
-export interface AntiVision { radius: number; falloff?: number; targets?: number }
+export interface AntiVision { radius: number; falloff?: number; targets?: number; layer?: number }
 
 /** What an entity is made of; at least one part. */
 export interface Parts {
@@ -73,7 +75,7 @@ export interface Parts {
   transient_ticks?: number;
   blocker?: Blocker; actor?: StealthActor; anti_vision?: AntiVision;
   /** Tracked for the sight sets (`visibleTo`), with this footprint radius. */
-  tracked?: { footprint: number };
+  tracked?: { footprint: number; domains?: number };
 }
 
 /** A stealth transition; `observer` for per-observer actors. */
