@@ -48,6 +48,10 @@ pub fn a_cloaked_actor_shows_only_to_detectors(make: &Make) {
     world.get::<&mut Position>(d).unwrap().0 = Vec3::new(40.5, 32.5, 0.0);
     *world.get::<&mut VisionSource>(d).unwrap() = detector(Detection::InSight, 30.0, 0);
     assert!(!settled(&mut fog, &mut world, cloaked), "in range, but the wall hides the actor from the detector");
+    world.get::<&mut VisionSource>(d).unwrap().see_through = true;
+    assert!(settled(&mut fog, &mut world, cloaked), "a detector that sees through walls needs no line");
+    world.get::<&mut VisionSource>(d).unwrap().see_through = false;
+    assert!(!settled(&mut fog, &mut world, cloaked), "hidden again");
     world.get::<&mut Position>(d).unwrap().0 = Vec3::new(30.5, 56.5, 0.0);
     assert!(settled(&mut fog, &mut world, cloaked), "in range and in sight past the wall's end");
     // A detector of a team the instance does not observe detects nothing
@@ -70,6 +74,13 @@ pub fn cloaked_actors_are_detected_per_observer(make: &Make) {
     world.spawn((Position(Vec3::new(10.5, 36.5, 0.0)), VisionSource { team: 1, ..VisionSource::new(30.0) }));
     world.spawn((Position(Vec3::new(14.5, 40.5, 0.0)), detector(Detection::InSight, 16.0, 1)));
     let spy = world.spawn((Position(Vec3::new(20.5, 36.5, 0.0)), StealthActor { cloaked: true, per_observer: true, ..StealthActor::default() }));
+    // A radar instance of red's (another sensor layer) is no observer of actors.
+    let radar = murk_core::InstanceDesc {
+        name: "a-radar".into(),
+        profile: Profile { layer: 1, see_through: true, ..fog.instance("red").unwrap().profile.clone() },
+        ..fog.instance("red").unwrap().clone()
+    };
+    fog.create_instance(radar).unwrap();
     let mut revealed_to = Vec::new();
     for _ in 0..5 {
         let report = fog.tick(&mut world, 50_000).unwrap();
@@ -81,6 +92,7 @@ pub fn cloaked_actors_are_detected_per_observer(make: &Make) {
     }
     assert_eq!(revealed_to, vec!["red".to_string()], "revealed to red, whose detector sees it, and to no one else");
     assert!(!fog.stealth_state_for(spy, "i").unwrap().last_visible);
+    assert!(fog.stealth_state_for(spy, "a-radar").is_none(), "other layers judge no actor");
     assert!(fog.stealth_state_for(spy, "red").unwrap().last_visible);
 }
 

@@ -57,6 +57,10 @@ fn run(make: &Make, with_radar: bool) -> (FogSubsystem, World, [Entity; 3]) {
 pub fn radar_senses_through_walls_and_jammers_cancel_it(make: &Make) {
     let (mut fog, world, [west, east, jammed]) = run(make, true);
     assert_eq!(fog.visible_to("i").unwrap(), vec![west], "sight sees the west unit only");
+    // Only sight instances answer for a point and count as observers.
+    assert_eq!(fog.locate(Vec3::new(48.5, 30.5, 0.0)).map(|(n, _)| n), Some("i".to_string()));
+    assert_eq!(fog.observers_of(east).unwrap(), Vec::<String>::new(), "radar's sense is no one's sight");
+    assert_eq!(fog.observers_of(west).unwrap(), vec!["i".to_string()]);
     assert_eq!(fog.visible_to("radar").unwrap(), vec![west, east], "radar sees through the wall, not under the jammer");
     let blips = fog.blips(&world, "radar").unwrap();
     assert_eq!(blips.len(), 1, "the east unit is a blip: {blips:?}");

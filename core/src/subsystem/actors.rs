@@ -11,10 +11,11 @@ use super::fog::FogSubsystem;
 use super::naming::entity_label;
 use super::payload::{capture_payload, insert_payload, PayloadKind};
 use super::queries::{line_rule, line_terrain};
-use super::sources::{project_eye, project_target, Projecting};
+use super::sources::{project_source, project_target, Projecting};
 use crate::backend::{Backend, LineRequest, LineTexels, Readback, SampleRequest};
 use crate::components::{Detection, Ghost, GhostObserver, HideMode, Position, StealthActor, VisibilityPolicy, VisionSource};
 use crate::error::{finite, MurkError, Result};
+use crate::fixed::TEXEL_FRAC_BITS;
 use crate::frame::RayRule;
 use crate::frame::READBACK_LATENCY_TICKS;
 use crate::query::reaches;
@@ -258,8 +259,10 @@ impl FogSubsystem {
         for (actor, pos, q) in actors {
             let payload = if q.hide_mode == HideMode::FreezeWithGhost { capture_payload(&self.payloads, world, *actor) } else { Vec::new() };
             let judges: Vec<Judge> = if q.per_observer {
+                // Every sight instance: other sensor layers judge no actor.
                 self.instances
                     .iter()
+                    .filter(|(_, slot)| slot.desc.profile.layer == 0)
                     .map(|(name, slot)| {
                         let a = &slot.desc.area;
                         let in_slab = !slot.desc.profile.z_layering || (pos.z - a.center.z).abs() <= a.extents.z / 2.0;
@@ -326,8 +329,19 @@ impl FogSubsystem {
                     *b = batch;
                 }
             }
-            let request = LineRequest { key: self.slot(&name)?.key, rule, lines };
-            detections.push(DetectionLines { lights: Readback::Ticket(self.backend.submit_lines(&request)?) });
+            let submitted = self.slot(&name).map(|slot| LineRequest { key: slot.key, rule, lines }).and_then(|r| self.backend.submit_lines(&r));
+            match submitted {
+                Ok(ticket) => detections.push(DetectionLines { lights: Readback::Ticket(ticket) }),
+                Err(e) => {
+                    // Nothing of this batch is kept: its readbacks go too.
+                    for values in std::iter::once(&values).chain(detections.iter().map(|d| &d.lights)) {
+                        if let Readback::Ticket(t) = values {
+                            self.backend.forget_readback(*t);
+                        }
+                    }
+                    return Err(e);
+                }
+            }
         }
         self.stealth_batches.push_back(StealthBatch { due: self.tick.saturating_add(READBACK_LATENCY_TICKS), samples, values, detections });
         Ok(())
@@ -347,14 +361,20 @@ impl FogSubsystem {
         work: &mut DetectionWork,
     ) -> Result<Detect> {
         let slot = self.slot(name)?;
+        let profile = &slot.desc.profile;
         let mut in_sight = Vec::new();
-        for (e, p, s) in detectors.iter().filter(|(_, _, s)| slot.desc.observed_teams.contains(s.team)) {
-            if !reaches(*e, p, s, pos)? {
+        // A detector of the instance's layer and teams, as the instance
+        // sees it (its profile's eye offset and see-through applied).
+        for (e, p, s) in detectors.iter().filter(|(_, _, s)| s.layer == profile.layer && slot.desc.observed_teams.contains(s.team)) {
+            let s = profile.source_in_instance(s);
+            if !reaches(*e, p, &s, pos)? {
                 continue;
             }
             match s.detects {
                 Detection::InRange => return Ok(Detect::Decided(true)),
-                Detection::InSight => in_sight.push((*e, *p, *s)),
+                // A detector that sees through walls needs no line.
+                Detection::InSight if s.see_through => return Ok(Detect::Decided(true)),
+                Detection::InSight => in_sight.push((*e, *p, s)),
                 Detection::None => {}
             }
         }
@@ -365,14 +385,19 @@ impl FogSubsystem {
         // nothing in sight; one that sees through walls, everything in range.
         let Ok(rule) = line_rule(name, slot) else { return Ok(Detect::Decided(false)) };
         let Some(rule) = rule else { return Ok(Detect::Decided(true)) };
-        let profile = &slot.desc.profile;
         let slab = Slab::logical(&slot.desc.area, profile.z_layering_area_scale);
         let into = Projecting { t: &slot.transform, profile, slab: &slab, teams: slot.desc.observed_teams, terrain: line_terrain(slot) };
         let Ok(to) = project_target(|| "the cloaked actor".to_string(), pos, into) else { return Ok(Detect::Decided(false)) };
         let mut lines = Vec::with_capacity(in_sight.len());
         for (e, p, s) in &in_sight {
-            if let Some((from, eye)) = project_eye(|| entity_label(*e).to_string(), p.0, s, into)? {
-                lines.push(LineTexels { from, eye, to });
+            // Projected as the tick projected it (the same checks, which
+            // this tick's gather passed); a detector the instance does not
+            // take, or whose eye stands outside its grid, sees no line.
+            let Some(src) = project_source(&entity_label(*e), p, s, into)? else { continue };
+            let (w, h) = (i64::from(slot.dims.width), i64::from(slot.dims.height));
+            let (x, y) = (i64::from(src.x >> TEXEL_FRAC_BITS), i64::from(src.y >> TEXEL_FRAC_BITS));
+            if (0..w).contains(&x) && (0..h).contains(&y) {
+                lines.push(LineTexels { from: [x as u32, y as u32], eye: src.eye, to });
             }
         }
         if lines.is_empty() {

@@ -69,11 +69,13 @@ pub(crate) fn line_terrain(slot: &Slot) -> Option<Terrain<'_>> {
 }
 
 impl FogSubsystem {
-    /// The instance answering for a world point: overlapping it in X/Y, the
-    /// closest in Z (ties: the first by name); with its output texel.
+    /// The instance answering for a world point: of the sight instances
+    /// (sensor layer 0), one overlapping it in X/Y, the closest in Z (ties:
+    /// the first by name); with its output texel. Instances of other layers
+    /// never answer for a point: ask them by name.
     pub fn locate(&self, point: Vec3) -> Option<(String, [u32; 2])> {
         let mut best: Option<(f64, &String, [u32; 2])> = None;
-        for (name, slot) in &self.instances {
+        for (name, slot) in self.instances.iter().filter(|(_, s)| s.desc.profile.layer == 0) {
             let out = AreaTransform::new(&slot.desc.area, slot.dims.out_width, slot.dims.out_height);
             if let Some((texel, dz)) = texel_of(&out, slot.desc.area.center.z, point) {
                 if best.as_ref().is_none_or(|(bz, _, _)| dz < *bz) {
@@ -245,10 +247,14 @@ impl FogSubsystem {
     pub(crate) fn poll_query(&mut self, handle: QueryHandle, wait: bool) -> Result<Option<QueryAnswers>> {
         let mut pending = self.queries.remove(&handle.0).ok_or(MurkError::UnknownQuery(handle.0))?;
         if let Some((ticket, parts)) = pending.in_flight.take() {
-            let Some(values) = self.backend.poll_samples(ticket, wait)? else {
-                pending.in_flight = Some((ticket, parts));
-                self.queries.insert(handle.0, pending);
-                return Ok(None);
+            let values = match self.backend.poll_samples(ticket, wait) {
+                Ok(Some(values)) => values,
+                // Still in flight, or the backend failed: the handle stays.
+                polled => {
+                    pending.in_flight = Some((ticket, parts));
+                    self.queries.insert(handle.0, pending);
+                    return polled.map(|_| None);
+                }
             };
             match (&mut pending.answers, parts) {
                 (QueryAnswers::Mask(answers), InFlightParts::Mask(parts)) => {
@@ -298,11 +304,14 @@ impl FogSubsystem {
         Ok(self.sight.get(observer).is_some_and(|s| s.binary_search(&bits).is_ok()))
     }
 
-    /// The instances that see tracked entity `entity`, in name order; an
-    /// entity that was not tracked at the last tick is an error.
+    /// The sight instances (sensor layer 0) that see tracked entity
+    /// `entity`, in name order: whom a server may tell about it (what other
+    /// layers sense goes out as [`Self::blips`]); an entity that was not
+    /// tracked at the last tick is an error.
     pub fn observers_of(&self, entity: Entity) -> Result<Vec<String>> {
         let bits = self.tracked_bits(entity)?;
-        Ok(self.sight.iter().filter(|(_, s)| s.binary_search(&bits).is_ok()).map(|(n, _)| n.clone()).collect())
+        let sight = |name: &String| self.instances.get(name).is_some_and(|slot| slot.desc.profile.layer == 0);
+        Ok(self.sight.iter().filter(|(n, s)| sight(n) && s.binary_search(&bits).is_ok()).map(|(n, _)| n.clone()).collect())
     }
 
     /// The blips of instance `instance`, an instance of a sensor layer
