@@ -16,7 +16,8 @@
 //! `tick/rts-radar/...` (the walkers and a radar layer beside sight: 1000
 //! radar sources seeing through walls, 20 jammers, a quarter-resolution
 //! radar instance), `tick/rts-radar-sweep/...` (the same radar
-//! recomputing five times a second),
+//! recomputing five times a second), `tick/rts-radar-snapped/...` (the
+//! same radar with its sources on its texels' centres),
 //! `sight/rts-walking/...` and `sight/rts-still/...` (the time those
 //! ticks wait for their sight steps, timed inside the tick), and
 //! what a lockstep or rollback game asks beside the tick: `hash/rts/...`,
@@ -378,6 +379,7 @@ fn frame(c: &mut Criterion) {
     bench_ticks(c, Change::TrackedStill, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::Radar, with_gpu(vec![cpu(2)]));
     bench_ticks(c, Change::RadarSweep, with_gpu(vec![cpu(2)]));
+    bench_ticks(c, Change::RadarSnapped, with_gpu(vec![cpu(2)]));
     bench_sight(c, true, with_gpu(vec![cpu(2)]));
     bench_sight(c, false, with_gpu(vec![cpu(2)]));
     bench_state(c, with_gpu(vec![cpu(2)]));

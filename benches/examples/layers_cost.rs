@@ -3,9 +3,10 @@
 //! tenth unit walking) and then as many `rts-radar` ticks (the same, with
 //! a radar source beside every unit, 20 radar jammers and a radar instance
 //! of sensor layer 1 at a quarter of the resolution that sees through
-//! walls), and as many `rts-radar-sweep` ticks (the same radar
-//! recomputing five times a second), and compares the medians: a radar's
-//! cost is the difference over the steady tick.
+//! walls), as many `rts-radar-snapped` ticks (the same radar with its
+//! sources on its texels' centres) and as many `rts-radar-sweep` ticks
+//! (the exact radar recomputing five times a second), and compares the
+//! medians: a radar's cost is the difference over the steady tick.
 //!
 //! `cargo run --release -p murk-benches --example layers_cost [ROUNDS] [TICKS]`
 //! (defaults 12 rounds of 40 ticks per row).
@@ -36,22 +37,27 @@ fn main() {
     let ticks: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(40);
     let cpu = || Box::new(murk_cpu::CpuBackend::new(2).expect("a pool"));
     let mut steady = RtsTicks::new(cpu(), Change::Walkers);
-    let mut radar = RtsTicks::new(cpu(), Change::Radar);
-    let mut sweep = RtsTicks::new(cpu(), Change::RadarSweep);
+    let mut rows = [Change::Radar, Change::RadarSnapped, Change::RadarSweep].map(|c| (c, RtsTicks::new(cpu(), c), Vec::new()));
     println!("{rounds} rounds of {ticks} ticks per row, 2 threads");
-    println!("round  steady tick  radar tick  share    sweeping  share");
-    let (mut shares, mut sweep_shares) = (Vec::new(), Vec::new());
-    for round in 1..=rounds {
-        let (plain, with, swept) = (row(&mut steady, ticks), row(&mut radar, ticks), row(&mut sweep, ticks));
-        let share = |d: Duration| (d.as_secs_f64() - plain.as_secs_f64()) / plain.as_secs_f64();
-        let (a, b) = (share(with), share(swept));
-        shares.push(a);
-        sweep_shares.push(b);
-        let us = |d: Duration| d.as_secs_f64() * 1e6;
-        println!("{round:5}  {:8.0} us  {:8.0} us  {a:+7.3}  {:6.0} us  {b:+7.3}", us(plain), us(with), us(swept));
+    print!("round  steady tick");
+    for (c, _, _) in &rows {
+        print!("  {:>17}  share", c.label());
     }
-    for (what, mut v) in [("radar every tick", shares), ("radar sweeping at 5 Hz", sweep_shares)] {
+    println!();
+    for round in 1..=rounds {
+        let plain = row(&mut steady, ticks);
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        print!("{round:5}  {:8.0} us", us(plain));
+        for (_, t, shares) in &mut rows {
+            let with = row(t, ticks);
+            let share = (with.as_secs_f64() - plain.as_secs_f64()) / plain.as_secs_f64();
+            shares.push(share);
+            print!("  {:14.0} us  {share:+7.3}", us(with));
+        }
+        println!();
+    }
+    for (c, _, mut v) in rows {
         v.sort_by(f64::total_cmp);
-        println!("{what}: median {:+.3} of a steady tick (from {:+.3} to {:+.3})", v[v.len() / 2], v[0], v[v.len() - 1]);
+        println!("{}: median {:+.3} of a steady tick (from {:+.3} to {:+.3})", c.label(), v[v.len() / 2], v[0], v[v.len() - 1]);
     }
 }

@@ -54,6 +54,11 @@ pub enum Change {
     /// `Radar` with a radar that sweeps five times a second
     /// (`update_rate: 0.2`), as radars do (`rts-radar-sweep`).
     RadarSweep,
+    /// `Radar` with the radar's sources and jammers standing on its
+    /// texels' centres (`snap_sources`), as a radar grid places its
+    /// sensors by cell: a walker changes the radar only when it crosses a
+    /// radar texel (`rts-radar-snapped`).
+    RadarSnapped,
 }
 
 impl Change {
@@ -73,6 +78,7 @@ impl Change {
             Change::TrackedStill => "rts-tracked-still",
             Change::Radar => "rts-radar",
             Change::RadarSweep => "rts-radar-sweep",
+            Change::RadarSnapped => "rts-radar-snapped",
         }
     }
 }
@@ -122,11 +128,12 @@ impl RtsTicks {
         }
         let step = if change == Change::March { 1 } else { 10 };
         let mut walking: Vec<Entity> = sources.iter().copied().step_by(step).collect();
-        if matches!(change, Change::Radar | Change::RadarSweep) {
+        if matches!(change, Change::Radar | Change::RadarSweep | Change::RadarSnapped) {
             // A sweeping radar recomputes five times a second; the blend
             // still runs every tick.
             let update_rate = if change == Change::RadarSweep { 0.2 } else { 0.0 };
-            let profile = murk_core::Profile { layer: 1, see_through: true, update_rate, ..w.desc.profile.clone() };
+            let snap_sources = change == Change::RadarSnapped;
+            let profile = murk_core::Profile { layer: 1, see_through: true, update_rate, snap_sources, ..w.desc.profile.clone() };
             let radar = murk_core::InstanceDesc { name: "radar".into(), resolution: w.desc.resolution / 4, profile, ..w.desc.clone() };
             fog.create_instance(radar).expect("valid workload");
             for (i, &e) in sources.iter().enumerate() {

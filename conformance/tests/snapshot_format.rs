@@ -1,7 +1,7 @@
 //! The snapshot format is pinned: the bodies of the fog snapshots of five
 //! corpus cases (the coverage pyramid, a distance field at scale 2, a height
 //! capture, overlapping instances, bought maps partly hidden), taken at the
-//! end of each run, hash to the values below (format 13). A change of the bytes fails here; it must
+//! end of each run, hash to the values below (format 14). A change of the bytes fails here; it must
 //! come with a new `murk_core::snapshot::VERSION` and new values. The body
 //! is pinned rather than the container: the compressor may pack the same
 //! body otherwise in another release, which any reader still decodes.
@@ -33,7 +33,9 @@
 //! Format 13 names the kind of a pending query's answers, carries the
 //! detection of cloaked actors in stealth samples and batches, and a
 //! profile's sensor `layer`, `blip_error` and `domains`; format 12 hashed the five to
-//! d14735f7.., a10f053a.., b6d1802f.., d25eb2b3.. and 9fc9f428...)
+//! d14735f7.., a10f053a.., b6d1802f.., d25eb2b3.. and 9fc9f428...
+//! Format 14 adds a profile's `snap_sources`; format 13 hashed the five
+//! to 301189a1.., 76a44db6.., ecf07193.., 2b604a2d.. and 1aefdb9d...)
 
 use murk_core::fixed::Fnv64;
 use murk_core::scenario::{Scenario, ScenarioFiles, ScenarioRunner};
@@ -67,6 +69,6 @@ fn fog_snapshots_keep_their_bytes() {
     .into_iter()
     .map(|case| (case, format!("{:016x}", fog_snapshot_hash(case))))
     .collect();
-    let want = ["301189a10740394f", "76a44db68f87a388", "ecf07193888f7062", "2b604a2dad8f2ab0", "1aefdb9df354f5d8"];
+    let want = ["e3e475e2d36e400f", "4ef940184c935328", "1e447e460e5732e8", "1c2ec94c8cc8b0aa", "2093db3b7f53ad68"];
     assert_eq!(got.iter().map(|(_, h)| h.as_str()).collect::<Vec<_>>(), want, "{got:?}");
 }

@@ -157,6 +157,13 @@ pub struct Profile {
     /// bit set (`Tracked::domains`; every domain by default): a ground
     /// radar sets only the ground bit and sees no aircraft.
     pub domains: u32,
+    /// Every vision source and anti-vision area stands at the centre of
+    /// the texel under it: coverage moves a whole texel at a time, and a
+    /// source that moves within its texel changes nothing, so the instance
+    /// is not recomputed for it (a coarse radar or sonar grid, whose
+    /// sensors a game places by cell). Eyes on terrain read the same
+    /// texel either way.
+    pub snap_sources: bool,
 }
 
 impl Default for Profile {
@@ -196,6 +203,7 @@ impl Default for Profile {
             layer: 0,
             blip_error: 0.0,
             domains: u32::MAX,
+            snap_sources: false,
         }
     }
 }

@@ -56,8 +56,9 @@ use serde::Serialize;
 /// `eyes_on_terrain`. 13: a pending query's answers name their kind, a
 /// mask query's or a sight-line batch's; a stealth sample carries whether
 /// a cloaked actor is detected, and a batch the detectors' sight lines; a
-/// profile holds its sensor `layer`, `blip_error` and `domains`.
-pub const VERSION: u32 = 13;
+/// profile holds its sensor `layer`, `blip_error` and `domains`. 14: a
+/// profile holds `snap_sources`.
+pub const VERSION: u32 = 14;
 /// Magic of a fog-state snapshot.
 pub const FOG_MAGIC: &[u8; 8] = b"MURKSNAP";
 /// Magic of a scenario-run snapshot (`murk run --snapshot-at`).

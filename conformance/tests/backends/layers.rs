@@ -120,9 +120,54 @@ pub fn a_layer_takes_only_the_domains_it_senses(make: &Make) {
     assert_eq!(fog.blips(&world, "radar").unwrap().len(), 1, "the east unit is the ground radar's");
 }
 
+/// One sight instance (`snap_sources` as asked) ticked over a source of
+/// falloff 0.5 at `source` and a jammer at `jammer`, team 0, beside a wall.
+fn snapped(make: &Make, snap_sources: bool, source: Vec2, jammer: Vec2) -> (FogSubsystem, World, Entity) {
+    let quick = Profile { fade_in_rate: 1000.0, relax_rate: 1000.0, snap_sources, ..Profile::default() };
+    let mut fog = FogSubsystem::new(make());
+    fog.create_instance(InstanceDesc { observed_teams: team0(), ..desc(quick) }).unwrap();
+    let mut world = World::new();
+    world.spawn((Position(Vec3::new(32.0, 32.0, 0.0)), Blocker::wall(BlockerShape::Rect { size: Vec2::new(2.0, 40.0), yaw_degrees: 0.0 })));
+    let eye = world.spawn((Position(source.extend(0.0)), VisionSource { falloff: Some(0.5), ..VisionSource::new(30.0) }));
+    world.spawn((Position(jammer.extend(0.0)), AntiVision { radius: 7.0, falloff: 0.5, targets: team0(), layer: 0 }));
+    for _ in 0..3 {
+        fog.tick(&mut world, 50_000).unwrap();
+    }
+    (fog, world, eye)
+}
+
+pub fn snapped_sources_stand_on_their_texels_centres(make: &Make) {
+    let (off, centre) = (Vec2::new(20.2, 24.9), Vec2::new(20.5, 24.5));
+    let (jammer_off, jammer_centre) = (Vec2::new(14.8, 30.1), Vec2::new(14.5, 30.5));
+    let (mut fog, mut world, eye) = snapped(make, true, off, jammer_off);
+    let (mut at_centre, _, _) = snapped(make, false, centre, jammer_centre);
+    let (mut unsnapped, _, _) = snapped(make, false, off, jammer_off);
+    let visibility = |f: &mut FogSubsystem| f.read_texture("i", Texture::Visibility).unwrap();
+    assert_eq!(visibility(&mut fog), visibility(&mut at_centre), "a snapped source and jammer reveal as if at their texels' centres");
+    assert_eq!(fog.final_mask("i").unwrap(), at_centre.final_mask("i").unwrap());
+    assert_ne!(visibility(&mut fog), visibility(&mut unsnapped), "off the centre, the falloffs differ unsnapped");
+    // Within its texel, a move changes nothing and recomputes no visibility.
+    world.get::<&mut Position>(eye).unwrap().0.x = 20.9;
+    let before = visibility(&mut fog);
+    let report = fog.tick(&mut world, 50_000).unwrap();
+    let tick = &report.instances["i"];
+    assert!(!tick.recomputed || tick.visibility_reused, "a move within the texel recomputed the visibility: {tick:?}");
+    assert_eq!(visibility(&mut fog), before);
+    // Across a texel's edge, it moves a whole texel.
+    world.get::<&mut Position>(eye).unwrap().0.x = 21.1;
+    fog.tick(&mut world, 50_000).unwrap();
+    let (mut next, _, _) = snapped(make, false, Vec2::new(21.5, 24.5), jammer_centre);
+    assert_eq!(visibility(&mut fog), visibility(&mut next), "one texel east");
+    // The same bytes as the reference backend.
+    let reference = || -> Box<dyn Backend> { Box::new(CpuBackend::new(1).unwrap()) };
+    let (mut cpu, _, _) = snapped(&reference, true, off, jammer_off);
+    assert_eq!(visibility(&mut cpu), visibility(&mut at_centre));
+}
+
 pub const TESTS: &[Test] = &[
     ("a_layer_takes_only_the_domains_it_senses", a_layer_takes_only_the_domains_it_senses),
     ("a_bad_jammer_is_named_and_changes_nothing", a_bad_jammer_is_named_and_changes_nothing),
     ("radar_senses_through_walls_and_jammers_cancel_it", radar_senses_through_walls_and_jammers_cancel_it),
     ("other_layers_leave_sight_alone", other_layers_leave_sight_alone),
+    ("snapped_sources_stand_on_their_texels_centres", snapped_sources_stand_on_their_texels_centres),
 ];

@@ -7,7 +7,7 @@ use super::blockers::{gather_blockers, BlockerMemoUpdate, GatheredBlockers};
 use super::capture::{gather_capture, CaptureUpdate};
 use super::instance::Slot;
 use super::occlusion::BuiltShapes;
-use super::sources::{gather_sources, GatheredSources, Projecting, SourceMemo};
+use super::sources::{gather_sources, GatheredSources, Projecting, SourceMemo, WorldSources};
 use super::terrain::Terrain;
 use crate::backend::TexelRect;
 use crate::error::Result;
@@ -35,8 +35,9 @@ pub(crate) struct Gathered {
     pub(crate) source_hash: u64,
 }
 
-/// Gathers what `slot` needs from `world` this tick.
-pub(crate) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
+/// Gathers what `slot` needs from `world` this tick (`listed`: the
+/// world's sources).
+pub(crate) fn gather(slot: &Slot, world: &World, listed: &WorldSources) -> Result<Gathered> {
     let profile = &slot.desc.profile;
     let t = &slot.transform;
     let slab = Slab::logical(&slot.desc.area, profile.z_layering_area_scale);
@@ -58,6 +59,6 @@ pub(crate) fn gather(slot: &Slot, world: &World) -> Result<Gathered> {
         redone: c.heights.as_ref(),
     });
     let GatheredSources { memo: source_memo, sources, hash: source_hash } =
-        gather_sources(&slot.caches.source_memo, Projecting { t, profile, slab: &slab, teams: slot.desc.observed_teams, terrain }, world)?;
+        gather_sources(&slot.caches.source_memo, Projecting { t, profile, slab: &slab, teams: slot.desc.observed_teams, terrain }, listed)?;
     Ok(Gathered { occlusion, blocker_hash, blocker_memo, shape_changes, capture, source_memo, sources, source_hash })
 }

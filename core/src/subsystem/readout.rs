@@ -5,6 +5,7 @@
 use super::fog::FogSubsystem;
 use super::gather::gather;
 use super::rules::recompute_input;
+use super::sources::WorldSources;
 use super::terrain::CaptureHeights;
 use crate::backend::Readback;
 use crate::error::{MurkError, Result};
@@ -41,7 +42,7 @@ impl FogSubsystem {
     pub fn frame_inputs(&self, name: &str, world: &World, elapsed_us: u64) -> Result<(OcclusionInput, RecomputeInput)> {
         let slot = self.slot(name)?;
         let mut result = None;
-        self.backend.run_parallel(&mut || result = Some(gather(slot, world)));
+        self.backend.run_parallel(&mut || result = Some(gather(slot, world, &WorldSources::of(world))));
         let g = result.expect("run_parallel runs its work")?;
         let mut occlusion = g.occlusion;
         g.blocker_memo.shapes().lend_to(&mut occlusion);

@@ -41,16 +41,34 @@ pub(crate) struct GatheredSources {
     pub(crate) hash: u64,
 }
 
-/// The vision sources and anti-vision areas of `world` projected `into`
-/// an instance, keeping the projections of `memo` made under the same
-/// rules.
-pub(crate) fn gather_sources(memo: &SourceMemo, into: Projecting<'_>, world: &World) -> Result<GatheredSources> {
-    let source_memo = gather_vision(memo, into, world)?;
-    let mut anti: Vec<(Entity, Position, AntiVision)> =
-        world.query::<(Entity, &Position, &AntiVision)>().iter().map(|(e, p, a)| (e, *p, *a)).collect();
-    anti.sort_by_key(|(e, _, _)| e.to_bits());
-    let mut concealing = Vec::with_capacity(anti.len());
-    for (e, pos, a) in &anti {
+/// The world's vision sources and anti-vision areas with their positions,
+/// each list in entity order: read once per tick and shared by every
+/// instance that gathers.
+pub(crate) struct WorldSources {
+    vision: Vec<(Entity, Position, VisionSource)>,
+    anti: Vec<(Entity, Position, AntiVision)>,
+}
+
+impl WorldSources {
+    /// Lists the sources and areas of `world`.
+    pub(crate) fn of(world: &World) -> Self {
+        let mut vision: Vec<(Entity, Position, VisionSource)> =
+            world.query::<(Entity, &Position, &VisionSource)>().iter().map(|(e, p, s)| (e, *p, *s)).collect();
+        vision.sort_by_key(|(e, _, _)| e.to_bits());
+        let mut anti: Vec<(Entity, Position, AntiVision)> =
+            world.query::<(Entity, &Position, &AntiVision)>().iter().map(|(e, p, a)| (e, *p, *a)).collect();
+        anti.sort_by_key(|(e, _, _)| e.to_bits());
+        Self { vision, anti }
+    }
+}
+
+/// The vision sources and anti-vision areas of the world (`listed`)
+/// projected `into` an instance, keeping the projections of `memo` made
+/// under the same rules.
+pub(crate) fn gather_sources(memo: &SourceMemo, into: Projecting<'_>, listed: &WorldSources) -> Result<GatheredSources> {
+    let source_memo = gather_vision(memo, into, &listed.vision)?;
+    let mut concealing = Vec::with_capacity(listed.anti.len());
+    for (e, pos, a) in &listed.anti {
         if a.targets.0 & into.teams.0 == 0 || a.layer != into.profile.layer {
             continue;
         }
@@ -87,6 +105,7 @@ struct SourceRules {
     teams: TeamMask,
     eyes_on_terrain: bool,
     layer: u8,
+    snap_sources: bool,
 }
 
 /// One source entity's inputs and their projection (`None`: it reveals
@@ -110,7 +129,7 @@ pub(crate) struct SourceMemo {
 
 /// This tick's vision sources projected, keeping the last tick's
 /// projections made under the same rules ([`project_changed`]).
-fn gather_vision(last: &SourceMemo, into: Projecting<'_>, world: &World) -> Result<SourceMemo> {
+fn gather_vision(last: &SourceMemo, into: Projecting<'_>, sources_in: &[(Entity, Position, VisionSource)]) -> Result<SourceMemo> {
     let Projecting { t, profile, slab, teams, terrain } = into;
     let under = SourceRules {
         transform: *t,
@@ -122,17 +141,15 @@ fn gather_vision(last: &SourceMemo, into: Projecting<'_>, world: &World) -> Resu
         teams,
         eyes_on_terrain: profile.eyes_on_terrain,
         layer: profile.layer,
+        snap_sources: profile.snap_sources,
     };
     // Eyes on the terrain: a capture redone this tick may move any eye.
     let into = Projecting { terrain: terrain.filter(|_| profile.eyes_on_terrain), ..into };
     let terrain = into.terrain;
     let moved_ground = terrain.is_some_and(|g| g.redone.is_some());
     let last = Some(last).filter(|m| m.under == Some(under) && !moved_ground);
-    let mut sources_in: Vec<(Entity, Position, VisionSource)> =
-        world.query::<(Entity, &Position, &VisionSource)>().iter().map(|(e, p, s)| (e, *p, *s)).collect();
-    sources_in.sort_by_key(|(e, _, _)| e.to_bits());
     let project = |e: Entity, pos: &Position, s: &VisionSource| project_source(&entity_label(e), pos, &profile.source_in_instance(s), into);
-    Ok(SourceMemo { under: Some(under), ..project_changed(last, &sources_in, project)? })
+    Ok(SourceMemo { under: Some(under), ..project_changed(last, sources_in, project)? })
 }
 
 /// The projections of `sources` (in entity order): a source whose entity,
@@ -235,6 +252,7 @@ pub(crate) fn project_source(
         return Ok(None);
     }
     let (tx, ty) = t.world_to_texel(x, y);
+    let (tx, ty) = if profile.snap_sources { (tx.floor() + 0.5, ty.floor() + 0.5) } else { (tx, ty) };
     let rt = match &radius_q {
         Ok(r) => f64::from(*r) / f64::from(TEXEL_ONE),
         Err(_) => f64::from(s.radius) / t.texel_size(),

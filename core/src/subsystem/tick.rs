@@ -19,11 +19,13 @@
 use super::actors::landed_samples;
 use super::fog::FogSubsystem;
 use super::gather::{gather, Gathered};
+use super::instance::Slot;
 use super::lockstep::LandedHash;
 use super::naming::in_instance;
 use super::reveal::RevealKind;
 use super::rules::{apply, InstanceTick};
 use super::sight::{self, SightBatch, SightEvent};
+use super::sources::WorldSources;
 use super::timers;
 use crate::backend::{InstanceKey, Readback};
 use crate::components::TransientReveal;
@@ -31,6 +33,7 @@ use crate::error::{MurkError, Result};
 use crate::frame::RevealLayer;
 use crate::stealth::{StealthEvent, StealthQ};
 use hecs::{Entity, World};
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// What one tick did.
@@ -67,20 +70,28 @@ impl FogSubsystem {
         }
     }
 
-    /// What a tick's first phase gathers on the tick's own thread, checked.
+    /// What a tick's first phase gathers beside the tracked entities,
+    /// checked.
     fn gather_phase(&self, world: &World) -> Result<Gathering> {
+        // The instances due a recompute gather side by side (each reads
+        // the world and its own slot only); the first error in name order
+        // is the one reported, as if they had gathered one after another.
+        let due: Vec<(&String, &Slot)> = self
+            .instances
+            .iter()
+            .filter(|(_, slot)| slot.desc.profile.enabled && !slot.desc.profile.freeze_state)
+            .filter(|(_, slot)| !slot.state.has_recomputed || slot.state.rate_since_us >= slot.q.update_interval_us)
+            .collect();
+        let mut results = Vec::new();
+        if !due.is_empty() {
+            self.backend.run_parallel(&mut || {
+                let listed = WorldSources::of(world);
+                results = due.par_iter().map(|(_, slot)| gather(slot, world, &listed)).collect();
+            });
+        }
         let mut gathered: BTreeMap<String, Gathered> = BTreeMap::new();
-        for (name, slot) in &self.instances {
-            if !slot.desc.profile.enabled || slot.desc.profile.freeze_state {
-                continue;
-            }
-            let due = !slot.state.has_recomputed || slot.state.rate_since_us >= slot.q.update_interval_us;
-            if due {
-                let mut result = None;
-                self.backend.run_parallel(&mut || result = Some(gather(slot, world)));
-                let g = result.expect("run_parallel runs its work");
-                gathered.insert(name.clone(), g.map_err(|e| in_instance(e, name))?);
-            }
+        for ((name, _), g) in due.into_iter().zip(results) {
+            gathered.insert(name.clone(), g.map_err(|e| in_instance(e, name))?);
         }
         // Scripted reveals whose layer changed (checked here: a reveal too
         // long for an instance fails before anything changes).
@@ -100,8 +111,10 @@ impl FogSubsystem {
     fn tick_here(&mut self, world: &mut World, dt_us: u32) -> Result<TickReport> {
         let dt = u64::from(dt_us);
         // Phase 1: gather and validate everything. The tracked entities
-        // are gathered on another worker while this thread gathers each
-        // instance's sources, blockers, reveals and actors.
+        // are gathered on another worker while this thread lists the
+        // world's sources once, gathers the instances' sources, blockers
+        // and captures (side by side, on the workers free), then their
+        // reveals and the actors.
         let world_now: &World = world;
         let (instances, memo) = (&self.instances, &self.footprint_memo);
         let mut tracked = None;

@@ -29,6 +29,8 @@ export interface Profile {
   reveal_walls?: boolean; resample_on_area_change?: boolean; eye_offset?: Vec3; see_through?: boolean; eyes_on_terrain?: boolean;
   /** The sensor layer it senses (0: sight), how far its blips may stray, and the domains its sight set takes (a bit set). */
   layer?: number; blip_error?: number; domains?: number;
+  /** Every source and anti-vision area stands at the centre of its texel (a coarse radar grid). */
+  snap_sources?: boolean;
 }
 
 /** A fog instance: one observer (a team's view). */

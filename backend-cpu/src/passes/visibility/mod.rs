@@ -29,7 +29,7 @@
 //! (The file is long for its tests: about half of it checks the windows,
 //! the shortcuts and the marches against each other.)
 
-use murk_core::fixed::mask_mul;
+use murk_core::fixed::{mask_mul, MASK_MAX};
 use murk_core::frame::SOURCE_ANTI;
 use murk_core::RecomputeInput;
 use std::collections::BTreeMap;
@@ -250,7 +250,7 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
                 }
             }
             // The pairs' spans, from the windows over the pair's box.
-            let mut last = usize::MAX;
+            let (mut last, mut near_anti) = (usize::MAX, false);
             for &(p, y, a, b) in spans.iter() {
                 if p != last {
                     let (ox, oy, ow, orows) = pairs[p].0.rect();
@@ -259,13 +259,12 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
                         let (x0, wy0, ww, wrows) = win.rect();
                         x0 < ox + ow && ox < x0 + ww && wy0 < oy + orows && oy < wy0 + wrows
                     }));
+                    near_anti = near.iter().any(|&(_, anti)| anti);
                     last = p;
                 }
                 let at = (y - y0) * w;
-                reveal[at + a..at + b].fill(0);
-                conceal[at + a..at + b].fill(0);
                 mark(marks, y - y0, (a, b));
-                combine(near, y0, reveal, conceal, (a, b), (y, y + 1), None);
+                recombine_span(near, near_anti, y, (a, b), &mut reveal[at..at + w], &mut conceal[at..at + w]);
             }
             // New windows add to what is kept.
             combine(&added, y0, reveal, conceal, (0, w), (y0, y1), Some(marks));
@@ -331,6 +330,36 @@ pub fn visibility_changes(input: &RecomputeInput, occ: &Occlusion, cache: &mut W
         },
     );
     (changes.built, changed, reach)
+}
+
+/// Texels `a..b` of row `y` of the combination (`reveal` and `conceal`,
+/// the row's), made anew from the windows of `list` (with whether each is
+/// anti-vision; `anti`: whether any is). A grid takes no more windows once
+/// every texel of the span holds [`MASK_MAX`], which no window can raise:
+/// where sources overlap, a span is usually whole after a window or two.
+fn recombine_span(list: &[(&Window, bool)], anti: bool, y: usize, (a, b): (usize, usize), reveal: &mut [u16], conceal: &mut [u16]) {
+    reveal[a..b].fill(0);
+    conceal[a..b].fill(0);
+    // Whether each grid is done: reveal, then conceal (done at 0 when no
+    // window of the list conceals).
+    let mut done = [false, !anti];
+    for &(win, is_anti) in list {
+        let k = usize::from(is_anti);
+        let (wx0, wy0, ww, wrows) = win.rect();
+        let (x0, x1) = (wx0.max(a), (wx0 + ww).min(b));
+        if done[k] || x0 >= x1 || !(wy0..wy0 + wrows).contains(&y) {
+            continue;
+        }
+        let target = if is_anti { &mut *conceal } else { &mut *reveal };
+        let from = (y - wy0) * ww + x0 - wx0;
+        max_into(&mut target[x0..x1], &win.values[from..from + x1 - x0]);
+        if target[a..b].iter().fold(MASK_MAX, |m, &v| m & v) == MASK_MAX {
+            done[k] = true;
+            if done == [true, true] {
+                return;
+            }
+        }
+    }
 }
 
 /// For one row of a pair (a dropped window's values `old`, the new
