@@ -10,13 +10,8 @@
 //! `cargo run --release -p murk-benches --example lines_cost [ROUNDS] [TICKS]`
 //! (defaults 12 rounds of 40 ticks and 40 batches).
 
-use murk_benches::ticks::{rts_lines, Change, RtsTicks};
-use std::time::{Duration, Instant};
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort_unstable();
-    v[v.len() / 2]
-}
+use murk_benches::ticks::{median, rts_lines, Change, RtsTicks};
+use std::time::Instant;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

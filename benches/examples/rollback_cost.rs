@@ -13,17 +13,12 @@
 //! `cargo run --release -p murk-benches --example rollback_cost [ROUNDS] [ROLLBACKS] [THREADS]`
 //! (defaults 8 rounds of 12 rollbacks, 2 threads).
 
-use murk_benches::ticks::{Change, RtsTicks};
+use murk_benches::ticks::{median, Change, RtsTicks};
 use murk_core::SaveState;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 const FRAMES: usize = 8;
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort_unstable();
-    v[v.len() / 2]
-}
 
 fn ratio(a: Duration, b: Duration) -> f64 {
     a.as_secs_f64() / b.as_secs_f64()

@@ -18,17 +18,12 @@
 //! (defaults 12 rounds of 40 ticks per row; `still` as a third argument
 //! keeps every unit standing).
 
-use murk_benches::ticks::{Change, RtsTicks};
+use murk_benches::ticks::{median, Change, RtsTicks};
 use murk_core::Backend;
 use std::time::{Duration, Instant};
 
 fn cpu(threads: usize) -> Box<dyn Backend> {
     Box::new(murk_cpu::CpuBackend::new(threads).expect("a pool"))
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort_unstable();
-    v[v.len() / 2]
 }
 
 fn micros(d: Duration) -> f64 {

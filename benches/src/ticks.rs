@@ -6,6 +6,27 @@ use murk_conformance::workloads;
 use murk_core::glam::{Vec2, Vec3};
 use murk_core::hecs::{Entity, World};
 use murk_core::{Backend, Blocker, BlockerShape, FogSubsystem, Position, SightLine, VisionSource};
+use std::time::{Duration, Instant};
+
+/// The median of `times` (the upper one of an even count); `times` is not
+/// empty.
+pub fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort_unstable();
+    times[times.len() / 2]
+}
+
+/// The median time of `ticks` more ticks of `t`.
+pub fn median_tick(t: &mut RtsTicks, ticks: usize) -> Duration {
+    median(
+        (0..ticks)
+            .map(|_| {
+                let started = Instant::now();
+                t.step();
+                started.elapsed()
+            })
+            .collect(),
+    )
+}
 
 /// What changes in each tick of an `rts` tick row.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -62,6 +83,29 @@ pub enum Change {
 }
 
 impl Change {
+    /// Every row, in the order the benches list them.
+    pub const ALL: [Change; 14] = [
+        Change::Nothing,
+        Change::Walkers,
+        Change::March,
+        Change::Building,
+        Change::Door,
+        Change::HashEvery,
+        Change::Saving,
+        Change::Observed,
+        Change::Tracked,
+        Change::ObservedStill,
+        Change::TrackedStill,
+        Change::Radar,
+        Change::RadarSweep,
+        Change::RadarSnapped,
+    ];
+
+    /// The row named `label` (`rts-steady`), if there is one.
+    pub fn named(label: &str) -> Option<Change> {
+        Change::ALL.into_iter().find(|c| c.label() == label)
+    }
+
     /// The row's name (`rts-steady`).
     pub fn label(self) -> &'static str {
         match self {
