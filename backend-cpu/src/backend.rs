@@ -250,7 +250,8 @@ impl Backend for CpuBackend {
     }
 
     fn write_textures(&mut self, key: InstanceKey, set: &TextureSet) -> Result<()> {
-        self.parts(key)?.1.load(set)
+        let (pool, inst) = self.parts(key)?;
+        inst.load(pool, set)
     }
 
     fn hash_textures(&mut self, key: InstanceKey, textures: &[Texture]) -> Result<Readback<Vec<u64>>> {

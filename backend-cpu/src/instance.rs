@@ -158,6 +158,10 @@ impl CpuInstance {
                 }
             }
         }
+        if layer.is_none() && self.reveals.is_none() {
+            // No layer before and none now: nothing to compare.
+            return Ok(());
+        }
         let old = self.reveals.take();
         let plane = |l: Option<&RevealLayer>, i: usize| l.map_or((0, 0, 0), |l| (l.sight[i], l.kept[i], l.map[i]));
         let mut sight = Blocks::new(w, h, false);

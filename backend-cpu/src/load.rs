@@ -4,12 +4,14 @@
 
 use crate::error::CpuError;
 use crate::instance::{CpuInstance, CpuNotes, Settling};
-use crate::tiles::{self, next_version};
-use murk_core::{OcclusionBuild, Resolution, Result, Texture, TextureData, TextureSet, TiledImage};
+use crate::tiles::{self, next_version, TileVersions};
+use crate::workers::Workers;
+use murk_core::{OcclusionBuild, Resolution, Result, TexelRect, Texture, TextureData, TextureSet, TiledImage};
+use rayon::prelude::*;
 
 impl CpuInstance {
     /// Replaces every texture with `set`'s; an error changes nothing.
-    pub fn load(&mut self, set: &TextureSet) -> Result<()> {
+    pub fn load(&mut self, pool: &Workers, set: &TextureSet) -> Result<()> {
         let d = self.dims;
         // Every texture is checked before any is written: an error changes
         // nothing (the set checked each texture's type and texel count).
@@ -51,36 +53,19 @@ impl CpuInstance {
         if self.masks.iter().any(|(mask, _)| set.tiles(mask).is_some()) {
             self.mask_tiles.get_or_insert_with(|| tiles::every_mask_at(d, fresh));
         }
+        // Each mask is written beside the others (a rollback's load writes
+        // every tile the ticks since its state changed, megabytes of them).
         // The tiles of the visibility the load wrote (`None`: all of it).
+        let versions: Vec<Option<&mut TileVersions>> = match self.mask_tiles.as_mut() {
+            Some(m) => m.iter_mut().map(|(_, v)| Some(v)).collect(),
+            None => self.masks.iter().map(|_| None).collect(),
+        };
+        let jobs: Vec<_> = self.masks.iter_mut().zip(versions).collect();
+        let written: Vec<Result<Option<Vec<TexelRect>>>> =
+            pool.install(|| jobs.into_par_iter().map(|((mask, buffer), versions)| write_mask(set, mask, buffer, versions, fresh)).collect());
         let mut rewritten = None;
-        for (mask, buffer) in self.masks.iter_mut() {
-            let versions = self.mask_tiles.as_mut().map(|m| &mut m[mask]);
-            match set.tiles(mask) {
-                Some(img) => {
-                    let held = |i: usize| versions.as_ref().is_some_and(|v| img.versions[i] != 0 && img.versions[i] == v.get(i));
-                    if mask == Texture::Visibility {
-                        let tiles = (0..img.tiles.len()).filter(|&i| !held(i));
-                        rewritten = Some(tiles.map(|i| TiledImage::tile_rect(img.width, img.height, i)).collect::<Vec<_>>());
-                    }
-                    if !img.write_into(buffer, held) {
-                        return Err(
-                            CpuError::TexelType { texture: mask.name(), problem: "is not in tiles of 16-bit texels of its size".into() }.into()
-                        );
-                    }
-                    if let Some(v) = versions {
-                        v.take(img, fresh);
-                    }
-                }
-                None => match set.get(mask).map(|i| &i.data) {
-                    Some(TextureData::U16(v)) => {
-                        buffer.copy_from_slice(v);
-                        if let Some(v) = versions {
-                            v.stamp_all(fresh);
-                        }
-                    }
-                    _ => return Err(CpuError::MissingTexture(format!("the 16-bit texture `{}`", mask.name())).into()),
-                },
-            }
+        for w in written {
+            rewritten = w?.or(rewritten);
         }
         // Over the same occlusion the windows and their combination stay;
         // the visibility's finish is redone where the load wrote it (the
@@ -104,6 +89,46 @@ impl CpuInstance {
         self.judge = None;
         Ok(())
     }
+}
+
+/// Writes `mask` of `set` into `buffer`, its tiles' `versions` following:
+/// a tile of a state's under the version the instance's tile has is there
+/// already; the others are copied and take the state's version (a whole
+/// image, or a tile not versioned, `fresh`). For the visibility written as
+/// tiles, the rectangles of the tiles written.
+fn write_mask(
+    set: &TextureSet,
+    mask: Texture,
+    buffer: &mut [u16],
+    versions: Option<&mut TileVersions>,
+    fresh: u64,
+) -> Result<Option<Vec<TexelRect>>> {
+    let mut rewritten = None;
+    match set.tiles(mask) {
+        Some(img) => {
+            let held = |i: usize| versions.as_ref().is_some_and(|v| img.versions[i] != 0 && img.versions[i] == v.get(i));
+            if mask == Texture::Visibility {
+                let tiles = (0..img.tiles.len()).filter(|&i| !held(i));
+                rewritten = Some(tiles.map(|i| TiledImage::tile_rect(img.width, img.height, i)).collect::<Vec<_>>());
+            }
+            if !img.write_into(buffer, held) {
+                return Err(CpuError::TexelType { texture: mask.name(), problem: "is not in tiles of 16-bit texels of its size".into() }.into());
+            }
+            if let Some(v) = versions {
+                v.take(img, fresh);
+            }
+        }
+        None => match set.get(mask).map(|i| &i.data) {
+            Some(TextureData::U16(v)) => {
+                buffer.copy_from_slice(v);
+                if let Some(v) = versions {
+                    v.stamp_all(fresh);
+                }
+            }
+            _ => return Err(CpuError::MissingTexture(format!("the 16-bit texture `{}`", mask.name())).into()),
+        },
+    }
+    Ok(rewritten)
 }
 
 /// The one version every tile of `textures` in `set` holds, when the set

@@ -265,7 +265,7 @@ pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
     let versioned = shared == all;
     // Two instances' eight 16-bit masks, all at 64x64.
     let mask_bytes = 2 * 8 * 64 * 64 * 2;
-    let (mut saved, mut shares) = (Vec::new(), Vec::new());
+    let (mut saved, mut shares, mut snapshots) = (Vec::new(), Vec::new(), Vec::new());
     for t in 0..9 {
         match t {
             0..=2 => world.get::<&mut Position>(source).unwrap().0.x += 1.5,
@@ -302,6 +302,7 @@ pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
             shares.push(shared);
         }
         saved.push((textures(&mut fog), state));
+        snapshots.push(fog.snapshot(&world).unwrap());
     }
     let hashes: Vec<u64> = saved
         .iter()
@@ -313,6 +314,8 @@ pub fn states_saved_each_tick_share_what_no_tick_wrote(make: &Make) {
     for (t, (want, state)) in saved.iter().enumerate().rev() {
         fog.load_state(&mut world, state).unwrap();
         assert_eq!(fog.lockstep_hash().unwrap(), hashes[t], "tick {t}: loaded twice, one hash");
+        // The whole state, the captured heights among it, is the one saved.
+        assert!(fog.snapshot(&world).unwrap() == snapshots[t], "tick {t}: the snapshot after the load differs from the one at the save");
         for (k, (got, want)) in textures(&mut fog).iter().zip(want).enumerate() {
             assert!(got == want, "tick {t}: instance {}, texture {} differs at {:?}", k / 11, k % 11, got.first_difference(want));
         }

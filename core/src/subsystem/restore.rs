@@ -21,7 +21,7 @@ use crate::stealth::Detect;
 use crate::texture::TextureSet;
 use hecs::{Entity, World};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// How far beyond the largest live entity index a restored ghost may keep
 /// its saved id (farther ones are spawned as new entities).
@@ -116,6 +116,7 @@ impl FogSubsystem {
         }
         let mut slots: Vec<(Slot, TextureSet)> = Vec::new();
         let mut names = BTreeSet::new();
+        let mut moved_captures = BTreeSet::new();
         for inst in instances {
             let desc = inst.desc;
             let prefix = format!("snapshot instance `{}`", desc.name);
@@ -136,6 +137,13 @@ impl FogSubsystem {
             // blocker changed after the load updates it where it changed.
             let built_shapes = held.as_ref().and_then(|h| h.built_shapes.clone());
             match &held {
+                // The running instance's capture, when it is the kept one
+                // (saved and not changed by a tick since), is moved over
+                // once everything is loaded rather than copied.
+                Some(held) if self.instances.get(&desc.name).is_some_and(|old| holds_capture(old, held)) => {
+                    state.capture = None;
+                    moved_captures.insert(desc.name.clone());
+                }
                 Some(held) => state.capture = held.capture.as_deref().cloned(),
                 None => check_capture(state.capture.as_deref(), dims, &prefix)?,
             }
@@ -332,8 +340,13 @@ impl FogSubsystem {
             return Err(e);
         }
         let kept: BTreeSet<InstanceKey> = fresh.values().map(|slot| slot.key).collect();
-        for (name, old) in std::mem::replace(&mut self.instances, fresh) {
+        for (name, mut old) in std::mem::replace(&mut self.instances, fresh) {
             self.forget_flags(&old);
+            if moved_captures.contains(&name) {
+                if let Some(slot) = self.instances.get_mut(&name) {
+                    slot.state.capture = old.state.capture.take();
+                }
+            }
             if !kept.contains(&old.key) {
                 self.backend.destroy_instance(old.key);
             } else if let Some(slot) = self.instances.get_mut(&name) {
@@ -511,4 +524,11 @@ fn restored_sight(
         }
     }
     Ok((sets, tracked, VecDeque::from(batches)))
+}
+
+/// Whether `old` (a running instance) holds the captured heights `held`
+/// keeps: its last save shared them, and no tick has changed them since.
+fn holds_capture(old: &Slot, held: &KeptInstance) -> bool {
+    let shared = old.caches.saved_capture.as_ref().and_then(Weak::upgrade);
+    old.state.capture.is_some() && shared.zip(held.capture.as_ref()).is_some_and(|(a, b)| Arc::ptr_eq(&a, b))
 }

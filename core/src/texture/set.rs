@@ -4,7 +4,7 @@
 
 use super::image::{Grid, TextureImage};
 use super::table::{instance_textures, InstanceDims, OcclusionBuild, Texture};
-use super::texel::{Texel, TexelKind, TextureData, TileData};
+use super::texel::{Texel, TexelKind, TextureData};
 use super::tiles::TiledImage;
 use crate::error::{MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
@@ -72,10 +72,13 @@ impl TextureSet {
     }
 
     /// [`TextureSet::new`] of textures held as tiles (a rollback state's),
-    /// with the same checks; each tile must be of its place's size. The
-    /// tiles' versions are taken on the backend's word, not checked: a set
-    /// of tiles comes from [`crate::Backend::save_tiles`] of this process
-    /// (a tile under a version the instance's tile has is not written).
+    /// with the same checks of names, sizes and texel types; each tile must
+    /// be of its place's size. The tiles' versions and the occlusion's
+    /// texels are taken on the backend's word, not checked: a set of tiles
+    /// comes from [`crate::Backend::save_tiles`] of this process, which read
+    /// them from occlusion it built from checked inputs (a tile under a
+    /// version the instance's tile has is not written, and a rollback's
+    /// load does not read megabytes of heights it made itself).
     pub fn tiled(dims: InstanceDims, build: Option<OcclusionBuild>, textures: Vec<(Texture, Arc<TiledImage>)>, prefix: &str) -> Result<Self> {
         let textures = textures.into_iter().map(|(t, img)| (t, SetImage::Tiled(img, OnceLock::new()))).collect();
         Self::checked(dims, build, textures, prefix)
@@ -168,34 +171,36 @@ impl TextureSet {
     }
 }
 
-/// The first texel of an occlusion texture out of its range, as (index
-/// in the whole texture, value, the range); masks have none.
+/// The first texel of an occlusion texture held whole out of its range,
+/// as (index, value, the range); masks have none, and tiles are a
+/// backend's own (see [`TextureSet::tiled`]).
 fn out_of_range(img: &SetImage) -> Option<(usize, i64, String)> {
-    let heights = || format!("-{HEIGHT_LIMIT}..={HEIGHT_WALL}");
-    let coverage = |v: &[u8]| v.iter().position(|&x| x > 1).map(|i| (i, i64::from(v[i]), "0 or 1".to_string()));
-    let height = |v: &[i32]| v.iter().position(|x| !(-HEIGHT_LIMIT..=HEIGHT_WALL).contains(x)).map(|i| (i, i64::from(v[i]), heights()));
-    match img {
-        SetImage::Whole(img) => match &img.data {
-            TextureData::U8(v) => coverage(v),
-            TextureData::I32(v) => height(v),
-            _ => None,
-        },
-        SetImage::Tiled(t, _) => t.tiles.iter().enumerate().find_map(|(k, tile)| {
-            let (i, v, range) = match tile {
-                TileData::U8(v) => coverage(v),
-                TileData::I32(v) => height(v),
-                _ => None,
-            }?;
-            let rect = TiledImage::tile_rect(t.width, t.height, k);
-            let (x, y) = (rect.x0 as usize + i % rect.width() as usize, rect.y0 as usize + i / rect.width() as usize);
-            Some((y * t.width as usize + x, v, range))
-        }),
+    let SetImage::Whole(img) = img else { return None };
+    match &img.data {
+        TextureData::U8(v) => first_bad(v, |x| x > 1).map(|i| (i, i64::from(v[i]), "0 or 1".to_string())),
+        TextureData::I32(v) => {
+            first_bad(v, |x| (x < -HEIGHT_LIMIT) | (x > HEIGHT_WALL)).map(|i| (i, i64::from(v[i]), format!("-{HEIGHT_LIMIT}..={HEIGHT_WALL}")))
+        }
+        _ => None,
     }
+}
+
+/// The first index of `v` where `bad` holds. Each run of texels is first
+/// folded without a branch (which the compiler turns into lanes: a load
+/// checks every texel of the occlusion it is given), and searched only
+/// where one is bad.
+fn first_bad<T: Copy>(v: &[T], bad: impl Fn(T) -> bool) -> Option<usize> {
+    const RUN: usize = 1024;
+    v.chunks(RUN)
+        .enumerate()
+        .find(|(_, run)| run.iter().fold(false, |any, &x| any | bad(x)))
+        .and_then(|(k, run)| run.iter().position(|&x| bad(x)).map(|i| k * RUN + i))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::texture::texel::TileData;
     use crate::texture::TILE;
 
     fn dims() -> InstanceDims {
@@ -214,8 +219,7 @@ mod tests {
 
     /// Tiles cut at the edges put back together give the image; a load
     /// writes all but the tiles it is told to skip; a set of tiles is
-    /// checked as a set of images is, and names the texel out of range by
-    /// its place in the whole texture.
+    /// checked for its names, sizes and types as a set of images is.
     #[test]
     fn tiles_join_back_and_a_tiled_set_is_checked() {
         let (w, h) = (TILE * 2 + 3, TILE + 5);
@@ -258,11 +262,19 @@ mod tests {
         assert!(e.contains("s.textures.height = 5x3 in 0 tiles (0 versions)"), "{e}");
         let e = sets(&|t| t.versions.push(0)).unwrap_err().to_string();
         assert!(e.contains("s.textures.height = 5x3 in 1 tiles (2 versions)"), "{e}");
-        let e =
-            sets(&|t| Arc::make_mut(&mut t.tiles)[0] = TileData::I32(Arc::from(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, HEIGHT_WALL + 1, 0, 0, 0, 0][..])))
-                .unwrap_err()
-                .to_string();
-        assert!(e.contains("s.textures.height[10]"), "{e}");
+    }
+
+    /// The folded search finds the first bad texel past its runs' edges.
+    #[test]
+    fn the_first_bad_texel_is_found_in_any_run() {
+        let mut v = vec![0i32; 5000];
+        assert_eq!(first_bad(&v, |x| x > 0), None);
+        for at in [0, 1023, 1024, 3001, 4999] {
+            v.fill(0);
+            v[at] = 7;
+            v[4999.min(at + 2000)] = 9;
+            assert_eq!(first_bad(&v, |x| x > 0), Some(at), "bad at {at}");
+        }
     }
 
     #[test]
