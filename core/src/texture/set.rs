@@ -179,7 +179,7 @@ fn out_of_range(img: &SetImage) -> Option<(usize, i64, String)> {
     match &img.data {
         TextureData::U8(v) => first_bad(v, |x| x > 1).map(|i| (i, i64::from(v[i]), "0 or 1".to_string())),
         TextureData::I32(v) => {
-            first_bad(v, |x| (x < -HEIGHT_LIMIT) | (x > HEIGHT_WALL)).map(|i| (i, i64::from(v[i]), format!("-{HEIGHT_LIMIT}..={HEIGHT_WALL}")))
+            first_bad(v, |x| !(-HEIGHT_LIMIT..=HEIGHT_WALL).contains(&x)).map(|i| (i, i64::from(v[i]), format!("-{HEIGHT_LIMIT}..={HEIGHT_WALL}")))
         }
         _ => None,
     }
