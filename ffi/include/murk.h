@@ -27,9 +27,11 @@
 
 // The version of this C API: bumped when a function, struct or code
 // changes in a way that is not an addition (2: team masks are 64 bits,
-// `uint64_t`, for teams 0..=63). A host compiled against
+// `uint64_t`, for teams 0..=63; 3: a source says what it detects and its
+// sensor layer, an anti-vision area its layer, a stealth actor whether it
+// is cloaked: the structs grew). A host compiled against
 // `murk.h` compares it with `murk_api_version()` at run time.
-#define MURK_API_VERSION 2
+#define MURK_API_VERSION 3
 
 // The call succeeded.
 #define MURK_OK 0
@@ -127,6 +129,15 @@
 
 // A height capture (`murk_capture_add_movingai`, `murk_capture_add_raster`).
 #define MURK_COMPONENT_CAPTURE 7
+
+// A source that detects no cloaked actor.
+#define MURK_DETECTS_NONE 0
+
+// A source that detects cloaked actors within its radius, through walls.
+#define MURK_DETECTS_IN_RANGE 1
+
+// A source that detects cloaked actors it has a clear sight line to.
+#define MURK_DETECTS_IN_SIGHT 2
 
 // A disk of `radius`.
 #define MURK_SHAPE_CIRCLE 0
@@ -238,6 +249,13 @@ typedef struct MurkSource {
   float vertical_extent;
   // Sees through every blocker and height (a scan, a spell).
   uint32_t see_through;
+  // Whether it detects cloaked stealth actors: `MURK_DETECTS_NONE`,
+  // `MURK_DETECTS_IN_RANGE` (within its radius, through walls) or
+  // `MURK_DETECTS_IN_SIGHT` (with a clear sight line).
+  uint32_t detects;
+  // The sensor layer it senses, `0..=255` (0: sight; radar, sonar: the
+  // game numbers them).
+  uint32_t layer;
 } MurkSource;
 
 // An anti-vision area (`murk_core::AntiVision`): where it covers a texel
@@ -249,6 +267,9 @@ typedef struct MurkAntiVision {
   float falloff;
   // The teams (bit set) it hides the area from; `MURK_ALL_TEAMS`: all.
   uint64_t targets;
+  // The sensor layer it jams, `0..=255` (0: sight; a radar jammer on
+  // the radar's layer).
+  uint32_t layer;
 } MurkAntiVision;
 
 // A point in the ground plane, relative to an entity's position.
@@ -308,6 +329,9 @@ typedef struct MurkStealth {
   // A state per observer (every instance judges it on its own mask,
   // with its own events and ghost) instead of one for everybody.
   uint32_t per_observer;
+  // Cloaked: a fog-driven actor shown to an observer only while a
+  // detector of the teams it observes detects it.
+  uint32_t cloaked;
 } MurkStealth;
 
 // The size and texel type of a stage read by `murk_read_stage`.
@@ -340,6 +364,22 @@ typedef struct MurkSightEvent {
   // The tracked entity.
   uint64_t entity;
 } MurkSightEvent;
+
+// The answer to a sight line (`murk_core::SightAnswer`).
+typedef struct MurkSightAnswer {
+  // The light the ray lets through, `0..=65535` (0 or 65535 for the
+  // binary ray methods).
+  uint16_t light;
+  // 1 when `light` reaches the instance's visibility cutoff: a lone
+  // source at full strength at the looker would show the target.
+  uint32_t visible;
+} MurkSightAnswer;
+
+// Where a blip stands (`murk_core::Blip`): a position only.
+typedef struct MurkBlip {
+  // World position, moved by the layer's `blip_error`.
+  float position[3];
+} MurkBlip;
 
 #ifdef __cplusplus
 extern "C" {
@@ -680,6 +720,39 @@ int32_t murk_visible_to(uint64_t fog,
                         uint64_t *buf,
                         size_t capacity,
                         size_t *out_len);
+
+// Whether an eye `eye_height` above `from` (3 floats, world X, Y, Z) sees
+// the ground under `to` (3 floats) in instance `instance`, under the
+// rules of its visibility pass and over the occlusion its last tick
+// built, answered now into `out_answer`. An end outside the grid or not
+// finite is an error naming it (`lines[0].to.x`).
+int32_t murk_line_of_sight(uint64_t fog,
+                           const char *instance,
+                           size_t instance_len,
+                           const float *from,
+                           const float *to,
+                           float eye_height,
+                           struct MurkSightAnswer *out_answer);
+
+// How many texels of instance `instance` are explored (its memory above
+// 0) into `out_texels`, and how many it has into `out_of`.
+int32_t murk_explored(uint64_t fog,
+                      const char *instance,
+                      size_t instance_len,
+                      uint64_t *out_texels,
+                      uint64_t *out_of);
+
+// The blips of sensor-layer instance `instance` after the last tick (the
+// tracked entities it senses that no sight instance of its teams sees,
+// as positions only, ordered by position) into `buf` of `capacity`
+// blips; `out_len` receives how many (a null `buf` with capacity 0 asks
+// for that only). A sight instance (layer 0) has none: an error.
+int32_t murk_blips(uint64_t fog,
+                   const char *instance,
+                   size_t instance_len,
+                   struct MurkBlip *buf,
+                   size_t capacity,
+                   size_t *out_len);
 
 // Saves the fog state (murk's snapshot container: versioned,
 // LZ4-compressed, checksummed; the world's entities are the caller's to

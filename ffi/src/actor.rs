@@ -44,6 +44,9 @@ pub struct MurkStealth {
     /// A state per observer (every instance judges it on its own mask,
     /// with its own events and ghost) instead of one for everybody.
     pub per_observer: u32,
+    /// Cloaked: a fog-driven actor shown to an observer only while a
+    /// detector of the teams it observes detects it.
+    pub cloaked: u32,
 }
 
 /// Fills `out_stealth` with murk's defaults: hidden when not seen, fog
@@ -60,6 +63,7 @@ pub extern "C" fn murk_stealth_default(out_stealth: *mut MurkStealth) -> i32 {
             instance: std::ptr::null(),
             instance_len: 0,
             per_observer: 0,
+            cloaked: u32::from(d.cloaked),
         };
         raw::write(out_stealth, s, "out_stealth")
     })
@@ -98,8 +102,7 @@ pub extern "C" fn murk_entity_set_stealth(fog: u64, entity: u64, stealth: *const
             fade_seconds: s.fade_seconds,
             instance,
             per_observer: s.per_observer != 0,
-            // Cloaking is not in the C API yet.
-            cloaked: false,
+            cloaked: s.cloaked != 0,
         };
         registry::with_fog(fog, |h| {
             let e = h.entity(entity)?;

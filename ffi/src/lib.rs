@@ -24,8 +24,8 @@
 
 // The C API, in the order murk.h lists it: versions, status codes and
 // the last error, fog handles, instances, entities and what they carry,
-// height captures, reading textures, events and sight sets, snapshots and
-// explored memory.
+// height captures, reading textures, events and sight sets, the questions
+// beside the tick, snapshots and explored memory.
 mod version;
 
 mod last_error;
@@ -49,6 +49,7 @@ mod image;
 mod stage;
 
 mod events;
+mod queries;
 
 mod snapshot;
 
@@ -71,6 +72,7 @@ pub use image::*;
 pub use instance::*;
 pub use last_error::*;
 pub use memory::*;
+pub use queries::*;
 pub use snapshot::*;
 pub use source::*;
 pub use stage::*;

@@ -7,7 +7,7 @@ use crate::guard::call;
 use crate::status::FfiError;
 use crate::{raw, registry};
 use murk_core::glam::Vec3;
-use murk_core::{AntiVision, Cone, HeightLayer, MurkError, TeamMask, VisionSource};
+use murk_core::{AntiVision, Cone, Detection, HeightLayer, MurkError, TeamMask, VisionSource};
 
 /// A vision source (`murk_core::VisionSource`): it reveals a disk, or a
 /// cone, around its entity's position. Start from `murk_source_default`.
@@ -41,7 +41,21 @@ pub struct MurkSource {
     pub vertical_extent: f32,
     /// Sees through every blocker and height (a scan, a spell).
     pub see_through: u32,
+    /// Whether it detects cloaked stealth actors: `MURK_DETECTS_NONE`,
+    /// `MURK_DETECTS_IN_RANGE` (within its radius, through walls) or
+    /// `MURK_DETECTS_IN_SIGHT` (with a clear sight line).
+    pub detects: u32,
+    /// The sensor layer it senses, `0..=255` (0: sight; radar, sonar: the
+    /// game numbers them).
+    pub layer: u32,
 }
+
+/// A source that detects no cloaked actor.
+pub const MURK_DETECTS_NONE: u32 = 0;
+/// A source that detects cloaked actors within its radius, through walls.
+pub const MURK_DETECTS_IN_RANGE: u32 = 1;
+/// A source that detects cloaked actors it has a clear sight line to.
+pub const MURK_DETECTS_IN_SIGHT: u32 = 2;
 
 /// An anti-vision area (`murk_core::AntiVision`): where it covers a texel
 /// of an instance observing a targeted team, that team sees less there.
@@ -54,6 +68,9 @@ pub struct MurkAntiVision {
     pub falloff: f32,
     /// The teams (bit set) it hides the area from; `MURK_ALL_TEAMS`: all.
     pub targets: u64,
+    /// The sensor layer it jams, `0..=255` (0: sight; a radar jammer on
+    /// the radar's layer).
+    pub layer: u32,
 }
 
 impl From<VisionSource> for MurkSource {
@@ -72,8 +89,19 @@ impl From<VisionSource> for MurkSource {
             has_height_layer: u32::from(s.height_layer.is_some()),
             vertical_extent: s.height_layer.map_or(0.0, |l| l.vertical_extent),
             see_through: u32::from(s.see_through),
+            detects: match s.detects {
+                Detection::None => MURK_DETECTS_NONE,
+                Detection::InRange => MURK_DETECTS_IN_RANGE,
+                Detection::InSight => MURK_DETECTS_IN_SIGHT,
+            },
+            layer: u32::from(s.layer),
         }
     }
+}
+
+/// `value` as a sensor layer, or the error naming `field`.
+fn layer(field: impl FnOnce() -> String, value: u32) -> Result<u8, FfiError> {
+    u8::try_from(value).map_err(|_| MurkError::invalid(field(), value, "must be within 0..=255").into())
 }
 
 /// Fills `out_source` with murk's defaults (radius 0, eye height 1.5, team
@@ -105,9 +133,16 @@ pub extern "C" fn murk_entity_set_source(fog: u64, entity: u64, source: *const M
                 height_layer: (s.has_height_layer != 0).then_some(HeightLayer { vertical_extent: s.vertical_extent }),
                 eye_offset: Vec3::from(s.eye_offset),
                 see_through: s.see_through != 0,
-                // Detection and sensor layers are not in the C API yet.
-                detects: murk_core::Detection::None,
-                layer: 0,
+                detects: match s.detects {
+                    MURK_DETECTS_NONE => Detection::None,
+                    MURK_DETECTS_IN_RANGE => Detection::InRange,
+                    MURK_DETECTS_IN_SIGHT => Detection::InSight,
+                    other => {
+                        let why = "must be MURK_DETECTS_NONE (0), MURK_DETECTS_IN_RANGE (1) or MURK_DETECTS_IN_SIGHT (2)";
+                        return Err(MurkError::invalid(format!("{label}.source.detects"), other, why).into());
+                    }
+                },
+                layer: layer(|| format!("{label}.source.layer"), s.layer)?,
             };
             source.check(&label)?;
             h.world.insert_one(e, source).map_err(|_| FfiError::StaleEntity(entity))
@@ -123,8 +158,8 @@ pub extern "C" fn murk_entity_set_anti_vision(fog: u64, entity: u64, area: *cons
         let a = raw::read(area, "area")?;
         registry::with_fog(fog, |h| {
             let e = h.entity(entity)?;
-            // Sensor layers are not in the C API yet: sight only.
-            let anti = AntiVision { radius: a.radius, falloff: a.falloff, targets: TeamMask(a.targets), layer: 0 };
+            let layer = layer(|| format!("{}.anti_vision.layer", label(e)), a.layer)?;
+            let anti = AntiVision { radius: a.radius, falloff: a.falloff, targets: TeamMask(a.targets), layer };
             // Checked as the tick checks it: as a source, named
             // `entity 3.anti_vision.source.radius`.
             let as_source = VisionSource { falloff: Some(anti.falloff), eye_height: 0.0, ..VisionSource::new(anti.radius) };

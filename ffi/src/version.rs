@@ -8,9 +8,11 @@ use std::ffi::{c_char, CStr};
 
 /// The version of this C API: bumped when a function, struct or code
 /// changes in a way that is not an addition (2: team masks are 64 bits,
-/// `uint64_t`, for teams 0..=63). A host compiled against
+/// `uint64_t`, for teams 0..=63; 3: a source says what it detects and its
+/// sensor layer, an anti-vision area its layer, a stealth actor whether it
+/// is cloaked: the structs grew). A host compiled against
 /// `murk.h` compares it with `murk_api_version()` at run time.
-pub const MURK_API_VERSION: u32 = 2;
+pub const MURK_API_VERSION: u32 = 3;
 
 const VERSION: &CStr = match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
     Ok(v) => v,

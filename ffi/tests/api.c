@@ -3,8 +3,10 @@
  * instances from TOML and JSON profiles, sources, tracked entities and
  * stealth actors (events, ghosts, sight sets), a raster height capture
  * edited at run time, stages read into buffers, snapshots saved and loaded
- * into another fog handle, explored memory exported and imported, and two
- * threads ticking their own fog handles at once. Exits nonzero on the
+ * into another fog handle, explored memory exported and imported, the
+ * questions beside the tick (sight lines, the explored count, a radar's
+ * blips, a cloaked actor and its detector), and two threads ticking their
+ * own fog handles at once. Exits nonzero on the
  * first broken expectation of a kind, after printing every one.
  *
  * Run by `cargo test -p murk-ffi --test c_programs`.
@@ -195,6 +197,94 @@ static void gameplay(void) {
   CHECK(murk_fog_free(fog));
 }
 
+/* The questions beside the tick: a sight line across open ground and one
+ * behind a wall, the explored count, a radar layer's blip of a unit sight
+ * does not reach, a cloaked actor shown only once a source detects it,
+ * and the new fields' bad values named. */
+static void questions(void) {
+  uint64_t fog = new_fog(2), e = 0;
+  const char *radar = "{\"layer\": 1, \"see_through\": true}";
+  CHECK(murk_instance_create(fog, S("radar"), &AREA, 32, 0, MURK_ALL_TEAMS, S(radar), MURK_FORMAT_JSON));
+  uint64_t eye = spawn_source(fog, 16, 32, 14);
+  MurkBlocker b;
+  CHECK(murk_blocker_default(&b));
+  b.shape = MURK_SHAPE_RECT;
+  b.size[0] = 2;
+  b.size[1] = 20;
+  CHECK(murk_entity_spawn(fog, 40, 32, 0, &e));
+  CHECK(murk_entity_set_blocker(fog, e, &b));
+  MurkSource dish;
+  CHECK(murk_source_default(&dish));
+  dish.radius = 60;
+  dish.layer = 1;
+  CHECK(murk_entity_spawn(fog, 16, 32, 0, &e));
+  CHECK(murk_entity_set_source(fog, e, &dish));
+  spawn_tracked(fog, 52, 50);
+  MurkStealth st;
+  CHECK(murk_stealth_default(&st));
+  st.cloaked = 1;
+  uint64_t cloaked = 0;
+  CHECK(murk_entity_spawn(fog, 20, 32, 0, &cloaked));
+  CHECK(murk_entity_set_stealth(fog, cloaked, &st));
+  int revealed = 0;
+  size_t n = 0;
+  MurkStealthEvent ev[8];
+  for (int t = 0; t < 5; t++) {
+    CHECK(murk_tick(fog, TICK_US));
+    CHECK(murk_stealth_events(fog, ev, 8, &n));
+    for (size_t i = 0; i < n; i++) revealed += ev[i].actor == cloaked && ev[i].kind == MURK_EVENT_REVEALED;
+  }
+  EXPECT(revealed == 0, "a cloaked actor in plain sight stays hidden with no detector (%d)", revealed);
+
+  MurkSightAnswer answer;
+  const float from[3] = {16, 32, 0}, open[3] = {24, 36, 0}, behind[3] = {50, 32, 0};
+  CHECK(murk_line_of_sight(fog, S("main"), from, open, 1.5f, &answer));
+  EXPECT(answer.visible == 1 && answer.light == 65535, "open ground: light %u, visible %u", answer.light, answer.visible);
+  CHECK(murk_line_of_sight(fog, S("main"), from, behind, 1.5f, &answer));
+  EXPECT(answer.visible == 0 && answer.light == 0, "behind the wall: light %u, visible %u", answer.light, answer.visible);
+  const float outside[3] = {500, 32, 0};
+  EXPECT(murk_line_of_sight(fog, S("main"), from, outside, 1.5f, &answer) != MURK_OK && strstr(murk_last_error(), "to") != NULL,
+         "an end outside the grid is named: %s", murk_last_error());
+
+  uint64_t texels = 0, of = 0;
+  CHECK(murk_explored(fog, S("main"), &texels, &of));
+  EXPECT(of == 64 * 64 && texels > 300 && texels < of, "explored %" PRIu64 " of %" PRIu64, texels, of);
+
+  MurkBlip blips[4];
+  CHECK(murk_blips(fog, S("radar"), NULL, 0, &n));
+  EXPECT(n == 1, "one blip, not %zu", n);
+  CHECK(murk_blips(fog, S("radar"), blips, 4, &n));
+  EXPECT(n == 1 && blips[0].position[0] == 52 && blips[0].position[1] == 50, "the blip at (%g, %g)", blips[0].position[0],
+         blips[0].position[1]);
+  EXPECT(murk_blips(fog, S("main"), blips, 4, &n) != MURK_OK, "a sight instance has no blips");
+
+  /* A detector beside the eye: the cloaked actor shows. */
+  MurkSource detector;
+  CHECK(murk_source_default(&detector));
+  detector.radius = 14;
+  detector.detects = MURK_DETECTS_IN_RANGE;
+  CHECK(murk_entity_set_source(fog, eye, &detector));
+  for (int t = 0; t < 5; t++) {
+    CHECK(murk_tick(fog, TICK_US));
+    CHECK(murk_stealth_events(fog, ev, 8, &n));
+    for (size_t i = 0; i < n; i++) revealed += ev[i].actor == cloaked && ev[i].kind == MURK_EVENT_REVEALED;
+  }
+  EXPECT(revealed == 1, "the detector shows the cloaked actor once (%d)", revealed);
+
+  MurkSource bad = detector;
+  bad.layer = 300;
+  EXPECT(murk_entity_set_source(fog, eye, &bad) != MURK_OK && strstr(murk_last_error(), "source.layer") != NULL, "%s",
+         murk_last_error());
+  bad = detector;
+  bad.detects = 7;
+  EXPECT(murk_entity_set_source(fog, eye, &bad) != MURK_OK && strstr(murk_last_error(), "source.detects") != NULL, "%s",
+         murk_last_error());
+  MurkAntiVision jammer = {.radius = 4, .falloff = 0, .targets = MURK_ALL_TEAMS, .layer = 256};
+  EXPECT(murk_entity_set_anti_vision(fog, e, &jammer) != MURK_OK && strstr(murk_last_error(), "anti_vision.layer") != NULL,
+         "%s", murk_last_error());
+  CHECK(murk_fog_free(fog));
+}
+
 /* A raster capture: a wall written into its cells and marked dirty
  * shadows what lay behind it. */
 static void capture(void) {
@@ -361,6 +451,7 @@ static void threads(void) {
 int main(void) {
   versions();
   gameplay();
+  questions();
   capture();
   snapshot_and_memory();
   landed_hashes();
