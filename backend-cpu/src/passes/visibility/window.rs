@@ -500,8 +500,10 @@ pub struct WindowCache {
     /// dropped them: an update takes a missing key's window from here
     /// instead of building it. A rollback simulates again ticks whose
     /// sources stood where they stood a few updates ago, and a unit that
-    /// paces comes back to where it was. At most as many as `windows`
-    /// (and [`MIN_RECENT`]), the oldest dropped first.
+    /// paces comes back to where it was. At most twice as many as
+    /// `windows` (and [`MIN_RECENT`]), the oldest dropped first: an
+    /// instance of a few hundred sources (one team's of several) keeps the
+    /// windows of as many updates as one of a thousand.
     pub(super) recent: BTreeMap<SourceTexel, (u64, Arc<Window>)>,
     /// Updates run (the age of `recent`'s windows).
     pub(super) updates: u64,
@@ -835,7 +837,7 @@ impl WindowCache {
         }
         let at = self.updates;
         self.recent.extend(removed.iter().map(|(k, win)| (*k, (at, win.clone()))));
-        let bound = self.windows.len().max(MIN_RECENT);
+        let bound = (2 * self.windows.len()).max(MIN_RECENT);
         // Whole updates' windows go, the oldest first (which windows are
         // kept changes no byte: a window is a function of its key).
         while self.recent.len() > bound {
