@@ -130,6 +130,8 @@
 // A height capture (`murk_capture_add_movingai`, `murk_capture_add_raster`).
 #define MURK_COMPONENT_CAPTURE 7
 
+
+
 // A source that detects no cloaked actor.
 #define MURK_DETECTS_NONE 0
 
@@ -560,6 +562,16 @@ int32_t murk_entity_remove(uint64_t fog,
 int32_t murk_entity_set_tracked(uint64_t fog,
                                 uint64_t entity,
                                 float footprint);
+
+// `murk_entity_set_tracked` for an entity that moves in `domains`, a bit
+// set (bit 0, `MURK_DOMAIN_GROUND`, is the ground; the game names the
+// others: air, naval, underground): an instance's sight set takes it
+// only where the instance's profile `domains` share a bit with them (a
+// ground radar sees no aircraft).
+int32_t murk_entity_set_tracked_in(uint64_t fog,
+                                   uint64_t entity,
+                                   float footprint,
+                                   uint32_t domains);
 
 // Makes an entity a transient reveal (a flare, a sound ping): the tick
 // that ends its `ticks` ticks (at least 1) despawns it.

@@ -122,6 +122,16 @@ pub extern "C" fn murk_entity_remove(fog: u64, entity: u64, component: u32) -> i
 /// it); see `murk_visible_to` and `murk_sight_events`.
 #[no_mangle]
 pub extern "C" fn murk_entity_set_tracked(fog: u64, entity: u64, footprint: f32) -> i32 {
+    murk_entity_set_tracked_in(fog, entity, footprint, Tracked::GROUND)
+}
+
+/// `murk_entity_set_tracked` for an entity that moves in `domains`, a bit
+/// set (bit 0, `MURK_DOMAIN_GROUND`, is the ground; the game names the
+/// others: air, naval, underground): an instance's sight set takes it
+/// only where the instance's profile `domains` share a bit with them (a
+/// ground radar sees no aircraft).
+#[no_mangle]
+pub extern "C" fn murk_entity_set_tracked_in(fog: u64, entity: u64, footprint: f32, domains: u32) -> i32 {
     call(|| {
         registry::with_fog(fog, |h| {
             let e = h.entity(entity)?;
@@ -130,10 +140,13 @@ pub extern "C" fn murk_entity_set_tracked(fog: u64, entity: u64, footprint: f32)
             if f < 0.0 {
                 return Err(MurkError::invalid(field, f, "must not be negative").into());
             }
-            h.world.insert_one(e, Tracked::new(footprint)).map_err(|_| FfiError::StaleEntity(entity))
+            h.world.insert_one(e, Tracked { footprint, domains }).map_err(|_| FfiError::StaleEntity(entity))
         })
     })
 }
+
+/// The ground domain of a tracked entity (`murk_entity_set_tracked_in`).
+pub const MURK_DOMAIN_GROUND: u32 = Tracked::GROUND;
 
 /// Makes an entity a transient reveal (a flare, a sound ping): the tick
 /// that ends its `ticks` ticks (at least 1) despawns it.

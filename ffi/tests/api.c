@@ -4,8 +4,8 @@
  * stealth actors (events, ghosts, sight sets), a raster height capture
  * edited at run time, stages read into buffers, snapshots saved and loaded
  * into another fog handle, explored memory exported and imported, the
- * questions beside the tick (sight lines, the explored count, a radar's
- * blips, a cloaked actor and its detector), and two threads ticking their
+ * questions beside the tick (sight lines, the explored count, a ground
+ * radar's blips, a cloaked actor and its detector), and two threads ticking their
  * own fog handles at once. Exits nonzero on the
  * first broken expectation of a kind, after printing every one.
  *
@@ -82,6 +82,19 @@ static uint64_t spawn_actor(uint64_t fog, float x, float y, uint32_t hide_mode, 
   st.per_observer = per_observer;
   CHECK(murk_entity_spawn(fog, x, y, 0, &e));
   CHECK(murk_entity_set_stealth(fog, e, &st));
+  return e;
+}
+
+/* A wall: a rectangle of `width` by `depth` centred on (x, y). */
+static uint64_t spawn_wall(uint64_t fog, float x, float y, float width, float depth) {
+  uint64_t e = 0;
+  MurkBlocker b;
+  CHECK(murk_blocker_default(&b));
+  b.shape = MURK_SHAPE_RECT;
+  b.size[0] = width;
+  b.size[1] = depth;
+  CHECK(murk_entity_spawn(fog, x, y, 0, &e));
+  CHECK(murk_entity_set_blocker(fog, e, &b));
   return e;
 }
 
@@ -198,21 +211,15 @@ static void gameplay(void) {
 }
 
 /* The questions beside the tick: a sight line across open ground and one
- * behind a wall, the explored count, a radar layer's blip of a unit sight
- * does not reach, a cloaked actor shown only once a source detects it,
- * and the new fields' bad values named. */
+ * behind a wall, the explored count, a ground radar's blip of a unit sight
+ * does not reach (and none of an aircraft), a cloaked actor shown only
+ * once a source detects it, and the new fields' bad values named. */
 static void questions(void) {
   uint64_t fog = new_fog(2), e = 0;
-  const char *radar = "{\"layer\": 1, \"see_through\": true}";
+  const char *radar = "{\"layer\": 1, \"see_through\": true, \"domains\": 1}";
   CHECK(murk_instance_create(fog, S("radar"), &AREA, 32, 0, MURK_ALL_TEAMS, S(radar), MURK_FORMAT_JSON));
   uint64_t eye = spawn_source(fog, 16, 32, 14);
-  MurkBlocker b;
-  CHECK(murk_blocker_default(&b));
-  b.shape = MURK_SHAPE_RECT;
-  b.size[0] = 2;
-  b.size[1] = 20;
-  CHECK(murk_entity_spawn(fog, 40, 32, 0, &e));
-  CHECK(murk_entity_set_blocker(fog, e, &b));
+  spawn_wall(fog, 40, 32, 2, 20);
   MurkSource dish;
   CHECK(murk_source_default(&dish));
   dish.radius = 60;
@@ -220,6 +227,9 @@ static void questions(void) {
   CHECK(murk_entity_spawn(fog, 16, 32, 0, &e));
   CHECK(murk_entity_set_source(fog, e, &dish));
   spawn_tracked(fog, 52, 50);
+  uint64_t plane = 0; /* an aircraft the ground radar does not take */
+  CHECK(murk_entity_spawn(fog, 52, 14, 0, &plane));
+  CHECK(murk_entity_set_tracked_in(fog, plane, 0.5f, 2));
   MurkStealth st;
   CHECK(murk_stealth_default(&st));
   st.cloaked = 1;
@@ -252,7 +262,7 @@ static void questions(void) {
 
   MurkBlip blips[4];
   CHECK(murk_blips(fog, S("radar"), NULL, 0, &n));
-  EXPECT(n == 1, "one blip, not %zu", n);
+  EXPECT(n == 1, "one blip (the ground radar takes no aircraft), not %zu", n);
   CHECK(murk_blips(fog, S("radar"), blips, 4, &n));
   EXPECT(n == 1 && blips[0].position[0] == 52 && blips[0].position[1] == 50, "the blip at (%g, %g)", blips[0].position[0],
          blips[0].position[1]);
@@ -318,14 +328,7 @@ static void scene(uint64_t fog, uint64_t *mover) {
   *mover = spawn_source(fog, 12, 12, 10);
   spawn_tracked(fog, 14, 12);
   spawn_actor(fog, 10, 14, MURK_HIDE, 0);
-  uint64_t e = 0;
-  MurkBlocker b;
-  CHECK(murk_blocker_default(&b));
-  b.shape = MURK_SHAPE_RECT;
-  b.size[0] = 2;
-  b.size[1] = 8;
-  CHECK(murk_entity_spawn(fog, 20, 14, 0, &e));
-  CHECK(murk_entity_set_blocker(fog, e, &b));
+  spawn_wall(fog, 20, 14, 2, 8);
 }
 
 /* A snapshot loaded into another fog handle continues with the same
