@@ -130,7 +130,8 @@
 // A height capture (`murk_capture_add_movingai`, `murk_capture_add_raster`).
 #define MURK_COMPONENT_CAPTURE 7
 
-
+// The ground domain of a tracked entity (`murk_entity_set_tracked_in`).
+#define MURK_DOMAIN_GROUND 1
 
 // A source that detects no cloaked actor.
 #define MURK_DETECTS_NONE 0

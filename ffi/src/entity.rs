@@ -146,7 +146,9 @@ pub extern "C" fn murk_entity_set_tracked_in(fog: u64, entity: u64, footprint: f
 }
 
 /// The ground domain of a tracked entity (`murk_entity_set_tracked_in`).
-pub const MURK_DOMAIN_GROUND: u32 = Tracked::GROUND;
+pub const MURK_DOMAIN_GROUND: u32 = 1;
+
+const _: () = assert!(MURK_DOMAIN_GROUND == Tracked::GROUND, "the C ground domain is murk's");
 
 /// Makes an entity a transient reveal (a flare, a sound ping): the tick
 /// that ends its `ticks` ticks (at least 1) despawns it.
