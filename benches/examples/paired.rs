@@ -17,6 +17,10 @@ fn main() {
     let rounds: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(12);
     let ticks: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(40);
     let names: Vec<&String> = args.iter().skip(2).collect();
+    if rounds == 0 || ticks == 0 {
+        eprintln!("rounds and ticks must be at least 1");
+        std::process::exit(2);
+    }
     if names.is_empty() {
         let all: Vec<&str> = Change::ALL.iter().map(|c| c.label()).collect();
         eprintln!("name the rows to pair with rts-steady: {}", all.join(", "));

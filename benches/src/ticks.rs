@@ -15,7 +15,7 @@ pub fn median(mut times: Vec<Duration>) -> Duration {
     times[times.len() / 2]
 }
 
-/// The median time of `ticks` more ticks of `t`.
+/// The median time of `ticks` (at least 1) more ticks of `t`.
 pub fn median_tick(t: &mut RtsTicks, ticks: usize) -> Duration {
     median(
         (0..ticks)

@@ -159,10 +159,11 @@ pub struct Profile {
     pub domains: u32,
     /// Every vision source and anti-vision area stands at the centre of
     /// the texel under it: coverage moves a whole texel at a time, and a
-    /// source that moves within its texel changes nothing, so the instance
-    /// is not recomputed for it (a coarse radar or sonar grid, whose
-    /// sensors a game places by cell). Eyes on terrain read the same
-    /// texel either way.
+    /// source that moves over the ground within its texel changes nothing,
+    /// so the instance is not recomputed for it (a coarse radar or sonar
+    /// grid, whose sensors a game places by cell). A detector's range is
+    /// measured from there too. Eyes on terrain read the same texel either
+    /// way.
     pub snap_sources: bool,
 }
 

@@ -568,7 +568,8 @@ int32_t murk_entity_set_tracked(uint64_t fog,
 // set (bit 0, `MURK_DOMAIN_GROUND`, is the ground; the game names the
 // others: air, naval, underground): an instance's sight set takes it
 // only where the instance's profile `domains` share a bit with them (a
-// ground radar sees no aircraft).
+// ground radar sees no aircraft; an entity of no domain, 0, is in no
+// sight set).
 int32_t murk_entity_set_tracked_in(uint64_t fog,
                                    uint64_t entity,
                                    float footprint,
@@ -738,7 +739,10 @@ int32_t murk_visible_to(uint64_t fog,
 // the ground under `to` (3 floats) in instance `instance`, under the
 // rules of its visibility pass and over the occlusion its last tick
 // built, answered now into `out_answer`. An end outside the grid or not
-// finite is an error naming it (`lines[0].to.x`).
+// finite, or an eye height that is not finite, is an error naming it
+// (`lines[0].to`, as a batch of one line names it). Like a Rust
+// `line_of_sight`, the call takes a query handle: the next snapshot's
+// handle counter moves.
 int32_t murk_line_of_sight(uint64_t fog,
                            const char *instance,
                            size_t instance_len,

@@ -129,7 +129,8 @@ pub extern "C" fn murk_entity_set_tracked(fog: u64, entity: u64, footprint: f32)
 /// set (bit 0, `MURK_DOMAIN_GROUND`, is the ground; the game names the
 /// others: air, naval, underground): an instance's sight set takes it
 /// only where the instance's profile `domains` share a bit with them (a
-/// ground radar sees no aircraft).
+/// ground radar sees no aircraft; an entity of no domain, 0, is in no
+/// sight set).
 #[no_mangle]
 pub extern "C" fn murk_entity_set_tracked_in(fog: u64, entity: u64, footprint: f32, domains: u32) -> i32 {
     call(|| {

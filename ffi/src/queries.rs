@@ -34,7 +34,10 @@ pub struct MurkBlip {
 /// the ground under `to` (3 floats) in instance `instance`, under the
 /// rules of its visibility pass and over the occlusion its last tick
 /// built, answered now into `out_answer`. An end outside the grid or not
-/// finite is an error naming it (`lines[0].to.x`).
+/// finite, or an eye height that is not finite, is an error naming it
+/// (`lines[0].to`, as a batch of one line names it). Like a Rust
+/// `line_of_sight`, the call takes a query handle: the next snapshot's
+/// handle counter moves.
 #[no_mangle]
 pub extern "C" fn murk_line_of_sight(
     fog: u64,

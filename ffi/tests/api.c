@@ -253,7 +253,8 @@ static void questions(void) {
   CHECK(murk_line_of_sight(fog, S("main"), from, behind, 1.5f, &answer));
   EXPECT(answer.visible == 0 && answer.light == 0, "behind the wall: light %u, visible %u", answer.light, answer.visible);
   const float outside[3] = {500, 32, 0};
-  EXPECT(murk_line_of_sight(fog, S("main"), from, outside, 1.5f, &answer) != MURK_OK && strstr(murk_last_error(), "to") != NULL,
+  EXPECT(murk_line_of_sight(fog, S("main"), from, outside, 1.5f, &answer) != MURK_OK &&
+             strstr(murk_last_error(), "lines[0].to") != NULL,
          "an end outside the grid is named: %s", murk_last_error());
 
   uint64_t texels = 0, of = 0;

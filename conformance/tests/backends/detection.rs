@@ -116,8 +116,23 @@ pub fn detection_lines_in_flight_survive_a_snapshot(make: &Make) {
     assert!(!fog.stealth_state(cloaked).unwrap().last_visible, "the detector went behind the wall");
 }
 
+/// With `snap_sources`, a detector's range is measured from the centre of
+/// the texel under its eye, where the instance stands it: a detector just
+/// out of range where it stands is in range from its texel's centre.
+pub fn a_snapped_detector_measures_from_its_texel_centre(make: &Make) {
+    for snap_sources in [false, true] {
+        let (mut fog, mut world, cloaked, _) = scene(make);
+        let profile = Profile { snap_sources, ..fog.instance("i").unwrap().profile.clone() };
+        fog.apply_profile("i", profile).unwrap();
+        // 10.45 units from the actor; its texel's centre, 10.0.
+        world.spawn((Position(Vec3::new(30.95, 32.5, 0.0)), detector(Detection::InRange, 10.2, 0)));
+        assert_eq!(settled(&mut fog, &mut world, cloaked), snap_sources, "snap_sources {snap_sources}");
+    }
+}
+
 pub const TESTS: &[Test] = &[
     ("a_cloaked_actor_shows_only_to_detectors", a_cloaked_actor_shows_only_to_detectors),
     ("cloaked_actors_are_detected_per_observer", cloaked_actors_are_detected_per_observer),
     ("detection_lines_in_flight_survive_a_snapshot", detection_lines_in_flight_survive_a_snapshot),
+    ("a_snapped_detector_measures_from_its_texel_centre", a_snapped_detector_measures_from_its_texel_centre),
 ];

@@ -367,7 +367,11 @@ impl FogSubsystem {
         // sees it (its profile's eye offset and see-through applied).
         for (e, p, s) in detectors.iter().filter(|(_, _, s)| s.layer == profile.layer && slot.desc.observed_teams.contains(s.team)) {
             let s = profile.source_in_instance(s);
-            if !reaches(*e, p, &s, pos)? {
+            // With `snap_sources`, the range is measured from the centre of
+            // the texel under the eye, where the instance stands it.
+            let snapped = profile.snap_sources.then(|| snapped_eye(&slot.transform, p, &s));
+            let (at, eye) = snapped.as_ref().map_or((p, &s), |(at, eye)| (at, eye));
+            if !reaches(*e, at, eye, pos)? {
                 continue;
             }
             match s.detects {
@@ -409,4 +413,15 @@ impl FogSubsystem {
         work.waiting.entry(name.to_string()).or_default().push(sample);
         Ok(Detect::Lines { batch: 0, first, count, cutoff })
     }
+}
+
+/// A source's eye moved to the centre of the instance texel under it, as
+/// a profile with `snap_sources` stands it: the position there, and the
+/// source with no ground offset left (its height offsets kept).
+fn snapped_eye(t: &AreaTransform, p: &Position, s: &VisionSource) -> (Position, VisionSource) {
+    let (ex, ey) = s.eye_ground(p.0);
+    let (tx, ty) = t.world_to_texel(ex, ey);
+    let (x, y) = t.texel_to_world(tx.floor() + 0.5, ty.floor() + 0.5);
+    let eye_offset = glam::Vec3::new(0.0, 0.0, s.eye_offset.z);
+    (Position(glam::Vec3::new(x as f32, y as f32, p.0.z)), VisionSource { eye_offset, ..*s })
 }

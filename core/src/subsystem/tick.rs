@@ -89,6 +89,9 @@ impl FogSubsystem {
                 results = due.par_iter().map(|(_, slot)| gather(slot, world, &listed)).collect();
             });
         }
+        if results.len() != due.len() {
+            return Err(MurkError::backend_message(self.backend.name(), "run_parallel did not run the instances' gathering"));
+        }
         let mut gathered: BTreeMap<String, Gathered> = BTreeMap::new();
         for ((name, _), g) in due.into_iter().zip(results) {
             gathered.insert(name.clone(), g.map_err(|e| in_instance(e, name))?);
@@ -243,7 +246,7 @@ impl FogSubsystem {
     }
 }
 
-/// What a tick's first phase gathers on the tick's own thread.
+/// What a tick's first phase gathers beside the tracked entities.
 struct Gathering {
     /// The inputs of the instances due a recompute.
     gathered: BTreeMap<String, Gathered>,

@@ -186,9 +186,9 @@ fn out_of_range(img: &SetImage) -> Option<(usize, i64, String)> {
 }
 
 /// The first index of `v` where `bad` holds. Each run of texels is first
-/// folded without a branch (which the compiler turns into lanes: a load
-/// checks every texel of the occlusion it is given), and searched only
-/// where one is bad.
+/// folded without a branch (which the compiler turns into lanes: a
+/// restore checks every texel of the occlusion of a snapshot), and
+/// searched only where one is bad.
 fn first_bad<T: Copy>(v: &[T], bad: impl Fn(T) -> bool) -> Option<usize> {
     const RUN: usize = 1024;
     v.chunks(RUN)

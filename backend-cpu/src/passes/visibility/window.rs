@@ -829,8 +829,9 @@ impl WindowCache {
     /// Keeps the windows just dropped for the next updates, forgetting the
     /// oldest past the bound.
     fn keep_recent(&mut self, removed: &[(SourceTexel, Arc<Window>)]) {
-        // When more than half the windows went (an army on the move), the
-        // bound would hold little more than this update's: none are kept.
+        // When more than half the windows went (an army on the move), few
+        // of them come back soon and the bound would hold not many more
+        // updates than this one: none are kept.
         if 2 * removed.len() > self.windows.len().max(MIN_RECENT) {
             self.recent.clear();
             return;
