@@ -166,6 +166,14 @@ impl GpuBackend {
         self.lock().ctx.dispatches.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Bytes copied for reading back on this device so far (every world on
+    /// it, each readback rounded up to whole words): what a test counts to
+    /// see that a batch reads back its answers and not the texels behind
+    /// them.
+    pub fn bytes_read_back(&self) -> u64 {
+        self.lock().ctx.read_back.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Runs `reads` (a call that reads textures back, such as
     /// [`murk_core::FogSubsystem::snapshot`] on a subsystem on this device)
     /// as a rehearsal: each read it makes returns zeros at once and copies

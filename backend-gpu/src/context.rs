@@ -33,6 +33,8 @@ pub struct Context {
     pub(crate) blocked: u64,
     /// Compute dispatches recorded so far.
     pub(crate) dispatches: std::sync::atomic::AtomicU64,
+    /// Bytes copied into buffers to be read back so far.
+    pub(crate) read_back: std::sync::atomic::AtomicU64,
     /// Pass timestamps, once asked for (needs `TIMESTAMP_QUERY`).
     timing: std::sync::Mutex<Option<Timing>>,
     /// Reads being rehearsed: see [`Context::begin_rehearsal`].
@@ -98,6 +100,7 @@ impl Context {
             waits: 0,
             blocked: 0,
             dispatches: Default::default(),
+            read_back: Default::default(),
             timing: Default::default(),
             rehearsal: None,
             staged: Vec::new(),
@@ -301,6 +304,7 @@ impl Context {
             mapped_at_creation: false,
         });
         encoder.copy_buffer_to_buffer(src, offset, &staging, 0, size);
+        self.read_back.fetch_add(size, Ordering::Relaxed);
         staging
     }
 

@@ -12,6 +12,7 @@
 use crate::build::{build_occlusion, copy_occlusion, import_all};
 use crate::context::{groups, Context};
 use crate::error::{unknown_key, GpuError};
+use crate::footprints;
 use crate::instance::Instance;
 use crate::lines;
 use crate::passes;
@@ -19,19 +20,20 @@ use crate::passes::blur::BlurAxis;
 use crate::passes::distance_field::DfRegion;
 use crate::readback::{InFlight, Wait};
 use crate::readout::{hash_sources, read_texture};
-use crate::sample::{self, FootprintTicket, Plane};
+use crate::sample;
 use murk_core::{
     Backend, FootprintRequest, InstanceDims, InstanceKey, LineRequest, MurkError, OcclusionInput, Pass, PassTiming, Readback, RecomputeInput,
     RecomputeReport, Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet,
 };
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// The GPU backend's state on one device (behind `GpuBackend`).
 pub(crate) struct Gpu {
     pub(crate) ctx: Context,
     instances: BTreeMap<InstanceKey, Instance>,
-    samples: BTreeMap<u64, (InFlight, usize, Option<FootprintTicket>)>,
+    /// Samples, footprint values and sight lines in flight: the readback
+    /// and how many values it holds.
+    samples: BTreeMap<u64, (InFlight, usize)>,
     changed: BTreeMap<u64, InFlight>,
     /// State hashes in flight: the readback and how many values it holds.
     hashes: BTreeMap<u64, (InFlight, usize)>,
@@ -83,7 +85,7 @@ impl Gpu {
                 let r = self
                     .changed
                     .get(&ticket)
-                    .or_else(|| self.samples.get(&ticket).map(|(r, _, _)| r).or_else(|| self.hashes.get(&ticket).map(|(r, _)| r)));
+                    .or_else(|| self.samples.get(&ticket).map(|(r, _)| r).or_else(|| self.hashes.get(&ticket).map(|(r, _)| r)));
                 if let Some(r) = r {
                     r.map();
                 }
@@ -119,7 +121,7 @@ impl Gpu {
     /// copies) has landed, so that collecting any of them waits for nothing.
     pub(crate) fn readbacks_landed(&self) -> bool {
         self.changed.values().all(InFlight::landed)
-            && self.samples.values().all(|(r, _, _)| r.landed())
+            && self.samples.values().all(|(r, _)| r.landed())
             && self.hashes.values().all(|(r, _)| r.landed())
             && self.ctx.staged_landed()
     }
@@ -145,21 +147,23 @@ impl Gpu {
         Ok(())
     }
 
-    /// Samples `batch` (checked before anything is recorded: a bad texel
-    /// changes nothing), each request in its plane; with `reduce`, the
-    /// values are footprints' texels, reduced when they land.
-    fn sample(&mut self, batch: &[(&SampleRequest, Plane)], reduce: Option<FootprintTicket>) -> Result<u64> {
-        let indices = sample::texel_indices(&self.instances, batch)?;
-        let count = indices.len();
+    /// Takes a recorded batch of sample-like values in flight (samples,
+    /// footprint values, sight lines) under a new ticket, asked by `key`,
+    /// and submits it.
+    fn track_samples(
+        &mut self,
+        key: Option<InstanceKey>,
+        record: impl FnOnce(&mut Context, &mut wgpu::CommandEncoder, &BTreeMap<InstanceKey, Instance>) -> (InFlight, usize, Vec<wgpu::Buffer>),
+    ) -> Result<u64> {
         let ticket = self.ticket();
         self.pending();
         let pending = self.pending.as_mut().expect("made above");
-        let (readback, recycle) = sample::record(&mut self.ctx, &mut pending.encoder, &self.instances, batch, indices);
+        let (readback, count, recycle) = record(&mut self.ctx, &mut pending.encoder, &self.instances);
         pending.recycle.extend(recycle);
         pending.maps.push(ticket);
-        self.samples.insert(ticket, (readback, count, reduce));
-        if let Some(&(r, _)) = batch.first() {
-            self.asked_by.insert(ticket, r.key);
+        self.samples.insert(ticket, (readback, count));
+        if let Some(key) = key {
+            self.asked_by.insert(ticket, key);
         }
         self.flush()?;
         Ok(ticket)
@@ -374,21 +378,22 @@ impl Backend for Gpu {
     }
 
     fn submit_samples(&mut self, batch: &[SampleRequest]) -> Result<u64> {
-        let planes: Vec<(&SampleRequest, Plane)> = batch.iter().map(|r| (r, Plane::Final)).collect();
-        self.sample(&planes, None)
+        let indices = sample::texel_indices(&self.instances, batch)?;
+        let count = indices.len();
+        self.track_samples(batch.first().map(|r| r.key), |ctx, enc, instances| {
+            let (readback, recycle) = sample::record(ctx, enc, instances, batch, indices);
+            (readback, count, recycle)
+        })
     }
 
     fn submit_footprints(&mut self, batch: &[FootprintRequest]) -> Result<u64> {
-        // The footprints' texels are sampled in the visibility and in the
-        // sight reveal, in the same one dispatch per six planes, and each
-        // footprint's values are reduced to its one value when the
-        // readback lands.
-        for r in batch {
-            r.footprints.check()?;
-        }
-        let requests: Vec<SampleRequest> = batch.iter().map(|r| SampleRequest { key: r.key, texels: r.footprints.texels.clone() }).collect();
-        let planes: Vec<(&SampleRequest, Plane)> = requests.iter().flat_map(|r| [(r, Plane::Visibility), (r, Plane::Sight)]).collect();
-        self.sample(&planes, Some(batch.iter().map(|r| (r.cutoff, Arc::clone(&r.footprints))).collect()))
+        // Each footprint is reduced to its one value on the device, up to
+        // three observers a dispatch: one word per footprint comes back.
+        let lists = footprints::lay_out(&self.instances, batch)?;
+        self.track_samples(batch.first().map(|r| r.key), |ctx, enc, instances| {
+            let (readback, recycle) = footprints::record(ctx, enc, instances, batch, &lists);
+            (readback, lists.footprints, recycle)
+        })
     }
 
     fn submit_lines(&mut self, request: &LineRequest) -> Result<u64> {
@@ -398,32 +403,21 @@ impl Backend for Gpu {
         if let Some([x, y]) = request.lines.iter().flat_map(|l| [l.from, l.to]).find(|&[x, y]| x >= w || y >= h) {
             return Err(MurkError::invalid("texel", format!("({x}, {y})"), format!("must lie inside {w}x{h}")));
         }
-        let count = request.lines.len();
-        let ticket = self.ticket();
-        self.pending();
-        let pending = self.pending.as_mut().expect("made above");
-        let (readback, recycle) = lines::record(&mut self.ctx, &mut pending.encoder, &self.instances[&request.key], request);
-        pending.recycle.extend(recycle);
-        pending.maps.push(ticket);
-        self.samples.insert(ticket, (readback, count, None));
-        self.asked_by.insert(ticket, request.key);
-        self.flush()?;
-        Ok(ticket)
+        self.track_samples(Some(request.key), |ctx, enc, instances| {
+            let (readback, recycle) = lines::record(ctx, enc, &instances[&request.key], request);
+            (readback, request.lines.len(), recycle)
+        })
     }
 
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
-        let Some((readback, count, _)) = self.samples.get(&ticket) else {
+        let Some((readback, count)) = self.samples.get(&ticket) else {
             return Err(MurkError::UnknownTicket { backend: "gpu".into(), what: "sample", ticket });
         };
         let count = *count;
         let Some(bytes) = self.ctx.collect(readback, if wait { Wait::IfPending } else { Wait::No })? else { return Ok(None) };
-        let (_, _, reduce) = self.samples.remove(&ticket).expect("found above");
+        self.samples.remove(&ticket);
         self.asked_by.remove(&ticket);
-        let values: Vec<u16> = bytes.chunks(4).take(count).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u16).collect();
-        Ok(Some(match reduce {
-            None => values,
-            Some(requests) => sample::reduce_footprints(&values, requests),
-        }))
+        Ok(Some(bytes.chunks(4).take(count).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u16).collect()))
     }
 
     fn blocking_waits(&self) -> u64 {

@@ -57,7 +57,8 @@
 //! | `instance.rs` | one instance's buffers: its occlusion, its masks (`Masks<wgpu::Buffer>`), the mask textures |
 //! | `build.rs` | occlusion builds and copies, texture sets loaded |
 //! | `readout.rs` | textures read back, the state hash's sources |
-//! | `sample.rs` | sample batches and footprint judgments |
+//! | `sample.rs` | sample batches: the final mask at texels |
+//! | `footprints.rs` | footprint judgments, one value per footprint |
 //! | `hash.rs` | the state hash on the device |
 //! | `passes/` | each pass's dispatches, twins of `shaders/<pass>.wgsl` |
 //! | `shaders.rs` | the WGSL modules and `Shaders`, one compiled pipeline per field |
@@ -72,6 +73,7 @@ mod build;
 mod context;
 mod count;
 mod error;
+mod footprints;
 mod gpu;
 mod hash;
 mod instance;
@@ -87,6 +89,7 @@ mod shaders;
 
 pub use backend::GpuBackend;
 pub use error::GpuError;
+pub use footprints::FootprintRange;
 pub use limits::{limits_for, required_limits, BACKEND_VAR};
 pub use render::TopView;
 pub use sample::SampleRange;

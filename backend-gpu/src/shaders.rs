@@ -56,6 +56,7 @@ const COMPOSE: Module = Module { name: "compose", sources: &[include_str!("../sh
 const UPSCALE: Module = Module { name: "upscale", sources: &[include_str!("../shaders/upscale.wgsl")] };
 const BLEND: Module = Module { name: "blend", sources: &[include_str!("../shaders/blend.wgsl")] };
 const SAMPLE: Module = Module { name: "sample", sources: &[include_str!("../shaders/sample.wgsl")] };
+const FOOTPRINTS: Module = Module { name: "footprints", sources: &[include_str!("../shaders/footprints.wgsl")] };
 const HASH: Module = Module { name: "hash", sources: &[include_str!("../shaders/hash.wgsl")] };
 const PRESENT: Module = Module { name: "present", sources: &[include_str!("../shaders/present.wgsl")] };
 const PRESENT_DETAIL: Module = Module { name: "present_detail", sources: &[include_str!("../shaders/present_detail.wgsl")] };
@@ -63,19 +64,22 @@ const OVERLAY: Module = Module { name: "overlay", sources: &[NOISE, include_str!
 const SURFACE: Module = Module { name: "surface", sources: &[FOG_INCLUDE, NOISE, MASK, include_str!("../shaders/looks/surface.wgsl")] };
 const VOLUME: Module = Module { name: "volume", sources: &[FOG_INCLUDE, NOISE, MASK, include_str!("../shaders/looks/volume.wgsl")] };
 
-/// Every module: the passes, the sample batch, the hash, the presentation,
-/// then the looks.
-const MODULES: [&Module; 16] = [
+/// Every module: the passes, the sight lines and explored count, the
+/// sample and footprint batches, the hash, the presentation, then the looks.
+const MODULES: [&Module; 19] = [
     &RASTERIZE,
     &MIPS,
     &DISTANCE_FIELD,
     &VISIBILITY,
+    &LINES,
+    &COUNT,
     &BLUR,
     &MEMORY,
     &COMPOSE,
     &UPSCALE,
     &BLEND,
     &SAMPLE,
+    &FOOTPRINTS,
     &HASH,
     &PRESENT,
     &PRESENT_DETAIL,
@@ -143,6 +147,8 @@ pub(crate) struct Shaders {
     pub(crate) blend: Shader,
     /// Mask texels for a sample batch.
     pub(crate) sample: Shader,
+    /// One value per footprint of a footprint batch.
+    pub(crate) footprints: Shader,
     /// The light of each line of a sight-line batch.
     pub(crate) lines: Shader,
     /// The explored count of an instance's memory.
@@ -190,6 +196,7 @@ impl Shaders {
             upscale: one(&UPSCALE, "main")?,
             blend: one(&BLEND, "main")?,
             sample: one(&SAMPLE, "main")?,
+            footprints: one(&FOOTPRINTS, "main")?,
             lines: one(&LINES, "main")?,
             count: one(&COUNT, "main")?,
             hash_leaf: hash.entry(device, "leaf")?,

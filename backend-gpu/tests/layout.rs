@@ -71,7 +71,7 @@ fn wgsl_structs_match_the_rust_layouts() {
 #[test]
 fn dispatch_parameters_match_their_wgsl_structs() {
     use murk_gpu::passes::{blur::BlurAxis, distance_field::DfRegion, mips::MipStep};
-    use murk_gpu::SampleRange;
+    use murk_gpu::{FootprintRange, SampleRange};
     macro_rules! check {
         ($module:literal, $ty:ty, $name:literal, [$($field:ident),*]) => {{
             let src = murk_gpu::wgsl_source($module).unwrap();
@@ -85,6 +85,7 @@ fn dispatch_parameters_match_their_wgsl_structs() {
     check!("blur", BlurAxis, "BlurAxis", [along_y, pad0, pad1, pad2]);
     check!("mips", MipStep, "MipStep", [source_offset, target_offset, source_width, source_height, region_x, region_y, region_width, region_rows]);
     check!("sample", SampleRange, "SampleRange", [first, count, pad, ends]);
+    check!("footprints", FootprintRange, "FootprintRange", [count, pad0, pad1, pad2, starts, ends_at, texels_at, out_at, cutoffs]);
     check!("distance_field", DfRegion, "DfRegion", [x0, y0, x1, y1, full, pad0, pad1, pad2]);
 }
 

@@ -230,7 +230,8 @@ fn a_sample_batch_reads_six_instances_in_one_dispatch() {
     }
     // Footprints: three instances judge one list (footprints of one to five
     // texels) in one dispatch, each against its own cutoff, in its sight
-    // signal (its visibility: no reveal here); one value each.
+    // signal (its visibility: no reveal here); one value each, reduced on
+    // the device: one word a footprint comes back, not its texels.
     let texels = request(0, 31).texels;
     let mut list = murk_core::FootprintList::default();
     for (i, t) in texels.into_iter().enumerate() {
@@ -249,9 +250,10 @@ fn a_sample_batch_reads_six_instances_in_one_dispatch() {
         .enumerate()
         .map(|(k, &cutoff)| murk_core::FootprintRequest { key: fog.instance_key(&names[k]).unwrap(), cutoff, footprints: list.clone() })
         .collect();
-    let before = shared.dispatches();
+    let (before, read) = (shared.dispatches(), shared.bytes_read_back());
     let ticket = backend.submit_footprints(&footprints).unwrap();
     assert_eq!(shared.dispatches() - before, 1, "three footprint requests");
+    assert_eq!(shared.bytes_read_back() - read, 3 * 4 * list.ends.len() as u64, "bytes read back for {} footprints", 3 * list.ends.len());
     let got = backend.poll_samples(ticket, true).unwrap().expect("waited for");
     let want: Vec<u16> = footprints
         .iter()
