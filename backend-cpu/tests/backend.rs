@@ -195,6 +195,63 @@ fn a_save_shares_a_whole_copy_as_one_list() {
     }
 }
 
+/// States saved tick after tick over a grid of 16x8 tiles, where a walker
+/// changes a few tiles a tick and loads of earlier states come between:
+/// each state shares the tiles no pass wrote since the state before, and
+/// holds its textures' bytes when saved, and again when loaded back after
+/// later states were saved over it.
+#[test]
+fn states_saved_over_states_hold_their_bytes() {
+    use murk_core::{instance_textures, InstanceDims, OcclusionInput, Texture, TextureSet, TiledImage};
+    use std::sync::Arc;
+    let (w, h) = (512, 256);
+    let dims = InstanceDims { width: w, height: h, out_width: w, out_height: h };
+    let mut cpu = CpuBackend::new(2).unwrap();
+    cpu.create_instance(1, dims).unwrap();
+    let pillar = murk_core::CircleTexel { x: 120 * 8, y: 140 * 8, radius: 24, height: murk_core::fixed::HEIGHT_WALL };
+    cpu.build_occlusion(1, &OcclusionInput { width: w, height: h, circles: vec![pillar], ..OcclusionInput::default() }).unwrap();
+    let textures: Vec<Texture> = instance_textures(dims, None).iter().map(|e| e.texture).collect();
+    let mut states: Vec<Vec<(Texture, Arc<TiledImage>)>> = Vec::new();
+    let mut bases: Option<Vec<(Texture, Arc<TiledImage>)>> = None;
+    for step in 0..40 {
+        if step % 13 == 12 {
+            // Back to an earlier state: the next saves share from it.
+            let state = states[step / 2].clone();
+            cpu.write_textures(1, &TextureSet::tiled(dims, None, state.clone(), "state").unwrap()).unwrap();
+            bases = Some(state);
+        } else {
+            cpu.recompute(1, &walker_on(100 + step as i32, 130, w, h)).unwrap();
+            cpu.blend(1, if step % 3 == 0 { 1 << 16 } else { 20_000 }).unwrap();
+        }
+        let base = |t: Texture| bases.as_ref().and_then(|b| b.iter().find(|(bt, _)| *bt == t)).map(|(_, i)| &**i);
+        let asked: Vec<_> = textures.iter().map(|&t| (t, base(t))).collect();
+        let saved = cpu.save_tiles(1, &asked).unwrap();
+        let state: Vec<(Texture, Arc<TiledImage>)> = asked
+            .iter()
+            .zip(saved)
+            .map(|(&(t, base), image)| (t, Arc::new(image.unwrap_or_else(|| base.expect("a texture without tiles has a base").clone()))))
+            .collect();
+        let visibility = &state.iter().find(|(t, _)| *t == Texture::Visibility).unwrap().1;
+        if let Some(before) = base(Texture::Visibility).filter(|_| step % 13 != 12) {
+            // A walker's step rewrites a few of the 128 tiles: the rest are
+            // the state before's.
+            let shared = visibility.tiles.iter().zip(before.tiles.iter()).filter(|(a, b)| a.same(b)).count();
+            assert!((100..128).contains(&shared), "step {step}: {shared} of 128 visibility tiles shared");
+        }
+        for (t, image) in state.iter().filter(|(_, image)| !image.tiles.is_empty()) {
+            assert_eq!(image.to_image(), cpu.read_texture(1, *t).unwrap(), "step {step}: texture `{}`", t.name());
+        }
+        bases = Some(state.clone());
+        states.push(state);
+    }
+    for (k, state) in states.iter().enumerate() {
+        cpu.write_textures(1, &TextureSet::tiled(dims, None, state.clone(), "state").unwrap()).unwrap();
+        for (t, image) in state.iter().filter(|(_, image)| !image.tiles.is_empty()) {
+            assert_eq!(cpu.read_texture(1, *t).unwrap(), image.to_image(), "state {k} loaded: texture `{}`", t.name());
+        }
+    }
+}
+
 fn pillar() -> murk_core::OcclusionInput {
     let pillar = murk_core::CircleTexel { x: 24 * 8, y: 22 * 8, radius: 16, height: murk_core::fixed::HEIGHT_WALL };
     murk_core::OcclusionInput { width: 70, height: 40, circles: vec![pillar], ..murk_core::OcclusionInput::default() }
@@ -203,11 +260,17 @@ fn pillar() -> murk_core::OcclusionInput {
 /// A recompute of a 70x40 instance with one source of radius 12 walking
 /// along row 20, at column `x`, and a slow fade.
 fn walker_at(x: i32) -> murk_core::RecomputeInput {
+    walker_on(x, 20, 70, 40)
+}
+
+/// A recompute of a `width x height` instance with one source of radius 12
+/// at texel `(x, y)`, and a slow fade.
+fn walker_on(x: i32, y: i32, width: u32, height: u32) -> murk_core::RecomputeInput {
     use murk_core::{bin_sources, BlurKernel, RayMethod, RecomputeInput, SourceTexel};
-    let source = SourceTexel { x: x * 8 + 4, y: 20 * 8 + 4, radius: 12 * 8, strength: 65535, ..SourceTexel::default() };
+    let source = SourceTexel { x: x * 8 + 4, y: y * 8 + 4, radius: 12 * 8, strength: 65535, ..SourceTexel::default() };
     RecomputeInput {
         sources: vec![source],
-        bins: bin_sources(&[source], 70, 40, 16),
+        bins: bin_sources(&[source], width, height, 16),
         method: RayMethod::Dda,
         target_height: 0,
         df_scale: 0,
