@@ -7,8 +7,8 @@ use crate::context::Context;
 use crate::gpu::Gpu;
 use crate::shaders::MASK_TEXTURE_FORMAT;
 use murk_core::{
-    Backend, FootprintRequest, InstanceDims, InstanceKey, LineRequest, MurkError, OcclusionInput, Pass, PassTiming, Readback, RecomputeInput,
-    RecomputeReport, Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet,
+    Backend, FootprintRequest, InstanceDims, InstanceKey, KeptTextures, LineRequest, MurkError, OcclusionInput, Pass, PassTiming, Readback,
+    RecomputeInput, RecomputeReport, Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet,
 };
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -326,6 +326,15 @@ impl Backend for GpuBackend {
     }
     fn read_texture(&mut self, key: InstanceKey, texture: Texture) -> Result<TextureImage> {
         self.in_world(|gpu| gpu.read_texture(self.key(key), texture))
+    }
+    fn keep_textures(&mut self, key: InstanceKey) -> Result<Option<KeptTextures>> {
+        self.in_world(|gpu| gpu.keep_textures(self.key(key)))
+    }
+    fn check_kept(&self, kept: &KeptTextures, dims: InstanceDims) -> Result<()> {
+        self.lock().check_kept(kept, dims)
+    }
+    fn load_kept(&mut self, key: InstanceKey, kept: &KeptTextures) -> Result<()> {
+        self.in_world(|gpu| gpu.load_kept(self.key(key), kept))
     }
     fn write_textures(&mut self, key: InstanceKey, set: &TextureSet) -> Result<()> {
         self.in_world(|gpu| gpu.write_textures(self.key(key), set))

@@ -24,6 +24,8 @@ pub struct Context {
     pub(crate) adapter: wgpu::AdapterInfo,
     /// Every compute pipeline.
     pub(crate) shaders: Shaders,
+    /// This context's name among the process's (what a kept state names).
+    pub(crate) id: u64,
     pool: BTreeMap<u64, Vec<wgpu::Buffer>>,
     pub(crate) allocated: usize,
     /// Sync points with the device: see [`Wait`].
@@ -95,6 +97,7 @@ impl Context {
             queue,
             adapter,
             shaders,
+            id: crate::keep::next_context(),
             pool: BTreeMap::new(),
             allocated: 0,
             waits: 0,

@@ -14,6 +14,7 @@ use crate::context::{groups, Context};
 use crate::error::{unknown_key, GpuError};
 use crate::footprints;
 use crate::instance::Instance;
+use crate::keep;
 use crate::lines;
 use crate::passes;
 use crate::passes::blur::BlurAxis;
@@ -22,8 +23,8 @@ use crate::readback::{InFlight, Wait};
 use crate::readout::{hash_sources, read_texture};
 use crate::sample;
 use murk_core::{
-    Backend, FootprintRequest, InstanceDims, InstanceKey, LineRequest, MurkError, OcclusionInput, Pass, PassTiming, Readback, RecomputeInput,
-    RecomputeReport, Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet,
+    Backend, FootprintRequest, InstanceDims, InstanceKey, KeptTextures, LineRequest, MurkError, OcclusionInput, Pass, PassTiming, Readback,
+    RecomputeInput, RecomputeReport, Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet,
 };
 use std::collections::BTreeMap;
 
@@ -508,5 +509,27 @@ impl Backend for Gpu {
         let result = import_all(&mut self.ctx, &mut t, set);
         self.instances.insert(key, t);
         result
+    }
+
+    fn keep_textures(&mut self, key: InstanceKey) -> Result<Option<KeptTextures>> {
+        // Copied behind the work recorded so far, submitted, not waited for.
+        let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
+        let ctx = &self.ctx;
+        let pending = self.pending.get_or_insert_with(|| Pending { encoder: ctx.encoder(), recycle: Vec::new(), maps: Vec::new() });
+        let kept = keep::keep(ctx, ctx.id, &mut pending.encoder, t);
+        self.flush()?;
+        Ok(Some(kept))
+    }
+
+    fn check_kept(&self, kept: &KeptTextures, dims: InstanceDims) -> Result<()> {
+        keep::check(self.ctx.id, kept, dims)
+    }
+
+    fn load_kept(&mut self, key: InstanceKey, kept: &KeptTextures) -> Result<()> {
+        self.flush()?;
+        self.ctx.forget_staged();
+        let id = self.ctx.id;
+        let t = self.instances.get_mut(&key).ok_or_else(|| unknown_key(key))?;
+        keep::load(&mut self.ctx, id, t, kept)
     }
 }

@@ -56,6 +56,7 @@
 //! | `gpu.rs` | the device state: every instance, the encoder being recorded, the readbacks in flight |
 //! | `instance.rs` | one instance's buffers: its occlusion, its masks (`Masks<wgpu::Buffer>`), the mask textures |
 //! | `build.rs` | occlusion builds and copies, texture sets loaded |
+//! | `keep.rs` | rollback states kept on the device: textures copied there, never read back |
 //! | `readout.rs` | textures read back, the state hash's sources |
 //! | `sample.rs` | sample batches: the final mask at texels |
 //! | `footprints.rs` | footprint judgments, one value per footprint |
@@ -77,6 +78,7 @@ mod footprints;
 mod gpu;
 mod hash;
 mod instance;
+mod keep;
 mod limits;
 mod lines;
 pub mod looks;

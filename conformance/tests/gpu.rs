@@ -522,6 +522,75 @@ fn ticks_never_wait_on_the_device_while_it_keeps_up() {
     assert!(fogs[0].blocking_waits() > before);
 }
 
+/// A rollback state on the GPU stays on the device: a save copies every
+/// texture there and a load copies it back, and neither reads a byte back;
+/// the loaded state is the saved one, twice over. A subsystem on the CPU,
+/// or on another device, refuses such a state by name and keeps its own.
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn a_rollback_state_stays_on_the_device() {
+    let gpu = gpu();
+    let desc = InstanceDesc {
+        name: "patrol".into(),
+        area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
+        resolution: 64,
+        lod: 0,
+        observed_teams: TeamMask::ALL,
+        profile: Profile { ray_method: RayMethod::HierarchicalDda, fade_in_rate: 8.0, relax_rate: 8.0, ..Profile::default() },
+    };
+    let walk = |world: &mut World, tick: u32| {
+        for (p, _) in world.query_mut::<(&mut Position, &VisionSource)>() {
+            p.0.x = 8.5 + (tick % 30) as f32 * 2.0;
+        }
+    };
+    let mut fog = FogSubsystem::new(Box::new(gpu.another_world()));
+    fog.create_instance(desc.clone()).unwrap();
+    let mut world = patrol();
+    for tick in 0..6 {
+        walk(&mut world, tick);
+        fog.tick(&mut world, 33_333).unwrap();
+    }
+    let read = gpu.bytes_read_back();
+    let state = fog.save_state(&world).unwrap();
+    assert_eq!(gpu.bytes_read_back(), read, "the save read nothing back");
+    assert_eq!(state.texture_bytes(&state).0, 0, "no texture is in host memory");
+    let (saved_hash, saved_mask) = (fog.lockstep_hash().unwrap(), fog.final_mask("patrol").unwrap());
+    let mut later = Vec::new();
+    for tick in 6..10 {
+        walk(&mut world, tick);
+        fog.tick(&mut world, 33_333).unwrap();
+        later.push(fog.lockstep_hash().unwrap());
+    }
+    assert_ne!(fog.lockstep_hash().unwrap(), saved_hash, "the ticks after the save moved the state");
+    for round in 0..2 {
+        let read = gpu.bytes_read_back();
+        fog.load_state(&mut world, &state).unwrap();
+        assert_eq!(gpu.bytes_read_back(), read, "round {round}: the load read nothing back");
+        assert_eq!(fog.lockstep_hash().unwrap(), saved_hash, "round {round}: the state saved");
+        assert_eq!(fog.final_mask("patrol").unwrap(), saved_mask, "round {round}: its final mask");
+        let again: Vec<u64> = (6..10)
+            .map(|tick| {
+                walk(&mut world, tick);
+                fog.tick(&mut world, 33_333).unwrap();
+                fog.lockstep_hash().unwrap()
+            })
+            .collect();
+        assert_eq!(again, later, "round {round}: the ticks after it run as they did");
+    }
+    // Elsewhere it is refused, and what ran there is left as it was.
+    let other = GpuBackend::new().unwrap_or_else(|e| panic!("a second GPU device: {e}"));
+    for (name, backend) in [("cpu", cpu()), ("another device", Box::new(other) as Box<dyn Backend>)] {
+        let mut elsewhere = FogSubsystem::new(backend);
+        elsewhere.create_instance(desc.clone()).unwrap();
+        let mut world = patrol();
+        elsewhere.tick(&mut world, 33_333).unwrap();
+        let hash = elsewhere.lockstep_hash().unwrap();
+        let e = elsewhere.load_state(&mut world, &state).expect_err(name).to_string();
+        assert!(e.contains("patrol") && e.contains("state.kept"), "{name}: {e}");
+        assert_eq!(elsewhere.lockstep_hash().unwrap(), hash, "{name}: the running state stays");
+    }
+}
+
 /// The render path a game uses: a fragment shader samples the mask texture
 /// through the include. At one pixel per texel the filter lands on texel
 /// centres, so each pixel shows its texel's state: ground where the mask is

@@ -9,7 +9,9 @@
 use crate::error::{MurkError, Result};
 pub use crate::frame::Readback;
 use crate::frame::{OcclusionInput, RayRule, RecomputeInput, RecomputeReport, RevealLayer};
-use crate::texture::{instance_textures, mip_atlas, BackendNotes, Grid, OcclusionBuild, Resolution, Texture, TextureRow, TextureSet, TiledImage};
+use crate::texture::{
+    instance_textures, mip_atlas, BackendNotes, Grid, KeptTextures, OcclusionBuild, Resolution, Texture, TextureRow, TextureSet, TiledImage,
+};
 pub use crate::texture::{InstanceDims, TexelRect, TextureData, TextureImage};
 use std::sync::Arc;
 
@@ -163,6 +165,26 @@ pub trait Backend: Send {
     /// of them keeps them). The default knows nothing.
     fn save_notes(&mut self, _key: InstanceKey) -> Result<Option<BackendNotes>> {
         Ok(None)
+    }
+    /// Copies every texture of an instance where the backend keeps them
+    /// (on its device) for a rollback state, reading none back: what a
+    /// backend with a device saves instead of [`Backend::save_tiles`]. The
+    /// default keeps nothing (`None`): the state takes tiles.
+    fn keep_textures(&mut self, _key: InstanceKey) -> Result<Option<KeptTextures>> {
+        Ok(None)
+    }
+    /// Whether textures kept by [`Backend::keep_textures`] load into an
+    /// instance of `dims`: an error says why not (they were kept by another
+    /// backend, on another device, or for another size). A load checks
+    /// every instance this way before it writes any.
+    fn check_kept(&self, _kept: &KeptTextures, _dims: InstanceDims) -> Result<()> {
+        Err(kept_elsewhere(&self.name()))
+    }
+    /// Loads textures kept by [`Backend::keep_textures`] into an instance
+    /// (after [`Backend::check_kept`]); as [`Backend::write_textures`], the
+    /// reveals stay.
+    fn load_kept(&mut self, _key: InstanceKey, _kept: &KeptTextures) -> Result<()> {
+        Err(kept_elsewhere(&self.name()))
     }
     /// Replaces every texture of an instance with a checked set (a restore,
     /// a resample into a new area); the set is checked against the
@@ -354,6 +376,15 @@ pub struct FootprintRequest {
     pub cutoff: u16,
     /// The footprints, each texel inside the instance's internal grid.
     pub footprints: Arc<FootprintList>,
+}
+
+/// The error for textures kept on a device that `backend` cannot load.
+fn kept_elsewhere(backend: &str) -> MurkError {
+    MurkError::invalid(
+        "state.kept",
+        "textures kept on a device",
+        format!("were kept by another backend than `{backend}`: load a state on the backend that saved it"),
+    )
 }
 
 /// What a footprint whose largest sight-signal value is `top` reads as in a

@@ -86,7 +86,7 @@ pub use subsystem::{
     RevealArea, RevealId, RevealKind, SaveState, SightEvent, TextureBody, TickReport, MAX_FOOTPRINT_TEXELS, MAX_OBSERVERS, MEMORY_MAGIC,
 };
 pub use texture::{
-    instance_textures, mip_atlas, pass_outputs, BackendNotes, Grid, InstanceDims, Masks, OcclusionBuild, Resolution, TexelKind, TexelRect, Texture,
-    TextureData, TextureImage, TextureRow, TextureSet, TextureSpec, TileData, TiledImage, TEXTURES, TILE,
+    instance_textures, mip_atlas, pass_outputs, BackendNotes, Grid, InstanceDims, KeptTextures, Masks, OcclusionBuild, Resolution, TexelKind,
+    TexelRect, Texture, TextureData, TextureImage, TextureRow, TextureSet, TextureSpec, TileData, TiledImage, TEXTURES, TILE,
 };
 pub use transform::{Area, AreaTransform};

@@ -11,17 +11,25 @@ use super::payload::{check_payload, insert_payload};
 use super::reveal::check_reveals;
 use super::save::{KeptInstance, SaveState};
 use super::sight::SightBatch;
-use crate::backend::{InstanceDims, InstanceKey, Readback};
+use crate::backend::{Backend, InstanceDims, InstanceKey, Readback};
 use crate::components::{Ghost, GhostObserver, Position, TransientReveal};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
 use crate::frame::CAPTURE_EMPTY;
 use crate::query::{MaskAnswer, PendingQuery, QueryAnswers};
 use crate::stealth::Detect;
-use crate::texture::TextureSet;
+use crate::texture::{KeptTextures, TextureSet};
 use hecs::{Entity, World};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Weak};
+
+/// What a restored instance's textures are loaded from.
+enum Textures {
+    /// A checked set: a snapshot's images or a state's tiles.
+    Set(TextureSet),
+    /// Copies a backend kept on its device (checked by the backend).
+    Kept(KeptTextures),
+}
 
 /// How far beyond the largest live entity index a restored ghost may keep
 /// its saved id (farther ones are spawned as new entities).
@@ -114,7 +122,7 @@ impl FogSubsystem {
         if let Some((&h, _)) = queries.range(next_query..).next() {
             return Err(MurkError::invalid("snapshot.queries", h, format!("is a pending handle at or past the next handle {next_query}")));
         }
-        let mut slots: Vec<(Slot, TextureSet)> = Vec::new();
+        let mut slots: Vec<(Slot, Textures)> = Vec::new();
         let mut names = BTreeSet::new();
         let mut moved_captures = BTreeSet::new();
         for inst in instances {
@@ -157,10 +165,14 @@ impl FogSubsystem {
                 }
             }
             let textures = match held {
-                Some(held) => TextureSet::tiled(dims, state.built_for, held.images, &prefix)?.with_notes(held.notes),
+                Some(KeptInstance { on_device: Some(kept), .. }) => {
+                    self.backend.check_kept(&kept, dims).map_err(|e| prefix_error(e, &prefix))?;
+                    Textures::Kept(kept)
+                }
+                Some(held) => Textures::Set(TextureSet::tiled(dims, state.built_for, held.images, &prefix)?.with_notes(held.notes)),
                 None => {
                     let images = inst.textures.iter().map(TextureBody::to_image).collect::<Result<Vec<_>>>()?;
-                    TextureSet::new(dims, state.built_for, images, &prefix)?
+                    Textures::Set(TextureSet::new(dims, state.built_for, images, &prefix)?)
                 }
             };
             if let Some(i) = state.flags.iter().position(|f| matches!(f.changed, Readback::Ticket(_))) {
@@ -303,12 +315,17 @@ impl FogSubsystem {
         let (backend, running) = (self.backend.as_mut(), &self.instances);
         // The tiles loaded from a save state are what the next save shares.
         let mut loaded_images = BTreeMap::new();
-        let mut note = |key: InstanceKey, set: &TextureSet| {
-            for (t, _) in set.sizes() {
-                if let Some(tiles) = set.tiles(t) {
-                    loaded_images.insert((key, t), Arc::downgrade(tiles));
+        let mut load = |backend: &mut dyn Backend, key: InstanceKey, textures: &Textures| match textures {
+            Textures::Set(set) => {
+                backend.write_textures(key, set)?;
+                for (t, _) in set.sizes() {
+                    if let Some(tiles) = set.tiles(t) {
+                        loaded_images.insert((key, t), Arc::downgrade(tiles));
+                    }
                 }
+                Ok(())
             }
+            Textures::Kept(kept) => backend.load_kept(key, kept),
         };
         let loaded = (|| {
             let mut in_place = Vec::new();
@@ -320,15 +337,13 @@ impl FogSubsystem {
                 }
                 backend.create_instance(key, slot.dims)?;
                 created.push(key);
-                backend.write_textures(key, &textures)?;
-                note(key, &textures);
+                load(&mut *backend, key, &textures)?;
                 slot.key = key;
                 key += 1;
                 fresh.insert(slot.desc.name.clone(), slot);
             }
             for (slot, textures) in in_place {
-                backend.write_textures(slot.key, &textures)?;
-                note(slot.key, &textures);
+                load(&mut *backend, slot.key, &textures)?;
                 fresh.insert(slot.desc.name.clone(), slot);
             }
             Ok(())

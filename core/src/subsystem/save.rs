@@ -11,7 +11,7 @@ use crate::backend::Readback;
 use crate::components::{Position, TransientReveal};
 use crate::error::{MurkError, Result};
 use crate::query::{PendingQuery, QueryAnswers, QueryHandle};
-use crate::texture::{instance_textures, BackendNotes, Texture, TiledImage};
+use crate::texture::{instance_textures, BackendNotes, KeptTextures, Texture, TiledImage};
 use hecs::{Entity, World};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Weak};
@@ -56,8 +56,11 @@ impl FogSubsystem {
     /// [`Self::snapshot`] held in memory, neither encoded, compressed nor
     /// checksummed ([`Self::load_state`] puts it back), its textures in
     /// tiles: a tile no tick wrote since the state saved or loaded before
-    /// is that state's, shared, not copied. It belongs to this process
-    /// only; send [`Self::snapshot`] across machines.
+    /// is that state's, shared, not copied. A backend with a device (the
+    /// GPU) keeps them there instead, copied on the device and never read
+    /// back ([`crate::Backend::keep_textures`]); such a state loads only on
+    /// that backend. It belongs to this process only; send
+    /// [`Self::snapshot`] across machines.
     pub fn save_state(&mut self, world: &World) -> Result<SaveState> {
         let mut kept = Vec::new();
         let body = self.save_body(world, Some(&mut kept))?;
@@ -84,11 +87,15 @@ impl FogSubsystem {
         for slot in self.instances.values_mut() {
             let mut textures = Vec::new();
             let mut kept_images = Vec::new();
+            let mut on_device = None;
             let entries = instance_textures(slot.dims, slot.state.built_for);
             if kept.is_none() {
                 for entry in &entries {
                     textures.push(TextureBody::of(entry.texture, &self.backend.read_texture(slot.key, entry.texture)?));
                 }
+            } else if let Some(device) = self.backend.keep_textures(slot.key)? {
+                // Copied on the device, nothing read back.
+                on_device = Some(device);
             } else {
                 // The tiles no pass wrote since the last state saved or
                 // loaded here are that state's, shared.
@@ -127,7 +134,7 @@ impl FogSubsystem {
                         None => capture.clone().map(Arc::new),
                     };
                     slot.caches.saved_capture = held.as_ref().map(Arc::downgrade);
-                    kept.push(KeptInstance { images: kept_images, capture: held, built_shapes: slot.caches.built_shapes.clone(), notes });
+                    kept.push(KeptInstance { images: kept_images, on_device, capture: held, built_shapes: slot.caches.built_shapes.clone(), notes });
                 }
                 None => state.capture.clone_from(&capture),
             }
@@ -181,6 +188,9 @@ impl FogSubsystem {
 #[derive(Clone, Debug)]
 pub(crate) struct KeptInstance {
     pub(crate) images: Vec<(Texture, Arc<TiledImage>)>,
+    /// The textures copied on the backend's device instead (`images` is
+    /// then empty).
+    pub(crate) on_device: Option<KeptTextures>,
     pub(crate) capture: Option<Arc<Vec<i32>>>,
     /// The blockers the kept occlusion was built from.
     pub(crate) built_shapes: Option<Arc<BuiltShapes>>,
@@ -204,7 +214,8 @@ impl SaveState {
     /// shares what no tick wrote since the state before was saved, and a
     /// blend start's tiles are the final mask's of the tick before). What a
     /// rollback buffer of states costs in memory is the first figure of the
-    /// oldest plus the difference of each next.
+    /// oldest plus the difference of each next. Textures a backend kept on
+    /// its device are not in host memory and not counted.
     pub fn texture_bytes(&self, other: &SaveState) -> (usize, usize) {
         let theirs: HashSet<usize> = other.allocations().map(|(at, _)| at).collect();
         let mine: HashMap<usize, usize> = self.allocations().collect();

@@ -32,7 +32,7 @@ mod tiles;
 pub use image::{mip_atlas, Grid, TextureImage};
 pub use masks::{Masks, MASKS, MASK_COUNT};
 pub use rect::TexelRect;
-pub use set::{BackendNotes, TextureSet};
+pub use set::{BackendNotes, KeptTextures, TextureSet};
 pub use table::{instance_textures, mip_sizes, pass_outputs, InstanceDims, OcclusionBuild, Resolution, Texture, TextureRow, TextureSpec, TEXTURES};
 pub use texel::{Texel, TexelKind, TextureData, TileData};
 pub use tiles::{TiledImage, TILE};

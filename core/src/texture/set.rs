@@ -26,6 +26,19 @@ impl std::fmt::Debug for BackendNotes {
     }
 }
 
+/// Every texture of one instance copied where a backend computes (a GPU's
+/// device) for a rollback state ([`crate::Backend::keep_textures`]):
+/// copies made there and never read back. Only the backend that made them
+/// loads them (by its own type, [`crate::Backend::load_kept`]).
+#[derive(Clone)]
+pub struct KeptTextures(pub Arc<dyn Any + Send + Sync>);
+
+impl std::fmt::Debug for KeptTextures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeptTextures")
+    }
+}
+
 /// Every texture of one instance, checked against [`instance_textures`]:
 /// what a backend is given to load (a restore, a resample, a rollback) and
 /// what a snapshot saves. The images are shared: a set made from a kept

@@ -1,0 +1,122 @@
+//! Rollback states kept on the device: a save copies every texture of an
+//! instance into buffers of its own on the device (recorded behind the
+//! tick's work, submitted, never waited for and never read back), and a
+//! load copies them into the instance's buffers the same way. Such a
+//! state loads only on the device that made it.
+
+use crate::context::Context;
+use crate::error::GpuError;
+use crate::instance::Instance;
+use murk_core::{InstanceDims, KeptTextures, Masks, MurkError, OcclusionBuild, Result};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The names given to devices' contexts so far: a kept state names the
+/// context that made it.
+static CONTEXTS: AtomicU64 = AtomicU64::new(0);
+
+/// A context name not given before.
+pub(crate) fn next_context() -> u64 {
+    CONTEXTS.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+/// Every texture of one instance, copied on the device.
+struct Kept {
+    /// The context (device) whose buffers these are.
+    context: u64,
+    dims: InstanceDims,
+    masks: Masks<wgpu::Buffer>,
+    coverage: wgpu::Buffer,
+    height: wgpu::Buffer,
+    /// The pyramid, its level table and the distance field, as built then.
+    mips: wgpu::Buffer,
+    mip_table: wgpu::Buffer,
+    distance_field: wgpu::Buffer,
+    mip_levels: u32,
+    df_width: u32,
+    df_height: u32,
+}
+
+/// A buffer of `src`'s size holding a copy of it, recorded into `enc`.
+fn copy_of(ctx: &Context, enc: &mut wgpu::CommandEncoder, src: &wgpu::Buffer) -> wgpu::Buffer {
+    let copy = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("murk kept state"),
+        size: src.size(),
+        usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    enc.copy_buffer_to_buffer(src, 0, &copy, 0, src.size());
+    copy
+}
+
+/// Records copies of every texture of `t` into `enc` (after the work
+/// recorded there before: the copies hold what that work leaves).
+pub(crate) fn keep(ctx: &Context, context: u64, enc: &mut wgpu::CommandEncoder, t: &Instance) -> KeptTextures {
+    let o = &t.occlusion;
+    KeptTextures(Arc::new(Kept {
+        context,
+        dims: t.dims,
+        masks: Masks::from_fn(|mask| copy_of(ctx, enc, &t.masks[mask])),
+        coverage: copy_of(ctx, enc, &o.coverage),
+        height: copy_of(ctx, enc, &o.height),
+        mips: copy_of(ctx, enc, &o.mips),
+        mip_table: copy_of(ctx, enc, &o.mip_table),
+        distance_field: copy_of(ctx, enc, &o.distance_field),
+        mip_levels: t.frame.mip_levels,
+        df_width: t.frame.df_width,
+        df_height: t.frame.df_height,
+    }))
+}
+
+/// The kept textures in `kept`, when this context made them for an
+/// instance of `dims`; an error says why not.
+fn kept_here(context: u64, kept: &KeptTextures, dims: InstanceDims) -> Result<&Kept> {
+    let Some(k) = kept.0.downcast_ref::<Kept>().filter(|k| k.context == context) else {
+        return Err(MurkError::invalid(
+            "state.kept",
+            "textures kept on a device",
+            "were kept on another device or backend: load a state where it was saved",
+        ));
+    };
+    if k.dims != dims {
+        let (was, is) = (k.dims, dims);
+        return Err(GpuError::size("the kept textures", format!("{}x{}", was.width, was.height), format!("{}x{}", is.width, is.height)).into());
+    }
+    Ok(k)
+}
+
+/// Whether `kept` loads into an instance of `dims` on the context named
+/// `context`.
+pub(crate) fn check(context: u64, kept: &KeptTextures, dims: InstanceDims) -> Result<()> {
+    kept_here(context, kept, dims).map(drop)
+}
+
+/// Loads `kept` into `t` (checked by [`check`]): copies recorded into a
+/// fresh encoder and submitted, the frame parameters and the mask texture
+/// made to follow. Call with nothing recorded and unsubmitted (the frame
+/// upload goes ahead of the queue).
+pub(crate) fn load(ctx: &mut Context, context: u64, t: &mut Instance, kept: &KeptTextures) -> Result<()> {
+    let k = kept_here(context, kept, t.dims)?;
+    let mut enc = ctx.encoder();
+    for (mask, buffer) in t.masks.iter() {
+        let (w, h) = mask.size(t.dims, OcclusionBuild::default()).expect("a mask has a size");
+        enc.copy_buffer_to_buffer(&k.masks[mask], 0, buffer, 0, u64::from(w * h) * 4);
+    }
+    let texels = u64::from(t.dims.width * t.dims.height) * 4;
+    let o = &mut t.occlusion;
+    enc.copy_buffer_to_buffer(&k.coverage, 0, &o.coverage, 0, texels);
+    enc.copy_buffer_to_buffer(&k.height, 0, &o.height, 0, texels);
+    // The pyramid and the field are of the size they were built at then.
+    for (target, from) in [(&mut o.mips, &k.mips), (&mut o.mip_table, &k.mip_table), (&mut o.distance_field, &k.distance_field)] {
+        let fresh = ctx.take(from.size());
+        enc.copy_buffer_to_buffer(from, 0, &fresh, 0, from.size());
+        ctx.give(std::mem::replace(target, fresh));
+    }
+    t.frame.mip_levels = k.mip_levels;
+    t.frame.df_width = k.df_width;
+    t.frame.df_height = k.df_height;
+    t.upload_frame(ctx);
+    t.forget_field_scratch(ctx);
+    t.present(ctx, &mut enc);
+    ctx.submit(enc)
+}
