@@ -524,7 +524,9 @@ fn ticks_never_wait_on_the_device_while_it_keeps_up() {
 
 /// A rollback state on the GPU stays on the device: a save copies every
 /// texture there and a load copies it back, and neither reads a byte back;
-/// the loaded state is the saved one, twice over. A subsystem on the CPU,
+/// the load waits for nothing, and the save only for the readbacks the
+/// tick left in flight (their values go into the state); the loaded state
+/// is the saved one, twice over. A subsystem on the CPU,
 /// or on another device, refuses such a state by name and keeps its own.
 #[test]
 #[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
@@ -550,9 +552,11 @@ fn a_rollback_state_stays_on_the_device() {
         walk(&mut world, tick);
         fog.tick(&mut world, 33_333).unwrap();
     }
-    let read = gpu.bytes_read_back();
+    let (read, waits, in_flight) = (gpu.bytes_read_back(), fog.blocking_waits(), fog.readbacks_held());
     let state = fog.save_state(&world).unwrap();
     assert_eq!(gpu.bytes_read_back(), read, "the save read nothing back");
+    let waited = fog.blocking_waits() - waits;
+    assert!(waited <= in_flight as u64, "the save waited {waited} times, for {in_flight} readbacks in flight");
     assert_eq!(state.texture_bytes(&state).0, 0, "no texture is in host memory");
     let (saved_hash, saved_mask) = (fog.lockstep_hash().unwrap(), fog.final_mask("patrol").unwrap());
     let mut later = Vec::new();
@@ -563,9 +567,10 @@ fn a_rollback_state_stays_on_the_device() {
     }
     assert_ne!(fog.lockstep_hash().unwrap(), saved_hash, "the ticks after the save moved the state");
     for round in 0..2 {
-        let read = gpu.bytes_read_back();
+        let (read, waits) = (gpu.bytes_read_back(), fog.blocking_waits());
         fog.load_state(&mut world, &state).unwrap();
         assert_eq!(gpu.bytes_read_back(), read, "round {round}: the load read nothing back");
+        assert_eq!(fog.blocking_waits(), waits, "round {round}: the load waited for nothing");
         assert_eq!(fog.lockstep_hash().unwrap(), saved_hash, "round {round}: the state saved");
         assert_eq!(fog.final_mask("patrol").unwrap(), saved_mask, "round {round}: its final mask");
         let again: Vec<u64> = (6..10)
