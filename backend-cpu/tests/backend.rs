@@ -224,13 +224,7 @@ fn states_saved_over_states_hold_their_bytes() {
             cpu.blend(1, if step % 3 == 0 { 1 << 16 } else { 20_000 }).unwrap();
         }
         let base = |t: Texture| bases.as_ref().and_then(|b| b.iter().find(|(bt, _)| *bt == t)).map(|(_, i)| &**i);
-        let asked: Vec<_> = textures.iter().map(|&t| (t, base(t))).collect();
-        let saved = cpu.save_tiles(1, &asked).unwrap();
-        let state: Vec<(Texture, Arc<TiledImage>)> = asked
-            .iter()
-            .zip(saved)
-            .map(|(&(t, base), image)| (t, Arc::new(image.unwrap_or_else(|| base.expect("a texture without tiles has a base").clone()))))
-            .collect();
+        let state = save_state(&mut cpu, &textures, bases.as_deref());
         let visibility = &state.iter().find(|(t, _)| *t == Texture::Visibility).unwrap().1;
         if let Some(before) = base(Texture::Visibility).filter(|_| step % 13 != 12) {
             // A walker's step rewrites a few of the 128 tiles: the rest are
@@ -250,6 +244,24 @@ fn states_saved_over_states_hold_their_bytes() {
             assert_eq!(cpu.read_texture(1, *t).unwrap(), image.to_image(), "state {k} loaded: texture `{}`", t.name());
         }
     }
+}
+
+/// A rollback state of instance 1 as the subsystem keeps one: `textures`
+/// saved in tiles over `bases` (the state saved or loaded before), a
+/// texture the backend gave no tiles for taken whole from its base.
+fn save_state(
+    cpu: &mut CpuBackend,
+    textures: &[murk_core::Texture],
+    bases: Option<&[(murk_core::Texture, std::sync::Arc<murk_core::TiledImage>)]>,
+) -> Vec<(murk_core::Texture, std::sync::Arc<murk_core::TiledImage>)> {
+    let base = |t| bases.and_then(|b| b.iter().find(|(bt, _)| *bt == t)).map(|(_, i)| &**i);
+    let asked: Vec<_> = textures.iter().map(|&t| (t, base(t))).collect();
+    let saved = cpu.save_tiles(1, &asked).unwrap();
+    asked
+        .iter()
+        .zip(saved)
+        .map(|(&(t, base), image)| (t, std::sync::Arc::new(image.unwrap_or_else(|| base.expect("a texture without tiles has a base").clone()))))
+        .collect()
 }
 
 fn pillar() -> murk_core::OcclusionInput {
@@ -398,13 +410,7 @@ proptest! {
                     }
                 }
             }
-            let asked: Vec<_> = textures.iter().map(|&t| (t, bases.as_ref().and_then(|b| b.iter().find(|(bt, _)| *bt == t)).map(|(_, i)| &**i))).collect();
-            let saved = cpu.save_tiles(1, &asked).unwrap();
-            let state: Vec<(Texture, Arc<TiledImage>)> = asked
-                .iter()
-                .zip(saved)
-                .map(|(&(t, base), image)| (t, Arc::new(image.unwrap_or_else(|| base.expect("a texture without tiles has a base").clone()))))
-                .collect();
+            let state = save_state(&mut cpu, &textures, bases.as_deref());
             // (A texture of no texels has no type to compare.)
             for (t, image) in state.iter().filter(|(_, image)| !image.tiles.is_empty()) {
                 let want = cpu.read_texture(1, *t).unwrap();

@@ -471,6 +471,18 @@ fn patrol() -> World {
     world
 }
 
+/// The instance over [`patrol`]: 64x64 texels over 64 units, with `profile`.
+fn patrol_desc(profile: Profile) -> InstanceDesc {
+    InstanceDesc {
+        name: "patrol".into(),
+        area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
+        resolution: 64,
+        lod: 0,
+        observed_teams: TeamMask::ALL,
+        profile,
+    }
+}
+
 /// A game's frame: murk ticks, then the frame ends with the GPU done (as
 /// presenting does), outside murk. Every tick recomputes (the walker moves)
 /// and samples the stealth actor; none may block.
@@ -479,14 +491,7 @@ fn patrol() -> World {
 fn ticks_never_wait_on_the_device_while_it_keeps_up() {
     let gpu = gpu();
     let (device, _) = gpu.device();
-    let desc = InstanceDesc {
-        name: "patrol".into(),
-        area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
-        resolution: 64,
-        lod: 0,
-        observed_teams: TeamMask::ALL,
-        profile: Profile { fade_in_rate: 8.0, relax_rate: 8.0, ..Profile::default() },
-    };
+    let desc = patrol_desc(Profile { fade_in_rate: 8.0, relax_rate: 8.0, ..Profile::default() });
     let mut fogs = [FogSubsystem::new(Box::new(gpu.clone())), FogSubsystem::new(cpu())];
     let mut worlds = [patrol(), patrol()];
     for fog in &mut fogs {
@@ -532,14 +537,7 @@ fn ticks_never_wait_on_the_device_while_it_keeps_up() {
 #[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
 fn a_rollback_state_stays_on_the_device() {
     let gpu = gpu();
-    let desc = InstanceDesc {
-        name: "patrol".into(),
-        area: Area { center: Vec3::new(32.0, 32.0, 5.0), extents: Vec3::new(64.0, 64.0, 10.0), yaw_degrees: 0.0 },
-        resolution: 64,
-        lod: 0,
-        observed_teams: TeamMask::ALL,
-        profile: Profile { ray_method: RayMethod::HierarchicalDda, fade_in_rate: 8.0, relax_rate: 8.0, ..Profile::default() },
-    };
+    let desc = patrol_desc(Profile { ray_method: RayMethod::HierarchicalDda, fade_in_rate: 8.0, relax_rate: 8.0, ..Profile::default() });
     let walk = |world: &mut World, tick: u32| {
         for (p, _) in world.query_mut::<(&mut Position, &VisionSource)>() {
             p.0.x = 8.5 + (tick % 30) as f32 * 2.0;
