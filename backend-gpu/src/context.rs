@@ -17,6 +17,10 @@ pub(crate) fn groups(n: u32, size: u32) -> u32 {
     n.div_ceil(size)
 }
 
+/// The names given to contexts so far (a state kept on a device names the
+/// context that made it).
+static CONTEXTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Device, queue, pipelines and pools.
 pub struct Context {
     pub(crate) device: wgpu::Device,
@@ -97,7 +101,7 @@ impl Context {
             queue,
             adapter,
             shaders,
-            id: crate::keep::next_context(),
+            id: CONTEXTS.fetch_add(1, Ordering::Relaxed) + 1,
             pool: BTreeMap::new(),
             allocated: 0,
             waits: 0,

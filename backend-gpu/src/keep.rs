@@ -8,17 +8,7 @@ use crate::context::Context;
 use crate::error::GpuError;
 use crate::instance::Instance;
 use murk_core::{InstanceDims, KeptTextures, Masks, MurkError, OcclusionBuild, Result};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-/// The names given to devices' contexts so far: a kept state names the
-/// context that made it.
-static CONTEXTS: AtomicU64 = AtomicU64::new(0);
-
-/// A context name not given before.
-pub(crate) fn next_context() -> u64 {
-    CONTEXTS.fetch_add(1, Ordering::Relaxed) + 1
-}
 
 /// Every texture of one instance, copied on the device.
 struct Kept {
