@@ -157,8 +157,9 @@ impl Page {
     }
 
     /// Each tick's multiplayer answers as JSON, `[[tick, {…}], …]`: the
-    /// `events`, `observer_events`, `sight` and `sight_events` fields of
-    /// `murk run`'s `per_tick` records, empty ones left out as there.
+    /// `events`, `observer_events`, `sight`, `sight_events` and `blips`
+    /// fields of `murk run`'s `per_tick` records, empty ones left out as
+    /// there.
     pub fn answers(&self) -> String {
         let list: Vec<_> = self.session.answers().iter().collect();
         serde_json::to_string(&list).unwrap_or_default()
@@ -198,6 +199,23 @@ impl Page {
     pub fn hashes(&self) -> String {
         let list: Vec<(u64, String)> = self.session.hashes().iter().map(|(t, h)| (*t, format!("{h:016x}"))).collect();
         serde_json::to_string(&list).unwrap_or_default()
+    }
+
+    /// What the viewed instance knows after the last tick, as text: the
+    /// tracked units in its sight set, by scenario id, and for an instance
+    /// of a sensor layer (radar) the blips it has, at their positions.
+    #[wasm_bindgen(getter, js_name = viewSeen)]
+    pub fn view_seen(&self) -> String {
+        let Some((_, last)) = self.session.answers().last_key_value() else { return String::new() };
+        let view = self.session.view();
+        let set = last.sight.get(view).map_or_else(|| "nobody".to_string(), |ids| ids.join(", "));
+        match last.blips.get(view) {
+            Some(blips) => {
+                let at: Vec<String> = blips.iter().map(|[x, y, _]| format!("({x:.1}, {y:.1})")).collect();
+                format!("{set}; blips at {}", at.join(", "))
+            }
+            None => set,
+        }
     }
 
     /// The newest landed hash, hex.

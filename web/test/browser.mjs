@@ -42,7 +42,7 @@ if (drops.length && !nativesDir) throw new Error('--drop needs --natives DIR (wi
 // A tick's multiplayer answers in one canonical text, from a `per_tick`
 // record of summary.json or from the page's `answers` (the same fields,
 // empty ones left out).
-const ANSWER_FIELDS = ['events', 'observer_events', 'sight', 'sight_events'];
+const ANSWER_FIELDS = ['events', 'observer_events', 'sight', 'sight_events', 'blips'];
 // Keys sorted at every level: summary.json and the page order an event's
 // fields differently.
 const canonical = (v) =>

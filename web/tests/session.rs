@@ -151,8 +151,9 @@ fn assert_session_is_murk_run(name: &str, backend: Box<dyn Backend>, gpu: Option
             observer_events: r.observer_events.clone(),
             sight: r.sight.clone(),
             sight_events: r.sight_events.clone(),
+            blips: r.blips.clone(),
         };
-        assert_eq!(answers, &want, "{name} tick {tick}: the sets and events");
+        assert_eq!(answers, &want, "{name} tick {tick}: the sets, events and blips");
     }
     records.iter().filter(|r| !r.sight.is_empty()).count()
 }
@@ -164,6 +165,8 @@ fn every_scenario_with_the_files_beside_it_gives_murk_runs_hashes_sets_and_event
         with_sets += assert_session_is_murk_run(&name, cpu(), None);
     }
     assert!(with_sets > 10, "some scenario tracks entities that are seen ({with_sets} ticks with a set)");
+    let radar = murk_run_records("radar.json");
+    assert!(radar.iter().filter(|r| !r.blips.is_empty()).count() > 10, "the radar scenario has blips to carry");
 }
 
 #[test]

@@ -176,6 +176,7 @@ function draw() {
   $('backend').textContent = page.backendName;
   $('tick').textContent = String(page.ticksDone);
   $('hash').textContent = page.latestHash ?? '(lands two ticks after the first)';
+  $('seen').textContent = page.viewSeen || '–';
   for (const b of ['cpu', 'gpu']) {
     const c = costs[b];
     if (c.ticks) $(`cost-${b}`).textContent = `${(c.ms / c.ticks).toFixed(2)} ms a tick (${c.ticks} ticks)`;

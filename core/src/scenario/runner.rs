@@ -109,7 +109,7 @@ pub struct TickRecord {
 /// A tick's multiplayer answers, by scenario id (see
 /// [`ScenarioRunner::answers`]); serialized as the same fields of a
 /// [`TickRecord`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct TickAnswers {
     /// Stealth transitions.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -124,6 +124,10 @@ pub struct TickAnswers {
     /// The tracked entities that entered or left an observer's set.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sight_events: Vec<SightRecord>,
+    /// The blips of each instance of a sensor layer other than sight, for
+    /// those that have any: positions only, ordered by position.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub blips: BTreeMap<String, Vec<[f32; 3]>>,
 }
 
 /// A per-observer stealth event, naming the actor by its scenario id.
@@ -296,7 +300,7 @@ impl ScenarioRunner {
         let report = self.advance()?;
         let (lockstep, per_instance) = self.fog.state_hashes()?;
         let hashes: BTreeMap<String, String> = per_instance.into_iter().map(|(n, h)| (n, format!("{h:016x}"))).collect();
-        let TickAnswers { events, observer_events, sight, sight_events } = self.answers(&report)?;
+        let TickAnswers { events, observer_events, sight, sight_events, blips } = self.answers(&report)?;
         let mut queries = Vec::new();
         for q in self.scenario.queries.iter().filter(|q| q.tick == tick) {
             let mask = self.fog.mask_query_now(&q.points, q.cutoff)?;
@@ -316,15 +320,6 @@ impl ScenarioRunner {
             };
             queries.push(QueryRecord { id: q.id.clone(), mask, immediate, lines });
         }
-        let mut blips = BTreeMap::new();
-        for name in self.fog.instance_names() {
-            if self.fog.instance(&name)?.profile.layer != 0 {
-                let found = self.fog.blips(&self.world, &name)?;
-                if !found.is_empty() {
-                    blips.insert(name, found.iter().map(|b| b.position.to_array()).collect());
-                }
-            }
-        }
         let lockstep = format!("{lockstep:016x}");
         let recomputed = report.instances.into_iter().filter(|(_, t)| t.recomputed).map(|(n, _)| n).collect();
         Ok(TickRecord { tick, lockstep, hashes, recomputed, events, queries, observer_events, sight, sight_events, blips })
@@ -332,8 +327,9 @@ impl ScenarioRunner {
 
     /// The multiplayer answers of a tick [`Self::advance`] ran, named by
     /// scenario id: its stealth events, per-observer stealth events, sight
-    /// events and each observer's sight set after it. [`Self::step`] puts
-    /// them in its record; a host that only advances (a page) asks here.
+    /// events, each observer's sight set after it and each sensor layer's
+    /// blips. [`Self::step`] puts them in its record; a host that only
+    /// advances (a page) asks here.
     pub fn answers(&self, report: &TickReport) -> Result<TickAnswers> {
         let ids: BTreeMap<u64, &str> = self.tracked.iter().filter_map(|(id, t)| t.entity.map(|e| (e, id.as_str()))).collect();
         let id = |e: Entity| ids.get(&e.to_bits().get()).map_or_else(|| format!("entity {}", e.id()), |s| s.to_string());
@@ -365,7 +361,16 @@ impl ScenarioRunner {
                 sight.insert(name, set);
             }
         }
-        Ok(TickAnswers { events, observer_events, sight, sight_events })
+        let mut blips = BTreeMap::new();
+        for name in self.fog.instance_names() {
+            if self.fog.instance(&name)?.profile.layer != 0 {
+                let found = self.fog.blips(&self.world, &name)?;
+                if !found.is_empty() {
+                    blips.insert(name, found.iter().map(|b| b.position.to_array()).collect());
+                }
+            }
+        }
+        Ok(TickAnswers { events, observer_events, sight, sight_events, blips })
     }
 
     /// Moves the run onto `backend` while it runs: the fog state is taken
