@@ -7,7 +7,7 @@
 // runs the demo with `backend=auto` and checks what `auto` chose and why.
 // For each `--drop SCENARIO`, it opens the page empty on the GPU, drops the
 // scenario with the files it names (map, profile files) as a user would,
-// and compares its hashes, sight sets and events with native `murk run`'s
+// and compares its hashes, sight sets, events and blips with native `murk run`'s
 // summaries `NATIVES/NAME-cpu/summary.json` and `NATIVES/NAME-gpu/...`;
 // each dropped scenario with two instances or more also runs on the CPU
 // while the view moves between its instances, an unknown one included.
@@ -47,7 +47,11 @@ const ANSWER_FIELDS = ['events', 'observer_events', 'sight', 'sight_events', 'bl
 // fields differently.
 const canonical = (v) =>
   Array.isArray(v) ? v.map(canonical) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])])) : v;
-const answerText = (record) => JSON.stringify(ANSWER_FIELDS.map((f) => canonical(record[f] ?? null)));
+// Blips are f32 positions: the page writes each as the shortest f32 text,
+// summary.json as the shortest f64 text of the same value; both are read
+// back to that f32 here.
+const f32 = (v) => (Array.isArray(v) ? v.map(f32) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, f32(x)])) : typeof v === 'number' ? Math.fround(v) : v);
+const answerText = (record) => JSON.stringify(ANSWER_FIELDS.map((f) => canonical(f === 'blips' ? f32(record[f] ?? null) : record[f] ?? null)));
 const summaries = (files) =>
   files.map((file) => {
     const summary = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -174,7 +178,7 @@ try {
         const first = differing[0];
         check(
           result.answers.length === run.ticks && differing.length === 0,
-          `[${run.name}] every tick's sight sets and events equal native ${native.backend} (${native.sets} ticks with a set)` +
+          `[${run.name}] every tick's sight sets, events and blips equal native ${native.backend} (${native.sets} ticks with a set)` +
             (first ? ` (${differing.length} differ; tick ${first[0]}: page ${answerText(first[1])}, native ${native.answers.get(first[0])})` : ''),
         );
       }
