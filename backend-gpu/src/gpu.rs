@@ -58,6 +58,13 @@ struct Pending {
     maps: Vec<u64>,
 }
 
+impl Pending {
+    /// Nothing recorded yet, on `ctx`'s device.
+    fn new(ctx: &Context) -> Self {
+        Pending { encoder: ctx.encoder(), recycle: Vec::new(), maps: Vec::new() }
+    }
+}
+
 impl Gpu {
     /// The state on a device whose pipelines are compiled.
     pub(crate) fn new(ctx: Context) -> Self {
@@ -97,8 +104,7 @@ impl Gpu {
 
     /// The pending work to record into (a fresh encoder when none).
     fn pending(&mut self) -> &mut Pending {
-        let ctx = &self.ctx;
-        self.pending.get_or_insert_with(|| Pending { encoder: ctx.encoder(), recycle: Vec::new(), maps: Vec::new() })
+        self.pending.get_or_insert_with(|| Pending::new(&self.ctx))
     }
 
     /// Readbacks held for instances whose device-wide keys lie in `keys`
@@ -514,9 +520,8 @@ impl Backend for Gpu {
     fn keep_textures(&mut self, key: InstanceKey) -> Result<Option<KeptTextures>> {
         // Copied behind the work recorded so far, submitted, not waited for.
         let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
-        let ctx = &self.ctx;
-        let pending = self.pending.get_or_insert_with(|| Pending { encoder: ctx.encoder(), recycle: Vec::new(), maps: Vec::new() });
-        let kept = keep::keep(ctx, ctx.id, &mut pending.encoder, t);
+        let pending = self.pending.get_or_insert_with(|| Pending::new(&self.ctx));
+        let kept = keep::keep(&self.ctx, &mut pending.encoder, t);
         self.flush()?;
         Ok(Some(kept))
     }
@@ -528,8 +533,7 @@ impl Backend for Gpu {
     fn load_kept(&mut self, key: InstanceKey, kept: &KeptTextures) -> Result<()> {
         self.flush()?;
         self.ctx.forget_staged();
-        let id = self.ctx.id;
         let t = self.instances.get_mut(&key).ok_or_else(|| unknown_key(key))?;
-        keep::load(&mut self.ctx, id, t, kept)
+        keep::load(&mut self.ctx, t, kept)
     }
 }

@@ -41,10 +41,10 @@ fn copy_of(ctx: &Context, enc: &mut wgpu::CommandEncoder, src: &wgpu::Buffer) ->
 
 /// Records copies of every texture of `t` into `enc` (after the work
 /// recorded there before: the copies hold what that work leaves).
-pub(crate) fn keep(ctx: &Context, context: u64, enc: &mut wgpu::CommandEncoder, t: &Instance) -> KeptTextures {
+pub(crate) fn keep(ctx: &Context, enc: &mut wgpu::CommandEncoder, t: &Instance) -> KeptTextures {
     let o = &t.occlusion;
     KeptTextures(Arc::new(Kept {
-        context,
+        context: ctx.id,
         dims: t.dims,
         masks: Masks::from_fn(|mask| copy_of(ctx, enc, &t.masks[mask])),
         coverage: copy_of(ctx, enc, &o.coverage),
@@ -85,8 +85,8 @@ pub(crate) fn check(context: u64, kept: &KeptTextures, dims: InstanceDims) -> Re
 /// fresh encoder and submitted, the frame parameters and the mask texture
 /// made to follow. Call with nothing recorded and unsubmitted (the frame
 /// upload goes ahead of the queue).
-pub(crate) fn load(ctx: &mut Context, context: u64, t: &mut Instance, kept: &KeptTextures) -> Result<()> {
-    let k = kept_here(context, kept, t.dims)?;
+pub(crate) fn load(ctx: &mut Context, t: &mut Instance, kept: &KeptTextures) -> Result<()> {
+    let k = kept_here(ctx.id, kept, t.dims)?;
     let mut enc = ctx.encoder();
     for (mask, buffer) in t.masks.iter() {
         let (w, h) = mask.size(t.dims, OcclusionBuild::default()).expect("a mask has a size");
