@@ -344,6 +344,15 @@ impl Fog {
         Ok(self.fog.visible_to(name)?.into_iter().map(|e| e.to_bits().get()).collect())
     }
 
+    /// Where instance `name`, of a sensor layer (a radar), senses tracked
+    /// entities that no sight instance of its teams sees: positions only
+    /// (`[x, y, z]`), ordered by position, each strayed by up to the
+    /// profile's `blip_error`. An instance of sight (layer 0) is a named
+    /// error.
+    pub fn blips(&self, name: &str) -> Result<Vec<[f32; 3]>> {
+        Ok(self.fog.blips(&self.world, name)?.into_iter().map(|b| b.position.to_array()).collect())
+    }
+
     /// Whether observer `name` sees the tracked entity of `handle`.
     pub fn sees(&self, name: &str, handle: u64) -> Result<bool> {
         let entity = self.handles.get(&self.world, handle, HandleKind::Entity)?;

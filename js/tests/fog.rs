@@ -171,3 +171,40 @@ fn on_a_gpu_the_landed_hashes_equal_the_cpu_and_nothing_waits() {
     assert!(on_gpu.hash_now().unwrap_err().to_string().contains("hashes on the device"));
     assert_eq!(gpu.device_waits(), 0, "no call waited for the device");
 }
+
+/// A radar (layer 1, through walls) senses a tracked unit that the team's
+/// sight cannot see behind a wall: one blip where the unit stands, strayed
+/// by at most the profile's `blip_error`; once sight sees the unit, no
+/// blip. Asking a sight instance for blips is a named error.
+#[test]
+fn a_radar_gives_a_blip_where_sight_does_not_reach() {
+    let mut fog = Fog::on_cpu().unwrap();
+    fog.create_instance(r#"{"name": "sight", "area": {"center": [32, 32, 5], "extents": [64, 64, 10]}, "resolution": 64, "observed_teams": [0]}"#)
+        .unwrap();
+    fog.create_instance(
+        r#"{"name": "radar", "area": {"center": [32, 32, 5], "extents": [64, 64, 10]}, "resolution": 32, "observed_teams": [0],
+            "profile": {"layer": 1, "see_through": true, "blip_error": 1.0}}"#,
+    )
+    .unwrap();
+    fog.spawn(Vec3::new(30.0, 32.0, 0.0), &parts(r#"{"blocker": {"shape": {"rect": {"size": [2, 40]}}}}"#)).unwrap();
+    fog.spawn(Vec3::new(16.0, 32.0, 0.0), &parts(r#"{"source": {"radius": 24, "team": 0}}"#)).unwrap();
+    fog.spawn(Vec3::new(16.0, 34.0, 0.0), &parts(r#"{"source": {"radius": 40, "team": 0, "layer": 1}}"#)).unwrap();
+    let unit = fog.spawn(Vec3::new(44.0, 32.0, 0.0), &parts(r#"{"tracked": {"footprint": 1}}"#)).unwrap();
+    for _ in 0..4 {
+        fog.tick(33_333).unwrap();
+    }
+    assert!(fog.visible_to("sight").unwrap().is_empty(), "the wall hides the unit from sight");
+    let blips = fog.blips("radar").unwrap();
+    assert_eq!(blips.len(), 1, "{blips:?}");
+    let [x, y, _] = blips[0];
+    assert!((x - 44.0).abs() <= 1.0 && (y - 32.0).abs() <= 1.0, "the blip strays at most 1 from the unit: {blips:?}");
+    // In the open, sight sees it: a radar gives no blip of a unit in sight.
+    fog.move_to(unit, Vec3::new(20.0, 40.0, 0.0)).unwrap();
+    for _ in 0..4 {
+        fog.tick(33_333).unwrap();
+    }
+    assert_eq!(fog.visible_to("sight").unwrap(), [unit]);
+    assert!(fog.blips("radar").unwrap().is_empty());
+    let e = fog.blips("sight").unwrap_err().to_string();
+    assert!(e.contains("sight") && e.contains("layer 0"), "{e}");
+}

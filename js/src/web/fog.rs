@@ -259,6 +259,13 @@ impl JsFog {
         self.inner.visible_to(name).map_err(js)
     }
 
+    /// The blips of instance `name`, of a sensor layer (a radar): tracked
+    /// entities it senses that no sight instance of its teams sees, as
+    /// positions only, `x, y, z` one after the other, ordered by position.
+    pub fn blips(&self, name: &str) -> Result<Vec<f32>, JsError> {
+        Ok(self.inner.blips(name).map_err(js)?.into_iter().flatten().collect())
+    }
+
     /// Whether observer `name` sees the tracked entity of `handle`.
     pub fn sees(&self, name: &str, handle: u64) -> Result<bool, JsError> {
         self.inner.sees(name, handle).map_err(js)
