@@ -6,7 +6,7 @@ use crate::error::CpuError;
 use crate::instance::{CpuInstance, CpuNotes, Settling};
 use crate::tiles::{self, next_version, TileVersions};
 use crate::workers::Workers;
-use murk_core::{OcclusionBuild, Resolution, Result, TexelRect, Texture, TextureData, TextureSet, TiledImage};
+use murk_core::{OcclusionBuild, Resolution, Result, TexelRect, Texture, TextureData, TextureSet};
 use rayon::prelude::*;
 
 impl CpuInstance {
@@ -68,10 +68,11 @@ impl CpuInstance {
             rewritten = w?.or(rewritten);
         }
         // Over the same occlusion the windows and their combination stay;
-        // the visibility's finish is redone where the load wrote it (the
-        // finish compares each block with what it holds: where the loaded
-        // texels are the finish of the combination, nothing downstream
-        // moves).
+        // the visibility's finish is redone where the load changed a texel
+        // (elsewhere the texel is the one the finish made from the kept
+        // combination, or one still pending a finish; and the finish
+        // compares each block with what it holds: where the loaded texels
+        // are the finish of the combination, nothing downstream moves).
         if same_occlusion {
             match rewritten {
                 Some(rects) => self.windows.refinish(rects),
@@ -95,7 +96,7 @@ impl CpuInstance {
 /// a tile of a state's under the version the instance's tile has is there
 /// already; the others are copied and take the state's version (a whole
 /// image, or a tile not versioned, `fresh`). For the visibility written as
-/// tiles, the rectangles of the tiles written.
+/// tiles, the spans of texels whose value the load changed.
 fn write_mask(
     set: &TextureSet,
     mask: Texture,
@@ -107,11 +108,15 @@ fn write_mask(
     match set.tiles(mask) {
         Some(img) => {
             let held = |i: usize| versions.as_ref().is_some_and(|v| img.versions[i] != 0 && img.versions[i] == v.get(i));
-            if mask == Texture::Visibility {
-                let tiles = (0..img.tiles.len()).filter(|&i| !held(i));
-                rewritten = Some(tiles.map(|i| TiledImage::tile_rect(img.width, img.height, i)).collect::<Vec<_>>());
-            }
-            if !img.write_into(buffer, held) {
+            // Of the visibility, where the load changed a texel: the
+            // finish is redone there only.
+            let written = if mask == Texture::Visibility {
+                rewritten = img.write_changes_into(buffer, held);
+                rewritten.is_some()
+            } else {
+                img.write_into(buffer, held)
+            };
+            if !written {
                 return Err(CpuError::TexelType { texture: mask.name(), problem: "is not in tiles of 16-bit texels of its size".into() }.into());
             }
             if let Some(v) = versions {

@@ -214,7 +214,7 @@ fn first_bad<T: Copy>(v: &[T], bad: impl Fn(T) -> bool) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::texture::texel::TileData;
-    use crate::texture::TILE;
+    use crate::texture::{TexelRect, TILE};
 
     fn dims() -> InstanceDims {
         InstanceDims { width: 5, height: 3, out_width: 10, out_height: 6 }
@@ -275,6 +275,43 @@ mod tests {
         assert!(e.contains("s.textures.height = 5x3 in 0 tiles (0 versions)"), "{e}");
         let e = sets(&|t| t.versions.push(0)).unwrap_err().to_string();
         assert!(e.contains("s.textures.height = 5x3 in 1 tiles (2 versions)"), "{e}");
+    }
+
+    /// A write that reports what it changed gives the bytes of a plain
+    /// write, and per row of a tile written the span from the first to the
+    /// last texel that took a new value: none where the grid held the
+    /// tile's texels already, none in a skipped tile.
+    #[test]
+    fn a_write_names_the_spans_it_changed() {
+        let (w, h) = (TILE * 2 + 3, TILE + 5);
+        let held: Vec<u16> = (0..w * h).map(|i| (i * 7) as u16).collect();
+        let mut next = held.clone();
+        // Row 3: texels 2 and 40 (two tiles); row 36 (the cut last row of
+        // tiles): texel 65 alone; row 10: texel 40 of the skipped tile 1.
+        for (x, y) in [(2, 3), (40, 3), (65, 36), (40, 10)] {
+            next[(y * w + x) as usize] ^= 0x5a5a;
+        }
+        let tiled = TiledImage::split(&TextureImage { width: w, height: h, data: TextureData::U16(next.clone()) });
+        let (mut plain, mut grid) = (held.clone(), held.clone());
+        assert!(tiled.write_into(&mut plain, |_| false));
+        let spans = tiled.write_changes_into(&mut grid, |_| false).expect("tiles of its type and size");
+        assert_eq!(grid, plain);
+        assert_eq!(grid, next);
+        let rect = |x0, y0, x1| TexelRect { x0, y0, x1, y1: y0 + 1 };
+        assert_eq!(spans, vec![rect(2, 3, 3), rect(40, 3, 41), rect(40, 10, 41), rect(65, 36, 66)]);
+        // Written again: nothing changes. With tile 1 skipped, its texel
+        // stays as held.
+        assert_eq!(tiled.write_changes_into(&mut grid, |_| false), Some(Vec::new()));
+        let mut grid = held.clone();
+        let spans = tiled.write_changes_into(&mut grid, |i| i == 1).expect("tiles of its type and size");
+        assert_eq!(spans, vec![rect(2, 3, 3), rect(65, 36, 66)]);
+        assert_eq!(grid[(3 * w + 40) as usize], held[(3 * w + 40) as usize]);
+        // Two texels apart in one row: one span over both.
+        let mut grid = next.clone();
+        grid[(5 * w + 4) as usize] ^= 1;
+        grid[(5 * w + 9) as usize] ^= 1;
+        assert_eq!(tiled.write_changes_into(&mut grid, |_| false), Some(vec![rect(4, 5, 10)]));
+        assert_eq!(tiled.write_changes_into(&mut vec![0u8; held.len()], |_| false), None, "a grid of another type");
     }
 
     /// The folded search finds the first bad texel past its runs' edges.

@@ -123,6 +123,38 @@ impl TiledImage {
         true
     }
 
+    /// As [`Self::write_into`], and where the grid changed: for each row of
+    /// a tile written whose texels were not all there already, the span
+    /// from its first to its last texel that took a new value (`None`, and
+    /// nothing written, where `write_into` answers `false`). A rollback's
+    /// load redoes the work downstream of a texture over these spans only.
+    pub fn write_changes_into<T: Texel>(&self, texels: &mut [T], skip: impl Fn(usize) -> bool) -> Option<Vec<TexelRect>> {
+        if texels.len() != self.width as usize * self.height as usize || !self.fits() {
+            return None;
+        }
+        let w = self.width as usize;
+        let mut changed = Vec::new();
+        for (i, tile) in self.tiles.iter().enumerate().filter(|(i, _)| !skip(*i)) {
+            let src = T::unwrap_tile(tile)?;
+            let rect = Self::tile_rect(self.width, self.height, i);
+            let (x0, x1) = (rect.x0 as usize, rect.x1 as usize);
+            for (k, row) in src.chunks_exact(x1 - x0).enumerate() {
+                let (y, at) = (rect.y0 + k as u32, (rect.y0 as usize + k) * w);
+                let held = &mut texels[at + x0..at + x1];
+                // Most rows of a rewritten tile are whole comparisons that hold.
+                if held == row {
+                    continue;
+                }
+                let differs = |(a, b): (&T, &T)| a != b;
+                let first = row.iter().zip(held.iter()).position(differs).expect("the rows differ");
+                let last = row.iter().zip(held.iter()).rposition(differs).expect("the rows differ");
+                held[first..=last].copy_from_slice(&row[first..=last]);
+                changed.push(TexelRect { x0: (x0 + first) as u32, y0: y, x1: (x0 + last + 1) as u32, y1: y + 1 });
+            }
+        }
+        Some(changed)
+    }
+
     /// Whether there is one tile and one version per place, each tile of its
     /// place's size and all of one texel type.
     pub fn fits(&self) -> bool {
