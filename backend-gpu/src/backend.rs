@@ -174,6 +174,14 @@ impl GpuBackend {
         self.lock().ctx.read_back.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Bytes copied on this device to keep rollback states there and to
+    /// load them back (every world on it): what a test counts to see that
+    /// states share the occlusion no tick rebuilt, and that a load skips
+    /// the occlusion the instance holds already.
+    pub fn bytes_kept_on_device(&self) -> u64 {
+        self.lock().ctx.kept_copies.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Runs `reads` (a call that reads textures back, such as
     /// [`murk_core::FogSubsystem::snapshot`] on a subsystem on this device)
     /// as a rehearsal: each read it makes returns zeros at once and copies

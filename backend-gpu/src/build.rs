@@ -25,6 +25,8 @@ pub(crate) fn build_occlusion(
     if (input.width, input.height) != (w, h) {
         return Err(GpuError::size("occlusion input", format!("{}x{}", input.width, input.height), format!("{w}x{h}")).into());
     }
+    // Written below: no kept copy holds it any more.
+    t.occlusion.kept = None;
     let grid = TexelRect::grid(w, h);
     let regions: &[TexelRect] = match changed {
         Some(rects) => {
@@ -116,6 +118,7 @@ pub(crate) fn copy_occlusion(ctx: &mut Context, src: &Instance, dst: &mut Instan
     let mut enc = ctx.encoder();
     let n = src.texels() * 4;
     let (from, to) = (&src.occlusion, &mut dst.occlusion);
+    to.kept = None;
     enc.copy_buffer_to_buffer(&from.coverage, 0, &to.coverage, 0, n);
     enc.copy_buffer_to_buffer(&from.height, 0, &to.height, 0, n);
     // Same-size copies of the variable-size buffers, from the pool.
@@ -152,6 +155,8 @@ fn image_u32(img: &TextureImage) -> Vec<u32> {
 /// Loads a checked texture set: the occlusion (coverage, height, the
 /// pyramid with its level table, the distance field) and every mask.
 pub(crate) fn import_all(ctx: &mut Context, t: &mut Instance, set: &TextureSet) -> Result<()> {
+    // Its occlusion is written here (or, on an error, may be in part).
+    t.occlusion.kept = None;
     let d = t.dims;
     let mips = set.mips();
     let table = mip_layout(d.width, d.height);

@@ -41,6 +41,8 @@ pub struct Context {
     pub(crate) dispatches: std::sync::atomic::AtomicU64,
     /// Bytes copied into buffers to be read back so far.
     pub(crate) read_back: std::sync::atomic::AtomicU64,
+    /// Bytes copied on the device to keep rollback states and to load them.
+    pub(crate) kept_copies: std::sync::atomic::AtomicU64,
     /// Pass timestamps, once asked for (needs `TIMESTAMP_QUERY`).
     timing: std::sync::Mutex<Option<Timing>>,
     /// Reads being rehearsed: see [`Context::begin_rehearsal`].
@@ -108,6 +110,7 @@ impl Context {
             blocked: 0,
             dispatches: Default::default(),
             read_back: Default::default(),
+            kept_copies: Default::default(),
             timing: Default::default(),
             rehearsal: None,
             staged: Vec::new(),

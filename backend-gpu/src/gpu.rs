@@ -183,7 +183,12 @@ impl Gpu {
     pub(crate) fn run_pass(&mut self, key: InstanceKey, pass: Pass, occlusion: &OcclusionInput, input: &RecomputeInput) -> Result<()> {
         self.flush()?;
         let ctx = &mut self.ctx;
-        let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
+        let t = self.instances.get_mut(&key).ok_or_else(|| unknown_key(key))?;
+        if matches!(pass, Pass::Rasterize | Pass::Mips | Pass::DistanceField) {
+            // The pass writes the occlusion: no kept copy holds it any more.
+            t.occlusion.kept = None;
+        }
+        let t = &*t;
         let mut enc = ctx.encoder();
         let grid = TexelRect::grid(t.dims.width, t.dims.height);
         let recycle = match pass {
@@ -519,7 +524,7 @@ impl Backend for Gpu {
 
     fn keep_textures(&mut self, key: InstanceKey) -> Result<Option<KeptTextures>> {
         // Copied behind the work recorded so far, submitted, not waited for.
-        let t = self.instances.get(&key).ok_or_else(|| unknown_key(key))?;
+        let t = self.instances.get_mut(&key).ok_or_else(|| unknown_key(key))?;
         let pending = self.pending.get_or_insert_with(|| Pending::new(&self.ctx));
         let kept = keep::keep(&self.ctx, &mut pending.encoder, t);
         self.flush()?;

@@ -5,8 +5,10 @@
 //! pool.
 
 use crate::context::{groups, Context};
+use crate::keep::KeptOcclusion;
 use crate::shaders::MASK_TEXTURE_FORMAT;
 use murk_core::{FrameParams, InstanceDims, Masks, OcclusionBuild, RecomputeInput, Texture};
+use std::sync::Weak;
 
 /// The buffers of one instance.
 pub(crate) struct Instance {
@@ -53,6 +55,10 @@ pub(crate) struct OcclusionBuffers {
     pub(crate) distance_field: wgpu::Buffer,
     /// What the field keeps between builds for a local update.
     pub(crate) field_scratch: Option<FieldScratch>,
+    /// The copy a rollback state kept (or a load came from), while nothing
+    /// wrote these buffers since: the next state shares it, and a load of
+    /// it copies no occlusion. Every writer of the occlusion clears it.
+    pub(crate) kept: Option<Weak<KeptOcclusion>>,
 }
 
 /// Scratch buffers the distance field keeps between builds (what a local
@@ -129,6 +135,7 @@ impl Instance {
             mip_steps: Vec::new(),
             distance_field: zeroed(ctx, enc, 16),
             field_scratch: None,
+            kept: None,
         };
         Self {
             dims,

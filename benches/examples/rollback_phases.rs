@@ -1,12 +1,13 @@
 //! The phases of a rollback of eight frames at `rts` (one thread), each
 //! ended by a call to `phase`, so that callgrind can count the
 //! instructions of each: the load of the state eight ticks back, the first
-//! tick after it, the seven ticks simulated again, and one steady tick
-//! after them, round after round.
+//! tick after it, the seven ticks simulated again, one steady tick after
+//! them, then the save of its state into a ring of eight and the drop of
+//! the oldest, round after round.
 //!
 //! `valgrind --tool=callgrind --dump-before='*rollback_phases*phase*' target/release/examples/rollback_phases [ROUNDS]`
 //! (default 3): the dumps `callgrind.out.PID.N` come in that order after the
-//! first (the set-up), five per round with an empty fifth;
+//! first (the set-up), seven per round with an empty seventh;
 //! `grep -m1 ^summary` in each gives its instructions.
 
 use murk_benches::ticks::{Change, RtsTicks};
@@ -26,10 +27,10 @@ fn main() {
         t.step();
         ring.push_back((t.ticks(), t.fog.save_state(&t.world).expect("save")));
     }
+    let (at, state) = ring.pop_front().expect("nine states");
     for _ in 0..rounds {
-        let (at, state) = &ring[0];
         phase(0);
-        t.rewind(state, *at);
+        t.rewind(&state, at);
         phase(1);
         t.step();
         phase(2);
@@ -39,5 +40,9 @@ fn main() {
         phase(3);
         t.step();
         phase(4);
+        ring.push_back((t.ticks(), t.fog.save_state(&t.world).expect("save")));
+        phase(5);
+        drop(ring.pop_front());
+        phase(6);
     }
 }

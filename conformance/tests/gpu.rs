@@ -531,7 +531,10 @@ fn ticks_never_wait_on_the_device_while_it_keeps_up() {
 /// texture there and a load copies it back, and neither reads a byte back;
 /// the load waits for nothing, and the save only for the readbacks the
 /// tick left in flight (their values go into the state); the loaded state
-/// is the saved one, twice over. A subsystem on the CPU,
+/// is the saved one, twice over. States share the occlusion copy while no
+/// build wrote the instance's occlusion, and a load of the copy the
+/// instance holds copies no occlusion; once a wall rebuilt it, the load
+/// copies it back. A subsystem on the CPU,
 /// or on another device, refuses such a state by name and keeps its own.
 #[test]
 #[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
@@ -550,8 +553,9 @@ fn a_rollback_state_stays_on_the_device() {
         walk(&mut world, tick);
         fog.tick(&mut world, 33_333).unwrap();
     }
-    let (read, waits, in_flight) = (gpu.bytes_read_back(), fog.blocking_waits(), fog.readbacks_held());
+    let (read, waits, in_flight, kept) = (gpu.bytes_read_back(), fog.blocking_waits(), fog.readbacks_held(), gpu.bytes_kept_on_device());
     let state = fog.save_state(&world).unwrap();
+    let whole = gpu.bytes_kept_on_device() - kept;
     assert_eq!(gpu.bytes_read_back(), read, "the save read nothing back");
     let waited = fog.blocking_waits() - waits;
     assert!(waited <= in_flight as u64, "the save waited {waited} times, for {in_flight} readbacks in flight");
@@ -564,9 +568,15 @@ fn a_rollback_state_stays_on_the_device() {
         later.push(fog.lockstep_hash().unwrap());
     }
     assert_ne!(fog.lockstep_hash().unwrap(), saved_hash, "the ticks after the save moved the state");
+    // The masks alone: what a load of the occlusion the instance holds
+    // copies, and what a state saved over it copies.
+    let mut masks = None;
     for round in 0..2 {
-        let (read, waits) = (gpu.bytes_read_back(), fog.blocking_waits());
+        let (read, waits, kept) = (gpu.bytes_read_back(), fog.blocking_waits(), gpu.bytes_kept_on_device());
         fog.load_state(&mut world, &state).unwrap();
+        let copied = gpu.bytes_kept_on_device() - kept;
+        assert!(masks.is_none_or(|m| m == copied), "round {round}: the load copied {copied} bytes, the one before {masks:?}");
+        masks = Some(copied);
         assert_eq!(gpu.bytes_read_back(), read, "round {round}: the load read nothing back");
         assert_eq!(fog.blocking_waits(), waits, "round {round}: the load waited for nothing");
         assert_eq!(fog.lockstep_hash().unwrap(), saved_hash, "round {round}: the state saved");
@@ -580,6 +590,36 @@ fn a_rollback_state_stays_on_the_device() {
             .collect();
         assert_eq!(again, later, "round {round}: the ticks after it run as they did");
     }
+    let masks = masks.expect("two rounds");
+    let texels = u64::from(64u32 * 64) * 4;
+    assert!(whole >= masks + 2 * texels, "a first state copies the occlusion ({whole} bytes) beside the masks ({masks})");
+    let kept = gpu.bytes_kept_on_device();
+    let over = fog.save_state(&world).unwrap();
+    assert_eq!(gpu.bytes_kept_on_device() - kept, masks, "a state saved over the same occlusion shares its copy");
+    drop(over);
+    // A wall rebuilds the occlusion: loading the state copies it back.
+    let open = fog.read_texture("patrol", Texture::Coverage).unwrap();
+    let wall = world.spawn((
+        Position(Vec3::new(20.5, 32.5, 0.0)),
+        Blocker::wall(BlockerShape::Rect { size: murk_core::glam::Vec2::new(2.0, 12.0), yaw_degrees: 0.0 }),
+    ));
+    walk(&mut world, 10);
+    fog.tick(&mut world, 33_333).unwrap();
+    assert_ne!(fog.read_texture("patrol", Texture::Coverage).unwrap(), open, "the wall is built");
+    world.despawn(wall).unwrap();
+    let kept = gpu.bytes_kept_on_device();
+    fog.load_state(&mut world, &state).unwrap();
+    assert_eq!(gpu.bytes_kept_on_device() - kept, whole, "a load over a rebuilt occlusion copies it back");
+    assert_eq!(fog.lockstep_hash().unwrap(), saved_hash, "the state saved, over the rebuilt occlusion");
+    assert_eq!(fog.final_mask("patrol").unwrap(), saved_mask, "its final mask");
+    let again: Vec<u64> = (6..10)
+        .map(|tick| {
+            walk(&mut world, tick);
+            fog.tick(&mut world, 33_333).unwrap();
+            fog.lockstep_hash().unwrap()
+        })
+        .collect();
+    assert_eq!(again, later, "the ticks after it run as they did");
     // Elsewhere it is refused, and what ran there is left as it was.
     let other = GpuBackend::new().unwrap_or_else(|e| panic!("a second GPU device: {e}"));
     for (name, backend) in [("cpu", cpu()), ("another device", Box::new(other) as Box<dyn Backend>)] {
