@@ -8,7 +8,7 @@ use crate::gpu::Gpu;
 use crate::shaders::MASK_TEXTURE_FORMAT;
 use murk_core::{
     Backend, FootprintRequest, InstanceDims, InstanceKey, KeptTextures, LineRequest, MurkError, OcclusionInput, Pass, PassTiming, Readback,
-    RecomputeInput, RecomputeReport, Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet,
+    ReadbackHold, RecomputeInput, RecomputeReport, Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet,
 };
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -316,6 +316,9 @@ impl Backend for GpuBackend {
     }
     fn forget_readback(&mut self, ticket: u64) {
         self.lock().forget_readback(ticket)
+    }
+    fn hold_readback(&mut self, ticket: u64) -> Option<ReadbackHold> {
+        self.lock().hold(ticket)
     }
     fn enable_timings(&mut self) -> Result<()> {
         self.in_world(|gpu| gpu.enable_timings())

@@ -24,9 +24,10 @@ use crate::readout::{hash_sources, read_texture};
 use crate::sample;
 use murk_core::{
     Backend, FootprintRequest, InstanceDims, InstanceKey, KeptTextures, LineRequest, MurkError, OcclusionInput, Pass, PassTiming, Readback,
-    RecomputeInput, RecomputeReport, Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet,
+    ReadbackHold, RecomputeInput, RecomputeReport, Result, RevealLayer, SampleRequest, TexelRect, Texture, TextureImage, TextureSet,
 };
 use std::collections::BTreeMap;
+use std::sync::{Arc, Weak};
 
 /// The GPU backend's state on one device (behind `GpuBackend`).
 pub(crate) struct Gpu {
@@ -41,6 +42,8 @@ pub(crate) struct Gpu {
     /// An instance each ticket in flight was asked for (device-wide key),
     /// so that a world counts only its own ([`Gpu::readbacks_held_in`]).
     asked_by: BTreeMap<u64, InstanceKey>,
+    /// Readbacks rollback states hold ([`Gpu::hold`]), by ticket.
+    held: BTreeMap<u64, Held>,
     next_ticket: u64,
     /// Worlds opened on the device so far (each has its own key space).
     pub(crate) worlds: u32,
@@ -56,6 +59,35 @@ struct Pending {
     encoder: wgpu::CommandEncoder,
     recycle: Vec<wgpu::Buffer>,
     maps: Vec<u64>,
+}
+
+/// The readbacks in flight of a world (flags, samples, hashes).
+type Live<'a> = (&'a BTreeMap<u64, InFlight>, &'a BTreeMap<u64, (InFlight, usize)>, &'a BTreeMap<u64, (InFlight, usize)>);
+
+/// The readback of `ticket` in flight: in `live`, or else the one kept in
+/// `held` for the states that hold it.
+fn flight_in<'a>((changed, samples, hashes): Live<'a>, held: &'a BTreeMap<u64, Held>, ticket: u64) -> Option<&'a InFlight> {
+    let live = changed.get(&ticket).or_else(|| samples.get(&ticket).map(|(r, _)| r)).or_else(|| hashes.get(&ticket).map(|(r, _)| r));
+    live.or_else(|| held.get(&ticket).and_then(|h| h.flight.as_ref()))
+}
+
+/// What a rollback state's hold on a readback is ([`Gpu::hold`]).
+struct HoldToken;
+
+/// A readback that rollback states hold: while a hold lives, every poll
+/// of its ticket gets its value (a state loaded again polls it again),
+/// whoever polled it first or forgot it.
+struct Held {
+    token: Weak<HoldToken>,
+    /// The instance it was asked for, when one was.
+    key: Option<InstanceKey>,
+    /// Values it holds (samples and hashes; 1 for a flag).
+    count: usize,
+    /// The readback, once forgotten by the world that asked for it and
+    /// still in flight (until then it stays there).
+    flight: Option<InFlight>,
+    /// Its bytes, once landed.
+    bytes: Option<Vec<u8>>,
 }
 
 impl Pending {
@@ -75,6 +107,7 @@ impl Gpu {
             changed: BTreeMap::new(),
             hashes: BTreeMap::new(),
             asked_by: BTreeMap::new(),
+            held: BTreeMap::new(),
             next_ticket: 0,
             worlds: 0,
             pending: None,
@@ -90,16 +123,75 @@ impl Gpu {
                 self.ctx.give(b);
             }
             for ticket in p.maps {
-                let r = self
-                    .changed
-                    .get(&ticket)
-                    .or_else(|| self.samples.get(&ticket).map(|(r, _)| r).or_else(|| self.hashes.get(&ticket).map(|(r, _)| r)));
-                if let Some(r) = r {
+                if let Some(r) = self.flight(ticket) {
                     r.map();
                 }
             }
         }
+        // A readback no state holds any more is dropped.
+        self.held.retain(|_, h| h.token.strong_count() > 0);
         Ok(())
+    }
+
+    /// The readback of `ticket` in flight: the asking world's, or else the
+    /// one kept for the states that hold it.
+    fn flight(&self, ticket: u64) -> Option<&InFlight> {
+        flight_in((&self.changed, &self.samples, &self.hashes), &self.held, ticket)
+    }
+
+    /// Whether `ticket` is in flight for the world that asked for it.
+    fn is_live(&self, ticket: u64) -> bool {
+        self.changed.contains_key(&ticket) || self.samples.contains_key(&ticket) || self.hashes.contains_key(&ticket)
+    }
+
+    /// Holds the value of readback `ticket` for a rollback state: one hold
+    /// for every state that asks while it lives. `None` when the ticket is
+    /// neither in flight nor held.
+    pub(crate) fn hold(&mut self, ticket: u64) -> Option<ReadbackHold> {
+        if let Some(token) = self.held.get(&ticket).and_then(|h| h.token.upgrade()) {
+            return Some(ReadbackHold(token));
+        }
+        let count = match (self.changed.contains_key(&ticket), self.samples.get(&ticket), self.hashes.get(&ticket)) {
+            (true, _, _) => 1,
+            (_, Some((_, n)), _) | (_, _, Some((_, n))) => *n,
+            _ => return None,
+        };
+        let token = Arc::new(HoldToken);
+        let held = Held { token: Arc::downgrade(&token), key: self.asked_by.get(&ticket).copied(), count, flight: None, bytes: None };
+        self.held.insert(ticket, held);
+        Some(ReadbackHold(token))
+    }
+
+    /// The bytes of readback `ticket` for a poll, and how many values they
+    /// hold: from the asking world's readback (delivered once: it is then
+    /// dropped there), or from the copy kept for the states that hold it.
+    /// `None` while in flight and not waited for.
+    fn collect_ticket(&mut self, ticket: u64, wait: Wait, what: &'static str) -> Result<Option<(Vec<u8>, usize)>> {
+        self.flush()?;
+        let held = self.held.get(&ticket).filter(|h| h.token.strong_count() > 0);
+        let count = match (self.samples.get(&ticket), self.hashes.get(&ticket), held) {
+            (Some((_, n)), _, _) | (_, Some((_, n)), _) => *n,
+            (_, _, Some(h)) => h.count,
+            _ if self.changed.contains_key(&ticket) => 1,
+            _ => return Err(MurkError::UnknownTicket { backend: "gpu".into(), what, ticket }),
+        };
+        let bytes = match held.and_then(|h| h.bytes.clone()) {
+            Some(bytes) => bytes,
+            None => {
+                let flight = flight_in((&self.changed, &self.samples, &self.hashes), &self.held, ticket);
+                let flight = flight.ok_or(MurkError::UnknownTicket { backend: "gpu".into(), what, ticket })?;
+                let Some(bytes) = self.ctx.collect(flight, wait)? else { return Ok(None) };
+                if let Some(h) = self.held.get_mut(&ticket) {
+                    (h.bytes, h.flight) = (Some(bytes.clone()), None);
+                }
+                bytes
+            }
+        };
+        self.changed.remove(&ticket);
+        self.samples.remove(&ticket);
+        self.hashes.remove(&ticket);
+        self.asked_by.remove(&ticket);
+        Ok(Some((bytes, count)))
     }
 
     /// The pending work to record into (a fresh encoder when none).
@@ -110,7 +202,8 @@ impl Gpu {
     /// Readbacks held for instances whose device-wide keys lie in `keys`
     /// (one world's): those in flight and not yet delivered or forgotten.
     pub(crate) fn readbacks_held_in(&self, keys: std::ops::Range<InstanceKey>) -> usize {
-        self.asked_by.values().filter(|k| keys.contains(k)).count()
+        let for_states = self.held.iter().filter(|(t, h)| !self.is_live(**t) && h.token.strong_count() > 0);
+        self.asked_by.values().filter(|k| keys.contains(k)).count() + for_states.filter(|(_, h)| h.key.is_some_and(|k| keys.contains(&k))).count()
     }
 
     fn ticket(&mut self) -> u64 {
@@ -130,6 +223,7 @@ impl Gpu {
         self.changed.values().all(InFlight::landed)
             && self.samples.values().all(|(r, _)| r.landed())
             && self.hashes.values().all(|(r, _)| r.landed())
+            && self.held.values().filter_map(|h| h.flight.as_ref()).all(InFlight::landed)
             && self.ctx.staged_landed()
     }
 
@@ -341,16 +435,8 @@ impl Backend for Gpu {
     }
 
     fn poll_changed(&mut self, ticket: u64, wait: bool) -> Result<Option<bool>> {
-        if !self.changed.contains_key(&ticket) {
-            return Err(MurkError::UnknownTicket { backend: "gpu".into(), what: "changed-flag", ticket });
-        }
-        self.flush()?;
-        let bytes = self.ctx.collect(&self.changed[&ticket], if wait { Wait::IfPending } else { Wait::No })?;
-        Ok(bytes.map(|b| {
-            self.changed.remove(&ticket);
-            self.asked_by.remove(&ticket);
-            b.iter().any(|&x| x != 0)
-        }))
+        let bytes = self.collect_ticket(ticket, if wait { Wait::IfPending } else { Wait::No }, "changed-flag")?;
+        Ok(bytes.map(|(b, _)| b.iter().any(|&x| x != 0)))
     }
 
     fn set_reveals(&mut self, key: InstanceKey, layer: Option<&RevealLayer>) -> Result<()> {
@@ -422,13 +508,10 @@ impl Backend for Gpu {
     }
 
     fn poll_samples(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u16>>> {
-        let Some((readback, count)) = self.samples.get(&ticket) else {
+        if self.changed.contains_key(&ticket) || self.hashes.contains_key(&ticket) {
             return Err(MurkError::UnknownTicket { backend: "gpu".into(), what: "sample", ticket });
-        };
-        let count = *count;
-        let Some(bytes) = self.ctx.collect(readback, if wait { Wait::IfPending } else { Wait::No })? else { return Ok(None) };
-        self.samples.remove(&ticket);
-        self.asked_by.remove(&ticket);
+        }
+        let Some((bytes, count)) = self.collect_ticket(ticket, if wait { Wait::IfPending } else { Wait::No }, "sample")? else { return Ok(None) };
         Ok(Some(bytes.chunks(4).take(count).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u16).collect()))
     }
 
@@ -437,14 +520,21 @@ impl Backend for Gpu {
     }
 
     fn readbacks_held(&self) -> usize {
-        self.samples.len() + self.changed.len() + self.hashes.len()
+        let for_states = self.held.iter().filter(|(t, h)| !self.is_live(**t) && h.token.strong_count() > 0);
+        self.samples.len() + self.changed.len() + self.hashes.len() + for_states.count()
     }
 
     fn forget_readback(&mut self, ticket: u64) {
-        self.changed.remove(&ticket);
-        self.samples.remove(&ticket);
-        self.hashes.remove(&ticket);
+        let flight = self
+            .changed
+            .remove(&ticket)
+            .or_else(|| self.samples.remove(&ticket).map(|(r, _)| r))
+            .or_else(|| self.hashes.remove(&ticket).map(|(r, _)| r));
         self.asked_by.remove(&ticket);
+        // A state holds it: kept until it lands for them.
+        if let Some(h) = self.held.get_mut(&ticket).filter(|h| h.bytes.is_none()) {
+            h.flight = h.flight.take().or(flight);
+        }
     }
 
     fn hash_textures(&mut self, key: InstanceKey, textures: &[Texture]) -> Result<Readback<Vec<u64>>> {
@@ -483,18 +573,13 @@ impl Backend for Gpu {
     }
 
     fn poll_hashes(&mut self, ticket: u64, wait: bool) -> Result<Option<Vec<u64>>> {
-        if !self.hashes.contains_key(&ticket) {
+        if self.changed.contains_key(&ticket) || self.samples.contains_key(&ticket) {
             return Err(MurkError::UnknownTicket { backend: "gpu".into(), what: "hash", ticket });
         }
-        self.flush()?;
-        let (readback, count) = &self.hashes[&ticket];
-        let count = *count;
         // Waiting is asking for the values now: a sync point, counted even
         // when the device had finished (core polls a due hash without
         // waiting first).
-        let Some(bytes) = self.ctx.collect(readback, if wait { Wait::Sync } else { Wait::No })? else { return Ok(None) };
-        self.hashes.remove(&ticket);
-        self.asked_by.remove(&ticket);
+        let Some((bytes, count)) = self.collect_ticket(ticket, if wait { Wait::Sync } else { Wait::No }, "hash")? else { return Ok(None) };
         Ok(Some(bytes.chunks_exact(8).take(count).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()))
     }
 

@@ -444,6 +444,18 @@ impl Backend for Finished {
     fn forget_readback(&mut self, ticket: u64) {
         self.0.forget_readback(ticket)
     }
+    fn hold_readback(&mut self, ticket: u64) -> Option<murk_core::ReadbackHold> {
+        self.0.hold_readback(ticket)
+    }
+    fn keep_textures(&mut self, key: InstanceKey) -> Result<Option<murk_core::KeptTextures>> {
+        self.0.keep_textures(key)
+    }
+    fn check_kept(&self, kept: &murk_core::KeptTextures, dims: InstanceDims) -> Result<()> {
+        self.0.check_kept(kept, dims)
+    }
+    fn load_kept(&mut self, key: InstanceKey, kept: &murk_core::KeptTextures) -> Result<()> {
+        self.0.load_kept(key, kept)
+    }
     fn hash_textures(&mut self, key: InstanceKey, textures: &[murk_core::Texture]) -> Result<murk_core::Readback<Vec<u64>>> {
         self.0.hash_textures(key, textures)
     }

@@ -528,10 +528,11 @@ fn ticks_never_wait_on_the_device_while_it_keeps_up() {
 }
 
 /// A rollback state on the GPU stays on the device: a save copies every
-/// texture there and a load copies it back, and neither reads a byte back;
-/// the load waits for nothing, and the save only for the readbacks the
-/// tick left in flight (their values go into the state); the loaded state
-/// is the saved one, twice over. States share the occlusion copy while no
+/// texture there and a load copies it back, and neither reads a byte back
+/// nor waits: the readbacks the tick left in flight stay in flight in the
+/// state (the backend holds their values for it), even when it is loaded
+/// at once, before they land; the loaded state is the saved one, twice
+/// over, and runs on as a subsystem that never loaded does. States share the occlusion copy while no
 /// build wrote the instance's occlusion, and a load of the copy the
 /// instance holds copies no occlusion; once a wall rebuilt it, the load
 /// copies it back. A subsystem on the CPU,
@@ -549,16 +550,25 @@ fn a_rollback_state_stays_on_the_device() {
     let mut fog = FogSubsystem::new(Box::new(gpu.another_world()));
     fog.create_instance(desc.clone()).unwrap();
     let mut world = patrol();
+    // The same ticks on a subsystem that never saves nor loads.
+    let mut plain = FogSubsystem::new(Box::new(gpu.another_world()));
+    plain.create_instance(desc.clone()).unwrap();
+    let mut plain_world = patrol();
     for tick in 0..6 {
         walk(&mut world, tick);
         fog.tick(&mut world, 33_333).unwrap();
+        walk(&mut plain_world, tick);
+        plain.tick(&mut plain_world, 33_333).unwrap();
     }
     let (read, waits, in_flight, kept) = (gpu.bytes_read_back(), fog.blocking_waits(), fog.readbacks_held(), gpu.bytes_kept_on_device());
     let state = fog.save_state(&world).unwrap();
     let whole = gpu.bytes_kept_on_device() - kept;
     assert_eq!(gpu.bytes_read_back(), read, "the save read nothing back");
-    let waited = fog.blocking_waits() - waits;
-    assert!(waited <= in_flight as u64, "the save waited {waited} times, for {in_flight} readbacks in flight");
+    assert!(in_flight > 0, "readbacks are in flight after a tick");
+    assert_eq!(fog.blocking_waits(), waits, "the save waited for none of the {in_flight} readbacks in flight");
+    // Loaded at once, while they still fly: the state's holds keep them.
+    fog.load_state(&mut world, &state).unwrap();
+    assert_eq!(fog.blocking_waits(), waits, "nor did the load");
     assert_eq!(state.texture_bytes(&state).0, 0, "no texture is in host memory");
     let (saved_hash, saved_mask) = (fog.lockstep_hash().unwrap(), fog.final_mask("patrol").unwrap());
     let mut later = Vec::new();
@@ -566,6 +576,9 @@ fn a_rollback_state_stays_on_the_device() {
         walk(&mut world, tick);
         fog.tick(&mut world, 33_333).unwrap();
         later.push(fog.lockstep_hash().unwrap());
+        walk(&mut plain_world, tick);
+        plain.tick(&mut plain_world, 33_333).unwrap();
+        assert_eq!(later.last(), Some(&plain.lockstep_hash().unwrap()), "tick {tick} after the save and load, as without them");
     }
     assert_ne!(fog.lockstep_hash().unwrap(), saved_hash, "the ticks after the save moved the state");
     // The masks alone: what a load of the occlusion the instance holds

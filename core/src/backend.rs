@@ -7,8 +7,8 @@
 //! here.
 
 use crate::error::{MurkError, Result};
-pub use crate::frame::Readback;
 use crate::frame::{OcclusionInput, RayRule, RecomputeInput, RecomputeReport, RevealLayer};
+pub use crate::frame::{Readback, ReadbackHold};
 use crate::texture::{
     instance_textures, mip_atlas, BackendNotes, Grid, KeptTextures, OcclusionBuild, Resolution, Texture, TextureRow, TextureSet, TiledImage,
 };
@@ -112,6 +112,16 @@ pub trait Backend: Send {
     /// tickets are ignored.
     fn forget_readback(&mut self, ticket: u64) {
         let _ = ticket;
+    }
+    /// Holds the value of a ticket in flight (a flag, samples or hashes)
+    /// for a rollback state saved while it flies: while the hold lives, the
+    /// backend keeps the value for every poll of the ticket (whoever polled
+    /// or forgot it first), so that the save need not wait for it and a
+    /// load of the state polls it again. `None` (the default, for a backend
+    /// whose values are never in flight long): the save lands it instead.
+    fn hold_readback(&mut self, ticket: u64) -> Option<ReadbackHold> {
+        let _ = ticket;
+        None
     }
     /// Samples the final mask at texels and waits for the values.
     fn sample_final(&mut self, key: InstanceKey, texels: &[[u32; 2]]) -> Result<Vec<u16>> {

@@ -436,6 +436,18 @@ impl TileBins {
     }
 }
 
+/// A rollback state's hold on a value in flight
+/// ([`crate::Backend::hold_readback`]): what it holds is the backend's
+/// own; the value is kept while a clone lives.
+#[derive(Clone)]
+pub struct ReadbackHold(pub std::sync::Arc<dyn std::any::Any + Send + Sync>);
+
+impl std::fmt::Debug for ReadbackHold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReadbackHold")
+    }
+}
+
 /// A value a backend has now or will have later.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -61,7 +61,7 @@ pub mod zlayer;
 
 pub use backend::{
     read_row, Backend, BackendChoice, FootprintList, FootprintRequest, InstanceKey, KeptFootprints, LineRequest, LineTexels, Opened, PassTiming,
-    Readback, SampleRequest, TickRunner,
+    Readback, ReadbackHold, SampleRequest, TickRunner,
 };
 pub use binning::{bin_sources, TileBins};
 pub use components::{

@@ -12,7 +12,7 @@ use super::payload::PayloadKind;
 use super::sight::{FootprintMemo, SightBatch};
 use super::sources::{project_source, Projecting};
 use super::timers::SightTimers;
-use crate::backend::{Backend, InstanceDims, InstanceKey, Readback, TexelRect};
+use crate::backend::{Backend, InstanceDims, InstanceKey, Readback, ReadbackHold, TexelRect};
 use crate::components::{Position, TeamMask, VisionSource};
 use crate::error::{MurkError, Result};
 use crate::profile::Profile;
@@ -61,6 +61,10 @@ pub struct FogSubsystem {
     /// the backend still holds, while a state still holds it (weak: the
     /// states are the caller's).
     pub(crate) saved_images: BTreeMap<(InstanceKey, Texture), Weak<TiledImage>>,
+    /// The backend's holds on the values the state last loaded had in
+    /// flight: its tickets are polled after the load, whether or not a
+    /// state still holds them.
+    pub(crate) holds: Vec<(u64, ReadbackHold)>,
 }
 
 impl FogSubsystem {
@@ -86,6 +90,7 @@ impl FogSubsystem {
             footprint_memo: FootprintMemo::default(),
             sight_timers: SightTimers::default(),
             saved_images: BTreeMap::new(),
+            holds: Vec::new(),
         }
     }
 

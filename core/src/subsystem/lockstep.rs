@@ -50,8 +50,9 @@ pub struct HashPart {
 pub(crate) type PendingHashes = VecDeque<PendingHash>;
 
 /// Checks the per-tick hashes of a restored snapshot: one texture hash per
-/// `HASHED` texture for each instance, each named by the snapshot.
-pub(crate) fn check_restored_hashes(hashes: &[PendingHash], names: &BTreeSet<String>) -> Result<()> {
+/// `HASHED` texture for each instance, each named by the snapshot (a hash
+/// still in flight only when the backend holds its ticket, in `held`).
+pub(crate) fn check_restored_hashes(hashes: &[PendingHash], names: &BTreeSet<String>, held: &BTreeSet<u64>) -> Result<()> {
     for (i, h) in hashes.iter().enumerate() {
         for part in &h.parts {
             let name = &part.instance;
@@ -60,6 +61,8 @@ pub(crate) fn check_restored_hashes(hashes: &[PendingHash], names: &BTreeSet<Str
             }
             let count = match &part.hashes {
                 Readback::Ready(values) => values.len(),
+                // Held for a rollback state: the backend's own.
+                Readback::Ticket(t) if held.contains(t) => HASHED.len(),
                 Readback::Ticket(_) => 0,
             };
             if count != HASHED.len() {

@@ -11,7 +11,7 @@ use super::payload::{check_payload, insert_payload};
 use super::reveal::check_reveals;
 use super::save::{KeptInstance, SaveState};
 use super::sight::SightBatch;
-use crate::backend::{Backend, InstanceDims, InstanceKey, Readback};
+use crate::backend::{Backend, InstanceDims, InstanceKey, Readback, ReadbackHold};
 use crate::components::{Ghost, GhostObserver, Position, TransientReveal};
 use crate::error::{finite, MurkError, Result};
 use crate::fixed::{HEIGHT_LIMIT, HEIGHT_WALL};
@@ -54,7 +54,7 @@ impl FogSubsystem {
     /// state names it. Transient-reveal countdowns are restored
     /// only on entities that hold a `TransientReveal` already.
     pub fn restore(&mut self, world: &mut World, bytes: &[u8]) -> Result<()> {
-        self.restore_body(world, FogBody::decode(bytes)?, None)
+        self.restore_body(world, FogBody::decode(bytes)?, None, Vec::new())
     }
 
     /// Puts back a [`Self::save_state`], with the checks of
@@ -70,7 +70,7 @@ impl FogSubsystem {
     /// in flight are dropped. A backend that versions its tiles copies
     /// back only those that differ.
     pub fn load_state(&mut self, world: &mut World, state: &SaveState) -> Result<()> {
-        self.restore_body(world, state.body.clone(), Some(state.kept.clone()))
+        self.restore_body(world, state.body.clone(), Some(state.kept.clone()), state.holds.clone())
     }
 
     /// Takes over the whole fog state of `previous` (a subsystem of the same
@@ -103,7 +103,10 @@ impl FogSubsystem {
 
     /// Restores a body; with `kept`, each instance's textures and captured
     /// heights come from there (in instance order) instead of from the body.
-    fn restore_body(&mut self, world: &mut World, body: FogBody, kept: Option<Vec<KeptInstance>>) -> Result<()> {
+    /// A value may be in flight (a ticket) only where `holds` holds it:
+    /// the backend keeps it for the polls after the load.
+    fn restore_body(&mut self, world: &mut World, body: FogBody, kept: Option<Vec<KeptInstance>>, holds: Vec<(u64, ReadbackHold)>) -> Result<()> {
+        let in_flight: BTreeSet<u64> = holds.iter().map(|(t, _)| *t).collect();
         let mut kept = kept.map(Vec::into_iter);
         let FogBody {
             tick,
@@ -175,7 +178,7 @@ impl FogSubsystem {
                     Textures::Set(TextureSet::new(dims, state.built_for, images, &prefix)?)
                 }
             };
-            if let Some(i) = state.flags.iter().position(|f| matches!(f.changed, Readback::Ticket(_))) {
+            if let Some(i) = state.flags.iter().position(|f| matches!(f.changed, Readback::Ticket(t) if !in_flight.contains(&t))) {
                 return Err(MurkError::invalid(format!("{prefix}.flags[{i}]"), "a ticket", "must have landed"));
             }
             for (i, r) in state.reveals.iter().enumerate() {
@@ -254,20 +257,22 @@ impl FogSubsystem {
             }
         }
         for (b, batch) in stealth_samples.iter().enumerate() {
-            let values = landed_len(&batch.values, || format!("snapshot.stealth_samples[{b}].values"))?;
+            let values = landed_len(&batch.values, &in_flight, || format!("snapshot.stealth_samples[{b}].values"))?;
             let lines = batch
                 .detections
                 .iter()
                 .enumerate()
-                .map(|(d, lines)| landed_len(&lines.lights, || format!("snapshot.stealth_samples[{b}].detections[{d}]")))
-                .collect::<Result<Vec<usize>>>()?;
+                .map(|(d, lines)| landed_len(&lines.lights, &in_flight, || format!("snapshot.stealth_samples[{b}].detections[{d}]")))
+                .collect::<Result<Vec<Option<usize>>>>()?;
             for sample in &batch.samples {
                 if let Some(o) = sample.observer.as_ref().filter(|o| !names.contains(*o)) {
                     return Err(MurkError::invalid(format!("snapshot.stealth_samples[{b}].observer"), o, "names no instance of the snapshot"));
                 }
                 check_payload(&self.payloads, &sample.payload, &format!("snapshot.stealth_samples[{b}]"))?;
                 if let Some(Detect::Lines { batch, first, count, .. }) = &sample.detect {
-                    let fits = lines.get(*batch).is_some_and(|&n| *count > 0 && first.checked_add(*count).is_some_and(|end| end <= n));
+                    // Lines still in flight (held) are the backend's own.
+                    let fits =
+                        lines.get(*batch).is_some_and(|&n| *count > 0 && first.checked_add(*count).is_some_and(|end| n.is_none_or(|n| end <= n)));
                     if !fits {
                         return Err(MurkError::invalid(
                             format!("snapshot.stealth_samples[{b}].detect"),
@@ -277,11 +282,11 @@ impl FogSubsystem {
                     }
                 }
                 if let Some((name, i)) = &sample.located {
-                    if !names.contains(name) || *i >= values {
+                    if !names.contains(name) || values.is_some_and(|n| *i >= n) {
                         return Err(MurkError::invalid(
                             format!("snapshot.stealth_samples[{b}].located"),
                             format!("({name}, {i})"),
-                            format!("must name an instance of the snapshot and one of its {values} values"),
+                            format!("must name an instance of the snapshot and one of its {} values", values.unwrap_or(0)),
                         ));
                     }
                 }
@@ -296,9 +301,9 @@ impl FogSubsystem {
                 return Err(MurkError::invalid("snapshot.reveals", e.id(), "is listed twice"));
             }
         }
-        check_restored_hashes(&lockstep, &names)?;
+        check_restored_hashes(&lockstep, &names, &in_flight)?;
         let lockstep = PendingHashes::from(lockstep);
-        let (sight, tracked, sight_batches) = restored_sight(sight, tracked, sight_samples, &names)?;
+        let (sight, tracked, sight_batches) = restored_sight(sight, tracked, sight_samples, &names, &in_flight)?;
         let last_key = u64::from(self.next_key) + slots.len() as u64;
         if last_key > u64::from(u32::MAX) {
             return Err(MurkError::invalid("instance keys", self.next_key, "are used up: every key up to u32::MAX was given out"));
@@ -384,6 +389,9 @@ impl FogSubsystem {
         }
         self.adopt_hashes(lockstep);
         self.saved_images = loaded_images;
+        // The loaded tickets are polled from here on: their holds stay
+        // while the next state is loaded (or restored).
+        self.holds = holds;
         self.next_key = key;
         self.next_reveal = next_reveal;
         self.tick = tick;
@@ -449,11 +457,13 @@ impl FogSubsystem {
     }
 }
 
-/// The length of a landed readback of a body; a ticket (a save state
-/// taken while one was in flight: never) is an error naming `field`.
-fn landed_len(values: &Readback<Vec<u16>>, field: impl Fn() -> String) -> Result<usize> {
+/// The length of a landed readback of a body (`None`: a ticket the
+/// backend holds for the state, the backend's own); another ticket is an
+/// error naming `field`.
+fn landed_len(values: &Readback<Vec<u16>>, held: &BTreeSet<u64>, field: impl Fn() -> String) -> Result<Option<usize>> {
     match values {
-        Readback::Ready(v) => Ok(v.len()),
+        Readback::Ready(v) => Ok(Some(v.len())),
+        Readback::Ticket(t) if held.contains(t) => Ok(None),
         Readback::Ticket(t) => Err(MurkError::invalid(field(), format!("ticket {t}"), "must have landed")),
     }
 }
@@ -485,6 +495,7 @@ fn restored_sight(
     tracked: Vec<u64>,
     batches: Vec<SightBatch>,
     names: &BTreeSet<String>,
+    held: &BTreeSet<u64>,
 ) -> Result<(BTreeMap<String, Vec<u64>>, Vec<u64>, VecDeque<SightBatch>)> {
     let ascending = |v: &[u64]| v.windows(2).all(|w| w[0] < w[1]);
     if !ascending(&tracked) {
@@ -506,7 +517,7 @@ fn restored_sight(
         if let Some(o) = batch.observers.iter().find(|o| !names.contains(*o)) {
             return Err(MurkError::invalid(format!("{field}.observers"), o, "names no instance of the snapshot"));
         }
-        let values = landed_len(&batch.values, || format!("{field}.values"))?;
+        let values = landed_len(&batch.values, held, || format!("{field}.values"))?;
         // The sight update walks the tracked entities beside each group's
         // entities, and each observer's set is built from its one group.
         if let Some(i) = batch.groups.windows(2).position(|w| w[0].observer >= w[1].observer) {
@@ -518,11 +529,11 @@ fn restored_sight(
         }
         for (i, g) in batch.groups.iter().enumerate() {
             let end = u64::from(g.first) + g.entities.len() as u64;
-            if g.observer as usize >= batch.observers.len() || end > values as u64 {
+            if g.observer as usize >= batch.observers.len() || values.is_some_and(|n| end > n as u64) {
                 return Err(MurkError::invalid(
                     format!("{field}.groups[{i}]"),
                     format!("{}: {}..{end}", g.observer, g.first),
-                    format!("must name one of the batch's observers and lie within its {values} values"),
+                    format!("must name one of the batch's observers and lie within its {} values", values.unwrap_or(0)),
                 ));
             }
             if !ascending(&g.entities) {

@@ -7,7 +7,7 @@ use super::actors::landed_samples;
 use super::body::{FogBody, InstanceBody, StealthBody, TextureBody};
 use super::fog::FogSubsystem;
 use super::occlusion::BuiltShapes;
-use crate::backend::Readback;
+use crate::backend::{Backend, Readback, ReadbackHold};
 use crate::components::{Position, TransientReveal};
 use crate::error::{MurkError, Result};
 use crate::query::{PendingQuery, QueryAnswers, QueryHandle};
@@ -19,11 +19,16 @@ use std::sync::{Arc, Weak};
 impl FogSubsystem {
     /// Waits for every value still in flight on the backend (changed flags,
     /// stealth and footprint samples, per-tick hashes), so that the state
-    /// can be written down.
-    pub(crate) fn land_readbacks(&mut self) -> Result<()> {
+    /// can be written down; with `holds`, a value the backend holds for
+    /// the state ([`Backend::hold_readback`]) stays in flight, its hold
+    /// pushed there.
+    pub(crate) fn land_readbacks(&mut self, mut holds: Option<&mut Vec<(u64, ReadbackHold)>>) -> Result<()> {
         for slot in self.instances.values_mut() {
             for flag in &mut slot.state.flags {
                 if let Readback::Ticket(t) = flag.changed {
+                    if held(self.backend.as_mut(), &mut holds, t) {
+                        continue;
+                    }
                     let changed = self.backend.poll_changed(t, true)?;
                     flag.changed =
                         Readback::Ready(changed.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "changed flag" })?);
@@ -36,12 +41,15 @@ impl FogSubsystem {
         });
         let sight = self.sight_batches.iter_mut().map(|b| (&mut b.values, "sight readback"));
         for (values, what) in stealth.chain(sight) {
-            if let Readback::Ticket(_) = values {
+            if let Readback::Ticket(t) = *values {
+                if held(backend, &mut holds, t) {
+                    continue;
+                }
                 let ticket = std::mem::replace(values, Readback::Ready(Vec::new()));
                 *values = Readback::Ready(landed_samples(backend, ticket, what)?);
             }
         }
-        self.land_pending_hashes()
+        self.land_pending_hashes(holds)
     }
 
     /// Saves the whole fog state: every instance (settings, cadence timers,
@@ -49,7 +57,7 @@ impl FogSubsystem {
     /// ghosts, pending query answers and the transient reveals of `world`,
     /// as a [`FogBody`] in the snapshot container.
     pub fn snapshot(&mut self, world: &World) -> Result<Vec<u8>> {
-        self.save_body(world, None)?.encode()
+        self.save_body(world, None, None)?.encode()
     }
 
     /// The state as a rollback library keeps it every frame: the body of
@@ -58,18 +66,27 @@ impl FogSubsystem {
     /// tiles: a tile no tick wrote since the state saved or loaded before
     /// is that state's, shared, not copied. A backend with a device (the
     /// GPU) keeps them there instead, copied on the device and never read
-    /// back ([`crate::Backend::keep_textures`]); such a state loads only on
+    /// back ([`crate::Backend::keep_textures`]), and holds the values the
+    /// last ticks left in flight for the state rather than wait for them
+    /// ([`crate::Backend::hold_readback`]); such a state loads only on
     /// that backend. It belongs to this process only; send
     /// [`Self::snapshot`] across machines.
     pub fn save_state(&mut self, world: &World) -> Result<SaveState> {
-        let mut kept = Vec::new();
-        let body = self.save_body(world, Some(&mut kept))?;
-        Ok(SaveState { body, kept })
+        let (mut kept, mut holds) = (Vec::new(), Vec::new());
+        let body = self.save_body(world, Some(&mut kept), Some(&mut holds))?;
+        Ok(SaveState { body, kept, holds })
     }
 
     /// The body of a snapshot; with `kept`, each instance's textures and
-    /// captured heights are kept there, as they are, instead of in the body.
-    fn save_body(&mut self, world: &World, mut kept: Option<&mut Vec<KeptInstance>>) -> Result<FogBody> {
+    /// captured heights are kept there, as they are, instead of in the body;
+    /// with `holds`, values in flight the backend holds stay in flight
+    /// ([`Self::land_readbacks`]).
+    fn save_body(
+        &mut self,
+        world: &World,
+        mut kept: Option<&mut Vec<KeptInstance>>,
+        holds: Option<&mut Vec<(u64, ReadbackHold)>>,
+    ) -> Result<FogBody> {
         // Pending queries are waited for: a snapshot holds their answers.
         let handles: Vec<u64> = self.queries.keys().copied().collect();
         let mut queries: BTreeMap<u64, QueryAnswers> = BTreeMap::new();
@@ -81,7 +98,7 @@ impl FogSubsystem {
         for (h, a) in &queries {
             self.queries.insert(*h, PendingQuery { answers: a.clone(), in_flight: None });
         }
-        self.land_readbacks()?;
+        self.land_readbacks(holds)?;
         let mut instances = Vec::with_capacity(self.instances.len());
         let mut saved = BTreeMap::new();
         for slot in self.instances.values_mut() {
@@ -205,6 +222,8 @@ pub(crate) struct KeptInstance {
 pub struct SaveState {
     pub(crate) body: FogBody,
     pub(crate) kept: Vec<KeptInstance>,
+    /// The backend's holds on the values the body has in flight (tickets).
+    pub(crate) holds: Vec<(u64, ReadbackHold)>,
 }
 
 impl SaveState {
@@ -231,4 +250,14 @@ impl SaveState {
             tiles.chain(capture)
         })
     }
+}
+
+/// Whether the backend holds ticket `t` for the state being saved (its
+/// hold pushed into `holds`, once): it then stays in flight in the state.
+fn held(backend: &mut dyn Backend, holds: &mut Option<&mut Vec<(u64, ReadbackHold)>>, t: u64) -> bool {
+    let Some(holds) = holds.as_deref_mut() else { return false };
+    if holds.iter().any(|(h, _)| *h == t) {
+        return true;
+    }
+    backend.hold_readback(t).map(|hold| holds.push((t, hold))).is_some()
 }

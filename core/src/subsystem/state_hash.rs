@@ -6,7 +6,7 @@
 use super::fog::FogSubsystem;
 use super::lockstep::{HashPart, LandedHash, PendingHash, PendingHashes, HASHED};
 use super::sight::hash_sets;
-use crate::backend::{InstanceKey, Readback};
+use crate::backend::{InstanceKey, Readback, ReadbackHold};
 use crate::error::{MurkError, Result};
 use crate::fixed::Fnv64;
 use crate::frame::READBACK_LATENCY_TICKS;
@@ -135,11 +135,20 @@ impl FogSubsystem {
     }
 
     /// Waits for every per-tick hash in flight, so that a snapshot can
-    /// write them down.
-    pub(crate) fn land_pending_hashes(&mut self) -> Result<()> {
+    /// write them down; with `holds`, a hash the backend holds for a
+    /// rollback state stays in flight (its hold pushed there).
+    pub(crate) fn land_pending_hashes(&mut self, mut holds: Option<&mut Vec<(u64, ReadbackHold)>>) -> Result<()> {
         let mut pending = std::mem::take(&mut self.pending_hashes);
         let mut result = Ok(());
         for part in pending.iter_mut().flat_map(|p| p.parts.iter_mut()) {
+            if let Readback::Ticket(t) = part.hashes {
+                if let Some(holds) = holds.as_deref_mut() {
+                    if let Some(hold) = self.backend.hold_readback(t) {
+                        holds.push((t, hold));
+                        continue;
+                    }
+                }
+            }
             match self.landed_hashes(std::mem::replace(&mut part.hashes, Readback::Ready(Vec::new())), false) {
                 Ok(v) => part.hashes = Readback::Ready(v.to_vec()),
                 Err(e) => result = result.and(Err(e)),
