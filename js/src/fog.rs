@@ -17,12 +17,15 @@ use murk_core::scenario::ScenarioRunner;
 use murk_core::snapshot::RUN_MAGIC;
 use murk_core::FogBody;
 use murk_core::{
-    AntiVision, Area, Backend, Blocker, CaptureMode, FogSubsystem, InstanceDesc, MurkError, Position, Profile, Result, ShaderParams, StealthActor,
-    TeamMask, TickReport, Tracked, TransientReveal, VisionSource,
+    AntiVision, Area, Backend, Blocker, CaptureMode, FogSubsystem, InstanceDesc, MurkError, Position, Profile, QueryHandle, Result, ShaderParams,
+    SightLine, StealthActor, TeamMask, TickReport, Tracked, TransientReveal, VisionSource,
 };
 use murk_cpu::CpuBackend;
 use murk_gpu::GpuBackend;
 use serde::Deserialize;
+
+/// Numbers a sight line takes in [`Fog::submit_lines`].
+const LINE_NUMBERS: usize = 7;
 
 /// A fog instance as the caller describes it: the fields of a scenario
 /// file's instance (`docs/scenario.md`), the profile inline.
@@ -351,6 +354,38 @@ impl Fog {
     /// error.
     pub fn blips(&self, name: &str) -> Result<Vec<[f32; 3]>> {
         Ok(self.fog.blips(&self.world, name)?.into_iter().map(|b| b.position.to_array()).collect())
+    }
+
+    /// Submits sight lines in instance `name`, seven numbers a line (the
+    /// looker's `x, y, z`, the target's `x, y, z`, the looker's eye height
+    /// above its position), judged over the occlusion the instance's last
+    /// tick built: a handle for [`Fog::poll_lines`]. Every line is checked
+    /// first: a count that is not a multiple of seven, or a bad line (a
+    /// number not finite, an end outside the grid), is an error naming it,
+    /// and nothing is submitted.
+    pub fn submit_lines(&mut self, name: &str, numbers: &[f32]) -> Result<u64> {
+        if !numbers.len().is_multiple_of(LINE_NUMBERS) {
+            return Err(MurkError::invalid(
+                "lines",
+                format!("{} numbers", numbers.len()),
+                "must be seven a line: from x, y, z, to x, y, z, eye height",
+            ));
+        }
+        let lines: Vec<SightLine> = numbers
+            .chunks_exact(LINE_NUMBERS)
+            .map(|n| SightLine { from: Vec3::new(n[0], n[1], n[2]), to: Vec3::new(n[3], n[4], n[5]), eye_height: n[6] })
+            .collect();
+        Ok(self.fog.submit_sight_lines(name, &lines)?.0)
+    }
+
+    /// The answers of a sight-line batch, two numbers a line in line order:
+    /// the light the ray lets through (`0..=65535`) and whether that
+    /// reaches the instance's visibility cutoff (1) or not (0). `None`
+    /// while in flight (on the CPU, never); each batch is answered once,
+    /// and an unknown or answered handle is an error.
+    pub fn poll_lines(&mut self, handle: u64) -> Result<Option<Vec<u16>>> {
+        let answers = self.fog.poll_sight_lines(QueryHandle(handle))?;
+        Ok(answers.map(|a| a.iter().flat_map(|a| [a.light, u16::from(a.visible)]).collect()))
     }
 
     /// Whether observer `name` sees the tracked entity of `handle`.

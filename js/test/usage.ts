@@ -43,13 +43,17 @@ export async function lockstepLoop(): Promise<string[]> {
   const seen: BigUint64Array = fog.visibleTo('red');
   const sees: boolean = fog.sees('red', unit);
   const state: StealthState | undefined = fog.stealth(spy);
+  const blips: Float32Array = fog.blips('red');
+  const lines: bigint = fog.submitLines('red', new Float32Array([20, 30, 0, 60, 60, 0, 1.5]));
+  while (!fog.ready()) await yieldToBrowser();
+  const answers: Uint16Array | undefined = fog.pollLines(lines);
   const snapshot: Uint8Array = fog.snapshot();
   const ticks: number = snapshotTicks(snapshot);
   fog.restore(snapshot);
   fog.importMemory('red', fog.exportMemory('red'), true);
   fog.remove(wall);
   fog.remove(flare);
-  console.log(formats, texels.length, block.length, seen.length, sees, state?.fade, ticks, fog.hashNow());
+  console.log(formats, texels.length, block.length, seen.length, sees, state?.fade, blips.length, answers?.[0], ticks, fog.hashNow());
 
   // @ts-expect-error a handle is a bigint, not a number
   fog.move(1, 0, 0, 0);

@@ -208,3 +208,33 @@ fn a_radar_gives_a_blip_where_sight_does_not_reach() {
     let e = fog.blips("sight").unwrap_err().to_string();
     assert!(e.contains("sight") && e.contains("layer 0"), "{e}");
 }
+
+/// Sight lines go in as seven numbers a line and come back as a light and
+/// a visible flag a line: a wall between looker and target lets no light
+/// through, open ground all of it; each batch is answered once, and a bad
+/// batch (a count that is not seven a line, a number not finite) is an
+/// error naming it.
+#[test]
+fn sight_lines_answer_a_light_and_a_flag_a_line() {
+    let mut fog = Fog::on_cpu().unwrap();
+    fog.create_instance(r#"{"name": "sight", "area": {"center": [32, 32, 5], "extents": [64, 64, 10]}, "resolution": 64}"#).unwrap();
+    fog.spawn(Vec3::new(30.0, 32.0, 0.0), &parts(r#"{"blocker": {"shape": {"rect": {"size": [2, 40]}}}}"#)).unwrap();
+    fog.tick(33_333).unwrap();
+    #[rustfmt::skip]
+    let lines = [
+        16.0, 32.0, 0.0, 44.0, 32.0, 0.0, 1.5, // across the wall
+        16.0, 32.0, 0.0, 20.0, 40.0, 0.0, 1.5, // in the open
+    ];
+    let handle = fog.submit_lines("sight", &lines).unwrap();
+    assert_eq!(fog.poll_lines(handle).unwrap(), Some(vec![0, 0, u16::MAX, 1]));
+    let e = fog.poll_lines(handle).unwrap_err().to_string();
+    assert!(e.contains(&handle.to_string()), "an answered batch: {e}");
+    let e = fog.submit_lines("sight", &lines[..6]).unwrap_err().to_string();
+    assert!(e.contains("lines") && e.contains("6 numbers"), "{e}");
+    let mut bad = lines;
+    bad[10] = f32::NAN;
+    let e = fog.submit_lines("sight", &bad).unwrap_err().to_string();
+    assert!(e.contains("lines[1]") && e.contains("NaN"), "{e}");
+    let e = fog.submit_lines("nobody", &lines).unwrap_err().to_string();
+    assert!(e.contains("nobody"), "{e}");
+}

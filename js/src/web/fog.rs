@@ -266,6 +266,24 @@ impl JsFog {
         Ok(self.inner.blips(name).map_err(js)?.into_iter().flatten().collect())
     }
 
+    /// Submits sight lines in instance `name`, seven numbers a line (the
+    /// looker's `x, y, z`, the target's `x, y, z`, the looker's eye
+    /// height): a handle for `pollLines`. A bad line is an error naming it,
+    /// and nothing is submitted.
+    #[wasm_bindgen(js_name = submitLines)]
+    pub fn submit_lines(&mut self, name: &str, lines: &[f32]) -> Result<u64, JsError> {
+        self.inner.submit_lines(name, lines).map_err(js)
+    }
+
+    /// The answers of a sight-line batch once landed (undefined while in
+    /// flight, on the GPU until the browser has yielded), two numbers a
+    /// line: the light through (`0..=65535`) and 1 where it reaches the
+    /// visibility cutoff, else 0. Each batch is answered once.
+    #[wasm_bindgen(js_name = pollLines)]
+    pub fn poll_lines(&mut self, handle: u64) -> Result<Option<Vec<u16>>, JsError> {
+        self.inner.poll_lines(handle).map_err(js)
+    }
+
     /// Whether observer `name` sees the tracked entity of `handle`.
     pub fn sees(&self, name: &str, handle: u64) -> Result<bool, JsError> {
         self.inner.sees(name, handle).map_err(js)
