@@ -5,7 +5,7 @@
 //! pool.
 
 use crate::context::{groups, Context};
-use crate::keep::KeptOcclusion;
+use crate::kept::KeptOcclusion;
 use crate::shaders::MASK_TEXTURE_FORMAT;
 use murk_core::{FrameParams, InstanceDims, Masks, OcclusionBuild, RecomputeInput, Texture};
 use std::sync::Weak;

@@ -10,6 +10,7 @@
 use crate::context::Context;
 use crate::error::GpuError;
 use crate::instance::{Instance, OcclusionBuffers};
+use crate::kept::KeptOcclusion;
 use murk_core::{InstanceDims, KeptTextures, Masks, MurkError, OcclusionBuild, Result};
 use std::sync::{Arc, Weak};
 
@@ -20,20 +21,6 @@ struct Kept {
     dims: InstanceDims,
     masks: Masks<wgpu::Buffer>,
     occlusion: Arc<KeptOcclusion>,
-}
-
-/// An instance's occlusion, copied on the device: shared by the states
-/// saved while the instance's occlusion did not change.
-pub(crate) struct KeptOcclusion {
-    coverage: wgpu::Buffer,
-    height: wgpu::Buffer,
-    /// The pyramid, its level table and the distance field, as built then.
-    mips: wgpu::Buffer,
-    mip_table: wgpu::Buffer,
-    distance_field: wgpu::Buffer,
-    mip_levels: u32,
-    df_width: u32,
-    df_height: u32,
 }
 
 /// A buffer of `src`'s size holding a copy of it, recorded into `enc`.

@@ -79,6 +79,7 @@ mod gpu;
 mod hash;
 mod instance;
 mod keep;
+mod kept;
 mod limits;
 mod lines;
 pub mod looks;

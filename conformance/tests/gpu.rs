@@ -581,6 +581,16 @@ fn a_rollback_state_stays_on_the_device() {
         assert_eq!(later.last(), Some(&plain.lockstep_hash().unwrap()), "tick {tick} after the save and load, as without them");
     }
     assert_ne!(fog.lockstep_hash().unwrap(), saved_hash, "the ticks after the save moved the state");
+    // Ticks 6 to 9 run again, each one's lockstep hash.
+    let again = |fog: &mut FogSubsystem, world: &mut World| -> Vec<u64> {
+        (6..10)
+            .map(|tick| {
+                walk(world, tick);
+                fog.tick(world, 33_333).unwrap();
+                fog.lockstep_hash().unwrap()
+            })
+            .collect()
+    };
     // The masks alone: what a load of the occlusion the instance holds
     // copies, and what a state saved over it copies.
     let mut masks = None;
@@ -594,14 +604,7 @@ fn a_rollback_state_stays_on_the_device() {
         assert_eq!(fog.blocking_waits(), waits, "round {round}: the load waited for nothing");
         assert_eq!(fog.lockstep_hash().unwrap(), saved_hash, "round {round}: the state saved");
         assert_eq!(fog.final_mask("patrol").unwrap(), saved_mask, "round {round}: its final mask");
-        let again: Vec<u64> = (6..10)
-            .map(|tick| {
-                walk(&mut world, tick);
-                fog.tick(&mut world, 33_333).unwrap();
-                fog.lockstep_hash().unwrap()
-            })
-            .collect();
-        assert_eq!(again, later, "round {round}: the ticks after it run as they did");
+        assert_eq!(again(&mut fog, &mut world), later, "round {round}: the ticks after it run as they did");
     }
     let masks = masks.expect("two rounds");
     let texels = u64::from(64u32 * 64) * 4;
@@ -625,14 +628,7 @@ fn a_rollback_state_stays_on_the_device() {
     assert_eq!(gpu.bytes_kept_on_device() - kept, whole, "a load over a rebuilt occlusion copies it back");
     assert_eq!(fog.lockstep_hash().unwrap(), saved_hash, "the state saved, over the rebuilt occlusion");
     assert_eq!(fog.final_mask("patrol").unwrap(), saved_mask, "its final mask");
-    let again: Vec<u64> = (6..10)
-        .map(|tick| {
-            walk(&mut world, tick);
-            fog.tick(&mut world, 33_333).unwrap();
-            fog.lockstep_hash().unwrap()
-        })
-        .collect();
-    assert_eq!(again, later, "the ticks after it run as they did");
+    assert_eq!(again(&mut fog, &mut world), later, "the ticks after it run as they did");
     // Elsewhere it is refused, and what ran there is left as it was.
     let other = GpuBackend::new().unwrap_or_else(|e| panic!("a second GPU device: {e}"));
     for (name, backend) in [("cpu", cpu()), ("another device", Box::new(other) as Box<dyn Backend>)] {
