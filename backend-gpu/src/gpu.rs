@@ -165,9 +165,14 @@ impl Gpu {
     /// The bytes of readback `ticket` for a poll, and how many values they
     /// hold: from the asking world's readback (delivered once: it is then
     /// dropped there), or from the copy kept for the states that hold it.
-    /// `None` while in flight and not waited for.
-    fn collect_ticket(&mut self, ticket: u64, wait: Wait, what: &'static str) -> Result<Option<(Vec<u8>, usize)>> {
-        self.flush()?;
+    /// `None` while in flight and not waited for. With `flush`, the work
+    /// recorded so far is submitted first (a flag or a hash is mapped with
+    /// the submission of the work that fills it; samples are submitted
+    /// when asked for).
+    fn collect_ticket(&mut self, ticket: u64, wait: Wait, what: &'static str, flush: bool) -> Result<Option<(Vec<u8>, usize)>> {
+        if flush {
+            self.flush()?;
+        }
         let held = self.held.get(&ticket).filter(|h| h.token.strong_count() > 0);
         let count = match (self.samples.get(&ticket), self.hashes.get(&ticket), held) {
             (Some((_, n)), _, _) | (_, Some((_, n)), _) => *n,
@@ -435,7 +440,7 @@ impl Backend for Gpu {
     }
 
     fn poll_changed(&mut self, ticket: u64, wait: bool) -> Result<Option<bool>> {
-        let bytes = self.collect_ticket(ticket, if wait { Wait::IfPending } else { Wait::No }, "changed-flag")?;
+        let bytes = self.collect_ticket(ticket, if wait { Wait::IfPending } else { Wait::No }, "changed-flag", true)?;
         Ok(bytes.map(|(b, _)| b.iter().any(|&x| x != 0)))
     }
 
@@ -511,7 +516,9 @@ impl Backend for Gpu {
         if self.changed.contains_key(&ticket) || self.hashes.contains_key(&ticket) {
             return Err(MurkError::UnknownTicket { backend: "gpu".into(), what: "sample", ticket });
         }
-        let Some((bytes, count)) = self.collect_ticket(ticket, if wait { Wait::IfPending } else { Wait::No }, "sample")? else { return Ok(None) };
+        let Some((bytes, count)) = self.collect_ticket(ticket, if wait { Wait::IfPending } else { Wait::No }, "sample", false)? else {
+            return Ok(None);
+        };
         Ok(Some(bytes.chunks(4).take(count).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u16).collect()))
     }
 
@@ -579,7 +586,7 @@ impl Backend for Gpu {
         // Waiting is asking for the values now: a sync point, counted even
         // when the device had finished (core polls a due hash without
         // waiting first).
-        let Some((bytes, count)) = self.collect_ticket(ticket, if wait { Wait::Sync } else { Wait::No }, "hash")? else { return Ok(None) };
+        let Some((bytes, count)) = self.collect_ticket(ticket, if wait { Wait::Sync } else { Wait::No }, "hash", true)? else { return Ok(None) };
         Ok(Some(bytes.chunks_exact(8).take(count).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()))
     }
 
