@@ -643,6 +643,33 @@ fn a_rollback_state_stays_on_the_device() {
     }
 }
 
+/// The explored count asked for without waiting, as a browser on WebGPU
+/// asks: the polls until it lands never block on the device, and it is
+/// the count a waited call gives of the same memory.
+#[test]
+#[ignore = "needs a GPU adapter: cargo test -p murk-conformance --test gpu -- --ignored"]
+fn the_explored_count_lands_without_a_wait() {
+    let gpu = gpu();
+    let mut fog = FogSubsystem::new(Box::new(gpu.another_world()));
+    fog.create_instance(patrol_desc(Profile { fade_in_rate: 40.0, ..Profile::default() })).unwrap();
+    let mut world = patrol();
+    for _ in 0..4 {
+        fog.tick(&mut world, 33_333).unwrap();
+    }
+    let (waits, mut polls) = (fog.blocking_waits(), 0);
+    let polled = loop {
+        polls += 1;
+        if let Some(explored) = fog.poll_explored("patrol").unwrap() {
+            break explored;
+        }
+        assert!(polls < 5000, "the count did not land in 5 s");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    assert_eq!(fog.blocking_waits(), waits, "{polls} polls, none waited");
+    assert!(polled.texels > 0, "the walker explored something");
+    assert_eq!(polled, fog.explored("patrol").unwrap());
+}
+
 /// The render path a game uses: a fragment shader samples the mask texture
 /// through the include. At one pixel per texel the filter lands on texel
 /// centres, so each pixel shows its texel's state: ground where the mask is

@@ -457,3 +457,13 @@ pub enum Readback<T> {
     /// In flight: poll the backend with this ticket.
     Ticket(u64),
 }
+
+impl<T> Readback<T> {
+    /// Its ticket, while in flight.
+    pub fn ticket(&self) -> Option<u64> {
+        match self {
+            Readback::Ready(_) => None,
+            Readback::Ticket(t) => Some(*t),
+        }
+    }
+}

@@ -17,8 +17,8 @@ use murk_core::scenario::ScenarioRunner;
 use murk_core::snapshot::RUN_MAGIC;
 use murk_core::FogBody;
 use murk_core::{
-    AntiVision, Area, Backend, Blocker, CaptureMode, FogSubsystem, InstanceDesc, MurkError, Position, Profile, QueryHandle, Result, ShaderParams,
-    SightLine, StealthActor, TeamMask, TickReport, Tracked, TransientReveal, VisionSource,
+    AntiVision, Area, Backend, Blocker, CaptureMode, Explored, FogSubsystem, InstanceDesc, MurkError, Position, Profile, QueryHandle, Result,
+    ShaderParams, SightLine, StealthActor, TeamMask, TickReport, Tracked, TransientReveal, VisionSource,
 };
 use murk_cpu::CpuBackend;
 use murk_gpu::GpuBackend;
@@ -386,6 +386,14 @@ impl Fog {
     pub fn poll_lines(&mut self, handle: u64) -> Result<Option<Vec<u16>>> {
         let answers = self.fog.poll_sight_lines(QueryHandle(handle))?;
         Ok(answers.map(|a| a.iter().flat_map(|a| [a.light, u16::from(a.visible)]).collect()))
+    }
+
+    /// How much of instance `name`'s grid its explored memory covers, as
+    /// the last tick left it: on the CPU at once; on the GPU, asked on the
+    /// first call and given by a later one once it has landed (`None`
+    /// until then), without waiting for the device.
+    pub fn explored(&mut self, name: &str) -> Result<Option<Explored>> {
+        self.fog.poll_explored(name)
     }
 
     /// Whether observer `name` sees the tracked entity of `handle`.

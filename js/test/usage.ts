@@ -4,7 +4,7 @@
 // each misuse marked `@ts-expect-error` does not (types of `any` would let
 // the misuses through, and tsc would then report the unused directives).
 import init, { Fog, snapshotTicks, versions } from 'murk-fog';
-import type { InstanceDesc, Mask, MaskParams, MurkGpuTexture, Parts, StealthState, TickReport, Versions } from 'murk-fog';
+import type { Explored, InstanceDesc, Mask, MaskParams, MurkGpuTexture, Parts, StealthState, TickReport, Versions } from 'murk-fog';
 
 const yieldToBrowser = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -47,13 +47,14 @@ export async function lockstepLoop(): Promise<string[]> {
   const lines: bigint = fog.submitLines('red', new Float32Array([20, 30, 0, 60, 60, 0, 1.5]));
   while (!fog.ready()) await yieldToBrowser();
   const answers: Uint16Array | undefined = fog.pollLines(lines);
+  const explored: Explored | undefined = fog.explored('red');
   const snapshot: Uint8Array = fog.snapshot();
   const ticks: number = snapshotTicks(snapshot);
   fog.restore(snapshot);
   fog.importMemory('red', fog.exportMemory('red'), true);
   fog.remove(wall);
   fog.remove(flare);
-  console.log(formats, texels.length, block.length, seen.length, sees, state?.fade, blips.length, answers?.[0], ticks, fog.hashNow());
+  console.log(formats, texels.length, block.length, seen.length, sees, state?.fade, blips.length, answers?.[0], explored?.fraction, ticks, fog.hashNow());
 
   // @ts-expect-error a handle is a bigint, not a number
   fog.move(1, 0, 0, 0);

@@ -169,6 +169,23 @@ fn on_a_gpu_the_landed_hashes_equal_the_cpu_and_nothing_waits() {
     restored.restore(&saved).unwrap();
     assert_eq!(restored.hash_now().unwrap(), on_cpu.hash_now().unwrap(), "the GPU's snapshot restores on the CPU as the CPU's state");
     assert!(on_gpu.hash_now().unwrap_err().to_string().contains("hashes on the device"));
+    // The explored count and a batch of sight lines land without a wait,
+    // as the CPU gives them.
+    fn landed<T>(mut poll: impl FnMut() -> Option<T>) -> T {
+        for _ in 0..1_000_000 {
+            if let Some(v) = poll() {
+                return v;
+            }
+            std::thread::yield_now();
+        }
+        panic!("nothing landed");
+    }
+    let explored = landed(|| on_gpu.explored("red").unwrap());
+    assert_eq!(Some(explored), on_cpu.explored("red").unwrap());
+    #[rustfmt::skip]
+    let lines = [16.0, 32.0, 0.0, 44.0, 40.0, 0.0, 1.5, 16.0, 32.0, 0.0, 20.0, 40.0, 0.0, 1.5];
+    let (g, c) = (on_gpu.submit_lines("red", &lines).unwrap(), on_cpu.submit_lines("red", &lines).unwrap());
+    assert_eq!(landed(|| on_gpu.poll_lines(g).unwrap()), on_cpu.poll_lines(c).unwrap().unwrap());
     assert_eq!(gpu.device_waits(), 0, "no call waited for the device");
 }
 
@@ -236,5 +253,21 @@ fn sight_lines_answer_a_light_and_a_flag_a_line() {
     let e = fog.submit_lines("sight", &bad).unwrap_err().to_string();
     assert!(e.contains("lines[1]") && e.contains("NaN"), "{e}");
     let e = fog.submit_lines("nobody", &lines).unwrap_err().to_string();
+    assert!(e.contains("nobody"), "{e}");
+}
+
+/// The explored count comes back as a count of the grid: on the CPU at
+/// once, the count a waited call over the same memory gives; an unknown
+/// instance is a named error.
+#[test]
+fn the_explored_count_is_there_on_the_cpu_at_once() {
+    let (mut fog, _, _) = scene(Fog::on_cpu().unwrap());
+    for _ in 0..6 {
+        fog.tick(33_333).unwrap();
+    }
+    let explored = fog.explored("red").unwrap().expect("on the CPU at once");
+    assert_eq!(explored, fog.subsystem().explored("red").unwrap());
+    assert!(explored.texels > 0 && explored.texels < explored.of, "{explored:?}");
+    let e = fog.explored("nobody").unwrap_err().to_string();
     assert!(e.contains("nobody"), "{e}");
 }

@@ -78,4 +78,47 @@ pub fn the_explored_count_is_a_count_over_the_memory_mask(make: &Make) {
     assert!(fog.explored("nope").unwrap_err().to_string().contains("nope"));
 }
 
-pub const TESTS: &[Test] = &[("the_explored_count_is_a_count_over_the_memory_mask", the_explored_count_is_a_count_over_the_memory_mask)];
+/// The count without waiting: asked, it lands (at once on the CPU, a few
+/// polls later on a device), equal to the waited count of the same memory;
+/// a count asked and then dropped by a load leaves no readback behind; an
+/// unknown instance is named. (That no poll waits is counted in the GPU
+/// suite, on a device of its own: this suite's tests share theirs.)
+pub fn the_explored_count_lands_when_polled(make: &Make) {
+    let mut fog = fog(make(), Profile { fade_in_rate: 40.0, ..Profile::default() });
+    let mut world = World::new();
+    let scouts: Vec<Entity> = (0..3).map(|_| world.spawn((Position(Vec3::ZERO), VisionSource::new(6.0)))).collect();
+    let landed = |fog: &mut FogSubsystem| {
+        for _ in 0..2000 {
+            if let Some(e) = fog.poll_explored("i").unwrap() {
+                return e;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        panic!("the explored count did not land in 2 s");
+    };
+    for tick in 0..12 {
+        walk(&mut fog, &mut world, &scouts, tick);
+        if tick % 4 == 3 {
+            let polled = landed(&mut fog);
+            assert_eq!(polled, fog.explored("i").unwrap(), "tick {tick}");
+            assert!(polled.texels > 0, "tick {tick}: the scouts explored something");
+        }
+    }
+    let held = fog.readbacks_held();
+    let state = fog.save_state(&world).unwrap();
+    walk(&mut fog, &mut world, &scouts, 12);
+    // Asked, then dropped by the load before it is polled again.
+    let _ = fog.poll_explored("i").unwrap();
+    fog.load_state(&mut world, &state).unwrap();
+    assert_eq!(landed(&mut fog), fog.explored("i").unwrap(), "after a load");
+    drop(state);
+    walk(&mut fog, &mut world, &scouts, 13);
+    walk(&mut fog, &mut world, &scouts, 14);
+    assert!(fog.readbacks_held() <= held, "{} readbacks held, {held} before", fog.readbacks_held());
+    assert!(fog.poll_explored("nope").unwrap_err().to_string().contains("nope"));
+}
+
+pub const TESTS: &[Test] = &[
+    ("the_explored_count_is_a_count_over_the_memory_mask", the_explored_count_is_a_count_over_the_memory_mask),
+    ("the_explored_count_lands_when_polled", the_explored_count_lands_when_polled),
+];

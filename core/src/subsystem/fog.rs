@@ -141,13 +141,16 @@ impl FogSubsystem {
         Ok(())
     }
 
-    /// Tells the backend that the flags still in flight for a slot going
-    /// away will never be asked for.
+    /// Tells the backend that the flags (and the explored count) still in
+    /// flight for a slot going away will never be asked for.
     pub(crate) fn forget_flags(&mut self, slot: &Slot) {
         for flag in &slot.state.flags {
             if let Readback::Ticket(t) = flag.changed {
                 self.backend.forget_readback(t);
             }
+        }
+        if let Some(t) = slot.caches.explored_asked {
+            self.backend.forget_readback(t);
         }
     }
 

@@ -155,6 +155,9 @@ pub(crate) struct Caches {
     /// The capture as a save state holds it, while no tick changed the
     /// capture since (a save shares it; weak: the states are the caller's).
     pub(crate) saved_capture: Option<Weak<Vec<i32>>>,
+    /// The explored count asked for without waiting and not landed yet
+    /// ([`crate::FogSubsystem::poll_explored`]): its ticket.
+    pub(crate) explored_asked: Option<u64>,
 }
 
 /// One instance of the subsystem.

@@ -89,7 +89,7 @@ impl FogSubsystem {
     /// share, ask the instance that observes that team.
     pub fn explored(&mut self, name: &str) -> Result<Explored> {
         let slot = self.slot(name)?;
-        let (key, of) = (slot.key, u64::from(slot.dims.width) * u64::from(slot.dims.height));
+        let key = slot.key;
         let texels = match self.backend.count_explored(key)? {
             Readback::Ready(count) => count,
             Readback::Ticket(ticket) => {
@@ -97,6 +97,42 @@ impl FogSubsystem {
                 count.ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "explored count" })?
             }
         };
+        self.explored_of(name, texels)
+    }
+
+    /// [`Self::explored`] without waiting, for a host that cannot block (a
+    /// browser on WebGPU): the first call asks the backend to count, and
+    /// the calls after it give the count once it has landed (`None` until
+    /// then; on the CPU it is there at once), then ask anew. The count is
+    /// of the memory as the last tick left it when it was asked.
+    pub fn poll_explored(&mut self, name: &str) -> Result<Option<Explored>> {
+        let slot = self.slot(name)?;
+        let ticket = match slot.caches.explored_asked {
+            Some(ticket) => ticket,
+            None => match self.backend.count_explored(slot.key)? {
+                Readback::Ready(count) => return self.explored_of(name, count).map(Some),
+                Readback::Ticket(ticket) => ticket,
+            },
+        };
+        let landed = self.backend.poll_hashes(ticket, false);
+        let slot = self.slot_mut(name)?;
+        slot.caches.explored_asked = match &landed {
+            Ok(None) => Some(ticket),
+            _ => None,
+        };
+        match landed? {
+            Some(v) => {
+                let count = v.first().copied().ok_or_else(|| MurkError::ReadbackLost { backend: self.backend.name(), what: "explored count" })?;
+                self.explored_of(name, count).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The explored count of instance `name`, checked against its grid.
+    fn explored_of(&self, name: &str, texels: u64) -> Result<Explored> {
+        let dims = self.slot(name)?.dims;
+        let of = u64::from(dims.width) * u64::from(dims.height);
         if texels > of {
             return Err(MurkError::backend_message(self.backend.name(), format!("counted {texels} explored texels of {of}")));
         }

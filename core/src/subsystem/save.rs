@@ -52,6 +52,24 @@ impl FogSubsystem {
         self.land_pending_hashes(holds)
     }
 
+    /// Drops the holds of the state last loaded on the values that have
+    /// landed here since: only those still in flight need them.
+    pub(crate) fn release_holds(&mut self) {
+        if self.holds.is_empty() {
+            return;
+        }
+        let mut flying = HashSet::new();
+        for slot in self.instances.values() {
+            flying.extend(slot.state.flags.iter().filter_map(|f| f.changed.ticket()));
+        }
+        for b in &self.stealth_batches {
+            flying.extend(std::iter::once(&b.values).chain(b.detections.iter().map(|d| &d.lights)).filter_map(Readback::ticket));
+        }
+        flying.extend(self.sight_batches.iter().filter_map(|b| b.values.ticket()));
+        flying.extend(self.pending_hashes.iter().flat_map(|p| &p.parts).filter_map(|p| p.hashes.ticket()));
+        self.holds.retain(|(t, _)| flying.contains(t));
+    }
+
     /// Saves the whole fog state: every instance (settings, cadence timers,
     /// dirty flags, counters, every texture), stealth states with their
     /// ghosts, pending query answers and the transient reveals of `world`,

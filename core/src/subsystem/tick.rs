@@ -207,6 +207,7 @@ impl FogSubsystem {
             let _ = world.despawn(e);
         }
         report.lockstep = self.step_lockstep_hashes()?;
+        self.release_holds();
         self.tick = self.tick.saturating_add(1);
         Ok(report)
     }

@@ -284,6 +284,15 @@ impl JsFog {
         self.inner.poll_lines(handle).map_err(js)
     }
 
+    /// How much of instance `name`'s grid its explored memory covers, as
+    /// the last tick left it: on the CPU at once; on the GPU undefined
+    /// until the count asked by an earlier call has landed (yield to the
+    /// browser in between), never waiting for the device.
+    #[wasm_bindgen(unchecked_return_type = "Explored | undefined")]
+    pub fn explored(&mut self, name: &str) -> Result<JsValue, JsError> {
+        Ok(self.inner.explored(name).map_err(js)?.map_or(JsValue::UNDEFINED, |e| objects::explored(&e)))
+    }
+
     /// Whether observer `name` sees the tracked entity of `handle`.
     pub fn sees(&self, name: &str, handle: u64) -> Result<bool, JsError> {
         self.inner.sees(name, handle).map_err(js)

@@ -4,7 +4,7 @@
 
 use crate::{StealthView, TickOutcome};
 use js_sys::{Array, Object, Reflect};
-use murk_core::{ShaderParams, SightEvent, StealthEvent};
+use murk_core::{Explored, ShaderParams, SightEvent, StealthEvent};
 use wasm_bindgen::prelude::*;
 
 /// An object with these fields.
@@ -82,6 +82,12 @@ pub(super) fn stealth_state(s: &StealthView) -> JsValue {
 /// array JavaScript owns (a view of wasm memory would move under it).
 pub(super) fn mask(width: u32, height: u32, texels: &[u16]) -> JsValue {
     object(&[("width", width.into()), ("height", height.into()), ("texels", js_sys::Uint16Array::from(texels).into())])
+}
+
+/// An explored count (`Explored` in TypeScript).
+pub(super) fn explored(e: &Explored) -> JsValue {
+    // Texel counts stay below 2^53: numbers hold them exactly.
+    object(&[("texels", (e.texels as f64).into()), ("of", (e.of as f64).into()), ("fraction", e.fraction().into())])
 }
 
 /// Shader parameters (`MaskParams` in TypeScript).

@@ -102,6 +102,9 @@ export interface TickReport {
 /** A stealth actor's state. */
 export interface StealthState { visible: boolean; fade: number; lastKnown?: Vec3; ghost: boolean }
 
+/** How much of an instance's grid its explored memory covers: `texels` of `of`, and their `fraction`. */
+export interface Explored { texels: number; of: number; fraction: number }
+
 /** An instance's final mask: `0..=65535` per texel, row 0 at the area's local -Y edge. */
 export interface Mask { width: number; height: number; texels: Uint16Array }
 
