@@ -62,8 +62,8 @@ pub struct FogSubsystem {
     /// states are the caller's).
     pub(crate) saved_images: BTreeMap<(InstanceKey, Texture), Weak<TiledImage>>,
     /// The backend's holds on the values the state last loaded had in
-    /// flight: its tickets are polled after the load, whether or not a
-    /// state still holds them.
+    /// flight and that have not landed here yet: its tickets are polled
+    /// after the load, whether or not a state still holds them.
     pub(crate) holds: Vec<(u64, ReadbackHold)>,
 }
 

@@ -390,7 +390,7 @@ impl FogSubsystem {
         self.adopt_hashes(lockstep);
         self.saved_images = loaded_images;
         // The loaded tickets are polled from here on: their holds stay
-        // while the next state is loaded (or restored).
+        // until their values land here (`release_holds`), or the next load.
         self.holds = holds;
         self.next_key = key;
         self.next_reveal = next_reveal;
