@@ -554,6 +554,10 @@ fn a_rollback_state_stays_on_the_device() {
     let mut plain = FogSubsystem::new(Box::new(gpu.another_world()));
     plain.create_instance(desc.clone()).unwrap();
     let mut plain_world = patrol();
+    // Both hash every tick: the hashes in flight at the save land after
+    // the load as they land without one.
+    fog.set_hash_every_tick(true);
+    plain.set_hash_every_tick(true);
     for tick in 0..6 {
         walk(&mut world, tick);
         fog.tick(&mut world, 33_333).unwrap();
@@ -574,10 +578,12 @@ fn a_rollback_state_stays_on_the_device() {
     let mut later = Vec::new();
     for tick in 6..10 {
         walk(&mut world, tick);
-        fog.tick(&mut world, 33_333).unwrap();
+        let landed = fog.tick(&mut world, 33_333).unwrap().lockstep;
         later.push(fog.lockstep_hash().unwrap());
         walk(&mut plain_world, tick);
-        plain.tick(&mut plain_world, 33_333).unwrap();
+        let plain_landed = plain.tick(&mut plain_world, 33_333).unwrap().lockstep;
+        assert!(landed.is_some(), "tick {tick}: a hash landed");
+        assert_eq!(landed, plain_landed, "tick {tick}: the hash that landed after the save and load, as without them");
         assert_eq!(later.last(), Some(&plain.lockstep_hash().unwrap()), "tick {tick} after the save and load, as without them");
     }
     assert_ne!(fog.lockstep_hash().unwrap(), saved_hash, "the ticks after the save moved the state");

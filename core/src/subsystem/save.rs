@@ -272,7 +272,7 @@ impl SaveState {
 
 /// Whether the backend holds ticket `t` for the state being saved (its
 /// hold pushed into `holds`, once): it then stays in flight in the state.
-fn held(backend: &mut dyn Backend, holds: &mut Option<&mut Vec<(u64, ReadbackHold)>>, t: u64) -> bool {
+pub(crate) fn held(backend: &mut dyn Backend, holds: &mut Option<&mut Vec<(u64, ReadbackHold)>>, t: u64) -> bool {
     let Some(holds) = holds.as_deref_mut() else { return false };
     if holds.iter().any(|(h, _)| *h == t) {
         return true;

@@ -5,6 +5,7 @@
 
 use super::fog::FogSubsystem;
 use super::lockstep::{HashPart, LandedHash, PendingHash, PendingHashes, HASHED};
+use super::save::held;
 use super::sight::hash_sets;
 use crate::backend::{InstanceKey, Readback, ReadbackHold};
 use crate::error::{MurkError, Result};
@@ -142,11 +143,8 @@ impl FogSubsystem {
         let mut result = Ok(());
         for part in pending.iter_mut().flat_map(|p| p.parts.iter_mut()) {
             if let Readback::Ticket(t) = part.hashes {
-                if let Some(holds) = holds.as_deref_mut() {
-                    if let Some(hold) = self.backend.hold_readback(t) {
-                        holds.push((t, hold));
-                        continue;
-                    }
+                if held(self.backend.as_mut(), &mut holds, t) {
+                    continue;
                 }
             }
             match self.landed_hashes(std::mem::replace(&mut part.hashes, Readback::Ready(Vec::new())), false) {
